@@ -1,0 +1,41 @@
+"""Shared fixtures: array backends and the GPU marker.
+
+``xp`` runs a test on plain NumPy and on ``array_api_strict`` (a strict array-API
+implementation that refuses NumPy-only calls); this is how backend neutrality is
+proved without a GPU.  Tests marked ``gpu`` are skipped, never failed, when CuPy
+or a CUDA device is missing.
+"""
+
+import numpy as np
+import pytest
+
+from spectral.backend import available_devices
+
+
+def _backends():
+    yield pytest.param(np, id="numpy")
+    try:
+        import array_api_strict
+    except ImportError:  # pragma: no cover
+        return
+    yield pytest.param(array_api_strict, id="array_api_strict")
+
+
+@pytest.fixture(params=list(_backends()))
+def xp(request):
+    """Array namespace to build inputs with (numpy, array_api_strict)."""
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261121)
+
+
+def pytest_collection_modifyitems(config, items):
+    if "gpu" in available_devices():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (none here)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

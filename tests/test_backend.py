@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from spectral import backend
+
+
+def test_numpy_namespace_and_host_boundary():
+    a = np.arange(6.0).reshape(2, 3)
+    assert backend.array_namespace(a) is np
+    assert backend.array_namespace(a, None, 3.0) is np
+    assert backend.to_numpy(a) is a
+    assert backend.device_of(a) == "cpu"
+
+
+def test_array_api_strict_roundtrip():
+    xps = pytest.importorskip("array_api_strict")
+    a = xps.asarray([[1.0, 2.0], [3.0, 4.0]])
+    xp = backend.array_namespace(a)
+    assert xp is not np
+    host = backend.to_numpy(a)
+    np.testing.assert_array_equal(host, [[1.0, 2.0], [3.0, 4.0]])
+    back = backend.from_numpy(host * 2, like=a)
+    assert type(back) is type(a)
+    np.testing.assert_array_equal(backend.to_numpy(back), 2 * host)
+
+
+def test_mixed_libraries_refused():
+    xps = pytest.importorskip("array_api_strict")
+    with pytest.raises(TypeError):
+        backend.array_namespace(np.ones(2), xps.ones(2))
+
+
+def test_eigh_dispatch_matches_numpy(xp):
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((6, 6))
+    s = m + m.T
+    w, v = backend.eigh(xp.asarray(s))
+    w_ref = np.linalg.eigvalsh(s)
+    # exact algebra: rtol 4 sqrt(eps) scaled by the matrix norm
+    np.testing.assert_allclose(backend.to_numpy(w), w_ref, rtol=0, atol=4 * np.sqrt(np.finfo(float).eps) * np.abs(w_ref).max())
+    v = backend.to_numpy(v)
+    np.testing.assert_allclose(s @ v, v * backend.to_numpy(w), atol=1e-10 * np.abs(w_ref).max())
+
+
+def test_eigsh_largest():
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((40, 40))
+    s = m + m.T
+    w, _ = backend.eigsh(s, 3, which="LA")
+    np.testing.assert_allclose(np.sort(w), np.linalg.eigvalsh(s)[-3:], rtol=1e-10)
+    with pytest.raises(ValueError, match="which"):
+        backend.eigsh(s, 3, which="SM")
+
+
+def test_devices():
+    assert backend.available_devices()[0] == "cpu"
+    assert backend.require_device("cpu") is np
+    with pytest.raises(ValueError, match="device"):
+        backend.require_device("tpu")
+    if "gpu" not in backend.available_devices():
+        with pytest.raises(RuntimeError, match="CuPy"):
+            backend.require_device("gpu")
+
+
+@pytest.mark.gpu
+def test_cupy_namespace():  # pragma: no cover - needs a GPU
+    import cupy
+
+    a = cupy.ones((3, 3))
+    assert backend.array_namespace(a) is cupy
+    assert isinstance(backend.to_numpy(a), np.ndarray)
