@@ -739,6 +739,9 @@ class KernelOperator:
     The same code runs on CuPy arrays.  ``.shape``, ``.dtype``, ``matvec``,
     ``rmatvec`` and ``@`` follow :class:`scipy.sparse.linalg.LinearOperator`
     (:meth:`aslinearoperator` wraps it for SciPy solvers on NumPy inputs).
+    ``symmetric`` is True when ``y`` is omitted (``C(x, x)`` of a symmetric
+    distance); :func:`spectral.markov_spectrum` reads it to choose the
+    symmetric-conjugate path.
     """
 
     def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None):
@@ -764,6 +767,8 @@ class KernelOperator:
         self._xp = xp
         self.x = x
         self.y = y
+        # C(x, x) of a kernel of a (symmetric) distance is symmetric; read by markov_spectrum
+        self.symmetric = y is x
         self.kernel = kernel
         self.distance = distance
         n, m = x.shape[0], y.shape[0]
