@@ -1,0 +1,116 @@
+"""The manifold protocol shared by :class:`Circle`, :class:`Sphere` and :class:`Euclidean`.
+
+Points are ``(n, ambient_dim)`` arrays of the ambient Euclidean space.  Two
+manifolds compare equal when they are the same space (``Circle() == Sphere(1)``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from ._validation import as_points, check_positive_int
+
+__all__ = ["Manifold", "pairwise_sq_distance"]
+
+
+def pairwise_sq_distance(xp, x, y, *, sign: float = 1.0):
+    """``sum_k (x_ik - sign * y_jk)^2`` as an ``(n, m)`` array, coordinate by coordinate.
+
+    Summing squared coordinate differences keeps full relative accuracy for
+    nearby points, unlike ``|x|^2 + |y|^2 - 2 x.y`` (which cancels), and needs
+    only ``O(n m)`` memory (no ``(n, m, d)`` intermediate).
+    """
+    acc = None
+    for k in range(x.shape[1]):
+        diff = x[:, k][:, None] - sign * y[:, k][None, :]
+        sq = diff * diff
+        acc = sq if acc is None else acc + sq
+    return acc
+
+
+class Manifold(ABC):
+    """A Riemannian manifold embedded in R^ambient_dim with exact reference quantities.
+
+    Subclasses provide ``dim``, ``ambient_dim``, ``volume``, ``sample``,
+    ``grid``, ``distance``, ``laplacian_eigenvalues``, ``check_points`` and
+    ``project_tangent``.
+    """
+
+    _family: str = ""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """Intrinsic dimension."""
+
+    @property
+    @abstractmethod
+    def ambient_dim(self) -> int:
+        """Dimension of the ambient Euclidean space holding the points."""
+
+    @property
+    @abstractmethod
+    def volume(self) -> float:
+        """Riemannian volume (``inf`` for R^d)."""
+
+    @abstractmethod
+    def distance(self, x, y=None):
+        """``(n, m)`` geodesic distances between the rows of ``x`` and ``y`` (``y = x`` if None)."""
+
+    @abstractmethod
+    def grid(self, n: int) -> np.ndarray:
+        """Deterministic ``(n, ambient_dim)`` point set, or ``ValueError`` if none is defined."""
+
+    @abstractmethod
+    def laplacian_eigenvalues(self, count: int) -> np.ndarray:
+        """First ``count`` eigenvalues of ``-Delta`` with multiplicity, ascending."""
+
+    @abstractmethod
+    def check_points(self, x, *, atol: float = 1e-10):
+        """Return ``x`` if its rows lie on the manifold within ``atol``, else raise ``ValueError``."""
+
+    @abstractmethod
+    def project_tangent(self, x, v):
+        """Orthogonal projection of ambient vectors ``v`` (rows) onto the tangent spaces at ``x``."""
+
+    @abstractmethod
+    def _sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Uniform i.i.d. points (host NumPy)."""
+
+    def sample(self, n: int, *, density=None, rng=None) -> np.ndarray:
+        """Draw ``n`` i.i.d. points (host NumPy float64, shape ``(n, ambient_dim)``).
+
+        Parameters
+        ----------
+        n : int
+            Number of points (>= 1).
+        density : Density, optional
+            Law to sample; its ``manifold`` must equal this one.  Default: the
+            uniform law (Riemannian volume normalised), where it exists.
+        rng : numpy.random.Generator or int, optional
+            Random source (SPEC 7); points are drawn on the host so a seed gives
+            the same points on every backend.
+        """
+        n = check_positive_int(n, "n")
+        if density is None:
+            from ._validation import as_generator
+
+            return self._sample_uniform(n, as_generator(rng))
+        if getattr(density, "manifold", None) != self:
+            raise ValueError(
+                f"density must be defined on {self!r}, got a density on {getattr(density, 'manifold', None)!r}"
+            )
+        return density.sample(n, rng=rng)
+
+    def _points(self, x, name: str = "x"):
+        return as_points(x, self.ambient_dim, name)
+
+    def __eq__(self, other):
+        if not isinstance(other, Manifold):
+            return NotImplemented
+        return (self._family, self.dim) == (other._family, other.dim)
+
+    def __hash__(self):
+        return hash((self._family, self.dim))

@@ -1,0 +1,498 @@
+"""Probability densities on the circle, the spheres and R^d, with exact log-gradients.
+
+Densities are taken with respect to the Riemannian volume: on S^1 they
+integrate to 1 over the angle, on S^2 over the area, on R^d over Lebesgue
+measure.  ``grad_log_pdf`` returns the Riemannian gradient as an ambient
+vector tangent to the manifold (this is the drift of DRIFT eq. (1) /
+DESIGN.md 3.3).
+
+``pdf``, ``log_pdf`` and ``grad_log_pdf`` are backend neutral (the namespace
+comes from ``x``); ``sample``, ``cdf`` and ``quantile_grid`` are host
+references that return NumPy arrays (draws use a NumPy ``Generator``, so a
+seed gives the same points on every backend).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy.special import ive
+
+from spectral.backend import from_numpy
+
+from ._validation import as_generator, as_points, check_positive_int, check_real
+from .base import Manifold
+from .circle import Circle
+from .euclidean import Euclidean
+from .sphere import Sphere
+
+__all__ = [
+    "Density",
+    "Uniform",
+    "VonMises",
+    "CosineDensity",
+    "VonMisesFisher",
+    "GaussianMixture",
+]
+
+TWO_PI = 2.0 * math.pi
+
+
+def _const(xp, values, like):
+    """Host constants moved to the namespace, device and dtype of ``like``."""
+    arr = from_numpy(np.asarray(values, dtype=np.float64), like=like)
+    return xp.astype(arr, like.dtype)
+
+
+def _dot_const(x, vec):
+    """``x @ vec`` for a host vector ``vec`` of Python floats (keeps ``x``'s dtype and device)."""
+    acc = None
+    for k, v in enumerate(vec):
+        term = x[:, k] * float(v)
+        acc = term if acc is None else acc + term
+    return acc
+
+
+def _invert_circle_cdf(cdf, pdf, u):
+    """Solve ``cdf(theta) = u`` on ``[0, 2 pi]`` by Newton steps safeguarded by bisection.
+
+    ``cdf`` is increasing from 0 to 1 and ``pdf`` is its derivative.  The bracket
+    ``[lo, hi]`` always contains the root; a Newton step leaving it (or a zero
+    pdf) is replaced by bisection, so the iteration converges for every
+    continuous positive density.  Stops when every step is below
+    ``8 eps * 2 pi``; the residual is checked by the caller's tests.
+    """
+    lo = np.zeros_like(u)
+    hi = np.full_like(u, TWO_PI)
+    t = TWO_PI * u
+    for _ in range(200):
+        resid = cdf(t) - u
+        lo = np.where(resid <= 0, t, lo)
+        hi = np.where(resid >= 0, t, hi)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            cand = t - resid / pdf(t)
+        bad = ~((cand > lo) & (cand < hi))
+        cand = np.where(bad, 0.5 * (lo + hi), cand)
+        cand = np.where(resid == 0, t, cand)
+        step = np.max(np.abs(cand - t)) if t.size else 0.0
+        t = cand
+        if step <= 8 * np.finfo(np.float64).eps * TWO_PI:
+            break
+    return t
+
+
+class Density(ABC):
+    """A probability density on ``manifold`` w.r.t. its Riemannian volume."""
+
+    manifold: Manifold
+
+    @abstractmethod
+    def log_pdf(self, x):
+        """``log p(x)`` for points ``x`` of shape ``(n, ambient_dim)``; shape ``(n,)``."""
+
+    @abstractmethod
+    def grad_log_pdf(self, x):
+        """Riemannian gradient of ``log p`` as ambient tangent vectors, shape ``(n, ambient_dim)``."""
+
+    @abstractmethod
+    def _sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` host draws."""
+
+    def pdf(self, x):
+        """Density ``p(x)`` (``exp(log_pdf(x))``), shape ``(n,)``, in the namespace of ``x``."""
+        xp, x = as_points(x, self.manifold.ambient_dim)
+        return xp.exp(self.log_pdf(x))
+
+    def sample(self, n: int, *, rng=None) -> np.ndarray:
+        """``n`` i.i.d. points, host NumPy float64 of shape ``(n, ambient_dim)``.
+
+        Parameters
+        ----------
+        n : int
+            Number of points (>= 1).
+        rng : numpy.random.Generator or int, optional
+            Random source (SPEC 7; no global state).
+        """
+        n = check_positive_int(n, "n")
+        return self._sample(n, as_generator(rng))
+
+
+class _CircleLaw(ABC):
+    """Mixin for laws on S^1: exact CDF in the angle and the deterministic quantile grid."""
+
+    manifold: Manifold
+
+    @abstractmethod
+    def _angle_pdf(self, theta: np.ndarray) -> np.ndarray:
+        """Density in the angle (host)."""
+
+    @abstractmethod
+    def _angle_cdf(self, theta: np.ndarray) -> np.ndarray:
+        """``int_0^theta p`` (host)."""
+
+    def _require_circle(self, what: str):
+        if self.manifold != Circle():
+            raise ValueError(f"{what} is defined only for densities on the circle (Sphere(1)), not on {self.manifold!r}")
+
+    def cdf(self, theta) -> np.ndarray:
+        """``F(theta) = int_0^theta p(t) dt`` for angles ``theta`` (host NumPy; S^1 only).
+
+        Defined for every real ``theta`` (``F(theta + 2 pi) = F(theta) + 1``);
+        on ``[0, 2 pi]`` it increases from 0 to 1.
+        """
+        self._require_circle("cdf")
+        theta = np.asarray(theta, dtype=np.float64)
+        if not np.all(np.isfinite(theta)):
+            raise ValueError("theta must be finite angles (radians)")
+        return self._angle_cdf(theta)
+
+    def quantile_grid(self, n: int) -> np.ndarray:
+        """Deterministic points at the quantiles ``(j + 1/2) / n`` of the law (S^1 only).
+
+        Returns the ``(n, 2)`` host points ``(cos theta_j, sin theta_j)`` with
+        ``F(theta_j) = (j + 1/2) / n``, ``j = 0..n-1``, angles ascending in
+        ``(0, 2 pi)``; ``theta_j`` is found by safeguarded Newton iteration on
+        the exact (series or closed-form) CDF.  This is the deterministic
+        sampling of DESIGN.md 3.3 and CLAIMS FNA-12.
+        """
+        self._require_circle("quantile_grid")
+        n = check_positive_int(n, "n")
+        u = (np.arange(n, dtype=np.float64) + 0.5) / n
+        theta = _invert_circle_cdf(self._angle_cdf, self._angle_pdf, u)
+        return np.stack([np.cos(theta), np.sin(theta)], axis=1)
+
+
+class Uniform(_CircleLaw, Density):
+    """The uniform law ``p = 1 / volume`` on a compact manifold (circle or sphere).
+
+    Parameters
+    ----------
+    manifold : Circle or Sphere
+        ``Euclidean`` is refused (no uniform probability law on R^d).
+    """
+
+    def __init__(self, manifold: Manifold):
+        if not isinstance(manifold, Manifold):
+            raise ValueError(f"manifold must be a Circle() or Sphere(dim), got {manifold!r}")
+        if not math.isfinite(manifold.volume):
+            raise ValueError(f"manifold must have finite volume (Circle or Sphere) for Uniform, got {manifold!r}")
+        self.manifold = manifold
+        self._log_vol = math.log(manifold.volume)
+
+    def __repr__(self):
+        return f"Uniform({self.manifold!r})"
+
+    def log_pdf(self, x):
+        """``-log(volume)`` at every point."""
+        xp, x = as_points(x, self.manifold.ambient_dim)
+        return xp.zeros_like(x[:, 0]) - self._log_vol
+
+    def grad_log_pdf(self, x):
+        """Zero vectors."""
+        xp, x = as_points(x, self.manifold.ambient_dim)
+        return xp.zeros_like(x)
+
+    def _sample(self, n, rng):
+        return self.manifold._sample_uniform(n, rng)
+
+    def _angle_pdf(self, theta):
+        return np.full_like(theta, 1.0 / TWO_PI)
+
+    def _angle_cdf(self, theta):
+        return theta / TWO_PI
+
+
+class VonMises(_CircleLaw, Density):
+    """Von Mises law on S^1: ``p(theta) = exp(kappa cos(theta - mu)) / (2 pi I_0(kappa))``.
+
+    Parameters
+    ----------
+    mu : float
+        Mean angle (radians).
+    kappa : float
+        Concentration, ``kappa >= 0`` (0 is uniform).
+
+    Notes
+    -----
+    In ambient coordinates ``log p(x) = kappa <x, m> - log(2 pi I_0(kappa))``
+    with ``m = (cos mu, sin mu)``, so ``grad log p = kappa (m - <x, m> x)``.
+    The CDF is the Fourier series
+    ``F(theta) = theta / (2 pi) + (1/pi) sum_k (I_k/I_0)(kappa) (sin k(theta - mu) + sin k mu) / k``.
+    """
+
+    def __init__(self, mu: float = 0.0, kappa: float = 1.0):
+        self.mu = check_real(mu, "mu")
+        self.kappa = check_real(kappa, "kappa", low=0.0)
+        self.manifold = Circle()
+        self.mean_direction = np.array([math.cos(self.mu), math.sin(self.mu)])
+        # log(2 pi I_0(kappa)) with I_0 = ive(0, kappa) e^kappa (no overflow).
+        self._log_norm = math.log(TWO_PI) + math.log(ive(0, self.kappa)) + self.kappa
+        kmax = int(40 + 12 * math.sqrt(self.kappa))
+        ratios = ive(np.arange(1, kmax + 1), self.kappa) / ive(0, self.kappa)
+        keep = ratios > 1e-18 * ratios[0] if self.kappa > 0 else np.zeros(kmax, dtype=bool)
+        self._ks = np.arange(1, kmax + 1)[keep].astype(np.float64)
+        self._ratios = ratios[keep]
+
+    def __repr__(self):
+        return f"VonMises(mu={self.mu!r}, kappa={self.kappa!r})"
+
+    def log_pdf(self, x):
+        """``kappa <x, m> - log(2 pi I_0(kappa))``."""
+        xp, x = as_points(x, 2)
+        return self.kappa * _dot_const(x, self.mean_direction) - self._log_norm
+
+    def grad_log_pdf(self, x):
+        """``kappa (m - <x, m> x)`` (tangent at unit ``x``)."""
+        xp, x = as_points(x, 2)
+        m = _const(xp, self.mean_direction, x)
+        return self.kappa * (m[None, :] - _dot_const(x, self.mean_direction)[:, None] * x)
+
+    def _sample(self, n, rng):
+        theta = rng.vonmises(self.mu, self.kappa, size=n)
+        return np.stack([np.cos(theta), np.sin(theta)], axis=1)
+
+    def _angle_pdf(self, theta):
+        return np.exp(self.kappa * np.cos(theta - self.mu) - self._log_norm)
+
+    def _angle_cdf(self, theta):
+        t = theta[..., None]
+        k = self._ks
+        terms = self._ratios * (np.sin(k * (t - self.mu)) + np.sin(k * self.mu)) / k
+        return theta / TWO_PI + np.sum(terms, axis=-1) / math.pi
+
+
+class CosineDensity(_CircleLaw, Density):
+    """``p(theta) = (1 + a cos(theta - mu)) / (2 pi)`` on S^1, ``|a| < 1``.
+
+    The density "rho proportional to 1 + 0.5 cos x" used throughout DESIGN.md
+    and CLAIMS FNA-12 / DRIFT checks (default ``amplitude=0.5``).
+
+    Parameters
+    ----------
+    amplitude : float
+        ``a`` with ``-1 < a < 1`` (so that ``p > 0``).
+    mu : float
+        Angle of the maximum (radians).
+
+    Notes
+    -----
+    ``grad log p = a (m - <x, m> x) / (1 + a <x, m>)`` with ``m = (cos mu, sin mu)``;
+    ``F(theta) = (theta + a (sin(theta - mu) + sin mu)) / (2 pi)``.
+    """
+
+    def __init__(self, amplitude: float = 0.5, mu: float = 0.0):
+        self.amplitude = check_real(amplitude, "amplitude", low=-1.0, high=1.0, low_open=True, high_open=True)
+        self.mu = check_real(mu, "mu")
+        self.manifold = Circle()
+        self.mean_direction = np.array([math.cos(self.mu), math.sin(self.mu)])
+
+    def __repr__(self):
+        return f"CosineDensity(amplitude={self.amplitude!r}, mu={self.mu!r})"
+
+    def log_pdf(self, x):
+        """``log(1 + a <x, m>) - log(2 pi)``."""
+        xp, x = as_points(x, 2)
+        return xp.log(1.0 + self.amplitude * _dot_const(x, self.mean_direction)) - math.log(TWO_PI)
+
+    def grad_log_pdf(self, x):
+        """``a (m - <x, m> x) / (1 + a <x, m>)``."""
+        xp, x = as_points(x, 2)
+        m = _const(xp, self.mean_direction, x)
+        c = _dot_const(x, self.mean_direction)
+        return self.amplitude * (m[None, :] - c[:, None] * x) / (1.0 + self.amplitude * c)[:, None]
+
+    def _sample(self, n, rng):
+        # Rejection from the uniform law: accept with probability p / p_max.
+        a = self.amplitude
+        out = np.empty(0)
+        while out.size < n:
+            m = max(2 * (n - out.size), 64)
+            theta = rng.uniform(0.0, TWO_PI, size=m)
+            accept = rng.uniform(0.0, 1.0 + abs(a), size=m) < 1.0 + a * np.cos(theta - self.mu)
+            out = np.concatenate([out, theta[accept]])
+        theta = out[:n]
+        return np.stack([np.cos(theta), np.sin(theta)], axis=1)
+
+    def _angle_pdf(self, theta):
+        return (1.0 + self.amplitude * np.cos(theta - self.mu)) / TWO_PI
+
+    def _angle_cdf(self, theta):
+        a, mu = self.amplitude, self.mu
+        return (theta + a * (np.sin(theta - mu) + math.sin(mu))) / TWO_PI
+
+
+class VonMisesFisher(Density):
+    """Von Mises-Fisher law on S^dim: ``p(x) = C_D(kappa) exp(kappa <mu, x>)``, ``D = dim + 1``.
+
+    Parameters
+    ----------
+    mu : array-like of shape (D,)
+        Mean direction, a unit vector (``| |mu| - 1 | <= 1e-10``), ``D >= 2``.
+    kappa : float
+        Concentration ``kappa >= 0``.
+
+    Notes
+    -----
+    ``C_D(kappa) = kappa^(D/2-1) / ((2 pi)^(D/2) I_{D/2-1}(kappa))`` w.r.t. surface
+    measure (``kappa / (4 pi sinh kappa)`` on S^2); for ``kappa < 1e-6`` the
+    expansion ``log C = -log|S^dim| - kappa^2 / (2 D)`` (error ``O(kappa^4)``) is
+    used.  ``grad log p = kappa (mu - <x, mu> x)``.  Sampling uses
+    ``scipy.stats.vonmises_fisher`` (Wood 1994) with the given generator.
+    """
+
+    def __init__(self, mu, kappa: float = 1.0):
+        mu = np.asarray(mu, dtype=np.float64)
+        if mu.ndim != 1 or mu.shape[0] < 2 or not np.all(np.isfinite(mu)):
+            raise ValueError(f"mu must be a finite 1-D unit vector of length >= 2, got {mu!r}")
+        if abs(np.linalg.norm(mu) - 1.0) > 1e-10:
+            raise ValueError(f"mu must be a unit vector (| |mu| - 1 | <= 1e-10), got |mu| = {np.linalg.norm(mu)!r}")
+        self.mu = mu / np.linalg.norm(mu)
+        self.kappa = check_real(kappa, "kappa", low=0.0)
+        D = mu.shape[0]
+        self.manifold = Circle() if D == 2 else Sphere(D - 1)
+        log_vol = math.log(self.manifold.volume)
+        k = self.kappa
+        if k < 1e-6:
+            self._log_c = -log_vol - k * k / (2.0 * D)
+        else:
+            nu = D / 2.0 - 1.0
+            self._log_c = nu * math.log(k) - (D / 2.0) * math.log(TWO_PI) - (math.log(ive(nu, k)) + k)
+
+    def __repr__(self):
+        return f"VonMisesFisher(mu={self.mu.tolist()!r}, kappa={self.kappa!r})"
+
+    def log_pdf(self, x):
+        """``log C_D(kappa) + kappa <mu, x>``."""
+        xp, x = as_points(x, self.mu.shape[0])
+        return self.kappa * _dot_const(x, self.mu) + self._log_c
+
+    def grad_log_pdf(self, x):
+        """``kappa (mu - <x, mu> x)`` (tangent at unit ``x``)."""
+        xp, x = as_points(x, self.mu.shape[0])
+        m = _const(xp, self.mu, x)
+        return self.kappa * (m[None, :] - _dot_const(x, self.mu)[:, None] * x)
+
+    def _sample(self, n, rng):
+        if self.kappa == 0.0:
+            return self.manifold._sample_uniform(n, rng)
+        from scipy.stats import vonmises_fisher
+
+        pts = vonmises_fisher(self.mu, self.kappa).rvs(n, random_state=rng)
+        return np.asarray(pts, dtype=np.float64).reshape(n, self.mu.shape[0])
+
+
+class GaussianMixture(Density):
+    """Gaussian mixture ``p(x) = sum_k w_k N(x; m_k, S_k)`` on R^d.
+
+    Parameters
+    ----------
+    means : array-like of shape (K, d)
+        Component means (a 1-D array is one component).
+    covariances : float or array-like
+        Scalar ``s`` (every ``S_k = s I``), shape ``(K,)`` (``S_k = s_k I``),
+        ``(K, d)`` (diagonal) or ``(K, d, d)`` (full).  Each ``S_k`` must be
+        symmetric (to ``1e-12`` relative) and positive definite (Cholesky).
+    weights : array-like of shape (K,), optional
+        ``w_k >= 0`` with ``|sum w - 1| <= 1e-12``; equal weights by default.
+
+    Notes
+    -----
+    ``grad log p(x) = - sum_k r_k(x) S_k^{-1} (x - m_k)`` with responsibilities
+    ``r_k = w_k N_k(x) / p(x)``, evaluated with a log-sum-exp.
+    """
+
+    def __init__(self, means, covariances, weights=None):
+        means = np.asarray(means, dtype=np.float64)
+        if means.ndim == 1:
+            means = means[None, :]
+        if means.ndim != 2 or means.shape[0] < 1 or means.shape[1] < 1 or not np.all(np.isfinite(means)):
+            raise ValueError(f"means must be a finite array of shape (K, d) with K, d >= 1, got shape {means.shape}")
+        K, d = means.shape
+        cov = np.asarray(covariances, dtype=np.float64)
+        if cov.ndim == 0:
+            cov = np.broadcast_to(cov * np.eye(d), (K, d, d)).copy()
+        elif cov.shape == (K,):
+            cov = cov[:, None, None] * np.eye(d)[None]
+        elif cov.shape == (K, d):
+            cov = np.stack([np.diag(c) for c in cov])
+        elif cov.shape != (K, d, d):
+            raise ValueError(
+                f"covariances must be a scalar or have shape ({K},), ({K}, {d}) or ({K}, {d}, {d}), got {cov.shape}"
+            )
+        if not np.all(np.isfinite(cov)):
+            raise ValueError("covariances must be finite")
+        chol = np.empty_like(cov)
+        for k in range(K):
+            scale = np.max(np.abs(cov[k]))
+            if np.max(np.abs(cov[k] - cov[k].T)) > 1e-12 * max(scale, 1e-300):
+                raise ValueError(f"covariances[{k}] must be symmetric (to 1e-12 relative)")
+            try:
+                chol[k] = np.linalg.cholesky(cov[k])
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    f"covariances[{k}] must be positive definite (all eigenvalues > 0), "
+                    f"got eigenvalues {np.linalg.eigvalsh(cov[k])}"
+                ) from None
+        if weights is None:
+            w = np.full(K, 1.0 / K)
+        else:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.shape != (K,) or not np.all(np.isfinite(w)):
+                raise ValueError(f"weights must be a finite array of shape ({K},), got {w!r}")
+            if np.any(w < 0):
+                raise ValueError(f"weights must be >= 0, got {w!r}")
+            if abs(w.sum() - 1.0) > 1e-12:
+                raise ValueError(f"weights must sum to 1 (within 1e-12), got sum {w.sum()!r}")
+        self.means = means
+        self.covariances = cov
+        self.weights = w
+        self.manifold = Euclidean(d)
+        self._chol = chol
+        self._prec = np.linalg.inv(cov)
+        self._prec = 0.5 * (self._prec + np.transpose(self._prec, (0, 2, 1)))
+        logdet = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=1, axis2=2)), axis=1)
+        self._active = [k for k in range(K) if w[k] > 0]
+        self._log_coef = {k: float(math.log(w[k]) - 0.5 * (d * math.log(TWO_PI) + logdet[k])) for k in self._active}
+
+    @classmethod
+    def fna_three_modes(cls) -> "GaussianMixture":
+        """The FNA paper's Fig. 2b mixture: means (3, 0), (-3, 0), (0, sqrt 3), covariance I/4, equal weights."""
+        return cls([[3.0, 0.0], [-3.0, 0.0], [0.0, math.sqrt(3.0)]], 0.25)
+
+    def __repr__(self):
+        return f"GaussianMixture(K={self.means.shape[0]}, d={self.means.shape[1]})"
+
+    def _components(self, x):
+        xp, x = as_points(x, self.means.shape[1])
+        logs, pgrads = [], []
+        for k in self._active:
+            diff = x - _const(xp, self.means[k], x)[None, :]
+            pd = diff @ _const(xp, self._prec[k], x)
+            logs.append(self._log_coef[k] - 0.5 * xp.sum(pd * diff, axis=1))
+            pgrads.append(pd)
+        L = xp.stack(logs, axis=1)
+        mx = xp.max(L, axis=1, keepdims=True)
+        logp = mx[:, 0] + xp.log(xp.sum(xp.exp(L - mx), axis=1))
+        return xp, L, logp, pgrads
+
+    def log_pdf(self, x):
+        """``log sum_k w_k N(x; m_k, S_k)`` (log-sum-exp)."""
+        return self._components(x)[2]
+
+    def grad_log_pdf(self, x):
+        """``- sum_k r_k(x) S_k^{-1} (x - m_k)``."""
+        xp, L, logp, pgrads = self._components(x)
+        r = xp.exp(L - logp[:, None])
+        g = None
+        for j, pd in enumerate(pgrads):
+            term = -r[:, j][:, None] * pd
+            g = term if g is None else g + term
+        return g
+
+    def _sample(self, n, rng):
+        K, d = self.means.shape
+        comp = rng.choice(K, size=n, p=self.weights)
+        z = rng.standard_normal((n, d))
+        return self.means[comp] + np.einsum("nij,nj->ni", self._chol[comp], z)

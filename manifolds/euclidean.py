@@ -1,0 +1,96 @@
+"""Euclidean space R^dim (the ambient space of the Gaussian-mixture checks)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spectral.backend import array_namespace
+
+from ._validation import check_dim, check_positive_int, check_real
+from .base import Manifold, pairwise_sq_distance
+
+__all__ = ["Euclidean"]
+
+
+class Euclidean(Manifold):
+    """R^dim with the Euclidean metric (``dim >= 1``).
+
+    There is no uniform probability law, no finite grid and no discrete
+    Laplacian spectrum: ``sample`` needs a density, and ``grid`` and
+    ``laplacian_eigenvalues`` raise ``ValueError``.  ``volume`` is ``inf``.
+    """
+
+    _family = "euclidean"
+
+    def __init__(self, dim: int):
+        self._dim = check_dim(dim)
+
+    def __repr__(self):
+        return f"Euclidean({self._dim})"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def ambient_dim(self) -> int:
+        return self._dim
+
+    @property
+    def volume(self) -> float:
+        return math.inf
+
+    def check_points(self, x, *, atol: float = 1e-10):
+        """Return ``x`` if it has shape ``(n, dim)`` and finite entries, else raise ``ValueError``.
+
+        ``atol`` is accepted for interface compatibility (every point of R^dim is on it).
+        """
+        check_real(atol, "atol", low=0.0, low_open=True)
+        xp, x = self._points(x)
+        if x.shape[0] and not bool(xp.all(xp.isfinite(x))):
+            raise ValueError("x must contain only finite values")
+        return x
+
+    def project_tangent(self, x, v):
+        """The tangent space is R^dim: returns ``v`` (shape checked)."""
+        self._points(x)
+        _, v = self._points(v, "v")
+        return v
+
+    def _sample_uniform(self, n, rng):
+        raise ValueError(
+            "density is required on Euclidean space (there is no uniform probability law on R^d); "
+            "pass density=GaussianMixture(...)"
+        )
+
+    def grid(self, n: int) -> np.ndarray:
+        """Always raises ``ValueError``: R^dim has no finite grid; use ``sample(n, density=...)``."""
+        check_positive_int(n, "n")
+        raise ValueError(
+            f"grid is not defined on {self!r} (no finite grid covers R^d); "
+            "use sample(n, density=GaussianMixture(...), rng=...)"
+        )
+
+    def distance(self, x, y=None):
+        """Euclidean distances ``|x_i - y_j|``, an ``(n, m)`` array (``y = x`` if None).
+
+        Squared coordinate differences are summed one coordinate at a time
+        (no ``|x|^2 + |y|^2 - 2 x.y`` cancellation, no ``(n, m, d)`` intermediate).
+        """
+        xp, x = self._points(x)
+        if y is None:
+            y = x
+        else:
+            _, y = self._points(y, "y")
+            xp = array_namespace(x, y)
+        return xp.sqrt(pairwise_sq_distance(xp, x, y))
+
+    def laplacian_eigenvalues(self, count: int) -> np.ndarray:
+        """Always raises ``ValueError``: the Laplacian on R^d has continuous spectrum [0, inf)."""
+        check_positive_int(count, "count")
+        raise ValueError(
+            f"laplacian_eigenvalues is not defined on {self!r}: the Laplacian on R^d has purely "
+            "continuous spectrum [0, inf), no eigenvalues; use Circle() or Sphere(dim)"
+        )

@@ -1,0 +1,184 @@
+"""The unit sphere S^dim in R^(dim+1).
+
+Geodesic distance is computed as ``theta = 2 atan2(|x - y|, |x + y|)`` with the
+two norms summed coordinate by coordinate: this is accurate to a few ulps at
+every angle, whereas ``arccos(clip(x . y))`` loses about ``1e-8`` absolute near
+0 (``x . y = 1 - theta^2/2`` rounds to 1 below ``theta ~ 1.5e-8``), which
+matters at the small kernel scales of the FNA checks (DESIGN.md 1, 3.1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammaln
+
+from spectral.backend import array_namespace
+
+from . import spectra
+from ._validation import check_dim, check_positive_int, check_real
+from .base import Manifold, pairwise_sq_distance
+
+__all__ = ["Sphere", "sphere_volume"]
+
+GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
+
+
+def sphere_volume(dim: int) -> float:
+    """Surface measure of the unit S^dim: ``2 pi^((dim+1)/2) / Gamma((dim+1)/2)``."""
+    dim = check_dim(dim)
+    if dim == 1:
+        return 2.0 * math.pi  # exact in floating point (the circle's length)
+    if dim == 2:
+        return 4.0 * math.pi
+    h = (dim + 1) / 2.0
+    if h < 170:
+        return 2.0 * math.pi**h / math.gamma(h)
+    return float(math.exp(math.log(2.0) + h * math.log(math.pi) - gammaln(h)))
+
+
+class Sphere(Manifold):
+    """The unit sphere S^dim embedded in R^(dim+1) (``dim >= 1``).
+
+    Parameters
+    ----------
+    dim : int
+        Intrinsic dimension (>= 1). ``Sphere(1)`` is the circle and equals ``Circle()``.
+
+    Notes
+    -----
+    Points are unit vectors, rows of ``(n, dim + 1)`` arrays.  Laplace-Beltrami
+    eigenvalues are ``l (l + dim - 1)`` with the multiplicities of
+    :func:`manifolds.spectra.sphere_multiplicity`.
+    """
+
+    _family = "sphere"
+
+    def __init__(self, dim: int):
+        self._dim = check_dim(dim)
+
+    def __repr__(self):
+        return f"Sphere({self._dim})"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def ambient_dim(self) -> int:
+        return self._dim + 1
+
+    @property
+    def volume(self) -> float:
+        """``2 pi^((dim+1)/2) / Gamma((dim+1)/2)`` (2 pi on S^1, 4 pi on S^2)."""
+        return sphere_volume(self._dim)
+
+    # ------------------------------------------------------------------ points
+    def check_points(self, x, *, atol: float = 1e-10):
+        """Return ``x`` if every row is finite with ``| |x_i| - 1 | <= atol``.
+
+        Raises
+        ------
+        ValueError
+            Wrong shape, non-finite entries, or a row whose norm differs from 1
+            by more than ``atol`` (default 1e-10; use about ``100 * eps`` of the
+            dtype for float32 data).
+        """
+        atol = check_real(atol, "atol", low=0.0, low_open=True)
+        xp, x = self._points(x)
+        if x.shape[0] == 0:
+            return x
+        if not bool(xp.all(xp.isfinite(x))):
+            raise ValueError("x must contain only finite values")
+        dev = float(xp.max(xp.abs(xp.linalg.vector_norm(x, axis=1) - 1.0)))
+        if dev > atol:
+            raise ValueError(
+                f"x must lie on the unit sphere S^{self._dim}: | |x_i| - 1 | <= atol = {atol:g} "
+                f"is required, got a maximum deviation of {dev:.3g}"
+            )
+        return x
+
+    def project_tangent(self, x, v):
+        """``v - (x . v) x`` row by row (projection onto the tangent space at unit ``x``)."""
+        xp, x = self._points(x)
+        _, v = self._points(v, "v")
+        return v - xp.sum(x * v, axis=1, keepdims=True) * x
+
+    def _sample_uniform(self, n, rng):
+        z = rng.standard_normal((n, self.ambient_dim))
+        return z / np.linalg.norm(z, axis=1, keepdims=True)
+
+    def grid(self, n: int) -> np.ndarray:
+        """Deterministic point set of ``n`` points (host NumPy float64).
+
+        S^1: equispaced, ``x_j = (cos(2 pi j / n), sin(2 pi j / n))``, ``j = 0..n-1``.
+        S^2: Fibonacci lattice, ``z_j = 1 - (2 j + 1) / n``, longitude ``j`` times
+        the golden angle ``pi (3 - sqrt 5)`` (Gonzalez 2010, *Measurement of
+        areas on a sphere using Fibonacci and latitude-longitude lattices*).
+        Other dimensions raise ``ValueError`` (use ``sample``).
+        """
+        n = check_positive_int(n, "n")
+        if self._dim == 1:
+            theta = 2.0 * np.pi * np.arange(n) / n
+            return np.stack([np.cos(theta), np.sin(theta)], axis=1)
+        if self._dim == 2:
+            j = np.arange(n, dtype=np.float64)
+            z = 1.0 - (2.0 * j + 1.0) / n
+            r = np.sqrt((1.0 - z) * (1.0 + z))
+            phi = np.mod(j * GOLDEN_ANGLE, 2.0 * np.pi)
+            return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+        raise ValueError(
+            f"grid is defined only for dim in (1, 2) (equispaced circle, Fibonacci lattice on S^2), "
+            f"got dim={self._dim}; use sample(n, rng=...) for random points on S^{self._dim}"
+        )
+
+    # --------------------------------------------------------------- distances
+    def _pair(self, x, y):
+        xp, x = self._points(x)
+        if y is None:
+            return xp, x, None
+        _, y = self._points(y, "y")
+        xp = array_namespace(x, y)
+        return xp, x, y
+
+    def distance(self, x, y=None):
+        """Geodesic distance ``theta = 2 atan2(|x - y|, |x + y|)`` in ``[0, pi]``.
+
+        Parameters
+        ----------
+        x : array of shape (n, dim + 1)
+        y : array of shape (m, dim + 1), optional
+            Defaults to ``x``.
+
+        Returns
+        -------
+        array of shape (n, m)
+            In the namespace of the inputs.  Rows are normalised to unit length
+            first (points are assumed to lie on the sphere; see ``check_points``).
+
+        Notes
+        -----
+        For unit vectors ``|x - y| = 2 sin(theta/2)`` and ``|x + y| = 2 cos(theta/2)``;
+        both norms are sums of squared coordinate differences, so the angle is
+        accurate to a few ulps at every angle, including ``theta < 1e-8`` where
+        ``arccos`` returns 0.
+        """
+        xp, x, y = self._pair(x, y)
+        x = x / xp.linalg.vector_norm(x, axis=1, keepdims=True)
+        y = x if y is None else y / xp.linalg.vector_norm(y, axis=1, keepdims=True)
+        minus = pairwise_sq_distance(xp, x, y, sign=1.0)
+        plus = pairwise_sq_distance(xp, x, y, sign=-1.0)
+        return 2.0 * xp.atan2(xp.sqrt(minus), xp.sqrt(plus))
+
+    def chordal_distance(self, x, y=None):
+        """Ambient (chordal) distance ``|x - y| = 2 sin(theta / 2)``, an ``(n, m)`` array.
+
+        Computed coordinate by coordinate (no cancellation), without normalising the rows.
+        """
+        xp, x, y = self._pair(x, y)
+        return xp.sqrt(pairwise_sq_distance(xp, x, x if y is None else y))
+
+    def laplacian_eigenvalues(self, count: int) -> np.ndarray:
+        """First ``count`` eigenvalues of ``-Delta`` on S^dim: ``l (l + dim - 1)`` with multiplicity."""
+        return spectra.sphere_eigenvalues(self._dim, count)
