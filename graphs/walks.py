@@ -298,8 +298,9 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
         holds (DESIGN 3.2: both recovered alpha to about 0.01 for FNA jumps on S^1).
     shift : float
         Fit the tail of ``R + shift`` (a Lomax / shifted Pareto). For FNA jumps use the kernel
-        scale ``kappa``: ``Phi(r / kappa) = (1 + r / kappa)^-(d + alpha)`` makes ``R + kappa`` an
-        exact power law at every r (DESIGN 3.2).
+        scale ``kappa``: on S^1 (d = 1, uniform points) the jump density is proportional to
+        ``(1 + r / kappa)^-(1 + alpha)``, so ``R + kappa`` is an exact truncated Pareto at every r
+        (DESIGN 3.2); for d > 1 the factor ``r^(d-1)`` makes it a power law only for r >> kappa.
     n_grid : int
         Grid points for ``"ccdf"`` (>= 3).
     min_count : int

@@ -1,0 +1,114 @@
+"""graphs.paths: shortest paths and hop counts against networkx (the oracle, never the engine)."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graphs.paths import edge_weights, hops_from_predecessors, path, shortest_paths, to_networkx
+from spectral.backend import to_numpy
+
+
+def _sparse_stochastic(rng, n, drop=0.3):
+    c = np.exp(-3 * rng.random((n, n)))
+    c[rng.random((n, n)) < drop] = 0.0
+    np.fill_diagonal(c, 1.0)
+    return c / c.sum(axis=1, keepdims=True)
+
+
+def _networkx_reference(A, weight="inverse"):
+    g = to_networkx(A, weight=weight)
+    n = A.shape[0]
+    lengths = np.full((n, n), np.inf)
+    hops = np.full((n, n), -1)
+    for i, (dist, paths) in nx.all_pairs_dijkstra(g):
+        for j, v in dist.items():
+            lengths[i, j] = v
+            hops[i, j] = len(paths[j]) - 1
+    return lengths, hops
+
+
+@pytest.mark.parametrize("weight", ["inverse", "neg-log"])
+def test_matches_networkx(rng, weight):
+    A = _sparse_stochastic(rng, 50)
+    sp = shortest_paths(A, weight=weight)
+    ref_len, ref_hops = _networkx_reference(A, weight)
+    fin = np.isfinite(ref_len)
+    np.testing.assert_array_equal(np.isfinite(sp.lengths), fin)
+    # exact algebra: sums of a few O(1..100) weights, 4 sqrt(eps) relative
+    np.testing.assert_allclose(sp.lengths[fin], ref_len[fin], rtol=4 * np.sqrt(np.finfo(float).eps))
+    # random continuous weights: shortest paths are unique, so hop counts must agree exactly
+    np.testing.assert_array_equal(sp.hops, ref_hops)
+    assert sp.weight == weight
+
+
+def test_unreachable_and_diagonal():
+    # 0 <-> 1 connected, 2 absorbing (only a self-loop): nothing reaches 2, 2 reaches nothing
+    A = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    sp = shortest_paths(A)
+    np.testing.assert_array_equal(sp.hops, [[0, 1, -1], [1, 0, -1], [-1, -1, 0]])
+    assert np.isinf(sp.lengths[0, 2]) and np.isinf(sp.lengths[2, 0])
+    np.testing.assert_array_equal(np.diag(sp.lengths), 0.0)
+    assert sp.predecessors[0, 2] == -1 and sp.predecessors[0, 0] == -1
+    assert path(sp, 0, 2) == [] and path(sp, 1, 1) == [1]
+
+
+def test_chain_hops_and_path():
+    # strong attention to the next token, weak elsewhere: the shortest path follows the chain
+    n = 12
+    c = np.full((n, n), 1e-6)
+    c[np.arange(n - 1), np.arange(1, n)] = 1.0
+    c[n - 1, n - 1] = 1.0
+    A = c / c.sum(axis=1, keepdims=True)
+    sp = shortest_paths(A)
+    assert sp.hops[0, n - 1] == n - 1
+    assert path(sp, 0, n - 1) == list(range(n))
+    assert sp.max_hops() == n - 1
+
+
+def test_hops_from_predecessors_long_chain():
+    # pointer doubling on a 1000-hop chain: pred[0, j] = j - 1
+    n = 1001
+    pred = np.full((n, n), -9999)
+    pred[0, 1:] = np.arange(n - 1)
+    h = hops_from_predecessors(pred)
+    np.testing.assert_array_equal(h[0], np.arange(n))
+    assert (h[1:, :][~np.eye(n, dtype=bool)[1:, :]] == -1).all()
+
+
+def test_backend_parity(xp, rng):
+    A = _sparse_stochastic(rng, 20)
+    ref = shortest_paths(A)
+    got = shortest_paths(xp.asarray(A))
+    np.testing.assert_array_equal(to_numpy(got.hops), ref.hops)
+    np.testing.assert_allclose(to_numpy(got.lengths), ref.lengths, rtol=4 * np.sqrt(np.finfo(float).eps))
+
+
+def test_mean_hops_excludes_diagonal_and_unreachable():
+    A = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    assert shortest_paths(A).mean_hops() == 1.0
+
+
+def test_to_networkx_edges():
+    A = np.array([[0.2, 0.8], [0.0, 1.0]])
+    g = to_networkx(A)
+    assert set(g.edges) == {(0, 1)}
+    assert g.edges[0, 1]["weight"] == pytest.approx(1.25) and g.edges[0, 1]["attention"] == 0.8
+
+
+@pytest.mark.parametrize(
+    "A, match",
+    [
+        (np.array([[0.5, 0.6], [0.5, 0.5]]), "row-stochastic"),
+        (np.array([[1.5, -0.5], [0.5, 0.5]]), "non-negative"),
+        (np.array([[np.nan, 1.0], [0.5, 0.5]]), "finite"),
+        (np.ones((2, 3)) / 3, "square"),
+    ],
+)
+def test_bad_input(A, match):
+    with pytest.raises(ValueError, match=match):
+        shortest_paths(A)
+
+
+def test_bad_weight():
+    with pytest.raises(ValueError, match="weight must be one of"):
+        edge_weights(np.eye(2), weight="log")
