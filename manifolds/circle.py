@@ -11,6 +11,7 @@ import math
 
 from spectral.backend import array_namespace
 
+from .base import row_blocks
 from .sphere import Sphere
 
 __all__ = ["Circle"]
@@ -68,6 +69,10 @@ class Circle(Sphere):
         xp, x, y = self._pair(x, y)
         if y is None:
             y = x
-        x0, x1 = x[:, 0][:, None], x[:, 1][:, None]
-        y0, y1 = y[:, 0][None, :], y[:, 1][None, :]
-        return xp.atan2(xp.abs(x0 * y1 - x1 * y0), x0 * y0 + x1 * y1)
+
+        def block(xb, yb):
+            x0, x1 = xb[:, 0][:, None], xb[:, 1][:, None]
+            y0, y1 = yb[:, 0][None, :], yb[:, 1][None, :]
+            return xp.atan2(xp.abs(x0 * y1 - x1 * y0), x0 * y0 + x1 * y1)
+
+        return row_blocks(xp, x, y, block)

@@ -9,7 +9,7 @@ import numpy as np
 from spectral.backend import array_namespace
 
 from ._validation import check_dim, check_positive_int, check_real
-from .base import Manifold, pairwise_sq_distance
+from .base import Manifold, pairwise_sq_distance, row_blocks
 
 __all__ = ["Euclidean"]
 
@@ -85,7 +85,7 @@ class Euclidean(Manifold):
         else:
             _, y = self._points(y, "y")
             xp = array_namespace(x, y)
-        return xp.sqrt(pairwise_sq_distance(xp, x, y))
+        return row_blocks(xp, x, y, lambda xb, yb: xp.sqrt(pairwise_sq_distance(xp, xb, yb)))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """Always raises ``ValueError``: the Laplacian on R^d has continuous spectrum [0, inf)."""

@@ -18,7 +18,7 @@ from spectral.backend import array_namespace
 
 from . import spectra
 from ._validation import check_dim, check_positive_int, check_real
-from .base import Manifold, pairwise_sq_distance
+from .base import Manifold, pairwise_sq_distance, row_blocks
 
 __all__ = ["Sphere", "sphere_volume"]
 
@@ -167,9 +167,13 @@ class Sphere(Manifold):
         xp, x, y = self._pair(x, y)
         x = x / xp.linalg.vector_norm(x, axis=1, keepdims=True)
         y = x if y is None else y / xp.linalg.vector_norm(y, axis=1, keepdims=True)
-        minus = pairwise_sq_distance(xp, x, y, sign=1.0)
-        plus = pairwise_sq_distance(xp, x, y, sign=-1.0)
-        return 2.0 * xp.atan2(xp.sqrt(minus), xp.sqrt(plus))
+
+        def block(xb, yb):
+            minus = pairwise_sq_distance(xp, xb, yb, sign=1.0)
+            plus = pairwise_sq_distance(xp, xb, yb, sign=-1.0)
+            return 2.0 * xp.atan2(xp.sqrt(minus), xp.sqrt(plus))
+
+        return row_blocks(xp, x, y, block)
 
     def chordal_distance(self, x, y=None):
         """Ambient (chordal) distance ``|x - y| = 2 sin(theta / 2)``, an ``(n, m)`` array.
@@ -177,7 +181,7 @@ class Sphere(Manifold):
         Computed coordinate by coordinate (no cancellation), without normalising the rows.
         """
         xp, x, y = self._pair(x, y)
-        return xp.sqrt(pairwise_sq_distance(xp, x, x if y is None else y))
+        return row_blocks(xp, x, x if y is None else y, lambda xb, yb: xp.sqrt(pairwise_sq_distance(xp, xb, yb)))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """First ``count`` eigenvalues of ``-Delta`` on S^dim: ``l (l + dim - 1)`` with multiplicity."""

@@ -126,7 +126,7 @@ class TestSpectrum:
     def test_eigenvalues_match_discrete_laplacian(self):
         # independent numerics: the periodic second-difference matrix has eigenvalues
         # (4/h^2) sin^2(k h / 2) = k^2 (1 - k^2 h^2 / 12 + ...)
-        n = 400
+        n = 200
         h = 2 * np.pi / n
         lap = (2 * np.eye(n) - np.roll(np.eye(n), 1, axis=1) - np.roll(np.eye(n), -1, axis=1)) / h**2
         num = np.linalg.eigvalsh(lap)[:21]
