@@ -56,6 +56,9 @@ _KAPPA_VARIANTS = ("text", "sphere")
 _NEURAL_FORMS = ("factored", "concat")
 # Working-memory budget of one block (matrix-free operator, factored neural scores).
 _DEFAULT_BLOCK_BYTES = 64 << 20
+# NumPy operator blocks: four (b, m) temporaries of ~1 MiB each stay in a 2 MiB L2 cache; measured
+# 15-18 ns/entry for an FNA matvec at 1 MiB blocks vs 49 ns/entry at 16 MiB blocks (n = 20000, loaded host).
+_HOST_BLOCK_BYTES = 4 << 20
 
 
 # --------------------------------------------------------------------------- validation
@@ -726,8 +729,10 @@ class KernelOperator:
     y : array of shape (m, D), optional
         Key points; default ``x``.
     block_rows : int, optional
-        Rows per block; default from a 64 MiB working-set budget (about four
-        ``(b, m)`` temporaries: distances, scores and the kernel's intermediates).
+        Rows per block; default from a working-set budget of about four ``(b, m)``
+        temporaries (distances, scores, the kernel's intermediates): 4 MiB for
+        NumPy (cache-sized blocks, 3x faster than 64 MiB ones here), 64 MiB for
+        other backends (GPUs want large blocks).
     dtype : dtype, optional
         Dtype of the points, distances and scores (e.g. ``float32`` to halve the
         traffic); default the dtype of ``x``.
@@ -776,7 +781,8 @@ class KernelOperator:
         self.dtype = x.dtype
         itemsize = dense_bytes(1, dtype=_np_dtype(x.dtype))
         if block_rows is None:
-            block_rows = max(1, _DEFAULT_BLOCK_BYTES // (4 * m * itemsize))
+            budget = _HOST_BLOCK_BYTES if xp is np else _DEFAULT_BLOCK_BYTES
+            block_rows = max(1, budget // (4 * m * itemsize))
         else:
             block_rows = int(_number(block_rows, "block_rows", low=1.0, strict=False, allowed=">= 1 (integer)"))
         self.block_rows = min(block_rows, max(n, 1))

@@ -447,11 +447,13 @@ class TestKernelOperator:
     def test_block_size_from_budget(self, rng):
         x = rng.standard_normal((1000, 2))
         op = KernelOperator(x, kernel=functools.partial(heat_kernel, eps=1.0), distance=euclid)
-        assert op.block_rows * 1000 * 8 * 4 <= 64 << 20
-        assert op.block_rows == 1000  # 1000 x 1000 fits the 64 MiB budget in one block
-        x = rng.standard_normal((10**5, 1))
+        # numpy: four (b, m) float64 temporaries within the 4 MiB host budget
+        assert op.block_rows == (4 << 20) // (4 * 1000 * 8) == 131
+        x = rng.standard_normal((10**6, 1))
         op = KernelOperator(x, kernel=functools.partial(heat_kernel, eps=1.0), distance=euclid)
-        assert op.block_rows == (64 << 20) // (4 * 10**5 * 8)
+        assert op.block_rows == 1  # never less than one row
+        x = rng.standard_normal((10, 1))
+        assert KernelOperator(x, kernel=op.kernel, distance=euclid).block_rows == 10  # at most n
 
     def test_linear_operator_and_float32(self, rng):
         from scipy.sparse.linalg import eigsh
