@@ -1,0 +1,202 @@
+"""Tests for spectral.diffmaps: FNA-8 (bi-orthonormality, spectral decomposition) and
+FNA-9 (diffusion distance = Euclidean distance in diffusion coordinates; the constant
+factor sqrt(sum C) in the paper's literal normalisation; truncation error >= 0).
+
+References are independent of the eigen-decomposition: ``numpy.linalg.matrix_power``
+for A^tau, explicit sums over y for the distance of eq. (36).  Tolerances: the
+ledger's 1e-12 relative (CLAIMS FNA-8/9), measured 1e-15..1e-13.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from manifolds import Circle
+from spectral.backend import to_numpy
+from spectral.diffmaps import diffusion_distance, diffusion_map
+from spectral.kernels import fna_kernel, pairwise
+
+EPS = np.finfo(np.float64).eps
+CIRCLE = Circle()
+
+
+def circle_scores(n, alpha, *, scale=0.3, seed=1):
+    x = CIRCLE.sample(n, rng=seed)
+    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
+    return pairwise(x, kernel=kern, distance=CIRCLE.distance)
+
+
+def gaussian_scores(n, alpha, *, d=8, seed=2):
+    x = np.random.default_rng(seed).standard_normal((n, d))
+    return fna_kernel(cdist(x, x), alpha=alpha, scale=np.sqrt(d), dim=d)
+
+
+def pairwise_sq(Y):
+    """Explicit ||Y_i - Y_j||^2 (no Gram-matrix cancellation)."""
+    return ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
+
+
+def eq36_reference(A, tau, phi0):
+    """Eq. (36) by explicit sums over y, with numpy's matrix_power: independent of the module."""
+    P = np.linalg.matrix_power(A, tau)
+    return np.array([[np.sum((P[i] - P[j]) ** 2 / phi0) for j in range(len(A))] for i in range(len(A))])
+
+
+# ----------------------------------------------------------------------------- FNA-8
+
+
+@pytest.mark.parametrize("n", [60, 500])
+@pytest.mark.parametrize("alpha", [1.2, 2.0])
+@pytest.mark.parametrize("points", ["circle", "gaussian"])
+def test_fna8_biorthonormal_and_spectral_decomposition(n, alpha, points):
+    C = circle_scores(n, alpha) if points == "circle" else gaussian_scores(n, alpha)
+    A = C / C.sum(axis=1, keepdims=True)
+    dm = diffusion_map(C, n_components=n - 1)
+    psi, phi = dm.psi, dm.phi
+    normA = np.linalg.norm(A, 2)
+    # bi-orthonormality <phi_i, psi_j> = delta_ij (eq. 35); ledger tolerance 1e-12, measured ~2e-15
+    assert np.max(np.abs(phi.T @ psi - np.eye(n))) <= 1e-12
+    # probability normalisation: psi^T diag(pi) psi = I
+    assert np.max(np.abs(psi.T @ (dm.stationary[:, None] * psi) - np.eye(n))) <= 1e-12
+    for tau in (1, 3, 10):
+        ref = np.linalg.matrix_power(A, tau)
+        rec = dm.transition_matrix(tau)
+        assert np.max(np.abs(rec - ref)) <= 1e-12 * normA, tau
+    # negative control: the index clash of eq. (20) as printed (psi_i phi_i with the same point)
+    # or psi psi^T instead of psi phi^T do not reconstruct A
+    wrong = (psi * dm.eigenvalues) @ psi.T
+    assert np.max(np.abs(wrong - A)) > 1e-3 * normA
+
+
+def test_paper_normalisation_is_also_biorthonormal():
+    C = circle_scores(60, 1.2)
+    dm = diffusion_map(C, n_components=59, normalization="paper")
+    assert np.max(np.abs(dm.phi.T @ dm.psi - np.eye(60))) <= 1e-12
+    # but phi_0 is not a probability: it sums to sqrt(sum C) (= sum D / sqrt(sum D))
+    assert dm.stationary.sum() == pytest.approx(np.sqrt(C.sum()), rel=1e-13)
+    assert abs(dm.stationary.sum() - 1.0) > 1.0
+
+
+# ----------------------------------------------------------------------------- FNA-9
+
+
+@pytest.mark.parametrize("n", [60, 200])
+@pytest.mark.parametrize("tau", [1, 3])
+def test_fna9_identity_probability_normalisation(n, tau):
+    C = circle_scores(n, 1.2)
+    A = C / C.sum(axis=1, keepdims=True)
+    dm = diffusion_map(C, n_components=n - 1, tau=tau)
+    pi = C.sum(axis=1) / C.sum()
+    ref = eq36_reference(A, tau, pi)
+    rhs = pairwise_sq(dm.coordinates)
+    # ledger: 1e-12 relative (to the largest distance); measured ~1e-14
+    assert np.max(np.abs(rhs - ref)) <= 1e-12 * ref.max()
+    lhs = diffusion_distance(A, tau, squared=True)  # stationary solved from A itself
+    assert np.max(np.abs(lhs - ref)) <= 1e-12 * ref.max()
+    assert np.max(np.abs(diffusion_distance(A, tau) ** 2 - ref)) <= 1e-12 * ref.max()
+    # negative control: the paper's literal coordinates miss by the factor sqrt(sum C) ~ 18
+    paper = diffusion_map(C, n_components=n - 1, tau=tau, normalization="paper")
+    assert np.max(np.abs(pairwise_sq(paper.coordinates) - ref)) > 0.5 * ref.max()
+
+
+@pytest.mark.parametrize("tau", [1, 3])
+def test_fna9_paper_normalisation_constant_ratio(tau):
+    n = 60
+    C = circle_scores(n, 1.2)
+    A = C / C.sum(axis=1, keepdims=True)
+    paper = diffusion_map(C, n_components=n - 1, tau=tau, normalization="paper")
+    lhs = diffusion_distance(A, tau, squared=True, stationary=paper.stationary)  # w = 1 / phi_0 (eq. 35)
+    ref = eq36_reference(A, tau, paper.stationary)
+    assert np.max(np.abs(lhs - ref)) <= 1e-12 * ref.max()
+    rhs = pairwise_sq(paper.coordinates)
+    off = ~np.eye(n, dtype=bool)
+    ratio = lhs[off] / rhs[off]
+    # every pair: LHS / RHS = sqrt(sum_ij C_ij) (CLAIMS FNA-9: 14.777 there); relative 1e-12,
+    # measured <= 1e-13 (closest pairs lose a few digits to the differences)
+    assert np.max(np.abs(ratio / np.sqrt(C.sum()) - 1.0)) <= 1e-12
+    assert np.sqrt(C.sum()) > 2  # the factor is far from 1: a real discrepancy, not round-off
+
+
+def test_fna9_truncation_error_nonnegative():
+    n, tau, m = 200, 1, 2
+    C = circle_scores(n, 1.2)
+    A = C / C.sum(axis=1, keepdims=True)
+    full = diffusion_map(C, n_components=n - 1, tau=tau)
+    trunc = diffusion_map(C, n_components=m, tau=tau)
+    D2 = diffusion_distance(A, tau, squared=True)
+    gap = D2 - pairwise_sq(trunc.coordinates)
+    tail = pairwise_sq(full.coordinates[:, m:])
+    # = sum_{k > m} lambda_k^(2 tau) (psi_k(i) - psi_k(j))^2 >= 0 up to round-off of D2
+    assert np.min(gap) >= -1e-12 * D2.max()
+    assert np.max(np.abs(gap - tail)) <= 1e-12 * D2.max()
+    assert np.max(gap) > 1e-6 * D2.max()  # the truncation genuinely loses something
+
+
+def test_truncated_map_matches_leading_full_coordinates():
+    C = circle_scores(200, 1.2)
+    full = diffusion_map(C, n_components=199, tau=2.0)
+    part = diffusion_map(C, n_components=5, tau=2.0, method="lanczos", rng=0)
+    # same sign convention (largest-|v| positive) on both paths; eigenvalue gaps >= 1e-3 here
+    assert np.max(np.abs(part.coordinates - full.coordinates[:, :5])) <= 1e-9
+
+
+# ----------------------------------------------------------------------------- backends
+
+
+def test_diffusion_map_and_distance_backend_neutral(xp):
+    C = circle_scores(60, 1.2)
+    A = C / C.sum(axis=1, keepdims=True)
+    ref = diffusion_map(C, n_components=4, tau=2)
+    got = diffusion_map(xp.asarray(C), n_components=4, tau=2)
+    assert type(got.coordinates) is type(xp.asarray(C))
+    # (a) parity: 4 sqrt(eps) rtol on O(1) coordinates
+    assert np.max(np.abs(to_numpy(got.coordinates) - ref.coordinates)) <= 4 * np.sqrt(EPS)
+    D = diffusion_distance(xp.asarray(A), 2)
+    assert type(D) is type(xp.asarray(A))
+    assert np.max(np.abs(to_numpy(D) - diffusion_distance(A, 2))) <= 4 * np.sqrt(EPS)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_components": 0}, r"n_components must be in \[1, n-1\]"),
+        ({"n_components": 60}, r"n_components must be in \[1, n-1\] = \[1, 59\]"),
+        ({"n_components": 2.0}, "n_components must be an integer"),
+        ({"n_components": 2, "tau": 0.0}, "tau must be"),
+        ({"n_components": 2, "normalization": "unit"}, "normalization must be one of"),
+    ],
+)
+def test_diffusion_map_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        diffusion_map(circle_scores(60, 1.2), **kwargs)
+
+
+def test_diffusion_map_refuses_asymmetric_and_fractional_tau_with_negative_eigenvalues(rng):
+    C = rng.uniform(0.1, 1.0, size=(20, 20))
+    with pytest.raises(ValueError, match="symmetric"):
+        diffusion_map(C, n_components=3)
+    # geodesic Gaussian (alpha = 2, kappa = 2): negative eigenvalues (FNA-7), lambda^0.5 not real
+    Cg = circle_scores(100, 2.0, scale=2.0)
+    with pytest.raises(ValueError, match="tau must be an integer"):
+        diffusion_map(Cg, n_components=99, tau=0.5)
+    diffusion_map(Cg, n_components=99, tau=1)  # integer tau is fine
+
+
+def test_diffusion_distance_bad_input():
+    A = np.array([[0.5, 0.5], [0.25, 0.75]])
+    with pytest.raises(ValueError, match="tau must be an integer"):
+        diffusion_distance(A, 1.5)
+    with pytest.raises(ValueError, match="row-stochastic"):
+        diffusion_distance(2 * A, 1)
+    with pytest.raises(ValueError, match="stationary must have shape"):
+        diffusion_distance(A, 1, stationary=np.ones(3))
+    with pytest.raises(ValueError, match="positive"):
+        diffusion_distance(A, 1, stationary=np.array([1.0, 0.0]))
+    reducible = np.eye(3)
+    with pytest.raises(ValueError, match="stationary"):
+        diffusion_distance(reducible, 1)
