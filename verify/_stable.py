@@ -8,8 +8,8 @@ Private helpers shared by :mod:`verify.levy`, :mod:`verify.fna_rate` and the FNA
   core and the convergent/asymptotic power series in the tail (independent of scipy);
 * :func:`periodised_stable_pdf` -- ``sum_m p_s(y + 2 pi m)`` on the circle, with the image terms
   summed in closed form through the Hurwitz zeta function;
-* the constants ``c_{d,alpha}`` (eq. 7), the 1-D density tail constant and CCDF tail constant,
-  ``M0 = int Phi`` and the geodesic multiplier ``m(k)`` of DESIGN.md 3.1.
+* the 1-D density and CCDF tail constants (``c_{d,alpha}``, ``M0`` and the geodesic multiplier
+  ``m(k)`` live in :mod:`manifolds.kernel_spectra`).
 
 Everything here is NumPy/SciPy reference code (host only).
 """
@@ -21,22 +21,14 @@ import math
 import numpy as np
 
 __all__ = [
-    "fraclap_constant",
     "density_tail_constant",
     "ccdf_tail_constant",
-    "fna_mass",
-    "geodesic_multiplier",
     "cms_sample",
     "char_fn",
     "stable_pdf",
     "periodised_stable_pdf",
     "gauss_legendre_panels",
 ]
-
-
-def fraclap_constant(d: int, alpha: float) -> float:
-    """``c_{d,alpha} = alpha 2^(alpha-1) Gamma((d+alpha)/2) / (pi^(d/2) Gamma(1-alpha/2))`` (FNA eq. 7)."""
-    return alpha * 2.0 ** (alpha - 1) * math.gamma((d + alpha) / 2) / (math.pi ** (d / 2) * math.gamma(1 - alpha / 2))
 
 
 def density_tail_constant(alpha: float) -> float:
@@ -49,12 +41,6 @@ def ccdf_tail_constant(alpha: float) -> float:
     return 2 * math.gamma(alpha) * math.sin(math.pi * alpha / 2) / math.pi
 
 
-def fna_mass(d: int, alpha: float) -> float:
-    """``M0 = int_{R^d} (1+|z|)^-(d+alpha) dz = |S^{d-1}| Gamma(d) Gamma(alpha) / Gamma(d+alpha)``."""
-    sphere = 2 * math.pi ** (d / 2) / math.gamma(d / 2)
-    return sphere * math.gamma(d) * math.gamma(alpha) / math.gamma(d + alpha)
-
-
 def gauss_legendre_panels(edges, order: int = 24):
     """Nodes and weights of composite Gauss-Legendre quadrature on consecutive panels ``edges``."""
     edges = np.asarray(edges, dtype=float)
@@ -64,25 +50,6 @@ def gauss_legendre_panels(edges, order: int = 24):
     nodes = (a + b) / 2 + half * x[None, :]
     weights = half * w[None, :]
     return nodes.ravel(), weights.ravel()
-
-
-def geodesic_multiplier(k, alpha: float) -> np.ndarray:
-    """``m(k) = int_{-pi}^{pi} (1 - cos k y) |y|^-(1+alpha) dy`` (DESIGN.md 3.1), by quadrature.
-
-    Direct composite Gauss-Legendre on ``(0, pi]``: geometric panels towards 0 (the integrand
-    behaves like ``k^2 y^(1-alpha)/2`` there, integrable for alpha < 2) and panels of length
-    ``<= pi/(4k)`` elsewhere; ``1 - cos`` is evaluated as ``2 sin^2`` to avoid cancellation.
-    """
-    ks = np.atleast_1d(np.asarray(k, dtype=float))
-    out = np.empty(ks.shape)
-    for i, kk in enumerate(ks):
-        y0 = min(math.pi, 1.0 / max(kk, 1.0))
-        geo = y0 * np.geomspace(1e-14, 1.0, 60)
-        lin = np.linspace(y0, math.pi, max(2, int(math.ceil((math.pi - y0) / (math.pi / (4 * max(kk, 1.0))))) + 1))
-        edges = np.concatenate([[0.0], geo, lin[1:]])
-        y, w = gauss_legendre_panels(edges)
-        out[i] = 2 * np.sum(w * 2 * np.sin(kk * y / 2) ** 2 * y ** (-(1 + alpha)))
-    return out.reshape(np.shape(k)) if np.ndim(k) else out[0]
 
 
 def _rng(rng):
@@ -197,7 +164,9 @@ def periodised_stable_pdf(y, alpha: float, scale: float) -> np.ndarray:
         return out
     two_pi = 2 * math.pi
     q = y / two_pi
-    for a, p in _series_terms(alpha):
+    zmin = math.pi / scale  # nearest image, in units of the scale
+    terms = [(a, p) for a, p in _series_terms(alpha) if abs(a) * zmin ** (alpha + 1 - p) > 1e-18 * abs(_series_terms(alpha, 1)[0][0])]
+    for a, p in terms:
         # sum over m >= 1 of |y + 2 pi m|^-p and |y - 2 pi m|^-p, in units of the scale
         images = (zeta(p, 1 + q) + zeta(p, 1 - q)) * two_pi ** (-p)
         out = out + a * scale ** (p - 1) * images
