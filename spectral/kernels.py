@@ -40,7 +40,9 @@ __all__ = [
     "paper_kappa",
     "matched_half_width_kappa",
     "heat_kernel",
+    "heat_kernel_sparse",
     "heat_time",
+    "SparseScores",
     "dot_product_scores",
     "ResidualMLP",
     "metric_kernel",
@@ -378,6 +380,105 @@ def heat_kernel(dist, *, eps):
     else:
         w = xp.exp(-(d * d) / (2.0 * eps))
     return _flush_subnormal(xp, w)
+
+
+class SparseScores:
+    """A sparse score matrix (host, SciPy CSR) with the operator interface of :class:`KernelOperator`.
+
+    ``shape``, ``dtype``, ``symmetric``, ``matvec`` / ``@``, ``rmatvec``,
+    ``row_sums`` and ``to_dense`` make it a valid matrix-free input of
+    :func:`spectral.markov_spectrum` (``method="matrix-free"``); ``matrix`` is the
+    :class:`scipy.sparse.csr_array` itself.  Lives on the host (NumPy).
+    """
+
+    def __init__(self, matrix, *, symmetric):
+        import scipy.sparse as sp
+
+        if not sp.issparse(matrix) or matrix.ndim != 2:
+            raise ValueError(f"matrix must be a 2-d scipy.sparse array, got {type(matrix).__name__}")
+        self.matrix = sp.csr_array(matrix)
+        if not np.all(np.isfinite(self.matrix.data)) or (self.matrix.nnz and self.matrix.data.min() < 0):
+            raise ValueError("matrix entries must be finite and >= 0 (scores)")
+        self.shape = tuple(self.matrix.shape)
+        self.dtype = self.matrix.dtype
+        self.symmetric = bool(symmetric)
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.matrix.nnz)
+
+    def matvec(self, v):
+        """``C @ v`` for ``v`` of shape (m,) or (m, k)."""
+        return self.matrix @ np.asarray(v)
+
+    def __matmul__(self, v):
+        return self.matvec(v)
+
+    def rmatvec(self, v):
+        """``C^T @ v`` for ``v`` of shape (n,) or (n, k)."""
+        return self.matrix.T @ np.asarray(v)
+
+    def row_sums(self):
+        """Degrees ``D_ii = sum_j C_ij``."""
+        return np.asarray(self.matrix.sum(axis=1)).reshape(-1)
+
+    def to_dense(self, max_bytes=None):
+        """The dense matrix, after the memory guard."""
+        check_dense_memory(self.shape[0], self.shape[1], dtype=self.dtype, max_bytes=max_bytes)
+        return self.matrix.toarray()
+
+    def __repr__(self) -> str:
+        return f"SparseScores(shape={self.shape}, nnz={self.nnz}, symmetric={self.symmetric})"
+
+
+def heat_kernel_sparse(x, *, eps, cutoff=6.0, y=None) -> SparseScores:
+    r"""Heat-kernel scores :math:`\exp(-|x_i - y_j|^2 / (2\varepsilon))` kept where ``|x_i - y_j| <= cutoff sqrt(eps)``.
+
+    Parameters
+    ----------
+    x : array of shape (n, d)
+        Query points (Euclidean).  Crosses the host boundary
+        (:func:`spectral.backend.to_numpy`): the neighbour search is SciPy's ``cKDTree``.
+    eps : float
+        Bandwidth ``> 0`` (as :func:`heat_kernel`).
+    cutoff : float
+        Radius in units of ``sqrt(eps)`` (``> 0``).  Dropped entries are below
+        ``exp(-cutoff^2 / 2)`` (1.5e-8 for the default 6; DESIGN.md 3.3).
+    y : array of shape (m, d), optional
+        Key points; default ``x`` (then the result is symmetric, diagonal included).
+
+    Returns
+    -------
+    SparseScores
+        CSR scores with every pair within the cutoff stored, zero distances included.
+    """
+    eps = _number(eps, "eps", low=0.0)
+    cutoff = _number(cutoff, "cutoff", low=0.0, allowed="> 0 (radius in units of sqrt(eps))")
+    from scipy.spatial import cKDTree
+    import scipy.sparse as sp
+
+    from .backend import to_numpy
+
+    _, xa = _float_array(x, "x", ndim=2)
+    xh = np.asarray(to_numpy(xa), dtype=np.float64)
+    if y is None:
+        yh = xh
+    else:
+        _, ya = _float_array(y, "y", ndim=2)
+        yh = np.asarray(to_numpy(ya), dtype=np.float64)
+        if yh.shape[1] != xh.shape[1]:
+            raise ValueError(f"y must have shape (m, {xh.shape[1]}) like x, got {yh.shape}")
+    tx = cKDTree(xh)
+    ty = tx if y is None else cKDTree(yh)
+    # coo output keeps explicit zero distances (the diagonal, duplicate points)
+    pairs = tx.sparse_distance_matrix(ty, cutoff * math.sqrt(eps), output_type="coo_matrix")
+    w = pairs.data * pairs.data
+    w *= -1.0 / (2.0 * eps)
+    np.exp(w, out=w)
+    w[w < np.finfo(np.float64).smallest_normal] = 0.0
+    mat = sp.csr_array((w, (pairs.row, pairs.col)), shape=(xh.shape[0], yh.shape[0]))
+    return SparseScores(mat, symmetric=y is None)
 
 
 def heat_time(eps) -> float:

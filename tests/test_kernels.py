@@ -578,3 +578,67 @@ def test_operator_spectrum_matches_dense(rng):
     # negative control: another alpha moves the spectrum far beyond the tolerance
     other = markov_spectrum(fna_kernel(to_numpy(Circle().distance(x)), alpha=1.4, scale=0.05, dim=1), 10)
     assert np.max(np.abs(other.eigenvalues - dense.eigenvalues)) > 1e6 * EPS64
+
+
+class TestSparseHeat:
+    def test_matches_truncated_dense(self, rng):
+        from spectral.kernels import SparseScores, heat_kernel_sparse
+
+        x = rng.standard_normal((300, 2))
+        x[7] = x[3]  # a duplicate point: zero distance off the diagonal must be kept
+        eps, cut = 0.05, 3.0
+        sc = heat_kernel_sparse(x, eps=eps, cutoff=cut)
+        assert isinstance(sc, SparseScores) and sc.symmetric and sc.shape == (300, 300)
+        d = cdist(x, x)
+        ref = np.where(d <= cut * math.sqrt(eps), np.exp(-d**2 / (2 * eps)), 0.0)
+        dense = sc.to_dense()
+        assert dense[7, 3] == 1.0 and np.all(np.diag(dense) == 1.0)
+        # entrywise: exp of rounded d^2 (cKDTree vs cdist distances differ by a few ulp)
+        assert_close(dense, ref, rtol=1e-12, atol=0)
+        assert sc.nnz == np.count_nonzero(ref)
+        v = rng.standard_normal(300)
+        assert_close(sc @ v, ref @ v, atol=1e-12)
+        assert_close(sc.rmatvec(v), ref.T @ v, atol=1e-12)
+        assert_close(sc.row_sums(), ref.sum(axis=1), rtol=1e-12)
+        # dropped entries are below exp(-cut^2/2); negative control: the untruncated kernel differs there
+        full = np.exp(-d**2 / (2 * eps))
+        assert np.max(full - ref) <= math.exp(-cut**2 / 2)
+        assert np.max(full - ref) > 0.1 * math.exp(-cut**2 / 2)
+
+    def test_cross_and_spectrum(self, rng):
+        from spectral.eigen import markov_spectrum
+        from spectral.kernels import heat_kernel_sparse
+
+        x = rng.standard_normal((200, 2))
+        y = rng.standard_normal((50, 2))
+        sc = heat_kernel_sparse(x, eps=0.1, y=y)
+        assert not sc.symmetric and sc.shape == (200, 50)
+        d = cdist(x, y)
+        assert_close(sc.to_dense(), np.where(d <= 6 * math.sqrt(0.1), np.exp(-d**2 / 0.2), 0.0), rtol=1e-12)
+        sym = heat_kernel_sparse(x, eps=0.5, cutoff=3.0)  # connected (an isolated point warns)
+        free = markov_spectrum(sym, 5, method="matrix-free")
+        dense = markov_spectrum(sym.to_dense(), 5, method="dense")
+        np.testing.assert_allclose(free.eigenvalues, dense.eigenvalues, rtol=0, atol=1e3 * EPS64)
+
+    def test_bad(self, rng):
+        from spectral.kernels import SparseScores, heat_kernel_sparse
+
+        x = rng.standard_normal((10, 2))
+        with pytest.raises(ValueError, match="eps must be a finite real number > 0"):
+            heat_kernel_sparse(x, eps=0.0)
+        with pytest.raises(ValueError, match="cutoff must be a finite real number > 0"):
+            heat_kernel_sparse(x, eps=1.0, cutoff=-1)
+        bad = x.copy()
+        bad[0, 0] = np.nan
+        with pytest.raises(ValueError, match="x must contain only finite values"):
+            heat_kernel_sparse(bad, eps=1.0)
+        with pytest.raises(ValueError, match="y must have shape \\(m, 2\\)"):
+            heat_kernel_sparse(x, eps=1.0, y=np.ones((3, 3)))
+        with pytest.raises(ValueError, match="matrix must be a 2-d scipy.sparse array"):
+            SparseScores(np.eye(3), symmetric=True)
+        import scipy.sparse as sp
+
+        with pytest.raises(ValueError, match="finite and >= 0"):
+            SparseScores(sp.csr_array(-np.eye(3)), symmetric=True)
+        with pytest.raises(DenseMemoryError):
+            heat_kernel_sparse(x, eps=1.0).to_dense(max_bytes=10)
