@@ -164,16 +164,20 @@ def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="c
         errors["fcm_memberships"] = _rel(u_paper, u_bezdek)
 
     with timer("fcm"):
+        rng = np.random.default_rng([seed, 1])  # own stream: the FCM data do not depend on n
         blobs = np.concatenate([rng.normal(loc, 1.0, size=(100, 2)) for loc in ((0, 0), (2.5, 0), (1.2, 2.2))])
         init = blobs[rng.choice(len(blobs), size=3, replace=False)]
         from sklearn.cluster import KMeans
 
-        km = KMeans(n_clusters=3, init=init, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
         fcm_diff, to_kmeans = {}, {}
         for mm in fcm_m:
             cb = _fcm(blobs, init, mm, weights="bezdek")
             cp = _fcm(blobs, init, mm, weights="paper")
             fcm_diff[mm] = _match(cb, cp)
+            # k-means limit: Lloyd's algorithm started at the FCM centres must (nearly) stay there,
+            # i.e. the m -> 1+ FCM fixed point is a k-means fixed point (local optima can differ
+            # between independent starts, so the comparison is made at the same basin)
+            km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
             to_kmeans[mm] = float(max(_match(cb, km), _match(cp, km)))
 
     failures = []
@@ -184,10 +188,10 @@ def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="c
         if err > tol:
             failures.append(f"{name}: composition differs from the classical formula by {err:.3e} (rel) > {tol:.0e}")
     m_small = min(fcm_m)
-    # FCM thresholds from measurement (seeds 0-3): paper-vs-Bezdek centre gap 1.31-1.42 at m = 2
-    # (>> 0.05; blob spacing 2.5 sigma); at m = 1.05 both lie within 0.009-0.030 of Lloyd's k-means
-    # (bound 0.05) and of each other (gap 0.001-0.002).
-    gap_min, km_tol = 0.05, 0.05
+    # FCM thresholds from measurement (seeds 0-7): paper-vs-Bezdek centre gap 1.04-1.75 at m = 2
+    # (>> 0.05; blob spacing 2.5 sigma); at m = 1.05 both lie within 0.007-0.030 of the Lloyd fixed
+    # point of their basin (bound 0.08) and within 0.0007-0.0037 of each other.
+    gap_min, km_tol = 0.05, 0.08
     if perturb == "fcm_equal":
         if fcm_diff[2.0] > 1e-8:
             failures.append(f"paper's FCM centre update (weights u) is not Bezdek's (weights u^m): centres differ "
