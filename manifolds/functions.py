@@ -245,9 +245,11 @@ def _spherical_harmonic_terms(l: int, m: int):
 
     ``Pi_l^m = sum_k (-1)^k 2^-l C(l,k) C(2l-2k,l) (l-2k)!/(l-2k-m)! r^2k z^(l-2k-m)``.
 
-    ``N = (-1)^m sqrt(2) sqrt((2l+1)/(4 pi) (l-|m|)!/(l+|m|)!)`` for ``m != 0``
-    (Condon-Shortley phase included, matching ``sympy.Znm``); ``r^2`` is kept
-    as ``x^2 + y^2 + z^2`` so the polynomial is homogeneous and harmonic.
+    ``N = sqrt(2) sqrt((2l+1)/(4 pi) (l-|m|)!/(l+|m|)!)`` for ``m != 0`` (the
+    ``sqrt(2)`` dropped for ``m = 0``); no Condon-Shortley sign, as in the usual
+    real-harmonic tables (``Y_{1,-1}``, ``Y_{1,0}``, ``Y_{1,1}`` proportional to
+    ``y``, ``z``, ``x``).  ``r^2`` is kept as ``x^2 + y^2 + z^2`` so the polynomial
+    is homogeneous and harmonic.
     """
     am = abs(m)
     r2 = {(2, 0, 0): Fraction(1), (0, 2, 0): Fraction(1), (0, 0, 2): Fraction(1)}
@@ -271,7 +273,7 @@ def _spherical_harmonic_terms(l: int, m: int):
     terms = _poly_mul(pi_lm, ab)
     norm = math.sqrt((2 * l + 1) / (4 * math.pi) * math.factorial(l - am) / math.factorial(l + am))
     if m != 0:
-        norm *= (-1) ** am * math.sqrt(2.0)
+        norm *= math.sqrt(2.0)
     return terms, norm
 
 
@@ -282,7 +284,9 @@ class SphericalHarmonic(Polynomial):
     (closed form in :func:`_spherical_harmonic_terms`), so
     ``Delta_S Y_lm = -l (l + 1) Y_lm`` and ``int_{S^2} Y_lm Y_l'm' = delta``.
     ``m > 0`` is the ``cos(m phi)`` member, ``m < 0`` the ``sin(|m| phi)``
-    member; signs follow ``sympy.Znm`` (Condon-Shortley phase).  Degrees are
+    member; no Condon-Shortley sign (``Y_11``, ``Y_1,-1``, ``Y_10`` are
+    ``sqrt(3 / (4 pi))`` times ``x``, ``y``, ``z``; ``sympy.Znm`` differs by
+    ``(-1)^m`` for ``m > 0`` and by ``-1`` for ``m < 0``).  Degrees are
     capped at 8 because the monomial form loses accuracy by cancellation at
     high degree.
     """
