@@ -188,7 +188,7 @@ class TestCdfAndQuantiles:
     @pytest.mark.parametrize("density", [VonMises(1.0, 4.0), VonMises(0.0, 300.0), CosineDensity(0.5),
                                          CosineDensity(-0.99, 2.0), Uniform(Circle())], ids=repr)
     def test_quantile_grid(self, density):
-        n = 5000
+        n = 2000
         x = density.quantile_grid(n)
         assert x.shape == (n, 2)
         Circle().check_points(x, atol=4 * EPS)
