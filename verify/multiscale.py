@@ -352,10 +352,16 @@ def _run(p):
             # ... and the ratio tracks max(|eta_1|, |eta_2|)^tau (measured within a factor 1.07; 1.5 allowed)
             L.at_most(f"dm_ratio_vs_eta_log_d{d}", abs(math.log(ratio / eta_ratio)), math.log(1.5), "FNA-19 tracking")
 
+    from graphs import ShortestPaths, path
+
     for protocol, res in example.items():
+        # Fig. 5c: the pair with the most DP hops (first in row-major order), its path per method
+        src, dst = np.unravel_index(int(np.argmax(res["dp"]["_hops"])), res["dp"]["_hops"].shape)
+        arrays[f"example_pair_{protocol}"] = np.array([src, dst])
         for m in METHODS:
             arrays[f"example_hops_{protocol}_{m}"] = res[m]["_hops"]
-            arrays[f"example_pred_{protocol}_{m}"] = res[m]["_pred"]
+            sp = ShortestPaths(None, res[m]["_hops"], res[m]["_pred"], "inverse")
+            arrays[f"example_path_{protocol}_{m}"] = np.array(path(sp, int(src), int(dst)))
     arrays["example_tokens"] = np.array([datasets[-1], str(dims[0]), str(n1)])
 
     if claim == "ledger":
