@@ -55,31 +55,45 @@ def _dot_const(x, vec):
     return acc
 
 
-def _invert_circle_cdf(cdf, pdf, u):
+def _invert_circle_cdf(cdf, pdf, u, *, coarse: int = 4096):
     """Solve ``cdf(theta) = u`` on ``[0, 2 pi]`` by Newton steps safeguarded by bisection.
 
-    ``cdf`` is increasing from 0 to 1 and ``pdf`` is its derivative.  The bracket
-    ``[lo, hi]`` always contains the root; a Newton step leaving it (or a zero
-    pdf) is replaced by bisection, so the iteration converges for every
-    continuous positive density.  Stops when every step is below
-    ``8 eps * 2 pi``; the residual is checked by the caller's tests.
+    ``cdf`` is increasing from 0 to 1 and ``pdf`` is its derivative.  The CDF is
+    first tabulated on ``coarse + 1`` equispaced angles; each root starts from
+    linear interpolation inside its table cell, which is also its initial
+    bracket.  A Newton step leaving the (closed) bracket, or a zero pdf, is
+    replaced by bisection, so the iteration converges for every continuous
+    positive density; it stops when every step is below ``8 eps * 2 pi``.
     """
-    lo = np.zeros_like(u)
-    hi = np.full_like(u, TWO_PI)
-    t = TWO_PI * u
-    for _ in range(200):
-        resid = cdf(t) - u
-        lo = np.where(resid <= 0, t, lo)
-        hi = np.where(resid >= 0, t, hi)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            cand = t - resid / pdf(t)
-        bad = ~((cand > lo) & (cand < hi))
-        cand = np.where(bad, 0.5 * (lo + hi), cand)
-        cand = np.where(resid == 0, t, cand)
-        step = np.max(np.abs(cand - t)) if t.size else 0.0
-        t = cand
-        if step <= 8 * np.finfo(np.float64).eps * TWO_PI:
+    grid = np.linspace(0.0, TWO_PI, coarse + 1)
+    table = np.maximum.accumulate(np.clip(cdf(grid), 0.0, 1.0))
+    table[0], table[-1] = 0.0, 1.0
+    idx = np.clip(np.searchsorted(table, u, side="right") - 1, 0, coarse - 1)
+    lo, hi = grid[idx], grid[idx + 1]
+    f_lo, f_hi = table[idx], table[idx + 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(f_hi > f_lo, (u - f_lo) / (f_hi - f_lo), 0.5)
+    t = lo + np.clip(frac, 0.0, 1.0) * (hi - lo)
+    # a root is done when its Newton step is below 8 ulps of 2 pi or its residual is at the
+    # rounding level of the CDF (4 eps); only the remaining roots are iterated
+    step_tol = 8 * np.finfo(np.float64).eps * TWO_PI
+    active = np.arange(u.size)
+    for _ in range(100):
+        if active.size == 0:
             break
+        ta, ua, la, ha = t[active], u[active], lo[active], hi[active]
+        resid = cdf(ta) - ua
+        la = np.where(resid <= 0, ta, la)
+        ha = np.where(resid >= 0, ta, ha)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            cand = ta - resid / pdf(ta)
+        # closed bracket: a converged iterate sits on one end of it and must not be bisected away
+        bad = ~((cand >= la) & (cand <= ha))
+        cand = np.where(bad, 0.5 * (la + ha), cand)
+        cand = np.where(resid == 0, ta, cand)
+        done = (np.abs(cand - ta) <= step_tol) | (np.abs(resid) <= 4 * np.finfo(np.float64).eps)
+        t[active], lo[active], hi[active] = np.where(np.abs(resid) <= 4 * np.finfo(np.float64).eps, ta, cand), la, ha
+        active = active[~done]
     return t
 
 
@@ -257,10 +271,16 @@ class VonMises(_CircleLaw, Density):
         return np.exp(self.kappa * np.cos(theta - self.mu) - self._log_norm)
 
     def _angle_cdf(self, theta):
-        t = theta[..., None]
         k = self._ks
-        terms = self._ratios * (np.sin(k * (t - self.mu)) + np.sin(k * self.mu)) / k
-        return theta / TWO_PI + np.sum(terms, axis=-1) / math.pi
+        const = np.sum(self._ratios * np.sin(k * self.mu) / k)
+        flat = theta.reshape(-1)
+        series = np.empty_like(flat)
+        # chunks of <= 2^21 (point, term) pairs bound the memory for large n and kappa
+        rows = max(1, 2**21 // max(k.size, 1))
+        for s in range(0, flat.size, rows):
+            t = flat[s : s + rows, None]
+            series[s : s + rows] = np.sum(self._ratios * np.sin(k * (t - self.mu)) / k, axis=-1)
+        return theta / TWO_PI + (series.reshape(theta.shape) + const) / math.pi
 
 
 class CosineDensity(_CircleLaw, Density):

@@ -185,7 +185,7 @@ class TestCdfAndQuantiles:
             assert density.cdf(t) == pytest.approx(ref, abs=1e-13)
         assert density.cdf(7.0) == pytest.approx(1.0 + density.cdf(7.0 - 2 * np.pi), abs=1e-14)
 
-    @pytest.mark.parametrize("density", [VonMises(1.0, 4.0), VonMises(0.0, 300.0), CosineDensity(0.5),
+    @pytest.mark.parametrize("density", [VonMises(1.0, 4.0), VonMises(0.0, 300.0), VonMises(2.0, 1e4), CosineDensity(0.5),
                                          CosineDensity(-0.99, 2.0), Uniform(Circle())], ids=repr)
     def test_quantile_grid(self, density):
         n = 2000
@@ -196,7 +196,7 @@ class TestCdfAndQuantiles:
         assert np.all(np.diff(theta) > 0)
         u = (np.arange(n) + 0.5) / n
         # Newton converged to ~ulps in theta; the residual in F is ~ p_max * (ulp of 2 pi) plus the
-        # rounding of cos/sin when re-reading the angle from the points (measured <= 6.6e-15)
+        # rounding of cos/sin when re-reading the angle from the points (measured <= 8.8e-15, kappa 1e4)
         assert np.max(np.abs(density.cdf(theta) - u)) <= 1e-13
         if isinstance(density, VonMises) and density.kappa <= 50:  # independent CDF (scipy, series regime)
             ref = np.mod(stats.vonmises.cdf(theta, density.kappa, loc=density.mu)
