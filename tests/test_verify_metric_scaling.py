@@ -1,0 +1,56 @@
+"""verify.metric_scaling (DRIFT-6): At scales by m^2 under g -> g/m^2; a claimed m^1 fails."""
+
+import subprocess
+import sys
+
+import pytest
+
+from verify import metric_scaling as check
+from verify.claims import CHECKS
+from verify.core import CheckResult
+
+
+@pytest.fixture(scope="module")
+def passed():
+    return check.run(n=2000, modes=4)
+
+
+def test_registered():
+    assert check.CLAIMS == CHECKS[check.CHECK]
+
+
+def test_m_squared_scaling(passed):
+    assert passed.passed, passed.failures
+    assert passed.measured["ratio_m4_mode1"] == pytest.approx(16.0, rel=0.02)
+
+
+@pytest.mark.parametrize("power", [1.0, 3.0])
+def test_wrong_power_fails(power):
+    res = check.run(n=2000, modes=2, scales=(1.0, 2.0), power=power)
+    assert not res.passed and "deviate" in res.failures[0]
+
+
+def test_json_round_trip(passed):
+    assert CheckResult.from_json(passed.to_json()).measured == passed.measured
+
+
+def test_cli(capsys):
+    assert check.main(["--n", "2000", "--modes", "2", "--scales", "1,2", "--quiet"]) == 0
+    assert check.main(["--n", "2000", "--modes", "2", "--scales", "1,2", "--power", "1", "--quiet"]) == 1
+    capsys.readouterr()
+    assert check.main(["--n", "600", "--eps", "1e-6"]) == 2
+    err = capsys.readouterr().err
+    assert "n too small" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("kwargs, match", [({"scales": (1.0,)}, "scales"), ({"eps": 1.0}, "eps"),
+                                           ({"modes": 0}, "modes")])
+def test_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check.run(**kwargs)
+
+
+def test_subprocess():
+    out = subprocess.run([sys.executable, "-m", "verify.metric_scaling", "--n", "2000", "--modes", "2", "--quiet"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.startswith("PASS metric_scaling")
