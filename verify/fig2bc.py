@@ -187,7 +187,8 @@ def draw_edges(ax, result, key, color, title):
 
 
 def main(argv=None) -> int:
-    return cli_main(run, argv, help=HELP, plot=plot, choices={"layout": LAYOUTS, "claim": CLAIM_VERSIONS})
+    return cli_main(run, argv, prog=f"python -m verify.{CHECK}", help=HELP, plot=plot,
+                    choices={"layout": LAYOUTS, "claim": CLAIM_VERSIONS})
 
 
 if __name__ == "__main__":

@@ -400,7 +400,8 @@ def plot(result, path):
 def main(argv=None) -> int:
     # ``--full true``: verify.core builds every keyword of run() as an option, so a separate
     # store_true ``--full`` flag would collide with it.
-    return cli_main(run, argv, help=HELP, plot=plot, choices={"claim": CLAIM_VERSIONS})
+    return cli_main(run, argv, prog=f"python -m verify.{CHECK}", help=HELP, plot=plot,
+                    choices={"claim": CLAIM_VERSIONS})
 
 
 if __name__ == "__main__":
