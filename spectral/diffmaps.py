@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from spectral.backend import array_namespace
-from spectral.eigen import Spectrum, markov_spectrum
+from spectral.eigen import Spectrum, _dtype_name, markov_spectrum
+from spectral.memory import check_dense_memory
 from spectral.normalize import _check_scores
 
 __all__ = ["NORMALIZATIONS", "DiffusionMap", "diffusion_distance", "diffusion_map"]
@@ -79,6 +80,8 @@ class DiffusionMap:
         """
         tau = self.tau if tau is None else _check_tau(tau, self.eigenvalues)
         xp = array_namespace(self.psi)
+        n = self.psi.shape[0]
+        check_dense_memory(n, dtype=_dtype_name(self.psi.dtype), copies=2, what="reconstructed A^tau")
         lam = _power(self.eigenvalues, tau, xp)
         return (self.psi * lam[None, :]) @ self.phi.T
 
@@ -272,7 +275,8 @@ def diffusion_distance(A, tau, *, stationary=None, squared=False):
 
     Computed from explicit differences in blocks of rows (no ``|a|^2 + |b|^2 - 2 a.b``
     cancellation, which loses all digits for nearby points at large ``tau``):
-    O(n^3) operations, O(2^22) extra elements.
+    O(n^3) operations; four dense ``(n, n)`` arrays plus a ``2^22``-element block,
+    checked by the memory guard (:func:`spectral.memory.check_dense_memory`) first.
 
     References
     ----------
@@ -290,6 +294,8 @@ def diffusion_distance(A, tau, *, stationary=None, squared=False):
         raise ValueError(f"tau must be an integer >= 1 (steps of A), got {tau!r}")
     xp = _check_scores(A, square=True, name="A")
     n = A.shape[0]
+    # A^tau, the squaring base, the weighted rows W and the result (plus a 2^22-element block)
+    check_dense_memory(n, dtype=_dtype_name(A.dtype), copies=4, what="diffusion distances")
     tol = 4 * math.sqrt(float(xp.finfo(A.dtype).eps))
     dev = float(xp.max(xp.abs(xp.sum(A, axis=1) - 1.0)))
     if dev > tol:

@@ -55,11 +55,27 @@ def _check_scores(C: Any, *, name: str = "C", square: bool = False):
         raise ValueError(f"{name} must be square (n, n), got shape {shape}")
     if C.dtype not in (xp.float32, xp.float64):
         raise ValueError(f"{name} must have a real floating dtype (float32 or float64), got {C.dtype}")
-    if not bool(xp.all(xp.isfinite(C))):
-        raise ValueError(f"{name} must be finite; it contains NaN or inf")
-    if bool(xp.any(C < 0)):
-        raise ValueError(f"{name} must be nonnegative (scores, not logits); its minimum is {float(xp.min(C)):.3g}")
+    # in row blocks: no full-size boolean temporaries for large n
+    for start, stop in _row_blocks(shape[0], shape[1]):
+        block = C[start:stop, :]
+        if not bool(xp.all(xp.isfinite(block))):
+            raise ValueError(f"{name} must be finite; it contains NaN or inf")
+        if bool(xp.any(block < 0)):
+            raise ValueError(
+                f"{name} must be nonnegative (scores, not logits); its minimum is {float(xp.min(C)):.3g}"
+            )
     return xp
+
+
+#: Elements per block in the blocked validation passes (32 MiB of float64).
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def _row_blocks(n: int, m: int):
+    """``(start, stop)`` row ranges of about ``_BLOCK_ELEMENTS`` entries each."""
+    rows = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    for start in range(0, n, rows):
+        yield start, min(n, start + rows)
 
 
 def _row_sums_checked(C, xp, *, name: str = "C", axis: int = 1, what: str = "row"):
@@ -303,7 +319,10 @@ def _symmetry_defect(C, xp) -> float:
     scale = float(xp.max(xp.abs(C)))
     if scale == 0.0:
         return 0.0
-    return float(xp.max(xp.abs(C - C.T))) / scale
+    worst = 0.0
+    for start, stop in _row_blocks(C.shape[0], C.shape[1]):  # no n x n temporaries
+        worst = max(worst, float(xp.max(xp.abs(C[start:stop, :] - C[:, start:stop].T))))
+    return worst / scale
 
 
 def symmetry_tolerance(dtype, xp) -> float:

@@ -200,3 +200,13 @@ def test_diffusion_distance_bad_input():
     reducible = np.eye(3)
     with pytest.raises(ValueError, match="stationary"):
         diffusion_distance(reducible, 1)
+
+
+def test_memory_guard(monkeypatch):
+    import spectral.memory as memory
+    from spectral.memory import DenseMemoryError
+
+    A = np.full((50, 50), 1 / 50)
+    monkeypatch.setattr(memory, "available_memory_bytes", lambda: 3 * 50 * 50 * 8)
+    with pytest.raises(DenseMemoryError, match="diffusion distances"):
+        diffusion_distance(A, 1)

@@ -480,3 +480,17 @@ def test_operator_bad_method_and_k(random_circle):
         markov_spectrum(op)
     with pytest.raises(ValueError, match=r"\[1, n-2\]"):
         markov_spectrum(op, 299)
+
+
+@pytest.mark.slow
+def test_auto_large_grid_float32_lanczos_against_circulant():
+    # n = 10^4 (FLOAT32_FROM_N): auto picks Lanczos with float32 storage (DESIGN 3.1); the exact
+    # spectrum of the equispaced grid is the FFT of the first row.  ~1 GiB, a minute here.
+    n = 10_000
+    C, _ = fna_on(CIRCLE.grid(n), scale=4 * np.pi / n)
+    spec = markov_spectrum(C, 10, rng=0)
+    assert spec.method == "lanczos" and spec.storage_dtype == "float32"
+    exact = to_numpy(circulant_spectrum(C[0], 10).eigenvalues)
+    # float32 storage: rounding of S (eps32 = 1.2e-7) perturbs eigenvalues by <= ||dS|| ~ eps32 * sqrt(n)
+    # in the worst case; measured ~1e-7
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - exact)) <= 100 * np.finfo(np.float32).eps
