@@ -2,7 +2,6 @@
 samplers by KS at level 0.01 (with wrong-law negative controls), grad_log_pdf vs finite
 differences, backend neutrality and bad input."""
 
-import math
 
 import numpy as np
 import pytest

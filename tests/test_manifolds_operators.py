@@ -1,7 +1,6 @@
 """Reference operators: drift-diffusion vs sympy, Fourier multipliers and the Theorem-2 operator
 vs closed forms on trigonometric polynomials, with negative controls."""
 
-import math
 
 import numpy as np
 import pytest
