@@ -666,6 +666,10 @@ def markov_spectrum(
     Symmetric ``C``: :math:`S = D^{-1/2} C D^{-1/2} = V \\Lambda V^T`, ``A`` has
     eigenvalues :math:`\\Lambda`, right eigenvectors :math:`\\psi = D^{-1/2} v` and
     left :math:`\\phi = D^{1/2} v` (FNA eqs. 33-35), so :math:`\\phi_i^T \\psi_j = \\delta_{ij}`.
+    Host boundary: the non-symmetric paths run on the host (the array API has no
+    general ``eig``); Lanczos runs ARPACK on NumPy and cupyx on CuPy arrays, and on a
+    host copy of the stored conjugate for other namespaces; matrix-free products cross
+    the host boundary once per ARPACK iteration except on NumPy.
     Connectivity: the components of the graph ``C > 0`` are counted before solving
     (:func:`count_components`; operators: breadth-first search by indicator matvecs,
     at most ``OPERATOR_BFS_MATVECS`` of them) and reported as ``n_components``.
@@ -781,9 +785,7 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
         return _symmetric_result(w, V, d, xp=xp, k=k, vectors=vectors, method="dense",
                                  solver=f"{getattr(xp, '__name__', 'xp')}.linalg.eigh", apply_S=lambda X: S @ X,
                                  ncomp=ncomp, exact=True, storage=_dtype_name(C.dtype))
-    import scipy.sparse.linalg as sla
-
-    host = xp is np or backend.is_cupy_array(C)
+    native = xp is np or backend.is_cupy_array(C)  # other namespaces: ARPACK on a host copy
     if method == "lanczos":
         sd = _lanczos_dtype(n, dtype, _dtype_name(C.dtype))
         sd_x = getattr(xp, sd)
@@ -791,7 +793,7 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
         s_sd = _astype(s, sd_x, xp)
         S *= s_sd[:, None]
         S *= s_sd[None, :]
-        target = S if host else to_numpy(S)
+        target = S if native else to_numpy(S)
         w, V = backend.eigsh(target, k, which="LA", v0=_v0(n, rng) if not backend.is_cupy_array(C) else None,
                              tol=tol)
         w = from_numpy(np.asarray(w, dtype=np.float64), like=C) if not backend.is_cupy_array(C) else w

@@ -494,3 +494,13 @@ def test_auto_large_grid_float32_lanczos_against_circulant():
     # float32 storage: rounding of S (eps32 = 1.2e-7) perturbs eigenvalues by <= ||dS|| ~ eps32 * sqrt(n)
     # in the worst case; measured ~1e-7
     assert np.max(np.abs(to_numpy(spec.eigenvalues) - exact)) <= 100 * np.finfo(np.float32).eps
+
+
+@pytest.mark.parametrize("method", ["lanczos", "matrix-free"])
+def test_iterative_paths_return_input_namespace(xp, random_circle, method):
+    _, C, _ = random_circle
+    ref = reference_real(C)[:5]
+    spec = markov_spectrum(xp.asarray(C), 5, method=method, vectors=True, rng=0)
+    assert type(spec.eigenvalues) is type(xp.asarray(C))
+    assert type(spec.psi) is type(xp.asarray(C))
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= symmetric_tol(C)  # as the numpy paths
