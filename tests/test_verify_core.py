@@ -121,6 +121,8 @@ def test_cli_parses_types_and_writes_json(tmp_path, capsys):
     r = CheckResult.from_json(str(path))
     assert r.parameters["fit_range"] == [3, 7] and r.parameters["flag"] is True
     assert r.parameters["scale"] == 0.5 and r.parameters["n"] == 32
+    assert cli_main(toy_run, ["--flag", "--json", str(path)], prog="toy") == 0  # bare bool flag = true
+    assert CheckResult.from_json(str(path)).parameters["flag"] is True
     assert cli_main(toy_run, ["--plot", str(tmp_path / "p.png")], prog="toy") == 2  # no figure for toy
     assert "no figure" in capsys.readouterr().err
 

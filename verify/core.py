@@ -439,7 +439,10 @@ def build_parser(run: Callable, *, prog: str, description: str = "", help: Mappi
             else:
                 kind = type(default)
         if kind is bool:
+            # "--full" alone means true; "--full false" / "--full true" are accepted too
             kwargs["type"] = _parse_bool
+            kwargs["nargs"] = "?"
+            kwargs["const"] = True
             kwargs["metavar"] = "{true,false}"
         elif kind is tuple:
             elem = type(default[0]) if default else float
@@ -472,7 +475,10 @@ def cli_main(run: Callable, argv=None, *, prog: str | None = None, description: 
     stderr and return 2, never a traceback.
     """
     module = sys.modules.get(run.__module__)
-    prog = prog or f"python -m {run.__module__}"
+    module_name = run.__module__
+    if module_name == "__main__" and module is not None and getattr(module, "__spec__", None) is not None:
+        module_name = module.__spec__.name  # run as `python -m verify.x`
+    prog = prog or f"python -m {module_name}"
     description = description or (module.__doc__ or "").strip().split("\n\n")[0]
     parser = build_parser(run, prog=prog, description=description, help=help, choices=choices,
                           annotations=annotations, flags=flags)
