@@ -54,9 +54,10 @@ __all__ = [
 
 METHODS = ("auto", "dense", "lanczos", "matrix-free", "circulant")
 #: ``method="auto"`` uses the dense solver up to this n (and whenever all eigenvalues are asked
-#: for); above it ARPACK on the stored conjugate.  Dense ``eigh`` is O(n^3): ~2 s at n = 2000,
-#: ~65 s at n = 5000 under load (DESIGN.md 3.1), while top-k Lanczos costs a few dense matvecs.
-DENSE_MAX_N = 2000
+#: for); above it ARPACK on the stored conjugate.  Measured (1 BLAS thread, FNA kernel on random
+#: circle points, k = 10): n = 1000 dense 0.20 s / Lanczos 0.17 s; n = 2000 dense 1.64 s /
+#: Lanczos 0.38 s.  Dense ``eigh`` is O(n^3) (~65 s at n = 5000 under load, DESIGN.md 3.1).
+DENSE_MAX_N = 1000
 #: From this n the Lanczos path stores the conjugate in float32 (DESIGN.md 3.1: ARPACK on the
 #: stored matrix needs 3 GiB in float64 at n = 20000).
 FLOAT32_FROM_N = 10_000
