@@ -30,6 +30,7 @@ __all__ = [
     "device_of",
     "eigh",
     "eigsh",
+    "linear_operator",
     "available_devices",
     "require_device",
 ]
@@ -135,13 +136,33 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     """
     if which not in ("LA", "LM"):
         raise ValueError(f"which must be 'LA' or 'LM', got {which!r}")
-    if is_cupy_array(a):
+    if is_cupy_array(a) or _is_cupyx_operator(a):
         import cupyx.scipy.sparse.linalg as cpsla  # lazy: only with CuPy present
 
         return cpsla.eigsh(a, k=k, which=which, tol=tol, maxiter=maxiter)
     import scipy.sparse.linalg as sla
 
     return sla.eigsh(a, k=k, which=which, v0=v0, tol=tol, maxiter=maxiter)
+
+
+def _is_cupyx_operator(a: Any) -> bool:
+    return type(a).__module__.startswith("cupyx.")
+
+
+def linear_operator(shape: tuple[int, int], matvec, *, dtype, like: Any = None, matmat=None):
+    """A matrix-free linear operator on the device of ``like``.
+
+    ``scipy.sparse.linalg.LinearOperator`` for host arrays; ``cupyx.scipy.sparse.linalg.LinearOperator``
+    when ``like`` is a CuPy array, so that Lanczos iterations (:func:`eigsh`) stay on the GPU and
+    ``matvec`` receives and returns CuPy vectors.
+    """
+    if is_cupy_array(like):
+        import cupyx.scipy.sparse.linalg as cpsla  # lazy: only with CuPy present
+
+        return cpsla.LinearOperator(shape, matvec=matvec, matmat=matmat, dtype=dtype)
+    import scipy.sparse.linalg as sla
+
+    return sla.LinearOperator(shape, matvec=matvec, matmat=matmat, dtype=dtype)
 
 
 def available_devices() -> list[str]:

@@ -816,21 +816,28 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
 
 
 def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact, tol, rng, storage):
-    import scipy.sparse.linalg as sla
+    if backend.is_cupy_array(like):
+        # GPU: the Lanczos iteration and every product stay on the device (no host round trip)
+        def mv_device(v):
+            return apply_S(v.reshape(n, -1)).reshape(v.shape)
 
-    def mv(v):
-        v = np.asarray(v)
-        X = from_numpy(v.reshape(n, -1), like=like)
-        return to_numpy(apply_S(X)).reshape(v.shape)
+        op = backend.linear_operator((n, n), mv_device, matmat=mv_device, dtype=like.dtype, like=like)
+        w, V = backend.eigsh(op, k, which="LA", tol=tol)
+        solver = "cupyx.scipy.sparse.linalg.eigsh(LinearOperator)"
+    else:
+        def mv(v):
+            v = np.asarray(v)
+            X = from_numpy(v.reshape(n, -1), like=like)
+            return to_numpy(apply_S(X)).reshape(v.shape)
 
-    op = sla.LinearOperator((n, n), matvec=mv, matmat=mv, dtype=np.float64)
-    w, V = backend.eigsh(op, k, which="LA", v0=_v0(n, rng), tol=tol)
-    w = from_numpy(np.asarray(w, dtype=np.float64), like=like)
-    V = from_numpy(np.asarray(V, dtype=np.float64), like=like)
+        op = backend.linear_operator((n, n), mv, matmat=mv, dtype=np.float64)
+        w, V = backend.eigsh(op, k, which="LA", v0=_v0(n, rng), tol=tol)
+        w = from_numpy(np.asarray(w, dtype=np.float64), like=like)
+        V = from_numpy(np.asarray(V, dtype=np.float64), like=like)
+        solver = "scipy.sparse.linalg.eigsh(LinearOperator)"
     V = V / _colnorm(V, xp)[None, :]
     return _symmetric_result(w, V, d, xp=xp, k=k, vectors=vectors, method="matrix-free",
-                             solver="scipy.sparse.linalg.eigsh(LinearOperator)", apply_S=apply_S, ncomp=ncomp,
-                             exact=exact, storage=storage)
+                             solver=solver, apply_S=apply_S, ncomp=ncomp, exact=exact, storage=storage)
 
 
 def _general_paths(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):

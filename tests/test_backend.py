@@ -69,3 +69,20 @@ def test_cupy_namespace():  # pragma: no cover - needs a GPU
     a = cupy.ones((3, 3))
     assert backend.array_namespace(a) is cupy
     assert isinstance(backend.to_numpy(a), np.ndarray)
+
+
+def test_linear_operator_host():
+    m = np.diag(np.arange(1.0, 7.0))
+    op = backend.linear_operator((6, 6), lambda v: m @ v, dtype=np.float64)
+    w, _ = backend.eigsh(op, 2, which="LA")
+    np.testing.assert_allclose(np.sort(w), [5.0, 6.0], rtol=1e-10)
+
+
+@pytest.mark.gpu
+def test_linear_operator_gpu():  # pragma: no cover - needs a GPU
+    import cupy
+
+    m = cupy.diag(cupy.arange(1.0, 7.0))
+    op = backend.linear_operator((6, 6), lambda v: m @ v, dtype=cupy.float64, like=m)
+    w, _ = backend.eigsh(op, 2, which="LA")
+    np.testing.assert_allclose(np.sort(backend.to_numpy(w)), [5.0, 6.0], rtol=1e-8)
