@@ -44,16 +44,26 @@ TOLERANCES = {
     # kernel 1.21 as 1.2 gives best-fit 1.209 (|diff| 0.009 > 0.005), softmax claimed as 1.5 gives
     # shape 0.022 (its slope gap 0.014 alone would pass: both statistics are needed, DESIGN.md 3.1).
     ("circle", "grid"): {"slope_gap": 0.02, "shape_error": 0.01, "best_fit_alpha": 0.005},
-    # S^1, i.i.d. uniform points, n = 4000, h/s = 1/4, diagonal dropped: seed ensemble below
-    # (tests/test_verify_weyl.py documents it); tolerances about 2x the ensemble maxima.
-    ("circle", "random"): {"slope_gap": 0.05, "shape_error": 0.1, "best_fit_alpha": 0.2},
+    # S^1, i.i.d. uniform points, n = 4000, h/s = 1/4 (1/16 for alpha = 2), diagonal dropped, k = 2..10:
+    # seeds 0..7 at alpha = 1.2 and seed 0 at alpha = 1.0, 1.8 gave slope gap <= 0.0113, shape error
+    # <= 0.032, |best-fit alpha - alpha| <= 0.040, pair splitting <= 0.16; alpha = 2 (s = 16 h, seeds
+    # 0, 1): gap <= 0.022, shape <= 0.054. Tolerances (DESIGN.md 3.1's 0.05 / 0.1, and 0.1) are >= 1.8x
+    # those. Kernel 1.5 claimed as 1.2 gives 0.21 / 0.20 / 1.49; kernel 1.9 claimed as 2 gives 0.52 /
+    # 0.49. A kernel-alpha error of 0.05 is within the noise at this n (only the grid resolves it).
+    ("circle", "random"): {"slope_gap": 0.05, "shape_error": 0.1, "best_fit_alpha": 0.1},
     # S^2, Fibonacci grid, n = 2000, s = 3 h (h = sqrt(4 pi / n)), degrees l = 1..6, alpha in
     # {1, 1.2, 1.5, 1.8, 2}: measured slope gap <= 0.0081, shape error <= 0.0080, |best-fit alpha - alpha|
     # <= 0.044 (the Fibonacci quadrature biases the family fit low), shell spread <= 0.0015. Tolerances
     # 2.5x, 2.5x, 2.3x and 6x those; kernel alpha 1.5 claimed as 1.2 gives 0.051 / 0.054 / 0.26.
     ("sphere", "grid"): {"slope_gap": 0.02, "shape_error": 0.02, "best_fit_alpha": 0.1, "shell_spread": 0.01},
-    # S^2, i.i.d. points, n = 3000, h/s = 1/4, diagonal dropped: seed ensemble, maxima x2.
-    ("sphere", "random"): {"slope_gap": 0.1, "shape_error": 0.15, "best_fit_alpha": 0.3, "shell_spread": 0.3},
+    # S^2, i.i.d. points, n = 3000, h/s = 1/4, diagonal dropped, degrees l = 1..6: ensemble of seeds
+    # 0..9 (alpha = 1.2) and 0..2 (alpha = 1.0, 1.5, 1.8, 2.0): slope gap <= 0.0104, shape error
+    # <= 0.0130, |best-fit alpha - alpha| <= 0.063, shell spread <= 0.167 for alpha < 2; the Gaussian
+    # alpha = 2 is worse: slope gap <= 0.033, shape <= 0.039, spread <= 0.284 (random points cluster by
+    # 2l+1 only barely, DESIGN.md 3.2). Tolerances ~2x the maxima. Kernel alpha 1.5 claimed as 1.2
+    # gives slope gap 0.059-0.062, shape 0.062 (near the tolerances) and best-fit 1.52-1.55: the family
+    # fit is what rejects it here.
+    ("sphere", "random"): {"slope_gap": 0.06, "shape_error": 0.07, "best_fit_alpha": 0.15, "shell_spread": 0.5},
 }
 
 HELP = {
@@ -130,14 +140,20 @@ def _settings(*, alpha, manifold, n, scale, points, modes, fit_range, distance, 
         # shape error is 0.011-0.014 at 2 h, 0.006-0.008 at 3 h, while a kernel-alpha error of 0.3 moves
         # it by ~0.05 at both, see TOLERANCES); random points: h/s = 1/4 (DESIGN.md 3.1).
         scale = (4.0 if points == "random" else 2.0 if manifold == "circle" else 3.0) * h
+        if points == "random" and manifold == "circle" and alpha == 2:
+            # The local Gaussian kernel sees only ~8 neighbours within s = 4 h: on i.i.d. points its
+            # generator is then dominated by sampling noise (slope gap 0.16, shape 0.135, pair splitting
+            # 0.47 measured at n = 4000, seed 0; the variance grows like (n s^3)^-1/2, Singer). Its
+            # continuum spectrum k^2/4 holds at every scale, so take s = 16 h (gap <= 0.022, shape <= 0.054).
+            scale = 16.0 * h
     require_range("scale", scale, low=0, low_open=True)
     if kernel == "softmax":
         if temperature is None:
             temperature = math.sqrt(intrinsic + 1)  # sqrt(ambient dimension): softmax(Q K^T / sqrt(d))
         require_range("temperature", temperature, low=0, low_open=True)
-    if modes is None:
-        modes = 20 if manifold == "circle" else 48
-    require_int("modes", modes, low=2, high=n - 2)
+    if modes is None:  # 20 (k <= 10) on S^1, 48 (l <= 6) on S^2, fewer for tiny n
+        modes = min(20 if manifold == "circle" else 48, n - 3)
+    require_int("modes", modes, low=2, high=n - 3)  # Lanczos needs modes + 1 <= n - 2
     if manifold == "circle":
         top = modes // 2
         unit = "frequencies k (paired modes)"
@@ -145,13 +161,14 @@ def _settings(*, alpha, manifold, n, scale, points, modes, fit_range, distance, 
         top = int(math.isqrt(modes + 1)) - 1  # complete shells l = 1..L hold L (L + 2) eigenvalues
         unit = "degrees l (complete shells of 2l+1)"
     if fit_range is None:
-        fit_range = (2, 10) if manifold == "circle" else (1, 6)
+        lo, hi = (2, 10) if manifold == "circle" else (1, 6)
+        fit_range = (min(lo, max(top - 1, 1)), min(hi, top))
     require(isinstance(fit_range, (tuple, list)) and len(fit_range) == 2,
             f"fit_range must be two integers (lo, hi), got {fit_range!r}")
-    lo, hi = fit_range
-    require(all(float(v).is_integer() for v in (lo, hi) if isinstance(v, (int, float, np.integer, np.floating))),
+    require(all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                and math.isfinite(v) and float(v).is_integer() for v in fit_range),
             f"fit_range must be two integers (lo, hi), got {fit_range!r}")
-    lo, hi = int(lo), int(hi)
+    lo, hi = (int(v) for v in fit_range)
     require(1 <= lo < hi <= top,
             f"fit_range must satisfy 1 <= lo < hi <= {top} ({unit} available with modes={modes}), got {fit_range!r}")
     return dict(alpha=float(alpha), manifold=manifold, n=int(n), scale=float(scale), points=points,
@@ -462,7 +479,7 @@ def _bare_flags(argv):
 
 def main(argv=None) -> int:
     return cli_main(
-        run, _bare_flags(argv), help=HELP, plot=plot,
+        run, _bare_flags(argv), prog="python -m verify.weyl", help=HELP, plot=plot,
         choices={"manifold": MANIFOLDS, "points": POINTS, "kernel": KERNELS, "distance": DISTANCES,
                  "reference_distance": DISTANCES, "method": METHODS, "device": ("cpu", "gpu")},
         annotations={"n": int, "modes": int, "fit_range": tuple, "reference_distance": str,
