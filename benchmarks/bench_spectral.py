@@ -1,0 +1,433 @@
+"""Benchmark: attention spectra with the toolkit vs a plain NumPy/SciPy baseline (issue 3 item 7).
+
+Run from the repository root::
+
+    python benchmarks/bench_spectral.py --quick     # n in {2000, 5000}, a few minutes
+    python benchmarks/bench_spectral.py             # adds n = 10000, 20000 (about 15 min on 2 cores)
+
+Sections (each prints toolkit time, baseline time and their ratio; medians over
+``--repeats`` runs, toolkit and baseline interleaved so that load on a shared
+machine hits both alike):
+
+1. ``fna``: FNA power-law kernel (alpha = 1.2, geodesic distance on S^1, n random
+   points, scale 0.05) plus its top-30 Markov spectrum, dense (``eigh``; skipped
+   above n = 5000: O(n^3), ~1 min at 5000) and Lanczos (ARPACK on the stored
+   symmetric conjugate, float32 from n = 10^4 in both codes).
+2. ``circulant``: exact spectrum of the FNA kernel on an equispaced grid of
+   n = 10^6 points (scale 2h) by one real FFT of the first row.  Target: < 1 s.
+3. ``matrix-free``: top-10 spectrum of the FNA operator at n = 20000 (5000 with
+   --quick) without storing C (``KernelOperator``, float32 blocks), run in a child
+   process to measure its peak resident memory (``VmHWM``; ``getrusage`` in a child
+   inherits the parent's peak on Linux).
+   Target: < 1 GB.  No baseline: it trades time (every matvec recomputes n^2
+   kernel entries) for memory.
+4. ``dmap``: heat-kernel diffusion map (eps = 0.04, cutoff 6 sqrt(eps), 10
+   eigenpairs) of N = 20000 points (5000 with --quick) of a 2-D Gaussian mixture,
+   toolkit (``heat_kernel_sparse`` + ``markov_spectrum`` matrix-free) vs cKDTree +
+   eigsh; datafold (``DiffusionMaps``, alpha = 0, same kernel and cutoff) only when
+   ``--datafold-python`` points at an interpreter that has it (install it in a
+   throwaway venv outside the repository, never as a project dependency).
+
+Targets (issue 3): toolkit within 1.2x of the baseline (1.1x for the diffusion map).
+Timings include building the kernel.  This is a plain script, never run by pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import eigsh
+from scipy.spatial import cKDTree
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from manifolds import Circle  # noqa: E402
+from spectral.eigen import FLOAT32_FROM_N, circulant_spectrum, markov_spectrum  # noqa: E402
+from spectral.kernels import KernelOperator, fna_kernel, heat_kernel_sparse  # noqa: E402
+
+ALPHA = 1.2
+BETA = 1.0 + ALPHA  # dim + alpha on S^1
+SCALE = 0.05
+K_TOP = 30
+K_FREE = 10
+DENSE_MAX = 5000
+DMAP_EPS = 0.04
+DMAP_CUTOFF = 6.0
+DMAP_K = 10
+DMAP_TAU = 1.0
+SEED = 20261121
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def compare(fns: dict, repeats: int):
+    """Run each callable ``repeats`` times, interleaved; return {name: (median s, [times], last result)}."""
+    times = {name: [] for name in fns}
+    results = {}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: (statistics.median(ts), ts, results[name]) for name, ts in times.items()}
+
+
+def circle_angles(n: int, rng) -> np.ndarray:
+    return np.sort(rng.uniform(0.0, 2.0 * np.pi, n))
+
+
+def v0_for(n: int) -> np.ndarray:
+    return np.random.default_rng(SEED).standard_normal(n)
+
+
+def row(name, t_tool, t_base, extra=""):
+    ratio = t_tool / t_base if t_base else float("nan")
+    print(f"  {name:<38s} toolkit {t_tool:9.3f} s   baseline {t_base:9.3f} s   ratio {ratio:5.2f}  {extra}",
+          flush=True)
+    return ratio
+
+
+# ----------------------------------------------------------------------------- 1. FNA kernel + spectrum
+
+
+def toolkit_fna(theta, method):
+    x = Circle.embed(theta)
+    c = fna_kernel(Circle().distance(x), alpha=ALPHA, scale=SCALE, dim=1)
+    spec = markov_spectrum(c, K_TOP, method=method, rng=SEED)
+    return np.asarray(spec.eigenvalues)
+
+
+def baseline_fna(theta, method):
+    """What one writes with NumPy/SciPy alone: wrapped angle differences, power law, conjugate, eigh/eigsh."""
+    n = theta.size
+    d = np.abs(theta[:, None] - theta[None, :])
+    d = np.minimum(d, 2.0 * np.pi - d)
+    c = (1.0 + d / SCALE) ** (-BETA)
+    del d
+    s = 1.0 / np.sqrt(c.sum(axis=1))
+    S = s[:, None] * c * s[None, :]
+    del c
+    if method == "dense":
+        w, _ = np.linalg.eigh(S)
+        return w[::-1][:K_TOP]
+    if n >= FLOAT32_FROM_N:  # same storage as the toolkit's Lanczos path
+        S = S.astype(np.float32)
+    w = eigsh(S, k=K_TOP, which="LA", v0=v0_for(n), tol=0, return_eigenvectors=False)
+    return np.sort(w)[::-1]
+
+
+def toolkit_kernel_only(theta):
+    x = Circle.embed(theta)
+    return fna_kernel(Circle().distance(x), alpha=ALPHA, scale=SCALE, dim=1)
+
+
+def baseline_kernel_only(theta):
+    d = np.abs(theta[:, None] - theta[None, :])
+    d = np.minimum(d, 2.0 * np.pi - d)
+    return (1.0 + d / SCALE) ** (-BETA)
+
+
+def section_fna(sizes, repeats_small, repeats_large):
+    print(f"\n[1] FNA kernel (alpha={ALPHA}, scale={SCALE}, geodesic S^1) + top-{K_TOP} spectrum")
+    out = []
+    for n in sizes:
+        theta = circle_angles(n, np.random.default_rng(SEED + n))
+        reps = repeats_small if n <= DENSE_MAX else repeats_large
+        # the kernel step alone (toolkit: Circle.distance + fna_kernel; baseline: angle differences + pow)
+        res = compare({"toolkit": functools.partial(toolkit_kernel_only, theta),
+                       "baseline": functools.partial(baseline_kernel_only, theta)}, reps)
+        diff = float(np.max(np.abs(res["toolkit"][2] - res["baseline"][2])))
+        ratio = row(f"n={n} kernel only (median of {reps})", res["toolkit"][0], res["baseline"][0],
+                    f"max|C diff| {diff:.1e}")
+        out.append(dict(section="fna", n=n, method="kernel-only", repeats=reps, toolkit_s=res["toolkit"][1],
+                        baseline_s=res["baseline"][1], ratio=ratio, entry_diff=diff))
+        del res
+        for method in ("dense", "lanczos"):
+            if method == "dense" and n > DENSE_MAX:
+                print(f"  n={n:<6d} dense: skipped (O(n^3) eigh above n={DENSE_MAX})")
+                continue
+            res = compare({"toolkit": functools.partial(toolkit_fna, theta, method),
+                           "baseline": functools.partial(baseline_fna, theta, method)}, reps)
+            diff = float(np.max(np.abs(res["toolkit"][2] - res["baseline"][2])))
+            ratio = row(f"n={n} {method} (median of {reps})", res["toolkit"][0], res["baseline"][0],
+                        f"max|eig diff| {diff:.1e}")
+            out.append(dict(section="fna", n=n, method=method, repeats=reps, toolkit_s=res["toolkit"][1],
+                            baseline_s=res["baseline"][1], ratio=ratio, eig_diff=diff))
+    return out
+
+
+# ----------------------------------------------------------------------------- 2. circulant
+
+
+def section_circulant(repeats, n=10**6):
+    h = 2.0 * np.pi / n
+    scale = 2.0 * h
+    print(f"\n[2] circulant path: n = {n} equispaced grid, scale 2h = {scale:.3g}, top-{K_TOP} of the exact spectrum")
+
+    def toolkit():
+        x = Circle().grid(n)
+        first = fna_kernel(Circle().distance(x[:1], x), alpha=ALPHA, scale=scale, dim=1)[0]
+        return np.asarray(circulant_spectrum(first, K_TOP).eigenvalues)
+
+    def baseline():
+        j = np.arange(n)
+        d = h * np.minimum(j, n - j)
+        c = (1.0 + d / scale) ** (-BETA)
+        eta = np.fft.rfft(c).real / c.sum()
+        return np.sort(np.concatenate([eta, eta[1 : (n + 1) // 2]]))[::-1][:K_TOP]
+
+    res = compare({"toolkit": toolkit, "baseline": baseline}, repeats)
+    diff = float(np.max(np.abs(res["toolkit"][2] - res["baseline"][2])))
+    t = res["toolkit"][0]
+    ratio = row(f"n={n} (median of {repeats})", t, res["baseline"][0],
+                f"max|eig diff| {diff:.1e}; target < 1 s: {'met' if t < 1.0 else 'MISSED'}")
+    # the same comparison for the spectrum step alone (first row given): FFT + ordering
+    first = fna_kernel(Circle().distance(Circle().grid(n)[:1], Circle().grid(n)), alpha=ALPHA, scale=scale, dim=1)[0]
+    only = compare({"toolkit": lambda: circulant_spectrum(first, K_TOP),
+                    "baseline": lambda: np.sort(np.fft.rfft(first).real / first.sum())[::-1][:K_TOP]}, repeats)
+    ratio_only = row("  spectrum step only (row given)", only["toolkit"][0], only["baseline"][0])
+    return [dict(section="circulant", n=n, toolkit_s=res["toolkit"][1], baseline_s=res["baseline"][1],
+                 ratio=ratio, eig_diff=diff, spectrum_only_toolkit_s=only["toolkit"][1],
+                 spectrum_only_baseline_s=only["baseline"][1], spectrum_only_ratio=ratio_only)]
+
+
+# ----------------------------------------------------------------------------- 3. matrix-free (child process)
+
+
+class _Counting:
+    """Operator proxy counting kernel sweeps (matvec / rmatvec / row_sums)."""
+
+    def __init__(self, op):
+        self.op, self.calls = op, 0
+        self.shape, self.dtype, self.symmetric = op.shape, op.dtype, op.symmetric
+
+    def matvec(self, v):
+        self.calls += 1
+        return self.op.matvec(v)
+
+    def rmatvec(self, v):
+        self.calls += 1
+        return self.op.rmatvec(v)
+
+    def row_sums(self):
+        self.calls += 1
+        return self.op.row_sums()
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process in MiB.
+
+    ``VmHWM`` from ``/proc/self/status`` where available: Linux carries
+    ``getrusage().ru_maxrss`` over from the parent across fork + exec, so in a child
+    process it reports the parent's peak if that is larger (measured here: 1294 MiB
+    "at start" in a fresh child).  Elsewhere ``resource.getrusage``.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_matrix_free(n: int) -> dict:
+    rss0 = peak_rss_mib()
+    theta = circle_angles(n, np.random.default_rng(SEED + n)).astype(np.float32)
+    x = Circle.embed(theta)
+    kern = functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=1)
+    op = _Counting(KernelOperator(x, kernel=kern, distance=Circle().distance, dtype=np.float32))
+    t0 = time.perf_counter()
+    # float32 kernel entries: ARPACK to 1e-6 (the entries' own accuracy is ~1e-7)
+    spec = markov_spectrum(op, K_FREE, method="matrix-free", tol=1e-6, rng=SEED)
+    elapsed = time.perf_counter() - t0
+    rss = peak_rss_mib()
+    return dict(n=n, seconds=elapsed, sweeps=op.calls, peak_rss_mib=rss, start_rss_mib=rss0,
+                ru_maxrss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                eigenvalues=[float(v) for v in np.asarray(spec.eigenvalues)], block_rows=op.op.block_rows,
+                n_components=spec.n_components)
+
+
+def section_matrix_free(n: int):
+    print(f"\n[3] matrix-free top-{K_FREE} spectrum, n = {n} (KernelOperator, float32, child process)")
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-matrix-free", str(n)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        print("  child failed:\n" + proc.stderr[-2000:])
+        return [dict(section="matrix-free", n=n, error=proc.stderr[-2000:])]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    per_sweep = r["seconds"] / max(r["sweeps"], 1)
+    ns_entry = per_sweep / (n * n) * 1e9
+    print(f"  time {r['seconds']:.1f} s for {r['sweeps']} kernel sweeps ({per_sweep:.2f} s each, "
+          f"{ns_entry:.1f} ns per kernel entry incl. distance), block {r['block_rows']} rows")
+    ok = r["peak_rss_mib"] < 1024
+    print(f"  peak RSS {r['peak_rss_mib']:.0f} MiB (interpreter + imports {r['start_rss_mib']:.0f} MiB); "
+          f"target < 1 GB: {'met' if ok else 'MISSED'}; dense float64 C alone would be "
+          f"{n * n * 8 / 2**30:.1f} GiB (getrusage ru_maxrss {r['ru_maxrss_mib']:.0f} MiB includes the parent's peak)")
+    print(f"  top eigenvalues {np.round(r['eigenvalues'][:4], 6).tolist()} ...")
+    r["section"] = "matrix-free"
+    return [r]
+
+
+# ----------------------------------------------------------------------------- 4. diffusion map
+
+
+def mixture(n: int, rng) -> np.ndarray:
+    centres = np.array([[0.0, 0.0], [6.0, 0.0], [3.0, 5.2]])  # 6 sigma apart
+    return centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
+
+
+def toolkit_dmap(x):
+    sc = heat_kernel_sparse(x, eps=DMAP_EPS, cutoff=DMAP_CUTOFF)
+    spec = markov_spectrum(sc, DMAP_K, method="matrix-free", vectors=True, rng=SEED)
+    lam = np.asarray(spec.eigenvalues)
+    coords = np.asarray(spec.psi)[:, 1:] * lam[1:] ** DMAP_TAU
+    return lam, coords
+
+
+def baseline_dmap(x):
+    tree = cKDTree(x)
+    dist = tree.sparse_distance_matrix(tree, DMAP_CUTOFF * math.sqrt(DMAP_EPS), output_type="coo_matrix")
+    w = sp.csr_array((np.exp(-dist.data**2 / (2 * DMAP_EPS)), (dist.row, dist.col)), shape=(len(x), len(x)))
+    s = 1.0 / np.sqrt(np.asarray(w.sum(axis=1)).ravel())
+    S = sp.diags_array(s) @ w @ sp.diags_array(s)
+    lam, v = eigsh(S, k=DMAP_K, which="LA", v0=v0_for(len(x)), tol=0)
+    order = np.argsort(lam)[::-1]
+    lam, v = lam[order], v[:, order]
+    coords = (v * s[:, None])[:, 1:] * lam[1:] ** DMAP_TAU
+    return lam, coords
+
+
+_DATAFOLD_CHILD = r"""
+import json, sys, time, statistics
+import numpy as np
+import datafold.pcfold as pf
+from datafold.dynfold import DiffusionMaps
+x = np.load(sys.argv[1]); eps, cut, k, reps = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+times = []
+for _ in range(reps):
+    t0 = time.perf_counter()
+    kernel = pf.GaussianKernel(epsilon=eps, distance=dict(cut_off=cut))
+    dm = DiffusionMaps(kernel=kernel, n_eigenpairs=k, alpha=0).fit(pf.PCManifold(x, kernel=kernel))
+    times.append(time.perf_counter() - t0)
+print(json.dumps(dict(times=times, eigenvalues=sorted(np.real(dm.eigenvalues_).tolist(), reverse=True))))
+"""
+
+
+def run_datafold(python: str, x, repeats: int):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "points.npy")
+        np.save(path, x)
+        script = os.path.join(tmp, "dfrun.py")
+        with open(script, "w") as fh:
+            fh.write(_DATAFOLD_CHILD)
+        proc = subprocess.run([python, script, path, str(DMAP_EPS), str(DMAP_CUTOFF * math.sqrt(DMAP_EPS)),
+                               str(DMAP_K), str(repeats)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def section_dmap(n: int, repeats: int, datafold_python):
+    print(f"\n[4] heat-kernel diffusion map: N = {n} 2-D Gaussian-mixture points, eps = {DMAP_EPS}, "
+          f"cutoff {DMAP_CUTOFF} sqrt(eps), {DMAP_K} eigenpairs")
+    x = mixture(n, np.random.default_rng(SEED))
+    res = compare({"toolkit": functools.partial(toolkit_dmap, x), "baseline": functools.partial(baseline_dmap, x)},
+                  repeats)
+    lt, lb = res["toolkit"][2][0], res["baseline"][2][0]
+    diff = float(np.max(np.abs(lt - lb)))
+    ratio = row(f"N={n} (median of {repeats})", res["toolkit"][0], res["baseline"][0],
+                f"max|eig diff| {diff:.1e}; target 1.1x: {'met' if res['toolkit'][0] <= 1.1 * res['baseline'][0] else 'MISSED'}")
+    out = dict(section="dmap", n=n, toolkit_s=res["toolkit"][1], baseline_s=res["baseline"][1], ratio=ratio,
+               eig_diff=diff)
+    if datafold_python:
+        df, err = run_datafold(datafold_python, x, repeats)
+        if df is None:
+            print(f"  datafold: failed ({err})")
+            out["datafold_error"] = err
+        else:
+            t_df = statistics.median(df["times"])
+            ddiff = float(np.max(np.abs(np.array(df["eigenvalues"]) - lb)))
+            print(f"  datafold DiffusionMaps(alpha=0)       {t_df:9.3f} s   toolkit/datafold {res['toolkit'][0] / t_df:5.2f}"
+                  f"   max|eig diff| vs baseline {ddiff:.1e}")
+            out.update(datafold_s=df["times"], datafold_eig_diff=ddiff)
+    else:
+        print("  datafold: not run (pass --datafold-python PATH of a venv where `pip install datafold` worked)")
+    return [out]
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv=None) -> int:
+    sys.stdout.reconfigure(line_buffering=True)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="n in {2000, 5000}; matrix-free and dmap at 5000")
+    p.add_argument("--repeats", type=int, default=3, help="runs per timing (median); default 3")
+    p.add_argument("--large-repeats", type=int, default=1,
+                   help="runs per timing for n >= 10000 in section 1 (each ~1 min); default 1")
+    p.add_argument("--sections", default="fna,circulant,matrix-free,dmap",
+                   help="comma-separated subset of fna,circulant,matrix-free,dmap")
+    p.add_argument("--sizes", default=None, help="comma-separated n for section 1 (overrides --quick)")
+    p.add_argument("--big", type=int, default=None, help="n for sections 3 and 4 (overrides --quick)")
+    p.add_argument("--datafold-python", default=None, help="python of a throwaway venv with datafold installed")
+    p.add_argument("--json", default=None, help="write all timings to this JSON file")
+    p.add_argument("--child-matrix-free", type=int, default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child_matrix_free is not None:
+        print(json.dumps(child_matrix_free(args.child_matrix_free)))
+        return 0
+    if args.repeats < 1 or args.large_repeats < 1:
+        print("--repeats and --large-repeats must be >= 1", file=sys.stderr)
+        return 2
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    valid = ("fna", "circulant", "matrix-free", "dmap")
+    bad = [s for s in sections if s not in valid]
+    if bad:
+        print(f"--sections: unknown {bad}; valid: {', '.join(valid)}", file=sys.stderr)
+        return 2
+    import scipy
+
+    print(f"numpy {np.__version__}, scipy {scipy.__version__}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f} (timings on a shared machine are noisy; ratios are interleaved)")
+    sizes = [2000, 5000] if args.quick else [2000, 5000, 10000, 20000]
+    if args.sizes:
+        sizes = [int(v) for v in args.sizes.split(",")]
+    big = 5000 if args.quick else 20000
+    if args.big is not None:
+        big = args.big
+    results = []
+    warnings.simplefilter("default")
+    t_all = time.perf_counter()
+    if "fna" in sections:
+        results += section_fna(sizes, args.repeats, args.large_repeats)
+    if "circulant" in sections:
+        results += section_circulant(args.repeats)
+    if "matrix-free" in sections:
+        results += section_matrix_free(big)
+    if "dmap" in sections:
+        results += section_dmap(big, args.repeats, args.datafold_python)
+    print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
