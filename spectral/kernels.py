@@ -506,7 +506,7 @@ def _as_namespace(xp, a, name: str, *, like):
     if isinstance(a, np.ndarray) and xp is not np:
         a = from_numpy(a, like=like)
     xa, a = _float_array(a, name)
-    if xa is not xp and not (xa.__name__ == getattr(xp, "__name__", None)):
+    if xa is not xp and getattr(xa, "__name__", None) != getattr(xp, "__name__", None):
         raise ValueError(f"{name} must be an array of the same library as the points")
     if a.dtype != like.dtype:
         a = xp.astype(a, like.dtype)
@@ -840,6 +840,10 @@ class KernelOperator:
 
     Notes
     -----
+    ``distance`` may be any pairwise block function: metric attention is
+    ``distance=lambda a, b: d(g(a), g(b))`` with ``kernel=partial(heat_kernel, eps=...)``,
+    and any positive score of a pairwise statistic fits the same pattern.
+
     Each product recomputes every distance and score (``n m`` kernel
     evaluations), trading time for memory: the resident set is ``O(block_rows m)``.
     The same code runs on CuPy arrays.  ``.shape``, ``.dtype``, ``matvec``,

@@ -569,7 +569,7 @@ def test_operator_spectrum_matches_dense(rng):
     t = rng.uniform(0, 2 * np.pi, 300)
     x = np.c_[np.cos(t), np.sin(t)]
     op = KernelOperator(x, kernel=functools.partial(fna_kernel, alpha=1.2, scale=0.05, dim=1),
-                        distance=Circle().distance, block_rows=64)
+                        distance=Circle().distance)
     free = markov_spectrum(op, 10, method="matrix-free")
     dense = markov_spectrum(op.to_dense(), 10, method="dense")
     assert free.method == "matrix-free" and free.n_components == 1
