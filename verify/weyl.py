@@ -460,31 +460,11 @@ def plot(result, path):
     plt.close(fig)
 
 
-_BOOL_WORDS = ("1", "0", "true", "false", "yes", "no", "on", "off")
-
-
-def _bare_flags(argv):
-    """Let ``--paper-setting`` be given bare (as a switch) as well as ``--paper-setting true``.
-
-    verify.core's parser makes every bool keyword of ``run`` an option taking true/false; a bare
-    ``--paper-setting`` is rewritten to ``--paper-setting true``.
-    """
-    import sys
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    out = []
-    for i, arg in enumerate(argv):
-        out.append(arg)
-        if arg in ("--paper-setting", "--paper_setting"):
-            nxt = argv[i + 1] if i + 1 < len(argv) else None
-            if nxt is None or nxt.lower() not in _BOOL_WORDS:
-                out.append("true")
-    return out
 
 
 def main(argv=None) -> int:
     return cli_main(
-        run, _bare_flags(argv), prog="python -m verify.weyl", help=HELP, plot=plot,
+        run, argv, prog="python -m verify.weyl", help=HELP, plot=plot,
         choices={"manifold": MANIFOLDS, "points": POINTS, "kernel": KERNELS, "distance": DISTANCES,
                  "reference_distance": DISTANCES, "method": METHODS, "device": ("cpu", "gpu")},
         annotations={"n": int, "modes": int, "fit_range": tuple, "reference_distance": str,
