@@ -14,7 +14,7 @@ GRID = {"tiers": ("circle_grid",), "grid_n": 3000}
 
 @pytest.fixture(scope="module")
 def passed():
-    return check.run(tiers=("circle_grid", "sphere_iid"), grid_n=3000)
+    return check.run(tiers=("circle_grid", "sphere_iid", "sphere_continuum"), grid_n=3000)
 
 
 def test_registered():
@@ -33,6 +33,12 @@ def test_wrong_limits_fail(limit):
     assert not res.passed
     assert any("relative RMS" in f for f in res.failures)
     assert res.measured["circle_grid_relative_rms"] > 0.3  # measured >= 0.35 for every wrong limit
+
+
+def test_continuum_remainder_slope(passed):
+    assert passed.measured["sphere_continuum_remainder_slope"] == pytest.approx(2.0, abs=0.1)
+    wrong = check.run(limit="missing_half", tiers=("sphere_continuum",))
+    assert any("sphere_continuum" in f for f in wrong.failures)
 
 
 def test_coifman_lafon_family():
