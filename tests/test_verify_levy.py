@@ -96,13 +96,6 @@ def test_periodised_pdf_fourier_coefficients():
         assert abs(eta / np.exp(-((s * k) ** 1.5)) - 1) < 1e-12
 
 
-def test_truncated_pareto_mle_recovers_pareto():
-    rng = np.random.default_rng(3)
-    x = rng.pareto(1.4, 200_000) + 1.0  # P(X > x) = x^-1.4
-    a, used = levy.truncated_pareto_mle(x, 2.0, 200.0)
-    assert used > 1000 and abs(a - 1.4) < 4 * 1.4 / np.sqrt(used)
-
-
 @pytest.mark.parametrize("argv, code", [(["--alphas", "2", "--n-samples", "100000", "--n-ks", "300", "--quiet"], 0),
                                          (["--alphas", "2", "--n-samples", "100000", "--n-ks", "300",
                                            "--poisson", "printed", "--quiet"], 1)])

@@ -58,30 +58,6 @@ def _tail_tolerance(alpha: float) -> float:
     return 0.2
 
 
-def truncated_pareto_mle(x, lower: float, upper: float) -> tuple[float, int]:
-    """Tail exponent of ``P(X > x) ~ x^-a`` from the samples in ``[lower, upper]`` (conditional MLE).
-
-    The density restricted to the window is ``a x^-(a+1) / (lower^-a - upper^-a)``; the score
-    equation ``1/a - L e^(-a L)/(1 - e^(-a L)) = mean(log(x/lower))``, ``L = log(upper/lower)``,
-    is solved by Brent's method. Returns the estimate and the number of samples used.
-    """
-    from scipy.optimize import brentq
-
-    x = np.asarray(x, dtype=float)
-    x = x[(x >= lower) & (x <= upper)]
-    require(x.size >= 10, f"tail window [{lower:g}, {upper:g}] holds only {x.size} samples (need >= 10)")
-    span = math.log(upper / lower)
-    mean = float(np.mean(np.log(x / lower)))
-
-    def score(a):
-        e = math.exp(-a * span)
-        return 1 / a - span * e / (1 - e) - mean
-
-    if score(200.0) > 0:  # essentially no decay inside the window
-        return 200.0, int(x.size)
-    return float(brentq(score, 1e-4, 200.0, xtol=1e-12)), int(x.size)
-
-
 # ------------------------------------------------------------------------------------------ FNA-1
 
 
@@ -250,6 +226,8 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
 
     from scipy import stats
 
+    from graphs.walks import tail_exponent
+
     timer = Timer()
     measured, expected, tolerance, failures = {}, {}, {}, []
     arrays = {}
@@ -323,7 +301,8 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
         with timer("fna4_tail"):
             z = np.abs(x) / scale  # unit-scale magnitudes
             lo, hi = np.quantile(z, [1 - _TAIL_WINDOW[0], 1 - _TAIL_WINDOW[1]])
-            a_hat, used = truncated_pareto_mle(z, float(lo), float(hi))
+            fit = tail_exponent(z, r_min=float(lo), r_max=float(hi), method="truncated-pareto")
+            a_hat, used = fit.alpha, fit.count
         measured[f"tail_exponent_a{tag}"] = a_hat
         if a < 2:
             tol = _tail_tolerance(a)
