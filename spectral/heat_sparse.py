@@ -37,7 +37,8 @@ import numpy as np
 from .backend import array_namespace, to_numpy
 from .memory import check_dense_memory
 
-__all__ = ["HeatMarkov", "heat_markov", "truncation_bound", "gaussian_tail_mass", "METHODS"]
+__all__ = ["HeatMarkov", "heat_markov", "truncation_bound", "shell_truncation_bound", "gaussian_tail_mass",
+           "METHODS"]
 
 METHODS = ("dense", "sparse", "streamed")
 
@@ -75,6 +76,40 @@ def truncation_bound(nnz_per_row, kept_mass, n_cols, *, cutoff) -> float:
     kept = np.asarray(kept_mass, dtype=float)
     dropped = (n_cols - nnz) * math.exp(-(cutoff**2) / 2.0)
     return float(np.max(2.0 * dropped / kept))
+
+
+def shell_truncation_bound(x, kept_mass, *, eps, cutoff, shells=(0.25, 0.5, 1.0, 2.0)) -> float:
+    """Tighter rigorous bound ``max_i 2 r_i / k_i`` from neighbour counts in shells beyond the cutoff.
+
+    With ``n_i(R)`` the number of points within ``R`` of ``x_i`` and radii
+    ``R_0 = cutoff sqrt(eps) < R_1 < ...`` (``R_m = (cutoff + shells[m-1]) sqrt(eps)``),
+    ``r_i <= sum_m (n_i(R_{m+1}) - n_i(R_m)) exp(-R_m^2 / (2 eps)) + (n - n_i(R_last)) exp(-R_last^2 / (2 eps))``.
+    Costs one ``cKDTree`` count per extra radius (host).
+
+    Parameters
+    ----------
+    x : array of shape (n, D)
+        The points (moved to the host).
+    kept_mass : array of shape (n,)
+        Row sums of the truncated kernel.
+    eps, cutoff : float
+        As in :func:`heat_markov`.
+    shells : tuple of float
+        Extra radii in units of ``sqrt(eps)`` beyond the cutoff (increasing, > 0).
+    """
+    from scipy.spatial import cKDTree
+
+    xh = np.asarray(to_numpy(x), dtype=np.float64)
+    n = xh.shape[0]
+    tree = cKDTree(xh)
+    radii = [cutoff] + [cutoff + s for s in shells]
+    counts = [np.asarray(tree.query_ball_point(xh, r * math.sqrt(eps), return_length=True), dtype=float)
+              for r in radii]
+    dropped = np.zeros(n)
+    for m in range(len(radii) - 1):
+        dropped += (counts[m + 1] - counts[m]) * math.exp(-(radii[m] ** 2) / 2.0)
+    dropped += (n - counts[-1]) * math.exp(-(radii[-1] ** 2) / 2.0)
+    return float(np.max(2.0 * dropped / np.asarray(kept_mass, dtype=float)))
 
 
 def _euclidean(xa, xb):

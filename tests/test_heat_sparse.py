@@ -86,3 +86,14 @@ def test_gaussian_tail_mass():
 def test_bad_input(sphere_points, kwargs, match):
     with pytest.raises(ValueError, match=match):
         heat_markov(sphere_points, **kwargs)
+
+
+@pytest.mark.parametrize("cutoff", [1.5, 3.0, 6.0])
+def test_shell_bound_is_valid_and_tighter(sphere_points, cutoff):
+    from spectral.heat_sparse import shell_truncation_bound
+
+    x = sphere_points
+    op = heat_markov(x, eps=0.02, method="sparse", cutoff=cutoff)
+    err = np.max(np.abs(op.apply(x[:, 2]) - _reference(x, x[:, 2], 0.02, 0.0)))
+    tight = shell_truncation_bound(x, op.degrees, eps=0.02, cutoff=cutoff)
+    assert err <= tight <= op.truncation_bound
