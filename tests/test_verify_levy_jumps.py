@@ -16,7 +16,13 @@ CHEAP = dict(circle_n=800, circle_scale=0.12, circle_window=(0.6, 3.0), torus_n=
 
 @pytest.fixture(scope="module")
 def result():
-    return lj.run()
+    # default geometry; 2e4 sampled jumps instead of 5e4 (the sampled tolerance scales with the stderr)
+    return lj.run(jumps=20_000)
+
+
+@pytest.mark.slow
+def test_cli_default_passes():
+    assert lj.run().passed
 
 
 def test_contract():
