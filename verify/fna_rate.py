@@ -222,22 +222,8 @@ def plot(result, path):
     plt.close(fig)
 
 
-def _bare_full(argv):
-    """Accept a bare ``--full`` switch as well as ``--full true|false`` (core makes bools take a value)."""
-    import sys
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    out = []
-    for i, arg in enumerate(argv):
-        out.append(arg)
-        nxt = argv[i + 1] if i + 1 < len(argv) else None
-        if arg == "--full" and (nxt is None or nxt.lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off")):
-            out.append("true")
-    return out
-
-
 def main(argv=None) -> int:
-    return cli_main(run, _bare_full(argv), help=HELP, plot=plot, choices={"rate": RATES, "device": ("cpu", "gpu")})
+    return cli_main(run, argv, help=HELP, plot=plot, choices={"rate": RATES, "device": ("cpu", "gpu")})
 
 
 if __name__ == "__main__":
