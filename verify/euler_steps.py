@@ -84,8 +84,16 @@ def _eigen_decomposition(amplitude, drift):
     eigenvectors well conditioned; exp(t A) = V exp(t Lambda) V^-1 then costs one matrix product per t.
     """
     th, op = _reference_operator(amplitude, drift)
-    lam, vec = np.linalg.eig(op)
-    return th, lam, vec, np.linalg.inv(vec)
+    try:  # one BLAS thread: a 512^2 eig under a loaded machine's thread contention took 5-8 s, else 0.3 s
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        import contextlib
+
+        threadpool_limits = None
+    with (threadpool_limits(limits=1, user_api="blas") if threadpool_limits else contextlib.nullcontext()):
+        lam, vec = np.linalg.eig(op)
+        vinv = np.linalg.inv(vec)
+    return th, lam, vec, vinv
 
 
 def pde_solution(theta, t, *, amplitude=0.5, drift=2.0, initial="smooth"):
