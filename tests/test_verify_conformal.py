@@ -25,12 +25,14 @@ def test_corrected_statement_passes(passed):
         assert passed.measured[f"theorem4_n{n}_remainder_at_point"] == 0.0
     assert passed.measured["n2_f_lap_minus_lap_is_zero"] is True  # no conformal form in n = 2
     assert passed.measured["heat_form_n2_is_zero"] is True       # but the heat form holds
+    assert passed.measured["s1_spectrum_relative_error"] < 1e-3   # DRIFT-7 numerically on S^1 (f = p^-4)
 
 
 def test_literal_exponent_fails():
     res = check.run(exponent="literal", n=1000, bins=8)
     assert not res.passed
     assert sum("Theorem 4" in f for f in res.failures) == 3  # n = 1, 3, 4 all fail
+    assert any("spectrum" in f for f in res.failures)
     assert all(res.measured[f"theorem4_n{n}_remainder_at_point"] > 0.1 for n in (1, 3, 4))
 
 
