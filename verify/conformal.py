@@ -37,7 +37,10 @@ HELP = {
 @functools.lru_cache(maxsize=2)
 def _symbolic(exponent):
     """sympy differences ``At u - f Delta_gt u`` and ``At u - p^-2 div(p^2 grad u)`` per dimension."""
-    import sympy as sp
+    try:
+        import sympy as sp
+    except ImportError as exc:  # sympy is in the 'test' extra, not a core dependency
+        raise RuntimeError("verify.conformal needs sympy (pip install 'attention-limits[test]' or sympy)") from exc
 
     out = {}
     for n in (1, 2, 3, 4):
