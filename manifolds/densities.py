@@ -512,7 +512,16 @@ class GaussianMixture(Density):
         return g
 
     def _sample(self, n, rng):
+        return self._sample_with_labels(n, rng)[0]
+
+    def _sample_with_labels(self, n, rng):
         K, d = self.means.shape
         comp = rng.choice(K, size=n, p=self.weights)
         z = rng.standard_normal((n, d))
-        return self.means[comp] + np.einsum("nij,nj->ni", self._chol[comp], z)
+        return self.means[comp] + np.einsum("nij,nj->ni", self._chol[comp], z), comp
+
+    def sample_with_labels(self, n: int, *, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` i.i.d. points and the component each was drawn from (component first, then the
+        Gaussian; the same draws as :meth:`sample` for the same ``rng``)."""
+        n = check_positive_int(n, "n")
+        return self._sample_with_labels(n, as_generator(rng))

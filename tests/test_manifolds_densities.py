@@ -407,3 +407,17 @@ class TestBadInput:
             Uniform(Euclidean(2))
         with pytest.raises(ValueError, match=r"x must be an array of shape \(n, 3\)"):
             VonMisesFisher([0, 0, 1.0]).pdf(np.ones((4, 2)))
+
+
+def test_mixture_sample_with_labels_matches_sample():
+    from manifolds import GaussianMixture
+
+    mix = GaussianMixture.fna_three_modes()
+    x, labels = mix.sample_with_labels(500, rng=3)
+    np.testing.assert_array_equal(x, mix.sample(500, rng=3))  # same draws, same order
+    assert labels.shape == (500,) and set(np.unique(labels)) <= {0, 1, 2}
+    # every point is closest to its own component's mean (means 3.46 apart, sd 0.5: all but ~1e-4)
+    nearest = np.argmin(((x[:, None, :] - mix.means[None]) ** 2).sum(-1), axis=1)
+    assert np.mean(nearest == labels) > 0.99
+    with pytest.raises(ValueError, match="n"):
+        mix.sample_with_labels(0)

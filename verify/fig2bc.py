@@ -47,15 +47,9 @@ def mixture(layout: str):
 
 
 def draw(mix, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` i.i.d. tokens from the mixture with their component labels (host arrays).
-
-    ``GaussianMixture.sample`` returns points only; the labels are needed to call an edge
-    inter-cluster, so the component is drawn first and the Gaussian second (same law).
-    """
-    labels = rng.choice(mix.weights.size, size=n, p=mix.weights)
-    chol = np.linalg.cholesky(mix.covariances)
-    z = rng.standard_normal((n, mix.means.shape[1]))
-    return mix.means[labels] + np.einsum("nij,nj->ni", chol[labels], z), labels
+    """``n`` i.i.d. tokens from the mixture with their component labels (host arrays); the labels
+    are needed to call an edge inter-cluster."""
+    return mix.sample_with_labels(n, rng=rng)
 
 
 def attention_scores(x, *, alpha: float, kappa: float):
