@@ -35,6 +35,14 @@ def test_other_parameters_pass(c, d3, a):
     assert check.run(c=c, d3=d3, a=a).passed
 
 
+@pytest.mark.parametrize("c, d3, a, eps_max", [(0.5, 1.0, -2.0, 5e-3), (10.0, -1.0, -1.0, 1e-4), (2.0, 0.0, -1.0, 0.02)])
+def test_range_corners_pass_without_warnings(c, d3, a, eps_max):
+    # corners where adaptive quad raised IntegrationWarning (filterwarnings=error) or Richardson was short
+    res = check.run(c=c, d3=d3, a=a, eps_max=eps_max)
+    assert res.passed, res.failures
+    assert not check.run(formula="printed", c=c, d3=d3, a=2.0, eps_max=eps_max).passed
+
+
 def test_json_round_trip(passed):
     assert CheckResult.from_json(passed.to_json()).measured == passed.measured
 
@@ -48,7 +56,9 @@ def test_cli(capsys):
     assert "c must be" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("kwargs, match", [({"eps_max": 1.0}, "eps_max"), ({"formula": "z"}, "formula")])
+@pytest.mark.parametrize("kwargs, match", [({"eps_max": 1.0}, "eps_max"), ({"formula": "z"}, "formula"),
+                                           ({"c": 0.5, "eps_max": 0.02}, "eps_max / c"),
+                                           ({"a": float("nan")}, "a must be"), ({"seed": -1}, "seed")])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         check.run(**kwargs)
