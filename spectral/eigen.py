@@ -36,7 +36,13 @@ import numpy as np
 from spectral import backend
 from spectral.backend import array_namespace, from_numpy, to_numpy
 from spectral.memory import DenseMemoryError, check_dense_memory
-from spectral.normalize import _check_scores, _row_sums_checked, _symmetry_defect, symmetry_tolerance
+from spectral.normalize import (
+    _check_scores,
+    _row_sums_checked,
+    _scan_scores,
+    _symmetry_defect,
+    symmetry_tolerance,
+)
 
 __all__ = [
     "METHODS",
@@ -224,7 +230,12 @@ def count_components(C, *, symmetric: bool | None = None) -> int:
     xp = array_namespace(C)
     if symmetric is None:
         symmetric = _symmetry_defect(C, xp) <= symmetry_tolerance(C.dtype, xp)
-    if float(xp.min(C)) > 0.0:
+    return _count_components(C, symmetric=symmetric, cmin=xp.min(C))
+
+
+def _count_components(C, *, symmetric: bool, cmin) -> int:
+    """:func:`count_components` given ``min(C)`` from a validation pass (no pass when positive)."""
+    if float(cmin) > 0.0:
         return 1
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
@@ -509,45 +520,43 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
     c = first_row
     if c.dtype not in (xp.float32, xp.float64):
         raise ValueError(f"first_row must have a real floating dtype, got {c.dtype}")
-    if not bool(xp.all(xp.isfinite(c))):
+    # NaN/inf and negatives from min and max alone (NaN propagates through both): no boolean temporaries
+    cmin, cmax = float(xp.min(c)), float(xp.max(c))
+    if not (math.isfinite(cmin) and math.isfinite(cmax)):
         raise ValueError("first_row must be finite; it contains NaN or inf")
-    if bool(xp.any(c < 0)):
+    if cmin < 0:
         raise ValueError("first_row must be nonnegative")
     n = shape[0]
     k = _check_k(k, n, method="circulant")
     total = xp.sum(c)
-    cmax = float(xp.max(c))
     if not cmax > 0:
         raise ValueError("first_row must have a positive sum (degree)")
-    mirrored = xp.roll(xp.flip(c), 1)  # c[(-j) mod n]
-    asym = float(xp.max(xp.abs(c - mirrored))) / cmax
+    # evenness c_j = c_(n-j): compare j = 1..n//2 with its mirror n-1..n-n//2 (half the row suffices)
+    h = n // 2
+    asym = float(xp.max(xp.abs(c[1 : h + 1] - xp.flip(c[n - h :])))) / cmax
     tol = symmetry_tolerance(c.dtype, xp)
     if asym > tol:
         raise ValueError(
             f"first_row must be even (c_j = c_(n-j)) for a symmetric circulant matrix: relative "
             f"asymmetry {asym:.3g} > 4 sqrt(eps) = {tol:.3g}"
         )
-    support = np.flatnonzero(to_numpy(c > 0))
-    ncomp = int(np.gcd.reduce(np.concatenate([support, [n]])))
+    if float(c[1]) > 0:  # 1 in the support generates Z_n: connected, no pass over the row
+        ncomp = 1
+    else:
+        support = np.flatnonzero(to_numpy(c > 0))
+        ncomp = int(np.gcd.reduce(np.concatenate([support, [n]])))
     _report_components(ncomp, True, strict)
-    half = xp.real(xp.fft.rfft(c)) / total  # m = 0 .. n // 2
-    # every m in 1..(n-1)//2 appears twice (m and n - m: cos and sin); m = n/2 once (n even)
-    m_host = np.concatenate([[0], np.repeat(np.arange(1, (n - 1) // 2 + 1), 2), [n // 2] if n % 2 == 0 else []])
-    kind_host = np.zeros(n, dtype=np.int64)  # 0: cos, 1: sin
-    kind_host[2 : 2 * ((n - 1) // 2) + 1 : 2] = 1
-    m_idx = from_numpy(m_host.astype(np.int64), like=c)
+    half = xp.real(xp.fft.rfft(c)) / total  # eta_m for m = 0 .. n // 2
+    m_host, kind_host = _circulant_order(half, n, k, xp)
+    m_idx = from_numpy(m_host, like=c)
     eta = xp.take(half, m_idx)
-    order = _argsort_desc(eta, xp)
-    if k is not None:
-        order = order[:k]
-    eta = xp.take(eta, order)
-    freqs = xp.take(m_idx, order)
+    freqs = m_idx
+    order_len = int(m_host.shape[0])
     d = total * xp.ones((n,), dtype=c.dtype) if vectors else None
     right = left = conj = None
     if vectors:
-        kk = int(order.shape[0])
-        check_dense_memory(n, kk, dtype=_dtype_name(c.dtype), copies=3, what="circulant eigenvectors")
-        kinds = xp.take(from_numpy(kind_host, like=c), order)
+        check_dense_memory(n, order_len, dtype=_dtype_name(c.dtype), copies=3, what="circulant eigenvectors")
+        kinds = from_numpy(kind_host, like=c)
         j = xp.arange(n, dtype=m_idx.dtype)
         phase = xp.remainder(j[:, None] * freqs[None, :], n)  # exact integer reduction first
         angle = xp.astype(phase, c.dtype) * (2.0 * math.pi / n)
@@ -572,6 +581,34 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
         frequencies=freqs,
         storage_dtype=_dtype_name(c.dtype),
     )
+
+
+def _circulant_order(half, n: int, k, xp):
+    """Fourier index and kind (0 cos, 1 sin) of the leading ``k`` circulant eigenvalues (host arrays).
+
+    The full spectrum lists ``m = 0``, then ``m`` (cos) and ``n - m`` (sin) for ``m = 1 ..
+    (n-1)//2``, then ``n/2`` (n even), all with value ``half[m]``; its stable descending order is
+    by value, then ``m``, cos before sin.  So only ``half`` (``n//2 + 1`` values) is ordered,
+    and for ``k`` given only its top ``k``: ``argpartition`` picks them in O(n), every value
+    tied with the ``k``-th is kept (ties break by ``m``), and only those few are sorted.
+    Same result as a stable descending sort of the full spectrum.
+    """
+    h = n // 2
+    if k is not None and k < h + 1 and xp is np:
+        top = np.argpartition(-half, k - 1)[:k]
+        cand = np.flatnonzero(half >= half[top].min())  # ascending m; includes every tie at the boundary
+        m_sorted = cand[np.argsort(-half[cand], kind="stable")]
+    else:
+        m_sorted = to_numpy(_argsort_desc(half, xp)).astype(np.int64)
+    twice = (m_sorted > 0) & (2 * m_sorted != n)  # cos and sin: two eigenvalues
+    reps = np.where(twice, 2, 1)
+    m_full = np.repeat(m_sorted, reps)
+    kind = np.zeros(m_full.shape[0], dtype=np.int64)
+    starts = np.cumsum(reps) - reps
+    kind[starts[twice] + 1] = 1
+    if k is not None:
+        m_full, kind = m_full[:k], kind[:k]
+    return m_full.astype(np.int64), kind
 
 
 def _check_circulant(C, xp) -> None:
@@ -696,11 +733,14 @@ def markov_spectrum(
     if _is_operator(C):
         return _operator_spectrum(C, k, method=method, vectors=vectors, strict=strict, symmetric=symmetric,
                                   tol=tol, dtype=dtype, rng=rng)
-    xp = _check_scores(C, square=True)
+    circulant = method == "circulant" or (method == "auto" and grid)
+    # one pass: shape, dtype, NaN/inf, negatives, min, max and (not for the circulant path, whose
+    # structure check replaces it) the symmetry defect
+    xp, stats = _scan_scores(C, square=True, symmetry=not circulant)
     n = C.shape[0]
     if n < 2:
         raise ValueError(f"C must be at least 2 x 2, got shape {tuple(C.shape)}")
-    if method == "circulant" or (method == "auto" and grid):
+    if circulant:
         _check_k(k, n, method="circulant")
         _check_circulant(C, xp)
         spec = circulant_spectrum(C[0, :], k, vectors=vectors, strict=strict)
@@ -710,11 +750,11 @@ def markov_spectrum(
                                            spec.eigenvalues, d, xp)
             spec = _replace(spec, residual=residual)
         return spec
-    d = _row_sums_checked(C, xp)
-    is_sym = _symmetry_defect(C, xp) <= symmetry_tolerance(C.dtype, xp)
+    d = _row_sums_checked(C, xp, cmax=stats.cmax)
+    is_sym = stats.defect <= symmetry_tolerance(C.dtype, xp)
     use_sym = is_sym if symmetric is None else (symmetric and is_sym)
     want_real = bool(symmetric) or use_sym
-    ncomp = count_components(C, symmetric=is_sym)
+    ncomp = _count_components(C, symmetric=is_sym, cmin=stats.cmin)  # no pass over C when min(C) > 0
     _report_components(ncomp, True, strict)
 
     itemsize_name = _dtype_name(C.dtype)
@@ -781,7 +821,8 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
     n = C.shape[0]
     s = 1.0 / xp.sqrt(d)
     if method == "dense":
-        S = s[:, None] * C * s[None, :]
+        S = C * s[:, None]  # (C_ij s_i) s_j: one n x n temporary instead of two
+        S *= s[None, :]
         w, V = backend.eigh(S)
         return _symmetric_result(w, V, d, xp=xp, k=k, vectors=vectors, method="dense",
                                  solver=f"{getattr(xp, '__name__', 'xp')}.linalg.eigh", apply_S=lambda X: S @ X,
@@ -790,9 +831,12 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
     if method == "lanczos":
         sd = _lanczos_dtype(n, dtype, _dtype_name(C.dtype))
         sd_x = getattr(xp, sd)
-        S = _astype(C, sd_x, xp, copy=True)
         s_sd = _astype(s, sd_x, xp)
-        S *= s_sd[:, None]
+        if xp is np:  # cast and first scaling in one pass (same float ops as cast, then multiply)
+            S = np.multiply(C, s_sd[:, None], dtype=sd_x)
+        else:
+            S = _astype(C, sd_x, xp, copy=True)
+            S *= s_sd[:, None]
         S *= s_sd[None, :]
         target = S if native else to_numpy(S)
         w, V = backend.eigsh(target, k, which="LA", v0=_v0(n, rng) if not backend.is_cupy_array(C) else None,
