@@ -133,21 +133,22 @@ def _tile_scan(C, xp):
     n = C.shape[0]
     b = _TILE_HOST if xp is np else _TILE_DEVICE
     cmin = cmax = worst = None
-    for i0 in range(0, n, b):
-        i1 = min(n, i0 + b)
-        for j0 in range(i0, n, b):
-            j1 = min(n, j0 + b)
-            upper = C[i0:i1, j0:j1]
-            lower = C[j0:j1, i0:i1]
-            diff = upper - lower.T
-            tmin = xp.minimum(xp.min(upper), xp.min(lower))
-            tmax = xp.maximum(xp.max(upper), xp.max(lower))
-            tworst = xp.maximum(xp.max(diff), -xp.min(diff))  # max|diff| without an abs pass
-            if cmin is None:
-                cmin, cmax, worst = tmin, tmax, tworst
-            else:
-                cmin, cmax = xp.minimum(cmin, tmin), xp.maximum(cmax, tmax)
-                worst = xp.maximum(worst, tworst)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf gives NaN: refused by the caller
+        for i0 in range(0, n, b):
+            i1 = min(n, i0 + b)
+            for j0 in range(i0, n, b):
+                j1 = min(n, j0 + b)
+                upper = C[i0:i1, j0:j1]
+                lower = C[j0:j1, i0:i1]
+                diff = upper - lower.T
+                tmin = xp.minimum(xp.min(upper), xp.min(lower))
+                tmax = xp.maximum(xp.max(upper), xp.max(lower))
+                tworst = xp.maximum(xp.max(diff), -xp.min(diff))  # max|diff| without an abs pass
+                if cmin is None:
+                    cmin, cmax, worst = tmin, tmax, tworst
+                else:
+                    cmin, cmax = xp.minimum(cmin, tmin), xp.maximum(cmax, tmax)
+                    worst = xp.maximum(worst, tworst)
     return cmin, cmax, worst
 
 

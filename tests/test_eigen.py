@@ -10,6 +10,7 @@ bound.
 """
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -182,6 +183,61 @@ def test_circulant_components_by_gcd():
     assert np.sum(np.abs(to_numpy(spec.eigenvalues) - 1.0) <= 10 * EPS) == 3
     with pytest.raises(DisconnectedGraphError):
         circulant_spectrum(row, strict=True)
+
+
+def _full_order_reference(row, k):
+    """Brute force: the whole spectrum listed as m = 0, (1 cos, 1 sin), ..., n/2, stable-sorted descending."""
+    n = row.size
+    half = np.fft.rfft(row).real / row.sum()  # the values themselves are tested against eigvalsh above
+    m = [0] + [v for j in range(1, (n - 1) // 2 + 1) for v in (j, j)] + ([n // 2] if n % 2 == 0 else [])
+    m = np.array(m)
+    order = np.argsort(-half[m], kind="stable")[:k]
+    return half[m][order], m[order]
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 9, 64, 101])
+def test_circulant_top_k_equals_stable_full_sort(rng, n):
+    """argpartition on the half spectrum gives exactly the stable full sort, ties included."""
+    rows = {
+        "random": rng.uniform(0.0, 1.0, n),
+        "all ones": np.ones(n),  # eta = 1, 0, 0, ...: every k cuts through a tie
+        "integer": rng.integers(0, 3, n).astype(float),  # repeated values
+    }
+    cut_through_tie = False
+    for name, r in rows.items():
+        row = r + np.roll(r[::-1], 1)  # even: c_j = c_(n-j)
+        if row.sum() == 0:
+            continue
+        full_vals, _ = _full_order_reference(row, None)
+        for k in sorted({1, 2, n // 2, n // 2 + 1, n - 1, n} & set(range(1, n + 1))) + [None]:
+            with warnings.catch_warnings():  # integer rows may be disconnected (c_1 = 0): not under test here
+                warnings.simplefilter("ignore", DisconnectedGraphWarning)
+                spec = circulant_spectrum(row, k)
+            ref_vals, ref_m = _full_order_reference(row, k)
+            # (a) exact: the same values, only their order is under test
+            assert np.array_equal(to_numpy(spec.eigenvalues), ref_vals), (name, k)
+            assert np.array_equal(to_numpy(spec.frequencies), ref_m), (name, k)
+            if k is not None and k < n and full_vals[k - 1] == full_vals[k]:
+                cut_through_tie = True
+    assert cut_through_tie or n == 2  # the tie-breaking branch was exercised (n = 2: eta = 1, 0, no tie)
+    # negative control: the reference tells orders apart (ties broken by descending m differ)
+    if n >= 4:
+        row = np.ones(n)
+        _, ref_m = _full_order_reference(row, n)
+        assert not np.array_equal(ref_m[1:], np.sort(ref_m[1:])[::-1])
+
+
+@pytest.mark.parametrize("n", [10, 11])
+def test_circulant_evenness_checked_at_every_position(n):
+    row = np.ones(n)
+    for j in range(1, n):
+        if 2 * j == n:
+            continue  # c_(n/2) is its own mirror
+        bad = row.copy()
+        bad[j] += 1e-3
+        with pytest.raises(ValueError, match="even"):
+            circulant_spectrum(bad)
+    circulant_spectrum(row)  # negative control: the even row passes
 
 
 @pytest.mark.parametrize(

@@ -187,3 +187,47 @@ def test_symmetric_conjugate_refuses_asymmetric(rng):
     Cs = C + C.T
     Cs[0, 1] = np.nextafter(Cs[0, 1], 10)
     symmetric_conjugate(Cs)
+
+
+# ----------------------------------------------------------------------------- fused validation pass
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 300])  # around the host tile side (128)
+def test_tiled_symmetry_scan_equals_direct_formula(xp, rng, n):
+    """The one-pass tiled scan gives exactly max|C - C^T| / max|C|, min(C) and max(C)."""
+    from spectral.normalize import _TILE_HOST, _scan_scores, _symmetry_defect
+
+    assert _TILE_HOST == 128  # the sizes above straddle it
+    X = rng.uniform(0.0, 1.0, size=(n, n))
+    C = X + X.T
+    C[n - 1, 0] += 1e-3  # asymmetry only in the last (partial) tile row, first tile column
+    ref = np.max(np.abs(C - C.T)) / np.max(np.abs(C))  # direct n x n formula
+    _, stats = _scan_scores(xp.asarray(C), symmetry=True)
+    # (a) exact: the same entrywise differences and a max, no rounding in between
+    assert stats.defect == ref
+    assert float(stats.cmin) == C.min() and float(stats.cmax) == C.max()
+    assert _symmetry_defect(xp.asarray(C), xp) == ref
+    if n > 1:
+        assert ref > 0  # negative control: the planted asymmetry is seen
+    S = X + X.T
+    assert _scan_scores(xp.asarray(S), symmetry=True)[1].defect == 0.0
+
+
+@pytest.mark.parametrize("value, match", [(np.nan, "finite"), (np.inf, "finite"), (-np.inf, "finite"),
+                                          (-1e-300, "nonnegative")])
+@pytest.mark.parametrize("where", [(0, 0), (299, 298), (5, 250)])  # first tile, last tile, off-diagonal tile
+def test_bad_entry_found_in_any_tile(rng, value, match, where):
+    X = rng.uniform(0.5, 1.0, size=(300, 300))
+    C = X + X.T
+    good = C[where]
+    C[where] = value
+    with pytest.raises(ValueError, match=match):
+        symmetric_conjugate(C)
+    with pytest.raises(ValueError, match=match):
+        row_normalize(C)
+    from spectral.eigen import markov_spectrum
+
+    with pytest.raises(ValueError, match=match):
+        markov_spectrum(C, 3)
+    C[where] = good  # negative control: the same matrix with the entry restored passes
+    symmetric_conjugate(C)
