@@ -80,6 +80,7 @@ def _single_thread_blas():
 def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), points_per_cluster=100, seeds=3,
         min_gap_ratio=46.0, seed=0, device="cpu"):
     """Eigengap ratios, two-stage collapse and the |eta_2|^L rate for heat-kernel attention on clusters."""
+    require_int("seed", seed, low=0)
     require(kernel in KERNELS, f"kernel must be one of {KERNELS}, got {kernel!r}")
     require(len(separations) >= 1 and all(0.5 <= s <= 50 for s in separations),
             f"separations must be values in [0.5, 50], got {separations!r}")

@@ -75,6 +75,7 @@ def _symbolic(exponent):
 def run(*, exponent="corrected", weight_power=2.0, kappa=1.0, n=4000, eps=1e-3, bins=16, seed=0,
         device="cpu"):
     """Check Theorem 4 symbolically and the p^2 invariant measure numerically on S^1."""
+    require_int("seed", seed, low=0)
     require(exponent in EXPONENTS, f"exponent must be one of {EXPONENTS}, got {exponent!r}")
     require_range("weight_power", weight_power, low=-4, high=4)
     require_range("kappa", kappa, low=0.0, high=5.0, low_open=True)

@@ -116,6 +116,7 @@ def _continuum_remainder(limit="correct"):
 
 def run(*, limit="correct", a=0.0, tiers=TIERS, grid_n=10000, full=False, seed=0, device="cpu"):
     """Compare (1/eps)(S^(a) - I) f with the drift-diffusion limit on each tier."""
+    require_int("seed", seed, low=0)
     require(limit in LIMITS, f"limit must be one of {LIMITS}, got {limit!r}")
     require_range("a", a, low=0.0, high=1.0)
     require_int("grid_n", grid_n, low=1400, high=200000)

@@ -108,6 +108,7 @@ def run(*, time_per_step=0.5, drift=2.0, amplitude=0.5, n=4000, t_final=0.05,
         eps_grid=(0.001, 0.002, 0.004, 0.008), figure_n=5000, figure_eps=0.001,
         figure_steps=(0, 100, 200, 400), seed=0, device="cpu"):
     """Error of L attention steps against the drift-diffusion PDE at t = L * time_per_step * eps."""
+    require_int("seed", seed, low=0)
     require_range("time_per_step", time_per_step, low=0.05, high=5.0)
     require_range("drift", drift, low=-4.0, high=4.0)
     require_range("amplitude", amplitude, low=0.0, high=0.9)

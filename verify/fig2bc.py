@@ -63,6 +63,7 @@ def attention_scores(x, *, alpha: float, kappa: float):
 def run(*, alpha=1.2, kappa=1.0, n=18, seeds=200, threshold=3.12e-5, layout="paper", claim="ledger", seed=0,
         device="cpu"):
     """Inter-cluster edges, inter-cluster mass and eigengap ratios for alpha and 2 over token draws."""
+    require_int("seed", seed, low=0)
     require_range("alpha", alpha, low=0.5, high=2.0, high_open=True)
     require_range("kappa", kappa, low=0.0, high=100.0, low_open=True)
     require_int("n", n, low=6, high=2000)

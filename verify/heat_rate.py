@@ -66,6 +66,7 @@ def _sample_sphere(rng, n, d):
 
 def run(*, variance_law="singer", bias_order=1.0, reps=30, test_points=16, full=False, seed=0, device="cpu"):
     """Fit bias and variance exponents of the heat-kernel Laplacian estimate on S^1 and S^2."""
+    require_int("seed", seed, low=0)
     require(variance_law in LAWS, f"variance_law must be one of {LAWS}, got {variance_law!r}")
     require_range("bias_order", bias_order, low=0.25, high=4.0)
     require_int("reps", reps, low=4, high=1000)

@@ -39,6 +39,7 @@ HELP = {
 def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, grid=128, eps=2.5e-4, seed=0,
         device="cpu"):
     """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor."""
+    require_int("seed", seed, low=0)
     require(distance in DISTANCES, f"distance must be one of {DISTANCES}, got {distance!r}")
     require(tensor in TENSORS, f"tensor must be one of {TENSORS}, got {tensor!r}")
     require_int("dim", dim, low=2, high=256)

@@ -44,6 +44,7 @@ def _low_eigenvalues(x, eps, k):
 
 def run(*, power=2.0, n=3000, eps=1e-4, scales=(1.0, 2.0, 4.0), modes=6, seed=0, device="cpu"):
     """Entrywise kernel identity and the m^2 scaling of generator eigenvalues."""
+    require_int("seed", seed, low=0)
     require_range("power", power, low=-4.0, high=4.0)
     require_int("n", n, low=500, high=100000)
     require_range("eps", eps, low=1e-6, high=1e-2)

@@ -160,6 +160,7 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), seeds=3, datasets=("gaussia
     ``full=True`` runs the ledger's protocol (n = 32..512, 20 seeds; minutes) instead of the
     quick default (n = 32, 128; 3 seeds).
     """
+    require_int("seed", seed, low=0)
     if full:
         sizes, seeds = FULL["sizes"], FULL["seeds"]
     require_range("alpha", alpha, low=0.5, high=2.0, high_open=True)

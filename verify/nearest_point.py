@@ -64,6 +64,7 @@ def _p(y):
 def run(*, formula="corrected", dim=3, trials=20, candidates=200000, n_lattice=50000,
         eps_grid=(0.002, 0.004, 0.008, 0.016, 0.032), seed=0, device="cpu"):
     """Example 3 by brute force and the Theorem-5/6 zeroth-order limit on S^2."""
+    require_int("seed", seed, low=0)
     require(formula in FORMULAS, f"formula must be one of {FORMULAS}, got {formula!r}")
     require_int("dim", dim, low=2, high=16)
     require_int("trials", trials, low=1, high=1000)

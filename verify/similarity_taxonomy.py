@@ -101,6 +101,7 @@ def _fcm(x, init, m, *, weights, iters=500, tol=1e-12):
 
 def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="cpu"):
     """Compare each Table-1 composition with its textbook formula; FCM centre updates."""
+    require_int("seed", seed, low=0)
     require_int("n", n, low=20, high=2000)
     require(perturb in PERTURB, f"perturb must be one of {PERTURB}, got {perturb!r}")
     require(len(fcm_m) >= 2 and all(1.0 < m <= 10.0 for m in fcm_m) and min(fcm_m) <= 1.1 and 2.0 in fcm_m,

@@ -54,6 +54,7 @@ def _gaussian_rows(sq, width, xp):
 def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), convention="corrected", key_norms="equal",
         seed=0, device="cpu"):
     """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys."""
+    require_int("seed", seed, low=0)
     require_int("n", n, low=2, high=4096)
     require(len(dims) >= 1 and all(isinstance(d, (int, np.integer)) and 2 <= d <= 1024 for d in dims),
             f"dims must be integers in [2, 1024], got {dims!r}")
