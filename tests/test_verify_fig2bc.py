@@ -87,3 +87,11 @@ def test_plot(default, tmp_path):
     path = tmp_path / "fig2bc.png"
     check.plot(default, path)
     assert path.stat().st_size > 1000
+
+
+def test_wide_kernel_fails_and_says_why():
+    # kappa = 3 is 0.87 of the closest cluster-mean distance: alpha = 2 is no longer local there
+    res = check.run(kappa=3.0, seeds=40)
+    assert not res.passed
+    assert all("not local at the cluster scale" in f for f in res.failures)
+    assert res.measured["kappa_over_cluster_spacing"] == pytest.approx(3.0 / 12**0.5)

@@ -141,6 +141,17 @@ def run(*, alpha=1.2, kappa=1.0, n=18, seeds=200, threshold=3.12e-5, layout="pap
         if measured[key] < 1.0:
             failures.append(f"(printed claim) alpha=2 drew inter-cluster edges in {1 - measured[key]:.0%} of draws "
                             f"(mean {measured['inter_edges_mean_alpha2']:.1f} edges above {threshold:g}, kappa={kappa:g})")
+    # Regime note. The comparison is a statement about kappa small against the cluster spacing: measured
+    # over seeds 0-9 (200 draws each) every assertion holds for kappa = 1 (kappa / min mean distance
+    # 0.29, paper layout) at alpha = 1.0, 1.2, 1.8, while at kappa = 1.5-2 the mass fraction drops to
+    # 0.93 (alpha = 1.8 / 1.2) and at kappa >= 3 to 0-0.02: a Gaussian as wide as the spacing is not
+    # local at the cluster scale, so the check FAILS there by design and says why.
+    means = np.asarray(mix.means, dtype=float)
+    spacing = float(min(np.linalg.norm(means[i] - means[j]) for i in range(len(means)) for j in range(i)))
+    measured["kappa_over_cluster_spacing"] = kappa / spacing
+    if failures and kappa / spacing > 0.3:
+        failures = [f + f" [kappa / min cluster-mean distance = {kappa / spacing:.2f} > 0.3: the alpha=2 kernel "
+                        f"is not local at the cluster scale]" for f in failures]
     statement = (f"kappa={kappa:g}, {layout} layout: inter-cluster attention mass is larger for alpha={a1:g} than "
                  f"alpha=2 and the k=3 eigengap ratio smaller, in >= 95 % of {seeds} draws; alpha={a1:g} keeps "
                  f">= 99 % of inter-cluster pairs above {threshold:g}")
