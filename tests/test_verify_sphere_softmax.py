@@ -62,3 +62,18 @@ def test_subprocess():
     out = subprocess.run([sys.executable, "-m", "verify.sphere_softmax", "--n", "32", "--dims", "3",
                           "--quiet"], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.startswith("PASS sphere_softmax")
+
+
+def test_memory_is_blocked_by_rows():
+    # the direct differences were one n x n x d array (2 x 151 MB here, 2 GB at n = 2048, d = 64);
+    # row blocks keep the peak near 4M doubles (32 MB) whatever n and d
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        res = check.run(n=384, dims=(128,), taus=(1.0,))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.passed, res.failures
+    assert peak < 120e6, peak

@@ -90,25 +90,34 @@ def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), convention="corrected", key_nor
             if key_norms == "unequal":
                 ke *= rng.uniform(0.5, 1.5, size=(n, 1))
             qx, kx, qex, kex, mx = (xp.asarray(a) for a in (q, k, qe, ke, m))
+            # row blocks: softmax and row normalisation act row by row, and the direct differences
+            # of _sqdist take block * n * d doubles (the unblocked n x n x d array was 2 GB at
+            # n = 2048, d = 64 and took minutes); blocks keep it near 32 MB
+            block = max(1, min(n, (1 << 22) // (n * d)))
+            km = kex @ mx.T
             for tau in tuple(taus) + (math.sqrt(d),):
-                logits = (qx @ kx.T) / tau
-                soft = _softmax_rows(logits, xp)
-                gauss = _gaussian_rows(_sqdist(qx, kx, xp), width_factor * tau, xp)
-                err = float(to_numpy(xp.max(xp.abs(soft - gauss))))
-                qm, km = qex @ mx.T, kex @ mx.T
-                logits_e = (qm @ km.T) / tau
-                soft_e = _softmax_rows(logits_e, xp)
-                logit_scale = max(logit_scale, float(to_numpy(xp.max(xp.abs(logits)))),
-                                  float(to_numpy(xp.max(xp.abs(logits_e)))))
-                gauss_e = _gaussian_rows(_sqdist(qm, km, xp), width_factor * tau, xp)
-                err_e = float(to_numpy(xp.max(xp.abs(soft_e - gauss_e))))
+                err = err_e = 0.0
+                for start in range(0, n, block):
+                    rows = slice(start, min(n, start + block))
+                    logits = (qx[rows, :] @ kx.T) / tau
+                    soft = _softmax_rows(logits, xp)
+                    gauss = _gaussian_rows(_sqdist(qx[rows, :], kx, xp), width_factor * tau, xp)
+                    err = max(err, float(to_numpy(xp.max(xp.abs(soft - gauss)))))
+                    qm = qex[rows, :] @ mx.T
+                    logits_e = (qm @ km.T) / tau
+                    soft_e = _softmax_rows(logits_e, xp)
+                    logit_scale = max(logit_scale, float(to_numpy(xp.max(xp.abs(logits)))),
+                                      float(to_numpy(xp.max(xp.abs(logits_e)))))
+                    gauss_e = _gaussian_rows(_sqdist(qm, km, xp), width_factor * tau, xp)
+                    err_e = max(err_e, float(to_numpy(xp.max(xp.abs(soft_e - gauss_e)))))
                 per_case[f"d={d},tau={tau:.4g}"] = (err, err_e)
                 worst_sphere = max(worst_sphere, err)
                 worst_ellipsoid = max(worst_ellipsoid, err_e)
     # Exact algebra: both sides are probabilities <= 1 computed from exponents of size |logit|, so
     # round-off is ~ |logit|max * eps(float64). Bound 100 * eps * max(1, |logit|max): at the defaults
-    # |logit|max ~ 4e2 (unnormalised ellipsoid queries, tau = 0.1) gives 8.7e-12; measured 3.9e-16
-    # (sphere) and 4.4e-14 (ellipsoid). Wrong widths / unequal norms give errors >= 0.6.
+    # |logit|max = 52 (unnormalised ellipsoid queries, tau = 0.1) gives 1.2e-12; measured 3.9e-16
+    # (sphere) and 4.4e-14 (ellipsoid); n = 2048: 2.1e-16 / 3.4e-14. Wrong widths / unequal norms give
+    # errors >= 0.5 (seeds 0-9, both controls: min 0.52).
     tol = 100 * float(np.finfo(np.float64).eps) * logit_scale
     failures = []
     if worst_sphere > tol:
