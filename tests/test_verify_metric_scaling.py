@@ -28,6 +28,13 @@ def test_m_squared_scaling(passed):
 def test_wrong_power_fails(power):
     res = check.run(n=2000, modes=2, scales=(1.0, 2.0), power=power)
     assert not res.passed and "deviate" in res.failures[0]
+    assert "predicted eps bias" not in res.failures[0]
+
+
+def test_unresolved_eps_fails_and_says_why():
+    # eps = 1e-3, k = 6, m = 4: eps bias 2.7 % measured, 3.5 % predicted (> tol / 2)
+    res = check.run(n=2000, eps=1e-3)
+    assert not res.passed and "predicted eps bias" in res.failures[0]
 
 
 def test_json_round_trip(passed):

@@ -95,9 +95,17 @@ def run(*, power=2.0, n=3000, eps=1e-4, scales=(1.0, 2.0, 4.0), modes=6, seed=0,
     # max relative deviation from m^2 over k <= 6, m in {2, 4}: 0.27 % at n = 2000-6000, eps = 1e-4
     # (so it is the eps bias, not the grid); claimed m^1 gives 300 %.
     tol = 0.02
+    # Resolution: the eps bias of the ratio is ~ c k^2 eps |m^2 - m_ref^2|; measured c <= 0.062 over
+    # k in {3, 6, 12}, eps in [1e-4, 3e-4], m in {(1, 2), (1, 2, 4)}, n = 8000 (e.g. 2.7 % at eps = 1e-3,
+    # k = 6, m = 4). A failure where this predicted bias exceeds tol / 2 is named as unresolved.
+    bias = 0.065 * modes**2 * eps * max(abs(m * m - scales[0] ** 2) for m in scales[1:])
     if max_dev > tol:
-        failures.append(f"generator eigenvalue ratios deviate from m^{power:g} by {max_dev:.3%} (> {tol:.0%})")
-    measured = {"entrywise_max_difference": worst, "max_relative_ratio_deviation": max_dev}
+        note = (f" [predicted eps bias 0.065 k^2 eps |m^2 - m_ref^2| = {bias:.1%} > {tol / 2:.0%}: "
+                f"lower eps or modes]" if bias > tol / 2 else "")
+        failures.append(f"generator eigenvalue ratios deviate from m^{power:g} by {max_dev:.3%} (> {tol:.0%})"
+                        + note)
+    measured = {"entrywise_max_difference": worst, "max_relative_ratio_deviation": max_dev,
+                "predicted_eps_bias": bias}
     for m, r in ratios.items():
         measured[f"ratio_m{m:g}_mode1"] = float(r[0])
         measured[f"ratio_m{m:g}_mode{modes}"] = float(r[-1])
