@@ -595,7 +595,7 @@ def _circulant_order(half, n: int, k, xp):
     """
     h = n // 2
     if k is not None and k < h + 1 and xp is np:
-        top = np.argpartition(-half, k - 1)[:k]
+        top = np.argpartition(half, h + 1 - k)[h + 1 - k :]  # the k largest, in no particular order
         cand = np.flatnonzero(half >= half[top].min())  # ascending m; includes every tie at the boundary
         m_sorted = cand[np.argsort(-half[cand], kind="stable")]
     else:
