@@ -87,3 +87,11 @@ def test_subprocess():
     proc = subprocess.run([sys.executable, "-m", "verify.fractional_limit", "--densities", "cosine", "--queries", "8",
                            "--iid-n", "0", "--quiet"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("kwargs, why", [({"alpha": 1.9}, "finite-s bias"), ({"n": 20_000}, "discretisation")])
+def test_unresolved_setting_fails_and_says_why(kwargs, why):
+    # measured: alpha = 1.9 at s = 2e-4 has exact finite-s bias 0.49; n = 2e4 puts the grid gap at 3 s
+    r = fl.run(densities=("cosine",), queries=16, iid_n=0, **kwargs)
+    assert not r.passed
+    assert all("not resolved" in f and why in f for f in r.failures), r.failures

@@ -52,7 +52,9 @@ _LIMIT_TOL = 0.03
 # fitted constant times M0: within 1.1 % of 1 (same bias) -> tolerance 0.03.
 _CONSTANT_TOL = 0.03
 # i.i.d. points (n 4000, s 0.03, all rows, diagonal dropped): relative L2 error against the exact
-# finite-s operator 0.137-0.184 over seeds 0-3 (sampling noise ~ s^(1/2-alpha)/sqrt(n rho)) -> 0.3.
+# finite-s operator 0.137-0.184 over seeds 0-9 (sampling noise ~ s^(1/2-alpha)/sqrt(n rho)) -> 0.3,
+# scaled by sqrt(4000 / iid_n): at iid_n = 1000 seeds 0-9 give 0.279-0.391 (mean 2.07x that of 4000,
+# as 1/sqrt(n)), so a fixed 0.3 failed seed 0 (0.349); scaled tolerance 0.6, margin 1.5.
 # The diagonal multiplies each row by D_off/(D_off + 1): measured shrink 0.963-0.964 (D ~ 27).
 _IID_TOL = 0.3
 
@@ -206,16 +208,27 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
         arrays[f"theta_{name}"] = theta[rows]
         arrays[f"discrete_{name}"] = disc
         arrays[f"limit_{name}"] = target
+        # Name an unresolved setting: both parts of the error are known exactly (FFT references).
+        # Measured outside the defaults: alpha = 1.5 / 1.9 (s = 2e-4) errors 0.036 / 0.49, all finite-s
+        # bias (rate (k s)^(2 - alpha), FNA-13); n = 2e4 / 1e5 (grid gap ~ s) 0.34 / 0.04, discretisation.
+        why = []
+        if measured[f"finite_s_bias_{name}"] > _LIMIT_TOL / 2:
+            why.append(f"finite-s bias {measured[f'finite_s_bias_{name}']:.3g} > {_LIMIT_TOL / 2:g}: the rate "
+                       f"(k s)^(2-alpha) is slow at alpha={alpha:g}, lower scale")
+        if measured[f"discretisation_{name}"] > _LIMIT_TOL / 2:
+            why.append(f"discretisation {measured[f'discretisation_{name}']:.3g} > {_LIMIT_TOL / 2:g}: widest "
+                       f"grid gap / scale = {float(np.max(np.diff(theta))) / scale:.2g}, raise n or scale")
+        note = f" [not resolved: {'; '.join(why)}]" if why else ""
         if err > _LIMIT_TOL:
             failures.append(f"{name}: (A f - f)/t differs from the '{operator}' limit by {err:.3g} relative L2 "
-                            f"(tolerance {_LIMIT_TOL})")
+                            f"(tolerance {_LIMIT_TOL}){note}")
         if operator == "theorem2":
             expected[f"constant_times_M0_{name}"] = 1.0
             tolerance[f"constant_times_M0_{name}"] = _CONSTANT_TOL
             if not (const > 0):
                 failures.append(f"{name}: fitted constant {const:.4g} has the wrong sign (the generator is dissipative)")
             elif abs(const - 1) > _CONSTANT_TOL:
-                failures.append(f"{name}: fitted constant x M0 = {const:.4f}, expected 1 +- {_CONSTANT_TOL}")
+                failures.append(f"{name}: fitted constant x M0 = {const:.4f}, expected 1 +- {_CONSTANT_TOL}{note}")
 
     if iid_n:
         name, density = _densities(densities)[0]
@@ -226,17 +239,18 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
             kept, dropped = discrete_operator(theta, rows, alpha=alpha, scale=iid_scale, f=f, block=256)
             ref = references(density, theta, alpha=alpha, scale=iid_scale, mode=mode)
         err = _rel(dropped, ref["finite_s"])
+        iid_tol = _IID_TOL * math.sqrt(4000 / iid_n)
         measured[f"iid_rel_l2_{name}"] = err
         expected[f"iid_rel_l2_{name}"] = 0.0
-        tolerance[f"iid_rel_l2_{name}"] = _IID_TOL
+        tolerance[f"iid_rel_l2_{name}"] = iid_tol
         fit = lambda v: float(np.dot(v, ref["finite_s"]) / np.dot(ref["finite_s"], ref["finite_s"]))  # noqa: E731
         measured[f"iid_gain_no_diagonal_{name}"] = fit(dropped)
         measured[f"iid_gain_with_diagonal_{name}"] = fit(kept)
         measured[f"iid_diagonal_shrink_{name}"] = fit(kept) / fit(dropped)  # ~ 1 - 1/D, D the degree
         measured[f"iid_rel_l2_with_diagonal_{name}"] = _rel(kept, ref["finite_s"])
-        if err > _IID_TOL:
+        if err > iid_tol:
             failures.append(f"i.i.d. {name}: (A f - f)/t differs from the exact finite-s operator by {err:.3g} "
-                            f"relative L2 (tolerance {_IID_TOL})")
+                            f"relative L2 (tolerance {iid_tol:.3g} = {_IID_TOL} sqrt(4000/iid_n))")
 
     statement = ("on S^1 with a non-uniform density, (A f - f)/t -> -(1/M0) [L(f rho) - f L(rho)]/rho with the "
                  "geodesic multiplier m(k) and M0 = 2/alpha (c = 1/(M0 c_{1,alpha}) for |k|^alpha), negative sign")
