@@ -29,7 +29,7 @@ HELP = {
     "cluster_counts": "numbers of clusters K (comma-separated)",
     "points_per_cluster": "points per Gaussian cluster (ledger: 100)",
     "seeds": "independent data sets per (K, Delta)",
-    "min_gap_ratio": "asserted lower bound on (1 - eta_{K+1})/(1 - eta_K) (DESIGN.md 3.3: >= 46 for >= 6 sigma)",
+    "min_gap_ratio": "asserted lower bound on (1 - eta_{K+1})/(1 - eta_K) (DESIGN.md 3.3: >= 46 for >= 6 sigma; measured over seeds 0-9: needs ~6.5 sigma)",
     "seed": "base seed (child seeds are spawned per data set)",
     "device": "array device: cpu or gpu",
 }
@@ -126,9 +126,14 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
                             fna_ratios.append(ratio)
     n_sets = len(ratios)
     min_ratio = float(np.min(ratios))
+    # Separation regime (heat kernel, default K set, 10 seeds x 12 data sets): min gap ratio 34.3 at
+    # Delta = 6, 73.3 at 6.5, 172 at 7. DESIGN.md 3.3's ">= 46 once >= 6 sigma" fails on that ensemble
+    # at exactly 6 sigma, so a failure below 6.5 sigma says so.
     if min_ratio < min_gap_ratio:
+        note = (f" [Delta = {min(separations):g} < 6.5 sigma: measured min ratio 34 at 6 sigma over seeds 0-9; "
+                f">= 46 needs ~6.5 sigma]" if kernel == "heat" and min(separations) < 6.5 else "")
         failures.append(f"{kernel} kernel: smallest K-cluster gap ratio (1-eta_(K+1))/(1-eta_K) = {min_ratio:.3g} "
-                        f"< {min_gap_ratio:g} over {n_sets} data sets (Delta in {tuple(separations)})")
+                        f"< {min_gap_ratio:g} over {n_sets} data sets (Delta in {tuple(separations)}){note}")
     if argmax_ok < n_sets:
         failures.append(f"{kernel} kernel: the largest eigengap ratio sits at index K in only {argmax_ok}/{n_sets} sets")
 
