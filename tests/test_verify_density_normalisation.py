@@ -67,3 +67,10 @@ def test_subprocess():
                            "--alphas", "2", "--n", "800",
                            "--quiet"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_unresolved_grid_fails_and_says_why():
+    # n = 500 at s = 0.02: widest grid gap 2.2 s, stationary-law slope 0.79-0.82 instead of 1
+    r = dn.run(n=500)
+    assert not r.passed
+    assert all("grid gap / scale" in f for f in r.failures), r.failures
