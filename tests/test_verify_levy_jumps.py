@@ -69,3 +69,10 @@ def test_subprocess():
                            "--torus-scale", "0.02", "--torus-window", "0.15,0.45", "--jumps", "0", "--quiet"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("kwargs", [{"circle_scale": 0.1}, {"torus_scale": 0.03}])
+def test_window_inside_the_core_is_refused(kwargs):
+    # measured: r_min / scale = 3 (circle) and 3.3 (torus) failed (tail not reached)
+    with pytest.raises(ValueError, match="tail regime"):
+        lj.run(**kwargs)
