@@ -57,7 +57,8 @@ def test_cli_and_errors(capsys, tmp_path):
     assert fna_rate.main(["--alphas", "1.8", "--n-scales", "4", "--scale-min", "1e-3", "--rate", "paper", "--quiet"]) == 1
     capsys.readouterr()
     for argv, word in ((["--alphas", "2.0"], "alphas"), (["--n-scales", "2"], "n_scales"),
-                       (["--rate", "fast"], "rate"), (["--scale-min", "0"], "scale_min")):
+                       (["--rate", "fast"], "rate"), (["--scale-min", "0"], "scale_min"),
+                       (["--h-ratio", "16"], "h_ratio")):
         assert fna_rate.main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and word in err
