@@ -108,3 +108,10 @@ def test_plot(default, tmp_path):
 def test_full_protocol_passes():
     res = check.run(full=True)
     assert res.passed, res.failures
+
+
+def test_low_dimension_fails_and_says_why():
+    # d = 4: FNA entropy 0.987 < 0.99 and worst hops 1.05 > 1.01 (distances do not concentrate)
+    res = check.run(dims=(4,), datasets=("gaussian",), seeds=2, dm_dims=(8,), dm_n=200, alphas=(1.2, 2.0))
+    assert not res.passed
+    assert all("d = 4 < 8" in f for f in res.failures), res.failures

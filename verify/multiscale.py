@@ -374,8 +374,15 @@ def _run(p):
     else:
         statement = (f"(printed claim) FNA (alpha={alpha}) has a larger gap than LA and DP and ~1-hop paths "
                      "whatever the bandwidth")
+    failures = L.failures
+    # Regime: the ledger bounds (entropy >= 0.99, hops <= 1.01) are measured for d >= 8; at d = 4 (seed 0)
+    # entropy 0.987 and worst hops 1.048: in low dimension the distances do not concentrate, so the rows
+    # are not near-uniform. A failure there says so.
+    if claim == "ledger" and failures and min(dims) < 8:
+        failures = [f + f" [d = {min(dims)} < 8: the ledger bounds hold for concentrated distances, "
+                        f"measured for d >= 8]" for f in failures]
     return make_result(check=CHECK, claims=CLAIMS, statement=statement, measured=L.measured, expected=L.expected,
-                       tolerance=L.tolerance, parameters=p, failures=L.failures, timings=timer.timings,
+                       tolerance=L.tolerance, parameters=p, failures=failures, timings=timer.timings,
                        arrays=arrays)
 
 
