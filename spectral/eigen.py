@@ -734,8 +734,8 @@ def markov_spectrum(
         return _operator_spectrum(C, k, method=method, vectors=vectors, strict=strict, symmetric=symmetric,
                                   tol=tol, dtype=dtype, rng=rng)
     circulant = method == "circulant" or (method == "auto" and grid)
-    # one pass: shape, dtype, NaN/inf, negatives, min, max and (not for the circulant path, whose
-    # structure check replaces it) the symmetry defect
+    # one tiled pass: NaN/inf, negatives, min, max and (not for the circulant path, whose structure
+    # check replaces it) the symmetry defect; the row sums below are the only other checking pass
     xp, stats = _scan_scores(C, square=True, symmetry=not circulant)
     n = C.shape[0]
     if n < 2:
