@@ -306,12 +306,15 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
             a_hat, used = fit.alpha, fit.count
         measured[f"tail_exponent_a{tag}"] = a_hat
         if a < 2:
-            tol = _tail_tolerance(a)
+            # the ledger tolerance assumes ~12000 tail samples (N = 4e6); with fewer the MLE sd alpha/sqrt(m)
+            # dominates (n_samples = 2e5: 598 samples, alpha = 1.8 estimated 2.054), so the tolerance is
+            # at least 4 sd. At the default N this is 0.044-0.066 <= the ledger value: unchanged.
+            tol = max(_tail_tolerance(a), round(4 * a / math.sqrt(max(used, 1)), 3))
             expected[f"tail_exponent_a{tag}"] = a
             tolerance[f"tail_exponent_a{tag}"] = tol
             if abs(a_hat - a) > tol:
                 failures.append(f"FNA-4: tail exponent of the alpha = {tag} increments estimated {a_hat:.3f} "
-                                f"(|error| > {tol}; truncated-Pareto MLE on {used} samples)")
+                                f"(|error| > {tol} = max(ledger, 4 alpha/sqrt(m)); truncated-Pareto MLE on m = {used} samples)")
         else:
             # Gaussian: local tail exponent in the same window is 8.5-12.8 (seeds 0-3); a power law
             # with exponent <= 2 would be heavy-tailed. Assert > 4 (twice the largest stable index).
@@ -339,21 +342,28 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
             tail_constants[tag] = a
 
     # ---- FNA-4 (a), (b): density tail constant with scipy's pdf of record
-    # ledger: within 2 % at x = 100 for alpha <= 1.5 (measured 0.33 %, 0.32 %, and 0.19 % at 1.8).
+    # ledger: within 2 % at x = 100 for alpha <= 1.5 (measured 0.33 %, 0.32 %, and 0.19 % at 1.8). The
+    # offset is the second term of the series p(x) = (1/pi) sum_k (-1)^(k+1) Gamma(k alpha+1)/k!
+    # sin(k pi alpha/2) x^-(k alpha+1): relative c2 x^-alpha, c2 = -Gamma(2a+1) sin(pi a)/(2 Gamma(a+1)
+    # sin(pi a/2)); for alpha < 1 it exceeds 2 % at x = 100 (0.9752 at alpha = 0.7, 0.923 at 0.5), so the
+    # ratio is compared with the two-term value 1 + c2 x^-alpha: measured |diff| <= 2.5e-3 over alpha in
+    # [0.5, 1.95] (largest at 0.5, the size of the third term) -> tolerance 0.005.
     with timer("fna4_density"):
         for tag, a in tail_constants.items():
             c1 = _stable.density_tail_constant(a)
             ratio100 = float(stats.levy_stable.pdf(100.0, a, 0.0)) * 100.0 ** (1 + a) / c1
+            c2 = -math.gamma(2 * a + 1) * math.sin(math.pi * a) / (2 * math.gamma(a + 1) * math.sin(math.pi * a / 2))
+            two_term = 1.0 + c2 * 100.0 ** (-a)
             grid = np.geomspace(1e-3, 1e3, 61)
             bound = _stable.stable_pdf(grid, a) * (1 + grid) ** (1 + a)
             measured[f"pdf_tail_ratio_x100_a{tag}"] = ratio100
-            expected[f"pdf_tail_ratio_x100_a{tag}"] = 1.0
-            tolerance[f"pdf_tail_ratio_x100_a{tag}"] = 0.02
+            expected[f"pdf_tail_ratio_x100_a{tag}"] = two_term
+            tolerance[f"pdf_tail_ratio_x100_a{tag}"] = 0.005
             measured[f"bound_ratio_min_a{tag}"] = float(bound.min())
             measured[f"bound_ratio_max_a{tag}"] = float(bound.max())
-            if abs(ratio100 - 1) > 0.02:
+            if abs(ratio100 - two_term) > 0.005:
                 failures.append(f"FNA-4: x^(1+alpha) p_1(x) at x = 100 is {ratio100:.4f} times Gamma(1+alpha) sin(pi alpha/2)/pi "
-                                f"for alpha = {tag} (tolerance 2 %)")
+                                f"for alpha = {tag}, the two-term tail series gives {two_term:.4f} (tolerance 0.005)")
             if not (bound.min() > 0 and np.isfinite(bound.max())):
                 failures.append(f"FNA-4: p_1(x)(1+x)^(1+alpha) is not bounded away from 0 and infinity for alpha = {tag}")
 
