@@ -67,6 +67,7 @@ def test_cli(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, match", [({"eps_grid": (0.01, 0.02)}, "eps_grid"), ({"amplitude": 1.0}, "amplitude"),
+                                           ({"amplitude": 0.0}, "amplitude"),
                                            ({"figure_steps": (-1,)}, "figure_steps")])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

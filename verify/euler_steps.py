@@ -24,7 +24,7 @@ CLAIMS = ("DRIFT-5",)
 HELP = {
     "time_per_step": "claimed PDE time per attention layer, in units of eps (DRIFT Thm 3 / C-DRIFT: 1/2)",
     "drift": "claimed drift coefficient c in dH/dt = H'' + c (log p)' H' (Theorem 3: 2; Appendix B proof: 1)",
-    "amplitude": "density p ~ 1 + amplitude cos theta on S^1 (DRIFT Fig. 2 setting: 0.5)",
+    "amplitude": "density p ~ 1 + amplitude cos theta on S^1, in [0.1, 0.9] (DRIFT Fig. 2 setting: 0.5)",
     "n": "quantile-grid points on S^1",
     "t_final": "PDE time T at which the error is measured (ledger: 0.05, 0.2)",
     "eps_grid": "eps values (comma-separated); L = round(T / (time_per_step eps)) layers each",
@@ -111,7 +111,9 @@ def run(*, time_per_step=0.5, drift=2.0, amplitude=0.5, n=4000, t_final=0.05,
     require_int("seed", seed, low=0)
     require_range("time_per_step", time_per_step, low=0.05, high=5.0)
     require_range("drift", drift, low=-4.0, high=4.0)
-    require_range("amplitude", amplitude, low=0.0, high=0.9)
+    # amplitude 0 makes p uniform: the drift term vanishes and a wrong drift claim passes (measured:
+    # drift = 1 PASSED at amplitude 0; fails at 0.1 with error 0.0057 > 0.002), so p must vary
+    require_range("amplitude", amplitude, low=0.1, high=0.9)
     require_int("n", n, low=500, high=100000)
     require_range("t_final", t_final, low=0.01, high=1.0)
     require(len(eps_grid) >= 4, f"eps_grid needs >= 4 values for a slope fit, got {len(eps_grid)}")
