@@ -82,3 +82,11 @@ def test_subprocess():
     out = subprocess.run([sys.executable, "-m", "verify.drift_diffusion", "--tiers", "circle_grid", "--grid-n", "2000",
                           "--quiet"], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.startswith("PASS drift_diffusion")
+
+
+def test_drift_only_claim_needs_a_non_uniform_tier():
+    # sphere_continuum alone has a uniform density: no_drift passed there before this guard
+    with pytest.raises(ValueError, match="cannot test limit='no_drift'"):
+        check.run(tiers=("sphere_continuum",), limit="no_drift")
+    assert check.run(tiers=("sphere_continuum",)).passed
+    assert not check.run(tiers=("sphere_continuum",), limit="missing_half").passed

@@ -122,6 +122,11 @@ def run(*, limit="correct", a=0.0, tiers=TIERS, grid_n=10000, full=False, seed=0
     require_int("grid_n", grid_n, low=1400, high=200000)
     tiers = tuple(tiers)
     require(len(tiers) >= 1 and all(t in TIERS for t in tiers), f"tiers must be a subset of {TIERS}, got {tiers!r}")
+    # the continuum tier has a uniform density: a claim that differs only in the drift passed there
+    # vacuously (no_drift / drift_x1 / sign_flip with tiers = sphere_continuum alone), so refuse it
+    require(tiers != ("sphere_continuum",) or _CLAIMED[limit][0] != _CLAIMED["correct"][0] or limit == "correct",
+            f"tiers=('sphere_continuum',) cannot test limit={limit!r}: it differs only in the drift and that tier's "
+            f"density is uniform; add a tier with a non-uniform density")
     from spectral.backend import require_device, to_numpy
     from spectral.heat_sparse import heat_markov
 
