@@ -244,6 +244,11 @@ def test_cli_paper_setting_flag(capsys):
         (["--distance", "manhattan"], "distance"),
         (["--kernel-alpha", "3"], "kernel_alpha"),
         (["--device", "tpu"], "device"),
+        (["--kernel", "softmax", "--temperature", "nan"], "temperature"),
+        (["--kernel", "softmax", "--temperature", "-1"], "temperature"),
+        (["--temperature", "2"], "temperature"),
+        (["--alpha", "nan"], "alpha"),
+        (["--seed", "-1"], "seed"),
     ],
 )
 def test_cli_bad_inputs_exit_2_with_one_line(capsys, argv, word):

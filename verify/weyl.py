@@ -147,10 +147,11 @@ def _settings(*, alpha, manifold, n, scale, points, modes, fit_range, distance, 
             # continuum spectrum k^2/4 holds at every scale, so take s = 16 h (gap <= 0.022, shape <= 0.054).
             scale = 16.0 * h
     require_range("scale", scale, low=0, low_open=True)
-    if kernel == "softmax":
-        if temperature is None:
-            temperature = math.sqrt(intrinsic + 1)  # sqrt(ambient dimension): softmax(Q K^T / sqrt(d))
+    if temperature is not None:
         require_range("temperature", temperature, low=0, low_open=True)
+        require(kernel == "softmax", f"temperature applies to kernel='softmax' only, got kernel={kernel!r}")
+    if kernel == "softmax" and temperature is None:
+        temperature = math.sqrt(intrinsic + 1)  # sqrt(ambient dimension): softmax(Q K^T / sqrt(d))
     if modes is None:  # 20 (k <= 10) on S^1, 48 (l <= 6) on S^2, fewer for tiny n
         modes = min(20 if manifold == "circle" else 48, n - 3)
     require_int("modes", modes, low=2, high=n - 3)  # Lanczos needs modes + 1 <= n - 2
