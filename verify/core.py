@@ -417,8 +417,7 @@ def build_parser(run: Callable, *, prog: str, description: str = "", help: Mappi
     help = dict(help or {})
     choices = dict(choices or {})
     annotations = dict(annotations or {})
-    parser = _OneLineParser(prog=prog, description=description,
-                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = _OneLineParser(prog=prog, description=description)
     sig = inspect.signature(run)
     for name, par in sig.parameters.items():
         if par.kind is not inspect.Parameter.KEYWORD_ONLY:
@@ -427,7 +426,12 @@ def build_parser(run: Callable, *, prog: str, description: str = "", help: Mappi
         opts = ["--" + name.replace("_", "-")]
         if "_" in name:
             opts.append("--" + name)
-        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": help.get(name, " ")}
+        text = help.get(name, "")
+        if "default" not in text.lower():  # state the default once, unless the help already does
+            shown = "automatic" if default is None else (",".join(map(str, default)) if isinstance(default, tuple)
+                                                         else default)
+            text = f"{text} (default: {shown})".strip()
+        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": text}
         kind = annotations.get(name)
         if kind is None:
             if isinstance(default, bool):
