@@ -21,6 +21,16 @@ def test_ledger_ids_unique_and_checks_cover_known_claims():
 
 
 @pytest.mark.parametrize("name", claims.available_checks())
+def test_help_documents_every_option(name, capsys):
+    module = claims.load_check(name)
+    assert module.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for param in inspect.signature(module.run).parameters:
+        assert "--" + param.replace("_", "-") in out
+    assert "--json" in out and "--quiet" in out
+
+
+@pytest.mark.parametrize("name", claims.available_checks())
 def test_installed_check_follows_the_contract(name):
     module = claims.load_check(name)
     assert module.CHECK == name
