@@ -87,19 +87,9 @@ def run(*, variance_law="singer", bias_order=1.0, reps=30, test_points=16, full=
             xtx = xp.asarray(xt)
             ft = _f(d, mode, xtx, xp)
             factor = {e: _continuum_factor(d, mode, e) for e in eps_grid}
-            sq_err = np.zeros((len(n_grid), len(eps_grid)))
-            nmax = n_grid[-1]
-            for _ in range(reps):
-                y = xp.asarray(_sample_sphere(rng, nmax, d))
-                fy = _f(d, mode, y, xp)
-                # |x - y|^2 = 2 - 2 x.y on the unit sphere; the kernel factor e^{-1/eps} cancels in the ratio
-                dots = xtx @ y.T
-                for j, e in enumerate(eps_grid):
-                    w = xp.exp((dots - 1.0) / e)
-                    for i, n in enumerate(n_grid):
-                        est = (xp.sum(w[:, :n] * fy[None, :n], axis=1) / xp.sum(w[:, :n], axis=1) - ft) / e
-                        cont = (factor[e] - 1.0) / e * ft
-                        sq_err[i, j] += float(to_numpy(xp.sum((est - cont) ** 2)))
+            # variance: distance to the exact finite-eps continuum operator (bias removed)
+            sq_err = _squared_errors(rng, xtx, ft, d, mode, n_grid, eps_grid, reps, xp, to_numpy,
+                                     target=lambda e: (factor[e] - 1.0) / e * ft)
             var_rms = np.sqrt(sq_err / (reps * test_points))
             bias = np.array([abs((factor[e] - 1.0) / e - lam_limit) for e in eps_grid])  # per unit |f|
         fit_bias = fit_power_law(eps_grid, bias)
@@ -148,12 +138,13 @@ def run(*, variance_law="singer", bias_order=1.0, reps=30, test_points=16, full=
     )
 
 
-def _optimal_eps(d, mode, lam_limit, rng, xp, to_numpy, test_points, reps):
-    """Total RMS error vs eps for several N; eps* from a parabola fit in log-log around the minimum."""
-    n_grid = (1000, 4000, 16000, 64000)
-    eps_grid = np.geomspace(0.005 if d == 1 else 0.01, 0.5, 16)
-    xt = xp.asarray(_sample_sphere(rng, test_points, d))
-    ft = _f(d, mode, xt, xp)
+def _squared_errors(rng, xt, ft, d, mode, n_grid, eps_grid, reps, xp, to_numpy, *, target):
+    """Sum over ``reps`` i.i.d. draws and the test points of ``(est - target(eps))^2`` per (N, eps).
+
+    ``est = ((S_eps f)(x) - f(x)) / eps`` from the first N of ``n_grid[-1]`` uniform samples, with the
+    heat kernel evaluated as ``exp((x.y - 1)/eps)``: ``|x - y|^2 = 2 - 2 x.y`` on the unit sphere and the
+    factor ``e^{-1/eps}`` cancels in the ratio.
+    """
     sq = np.zeros((len(n_grid), len(eps_grid)))
     for _ in range(reps):
         y = xp.asarray(_sample_sphere(rng, n_grid[-1], d))
@@ -161,9 +152,22 @@ def _optimal_eps(d, mode, lam_limit, rng, xp, to_numpy, test_points, reps):
         dots = xt @ y.T
         for j, e in enumerate(eps_grid):
             w = xp.exp((dots - 1.0) / e)
+            ref = target(e)
             for i, n in enumerate(n_grid):
                 est = (xp.sum(w[:, :n] * fy[None, :n], axis=1) / xp.sum(w[:, :n], axis=1) - ft) / e
-                sq[i, j] += float(to_numpy(xp.sum((est - lam_limit * ft) ** 2)))
+                sq[i, j] += float(to_numpy(xp.sum((est - ref) ** 2)))
+    return sq
+
+
+def _optimal_eps(d, mode, lam_limit, rng, xp, to_numpy, test_points, reps):
+    """Total RMS error vs eps for several N; eps* from a parabola fit in log-log around the minimum."""
+    n_grid = (1000, 4000, 16000, 64000)
+    eps_grid = np.geomspace(0.005 if d == 1 else 0.01, 0.5, 16)
+    xt = xp.asarray(_sample_sphere(rng, test_points, d))
+    ft = _f(d, mode, xt, xp)
+    # total error: distance to the eps -> 0 limit (bias + variance)
+    sq = _squared_errors(rng, xt, ft, d, mode, n_grid, eps_grid, reps, xp, to_numpy,
+                         target=lambda e: lam_limit * ft)
     err = np.log(np.sqrt(sq / (reps * test_points)))
     le = np.log(eps_grid)
     stars = []
