@@ -1,0 +1,58 @@
+"""Regenerate the papers' figures from the checks' data.
+
+``python -m figures NAME [NAME...] | all --out DIR [--format png|pdf]``. Every module
+``figures/<paper>_*.py`` exports ``FIGURES = {"fna-1": function, ...}``; each function takes
+``(out_dir, *, formats)`` and returns the list of files written. A module may also export
+``CHECK_FIGURES = {"<check>": draw}`` with ``draw(result, ax)`` drawing one check's result on a
+matplotlib axes: that is what ``python -m verify.<check> --plot PATH`` saves. Figures take their
+numbers from ``verify`` runs and do no numerics of their own; settings a paper left unstated are
+stated in the caption. Importing this package loads neither matplotlib nor the figure modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+__all__ = ["registry", "check_figures", "check_drawer", "save_check_figure"]
+
+
+def _modules():
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            yield importlib.import_module(f"{__name__}.{info.name}")
+
+
+def registry() -> dict:
+    """Figure name -> function, collected from every ``figures`` module with a ``FIGURES`` dict."""
+    found = {}
+    for module in _modules():
+        found.update(getattr(module, "FIGURES", {}))
+    return dict(sorted(found.items()))
+
+
+def check_figures() -> dict:
+    """Check name -> ``draw(result, ax)``, collected from every module's ``CHECK_FIGURES``."""
+    found = {}
+    for module in _modules():
+        found.update(getattr(module, "CHECK_FIGURES", {}))
+    return found
+
+
+def check_drawer(check: str):
+    """The drawer of ``check``'s result, or None when the check has no figure."""
+    return check_figures().get(check)
+
+
+def save_check_figure(result, path) -> None:
+    """Draw ``result`` (a ``CheckResult``) with its check's drawer and save it to ``path``."""
+    from figures._plotting import pyplot
+
+    draw = check_drawer(result.check)
+    if draw is None:
+        raise ValueError(f"check {result.check!r} has no figure")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    draw(result, ax)
+    fig.savefig(path)
+    plt.close(fig)

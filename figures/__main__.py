@@ -9,27 +9,14 @@ caption.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
 
-import figures
-from verify.core import _OneLineParser
-
-
-def registry() -> dict:
-    """Figure name -> function, collected from every ``figures`` module with a ``FIGURES`` dict."""
-    found = {}
-    for info in pkgutil.iter_modules(figures.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"figures.{info.name}")
-        found.update(getattr(module, "FIGURES", {}))
-    return dict(sorted(found.items()))
+from figures import registry
+from verify.cli import OneLineParser
 
 
 def main(argv=None) -> int:
-    parser = _OneLineParser(prog="python -m figures", description=__doc__.strip().split("\n\n")[0])
+    parser = OneLineParser(prog="python -m figures", description=__doc__.strip().split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="figure names, or 'all' (default: list them)")
     parser.add_argument("--out", default=None, help="output directory (required to draw)")
     parser.add_argument("--format", action="append", choices=("png", "pdf", "svg"), default=None,

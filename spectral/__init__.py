@@ -4,55 +4,71 @@ Score builders (:mod:`spectral.kernels`), normalisations (:mod:`spectral.normali
 (:mod:`spectral.eigen`), diffusion maps (:mod:`spectral.diffmaps`), bandwidth suggestion
 (:mod:`spectral.scale`), the sparse/streamed heat kernel (:mod:`spectral.heat_sparse`) and the memory
 guard (:mod:`spectral.memory`). The array backend is chosen in :mod:`spectral.backend` only.
+
+Importing ``spectral`` (or its floor, :mod:`spectral.backend` and :mod:`spectral.validation`) loads
+nothing else: each public name is imported from its module on first use.
 """
 
-from spectral.diffmaps import DiffusionMap, diffusion_distance, diffusion_map
-from spectral.eigen import (
-    DisconnectedGraphError,
-    DisconnectedGraphWarning,
-    GeneratorEigenvalues,
-    Spectrum,
-    circulant_spectrum,
-    count_components,
-    generator_eigenvalues,
-    markov_spectrum,
-)
-from spectral.heat_sparse import HeatMarkov, heat_markov, truncation_bound
-from spectral.kernels import (
-    KernelOperator,
-    ResidualMLP,
-    ScoreMLP,
-    SparseScores,
-    dot_product_scores,
-    fna_kernel,
-    fna_profile,
-    fna_time,
-    heat_kernel,
-    heat_kernel_sparse,
-    heat_time,
-    matched_half_width_kappa,
-    metric_kernel,
-    neural_scores,
-    pairwise,
-    paper_kappa,
-)
-from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, dense_bytes
-from spectral.normalize import (
-    SinkhornResult,
-    anisotropic_normalize,
-    row_normalize,
-    sinkhorn,
-    symmetric_conjugate,
-)
-from spectral.scale import ScaleSuggestion, suggest_scale
+from __future__ import annotations
 
-__all__ = sorted([
-    "DenseMemoryError", "DiffusionMap", "DisconnectedGraphError", "DisconnectedGraphWarning",
-    "GeneratorEigenvalues", "HeatMarkov", "KernelOperator", "ResidualMLP", "ScaleSuggestion", "ScoreMLP",
-    "SinkhornResult", "SparseScores", "Spectrum", "anisotropic_normalize", "available_memory_bytes",
-    "check_dense_memory", "circulant_spectrum", "count_components", "dense_bytes", "diffusion_distance",
-    "diffusion_map", "dot_product_scores", "fna_kernel", "fna_profile", "fna_time", "generator_eigenvalues",
-    "heat_kernel", "heat_kernel_sparse", "heat_markov", "heat_time", "markov_spectrum",
-    "matched_half_width_kappa", "metric_kernel", "neural_scores", "pairwise", "paper_kappa",
-    "row_normalize", "sinkhorn", "suggest_scale", "symmetric_conjugate", "truncation_bound",
-])
+import importlib
+
+#: public name -> the module that defines it (loaded on first access)
+_EXPORTS = {
+    "DenseMemoryError": "spectral.memory",
+    "DiffusionMap": "spectral.diffmaps",
+    "DisconnectedGraphError": "spectral.eigen",
+    "DisconnectedGraphWarning": "spectral.eigen",
+    "GeneratorEigenvalues": "spectral.eigen",
+    "HeatMarkov": "spectral.heat_sparse",
+    "KernelOperator": "spectral.kernels",
+    "ResidualMLP": "spectral.kernels",
+    "ScaleSuggestion": "spectral.scale",
+    "ScoreMLP": "spectral.kernels",
+    "SinkhornResult": "spectral.normalize",
+    "SparseScores": "spectral.kernels",
+    "Spectrum": "spectral.eigen",
+    "anisotropic_normalize": "spectral.normalize",
+    "available_memory_bytes": "spectral.memory",
+    "check_dense_memory": "spectral.memory",
+    "circulant_spectrum": "spectral.eigen",
+    "count_components": "spectral.eigen",
+    "dense_bytes": "spectral.memory",
+    "diffusion_distance": "spectral.diffmaps",
+    "diffusion_map": "spectral.diffmaps",
+    "dot_product_scores": "spectral.kernels",
+    "fna_kernel": "spectral.kernels",
+    "fna_profile": "spectral.kernels",
+    "fna_time": "spectral.kernels",
+    "generator_eigenvalues": "spectral.eigen",
+    "heat_kernel": "spectral.kernels",
+    "heat_kernel_sparse": "spectral.kernels",
+    "heat_markov": "spectral.heat_sparse",
+    "heat_time": "spectral.kernels",
+    "markov_spectrum": "spectral.eigen",
+    "matched_half_width_kappa": "spectral.kernels",
+    "metric_kernel": "spectral.kernels",
+    "neural_scores": "spectral.kernels",
+    "pairwise": "spectral.kernels",
+    "paper_kappa": "spectral.kernels",
+    "row_normalize": "spectral.normalize",
+    "sinkhorn": "spectral.normalize",
+    "suggest_scale": "spectral.scale",
+    "symmetric_conjugate": "spectral.normalize",
+    "truncation_bound": "spectral.heat_sparse",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'spectral' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

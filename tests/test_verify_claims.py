@@ -23,6 +23,8 @@ def test_ledger_ids_unique_and_checks_cover_known_claims():
 @pytest.mark.parametrize("name", claims.available_checks())
 def test_help_documents_every_option(name, capsys):
     module = claims.load_check(name)
+    if not isinstance(module.CHECK, str):
+        pytest.skip("declared form: tests/verify/test_contract.py")
     assert module.main(["--help"]) == 0
     out = capsys.readouterr().out
     for param in inspect.signature(module.run).parameters:
@@ -33,6 +35,8 @@ def test_help_documents_every_option(name, capsys):
 @pytest.mark.parametrize("name", claims.available_checks())
 def test_installed_check_follows_the_contract(name):
     module = claims.load_check(name)
+    if not isinstance(module.CHECK, str):
+        pytest.skip("declared form: tests/verify/test_contract.py")
     assert module.CHECK == name
     assert tuple(module.CLAIMS) == claims.CHECKS[name]
     sig = inspect.signature(module.run)

@@ -82,7 +82,7 @@ def test_require_range_messages():
         core.require_range("scale", float("nan"), low=0, low_open=True)
     with pytest.raises(ValueError, match="n must be an integer"):
         core.require_int("n", 3.5, low=8)
-    with pytest.raises(ValueError, match=r"n must be in \[8, inf\)"):
+    with pytest.raises(ValueError, match=r"n must be an integer in \[8, inf\)"):
         core.require_int("n", 4, low=8)
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from verify.claims import CHECKS, available_checks, claim, load_check
-from verify.core import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, _OneLineParser
+from verify.cli import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, OneLineParser
 
 
 def _listing() -> str:
@@ -26,7 +26,7 @@ def _listing() -> str:
 
 
 def main(argv=None) -> int:
-    parser = _OneLineParser(prog="python -m verify", description=__doc__.strip().split("\n\n")[0])
+    parser = OneLineParser(prog="python -m verify", description=__doc__.strip().split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="checks to run (default: list them)")
     parser.add_argument("--all", action="store_true", help="run every available check")
     parser.add_argument("--seed", type=int, default=None, help="seed passed to every check")

@@ -1,0 +1,259 @@
+"""The command line of every check, generated from ``run()``'s signature and numpydoc docstring.
+
+Each keyword ``name`` of ``run`` becomes ``--name`` (underscores also accepted as dashes), typed
+after its default (bool -> bare flag or true/false, int, float, tuple -> comma-separated), with the
+help text of the ``Parameters`` section of the docstring; a type written as a set of strings
+(``claim : {"corrected", "printed"}``) becomes the option's choices. Exit codes: 0 the claim held,
+1 it failed (or a numerical method did not converge), 2 bad input or environment (one line on
+stderr, no traceback). Anything else is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from spectral.memory import DenseMemoryError
+from spectral.validation import ConvergenceError, InputError, UnavailableError
+
+__all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_parser",
+           "check_output_path", "report_error", "run_cli"]
+
+EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+
+#: Exceptions that are the user's input or environment, not a bug: one line, exit 2.
+USER_ERRORS = (InputError, UnavailableError, DenseMemoryError)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with usage errors reported as one line on stderr (exit 2, no usage dump)."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def parse_parameters(doc: str | None) -> dict[str, tuple[str, str]]:
+    """``name -> (type, description)`` from the ``Parameters`` section of a numpydoc docstring."""
+    if not doc:
+        return {}
+    lines = inspect.cleandoc(doc).splitlines()
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        start = next(i for i, line in enumerate(lines[:-1])
+                     if line.strip() == "Parameters" and set(lines[i + 1].strip()) == {"-"})
+    except StopIteration:
+        return {}
+    current, kind, text = None, "", []
+    for line in lines[start + 2:]:
+        if line and not line.startswith(" "):
+            if set(line.strip()) == {"-"}:  # underline of the next section: drop its title
+                if text:
+                    text.pop()
+                break
+            if current:
+                out[current] = (kind, " ".join(text))
+            name, _, kind = line.partition(":")
+            for part in name.split(","):
+                out.setdefault(part.strip(), ("", ""))
+            current, kind, text = name.split(",")[0].strip(), kind.strip(), []
+            continue
+        if current and line.strip():
+            text.append(line.strip())
+    if current:
+        out[current] = (kind, " ".join(t for t in text if t))
+    return out
+
+
+def _choices(kind: str) -> tuple[str, ...] | None:
+    if kind.startswith("{") and "}" in kind:
+        return tuple(re.findall(r"['\"]([^'\"]+)['\"]", kind[: kind.index("}")]))
+    return None
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
+
+
+def _parse_int(text: str) -> int:
+    """An integer, also written as ``1e3`` or ``2000.0`` when the value is an exact integer."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not value.is_integer() or abs(value) > 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def _parse_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _parse_optional(parse):
+    def parser(text: str):
+        if text.lower() in ("none", "auto"):
+            return None
+        return parse(text)
+
+    return parser
+
+
+def _parse_tuple(parse, name):
+    def parser(text: str):
+        parts = [p for p in text.replace(",", " ").split() if p]
+        try:
+            return tuple(parse(p) for p in parts)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {name} values, got {text!r}") from None
+
+    return parser
+
+
+_SCALARS = {"int": (_parse_int, "integer"), "float": (_parse_float, "number"), "str": (str, "string")}
+
+
+def _kind_of(default, doc_type: str) -> tuple[str, str | None]:
+    """(container, element) kinds of an option: ('scalar'|'tuple'|'bool', 'int'|'float'|'str')."""
+    if isinstance(default, bool):
+        return "bool", None
+    if isinstance(default, tuple):
+        elem = type(default[0]).__name__ if default else "float"
+        if "int" in doc_type and not default:
+            elem = "int"
+        return "tuple", elem if elem in _SCALARS else "float"
+    if default is None:
+        if doc_type.startswith("int"):
+            return "scalar", "int"
+        if doc_type.startswith("str") or doc_type.startswith("{"):
+            return "scalar", "str"
+        if doc_type.startswith("tuple"):
+            return "tuple", "int" if "int" in doc_type else "float"
+        return "scalar", "float"
+    name = type(default).__name__
+    return "scalar", name if name in _SCALARS else "str"
+
+
+def build_parser(run: Callable, *, prog: str, description: str = "", extra: Callable | None = None
+                 ) -> argparse.ArgumentParser:
+    """argparse parser from ``run``'s keyword-only signature and its numpydoc ``Parameters``."""
+    docs = parse_parameters(run.__doc__)
+    parser = OneLineParser(prog=prog, description=description)
+    for name, par in inspect.signature(run).parameters.items():
+        if par.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue
+        default = par.default
+        doc_type, text = docs.get(name, ("", ""))
+        opts = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
+        shown = "automatic" if default is None else (",".join(map(str, default)) if isinstance(default, tuple)
+                                                     else default)
+        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": f"{text} (default: {shown})".strip()}
+        container, elem = _kind_of(default, doc_type)
+        if container == "bool":  # "--full" alone means true; "--full false" is accepted too
+            kwargs.update(type=_parse_bool, nargs="?", const=True, metavar="{true,false}")
+        elif container == "tuple":
+            parse, what = _SCALARS[elem]
+            kwargs.update(type=_parse_tuple(parse, what), metavar="A,B")
+        else:
+            parse, _ = _SCALARS[elem]
+            kwargs["type"] = _parse_optional(parse) if default is None else parse
+            # device: both values reach run(), which refuses 'gpu' for a host-only check in words
+            choices = ("cpu", "gpu") if name == "device" else _choices(doc_type)
+            if choices:
+                kwargs["choices"] = choices
+        parser.add_argument(*opts, **kwargs)
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH", default=None, help="write the full result as JSON to PATH")
+    out.add_argument("--plot", metavar="PATH", default=None,
+                     help="save the check's figure to PATH (.png or .pdf; needs matplotlib)")
+    out.add_argument("--quiet", action="store_true", help="print only the final PASS/FAIL line")
+    if extra is not None:
+        extra(parser)
+    return parser
+
+
+def check_output_path(option: str, path: str | None) -> None:
+    """Refuse an output path whose folder does not exist or cannot be written, before any work."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise InputError(f"{option} {path!r} is a folder; give a file path")
+    if not os.path.isdir(folder):
+        raise InputError(f"{option} {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"{option} {path!r}: folder {folder!r} is not writable")
+
+
+def report_error(prog: str, exc: BaseException) -> int:
+    """One line on stderr for a user error (exit 2) or a numerical failure (exit 1)."""
+    message = " ".join(str(exc).split())
+    if isinstance(exc, ConvergenceError):
+        sys.stderr.write(f"{prog}: did not converge: {message}\n")
+        return EXIT_FAIL
+    label = {InputError: "error", UnavailableError: "unavailable", DenseMemoryError: "memory"}
+    kind = next((v for k, v in label.items() if isinstance(exc, k)), "error")
+    sys.stderr.write(f"{prog}: {kind}: {message}\n")
+    return EXIT_ERROR
+
+
+def _module_name(run: Callable) -> str:
+    module = sys.modules.get(run.__module__)
+    name = run.__module__
+    if name == "__main__" and module is not None and getattr(module, "__spec__", None) is not None:
+        name = module.__spec__.name  # run as `python -m verify.x`
+    return name
+
+
+def run_cli(run: Callable, argv=None, *, plot: Callable | None = None, prog: str | None = None) -> int:
+    """Parse ``argv``, run the check, print the table and the final line; return the exit code.
+
+    ``plot()`` is called only when ``--plot`` is given and returns the drawer ``draw(result, path)``
+    or None; with None, ``--plot`` is refused before the check runs.
+    """
+    name = _module_name(run)
+    prog = prog or f"python -m {name}"
+    module = sys.modules.get(run.__module__)
+    description = (module.__doc__ or "").strip().split("\n\n")[0] if module is not None else ""
+    parser = build_parser(run, prog=prog, description=description)
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    kwargs = {k: v for k, v in vars(ns).items() if k not in ("json", "plot", "quiet")}
+    try:
+        check_output_path("--json", ns.json)
+        check_output_path("--plot", ns.plot)
+        draw = (plot() if plot is not None else None) if ns.plot else None
+        if ns.plot and draw is None:
+            raise InputError("--plot: this check has no figure")
+        result = run(**kwargs)
+    except (*USER_ERRORS, ConvergenceError) as exc:
+        return report_error(prog, exc)
+    if not ns.quiet:
+        print(result.summary())
+    print(result.final_line())
+    try:
+        if ns.json:
+            result.to_json(ns.json)
+        if draw is not None:
+            draw(result, ns.plot)
+    except OSError as exc:
+        return report_error(prog, InputError(str(exc)))
+    return EXIT_PASS if result.passed else EXIT_FAIL

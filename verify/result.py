@@ -1,0 +1,484 @@
+"""What a check returns: typed assertion records, the recorder that makes them, and the result.
+
+A check states each assertion once, next to the rationale of its tolerance::
+
+    rec = Recorder()
+    rec.close("slope_gap", slope, slope_ref, atol=0.02,
+              why="grid discretisation <= 1e-3 in slope (measured 0.0009 over alpha 1..2)")
+    rec.at_most("shape_error", shape, 0.01, why="measured <= 0.0017 at the defaults")
+    rec.info("naive_slope_j", naive)          # shown apart, never decides
+    return rec.finish("lambda_k follows the continuum spectrum of the same kernel")
+
+Every :class:`Record` holds the name, the measured value, the expected value or bound, the
+tolerance, the sense of the comparison and the one-line rationale; :attr:`CheckResult.passed` is
+derived from the records, and the table, the JSON, sweeps and figures read the records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_value", "jsonable"]
+
+#: How a record compares its measured value: ``close`` |m - e| <= atol + rtol |e|; ``at_most``
+#: m <= bound; ``at_least`` m >= bound; ``within`` lo <= m <= hi; ``equal`` m == e exactly;
+#: ``info`` no comparison (informational, never decides).
+SENSES = ("close", "at_most", "at_least", "within", "equal", "info")
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types from numpy scalars/arrays, tuples and nested mappings (non-finite -> str)."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if math.isfinite(v) else repr(v)  # 'inf', '-inf', 'nan' survive the round trip
+    if isinstance(value, (np.complexfloating, complex)):
+        return {"real": jsonable(value.real), "imag": jsonable(value.imag)}
+    return value
+
+
+def _unjson(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"real", "imag"}:
+            return complex(_unjson(value["real"]), _unjson(value["imag"]))
+        return {k: _unjson(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unjson(v) for v in value]
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
+
+
+def format_value(value: Any) -> str:
+    """Short human form of a number, tuple or string for tables."""
+    if value is None:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v == 0 or not math.isfinite(v):
+            return repr(v)
+        return f"{v:.4g}" if 1e-3 <= abs(v) < 1e5 else f"{v:.3e}"
+    if isinstance(value, complex):
+        return f"{value.real:.4g}{value.imag:+.4g}j"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(format_value(v) for v in value) + ")"
+    return str(value)
+
+
+def _scalar(value: Any) -> Any:
+    """numpy scalars -> Python scalars; arrays refused (records hold one number each)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value.item()
+        raise TypeError("a record holds one value; reduce arrays to a statistic (e.g. the max error) first")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """One named quantity of a check and, unless informational, the assertion made on it.
+
+    Attributes
+    ----------
+    name : str
+        Identifier of the quantity (``"slope_gap"``).
+    measured : float, int, bool or str
+        The value the check computed.
+    sense : str
+        One of :data:`SENSES`.
+    expected : object, optional
+        Reference value (``close``, ``equal``); ``None`` for bounds.
+    tolerance : object, optional
+        ``close``: the absolute tolerance ``atol + rtol |expected|``; ``at_most`` / ``at_least``:
+        the bound; ``within``: the interval ``(lo, hi)``; ``equal``: 0.
+    rtol, atol : float
+        The relative and absolute parts of a ``close`` tolerance.
+    why : str
+        One line: where the tolerance comes from (measured, bound, dtype).
+    label : str
+        What the assertion means, used in the failure message (``"FNA-16 entropy"``).
+    hint : str
+        Appended to the failure message: what to change when it fails for a known reason.
+    """
+
+    name: str
+    measured: Any
+    sense: str = "info"
+    expected: Any = None
+    tolerance: Any = None
+    rtol: float = 0.0
+    atol: float = 0.0
+    why: str = ""
+    label: str = ""
+    hint: str = ""
+
+    def __post_init__(self):
+        if self.sense not in SENSES:
+            raise ValueError(f"sense must be one of {SENSES}, got {self.sense!r}")
+
+    @property
+    def deciding(self) -> bool:
+        """Whether this record is an assertion (every sense but ``info``)."""
+        return self.sense != "info"
+
+    @property
+    def passed(self) -> bool | None:
+        """Outcome of the assertion (``None`` for informational records). NaN never passes."""
+        m = self.measured
+        try:
+            if self.sense == "info":
+                return None
+            if self.sense == "equal":
+                return bool(m == self.expected)
+            if self.sense == "close":
+                return bool(abs(m - self.expected) <= self.tolerance)
+            if self.sense == "at_most":
+                return bool(m <= self.tolerance)
+            if self.sense == "at_least":
+                return bool(m >= self.tolerance)
+            lo, hi = self.tolerance
+            return bool(lo <= m <= hi)
+        except TypeError:
+            return False
+
+    def expectation(self) -> str:
+        """The expectation in words: ``1.2 +- 0.02``, ``<= 0.01``, ``in [0.9, 1.1]``, ``== 3``."""
+        if self.sense == "close":
+            return f"{format_value(self.expected)} +- {format_value(self.tolerance)}"
+        if self.sense == "at_most":
+            return f"<= {format_value(self.tolerance)}"
+        if self.sense == "at_least":
+            return f">= {format_value(self.tolerance)}"
+        if self.sense == "within":
+            lo, hi = self.tolerance
+            return f"in [{format_value(lo)}, {format_value(hi)}]"
+        if self.sense == "equal":
+            return f"== {format_value(self.expected)}"
+        return ""
+
+    def failure(self) -> str:
+        """One line saying what failed (empty when the record passed or is informational)."""
+        if self.passed in (None, True):
+            return ""
+        head = f"{self.label}: " if self.label else ""
+        if self.sense == "equal" and isinstance(self.expected, bool) and self.label:
+            text = self.label
+        else:
+            text = f"{head}{self.name} = {format_value(self.measured)}, expected {self.expectation()}"
+        return f"{text} [{self.hint}]" if self.hint else text
+
+    def to_dict(self) -> dict:
+        out = {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out["passed"] = self.passed
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Record:
+        data = {k: _unjson(v) for k, v in data.items() if k != "passed"}
+        if data.get("sense") == "within" and data.get("tolerance") is not None:
+            data["tolerance"] = tuple(data["tolerance"])
+        return cls(**data)
+
+
+@dataclasses.dataclass(frozen=True)
+class Findings:
+    """What a check's body hands back: the statement and what the recorder collected."""
+
+    statement: str
+    records: tuple[Record, ...]
+    arrays: Mapping[str, Any]
+    timings: Mapping[str, float]
+    notes: tuple[str, ...]
+    resolved: Mapping[str, Any]
+
+
+class Recorder:
+    """Collects the assertions, informational values, arrays, notes and timings of one check run.
+
+    Each assertion method takes the name, the measured value, the reference, and ``why``: the
+    one-line origin of its tolerance, written once, next to the number. ``label`` says what the
+    assertion means in a failure message and ``hint`` what to try when it fails for a known
+    reason (e.g. an unresolved grid).
+    """
+
+    def __init__(self) -> None:
+        self._records: dict[str, Record] = {}
+        self.arrays: dict[str, Any] = {}
+        self.timings: dict[str, float] = {}
+        self.notes: list[str] = []
+        self.resolved: dict[str, Any] = {}
+
+    # -- assertions ---------------------------------------------------------------------------
+    def _add(self, record: Record) -> Record:
+        if record.name in self._records:
+            raise ValueError(f"record {record.name!r} was already made in this check")
+        self._records[record.name] = record
+        return record
+
+    def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why, label="", hint="") -> Record:
+        """Assert ``|measured - expected| <= atol + rtol |expected|``."""
+        if not (rtol > 0 or atol > 0):
+            raise ValueError("close() needs rtol > 0 or atol > 0 (use equal() for exact values)")
+        expected = _scalar(expected)
+        tol = float(atol) + float(rtol) * abs(expected)
+        return self._add(Record(name, _scalar(measured), "close", expected, tol, float(rtol), float(atol),
+                                why, label, hint))
+
+    def at_most(self, name, measured, bound, *, why, label="", hint="") -> Record:
+        """Assert ``measured <= bound``."""
+        return self._add(Record(name, _scalar(measured), "at_most", None, _scalar(bound), why=why, label=label,
+                                hint=hint))
+
+    def at_least(self, name, measured, bound, *, why, label="", hint="") -> Record:
+        """Assert ``measured >= bound``."""
+        return self._add(Record(name, _scalar(measured), "at_least", None, _scalar(bound), why=why, label=label,
+                                hint=hint))
+
+    def within(self, name, measured, interval, *, why, label="", hint="") -> Record:
+        """Assert ``lo <= measured <= hi`` for ``interval = (lo, hi)``."""
+        lo, hi = interval
+        return self._add(Record(name, _scalar(measured), "within", None, (_scalar(lo), _scalar(hi)), why=why,
+                                label=label, hint=hint))
+
+    def equal(self, name, measured, expected, *, why, label="", hint="") -> Record:
+        """Assert ``measured == expected`` exactly (integers, booleans, strings)."""
+        return self._add(Record(name, _scalar(measured), "equal", _scalar(expected), 0, why=why, label=label,
+                                hint=hint))
+
+    def holds(self, name, condition, *, why, label, hint="") -> Record:
+        """Assert that a condition is true; ``label`` is the failure message when it is not."""
+        return self.equal(name, bool(condition), True, why=why, label=label, hint=hint)
+
+    def info(self, name, value) -> Record:
+        """Record an informational value (shown apart; never decides the verdict)."""
+        return self._add(Record(name, _scalar(value)))
+
+    # -- the rest of the result ----------------------------------------------------------------
+    def array(self, name, value) -> None:
+        """Keep an array for figures (in the JSON, not in the table)."""
+        self.arrays[name] = value
+
+    def note(self, text: str) -> None:
+        """A sentence the reader needs (e.g. ``"diagonal self-score dropped"``)."""
+        self.notes.append(text)
+
+    def resolve(self, name: str, value) -> None:
+        """Record the value a parameter given as ``None`` (automatic) resolved to."""
+        self.resolved[name] = value
+
+    @contextmanager
+    def timed(self, phase: str):
+        """Accumulate the wall-clock seconds of ``phase``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+
+    def __getitem__(self, name: str) -> Record:
+        return self._records[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._records
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        return tuple(self._records.values())
+
+    @property
+    def passed(self) -> bool:
+        """Whether every assertion made so far held."""
+        return all(r.passed is not False for r in self._records.values())
+
+    def finish(self, statement: str) -> Findings:
+        """Close the run: the statement tested and everything collected."""
+        return Findings(statement, self.records, dict(self.arrays), dict(self.timings), tuple(self.notes),
+                        dict(self.resolved))
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one check: the claim, every assertion with its numbers, and whether all held.
+
+    Attributes
+    ----------
+    check : str
+        Name of the check (``"weyl"``).
+    claims : tuple of str
+        Ledger ids covered (``("FNA-10",)``).
+    statement : str
+        One sentence: the (corrected, precise) claim that was tested.
+    records : tuple of Record
+        Every assertion and informational value, in the order the check made them.
+    parameters : dict
+        Everything needed to rerun the check, seed included (automatic values resolved).
+    timings : dict
+        Wall-clock seconds per phase.
+    versions : dict
+        Provenance: toolkit and library versions, git commit when available, time, command line.
+    arrays : dict
+        Arrays for figures (in the JSON, not in the table).
+    notes : tuple of str
+        Sentences the reader needs to interpret the numbers.
+    """
+
+    check: str
+    claims: tuple[str, ...]
+    statement: str
+    records: tuple[Record, ...]
+    parameters: Mapping[str, Any]
+    timings: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    arrays: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    # -- derived views ------------------------------------------------------------------------
+    @property
+    def passed(self) -> bool:
+        """True when every deciding record held (derived from :attr:`records`)."""
+        return all(r.passed is not False for r in self.records)
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if self.passed else "FAIL"
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """One line per failed assertion."""
+        return tuple(r.failure() for r in self.records if r.passed is False)
+
+    def record(self, name: str) -> Record:
+        """The record called ``name`` (KeyError listing the names otherwise)."""
+        for r in self.records:
+            if r.name == name:
+                return r
+        raise KeyError(f"no record {name!r} in {self.check}; records: {', '.join(r.name for r in self.records)}")
+
+    @property
+    def measured(self) -> dict[str, Any]:
+        """Every record's measured value by name."""
+        return {r.name: r.measured for r in self.records}
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        """Reference value or bound of every deciding record by name."""
+        return {r.name: (r.expected if r.expected is not None else r.expectation()) for r in self.records
+                if r.deciding}
+
+    @property
+    def tolerance(self) -> dict[str, Any]:
+        """Tolerance (or bound / interval) of every deciding record by name."""
+        return {r.name: r.tolerance for r in self.records if r.deciding}
+
+    # -- serialisation ------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain-JSON dictionary: every field plus the derived verdict and failures."""
+        out = {
+            "check": self.check,
+            "claims": list(self.claims),
+            "passed": self.passed,
+            "statement": self.statement,
+            "failures": list(self.failures),
+            "records": [r.to_dict() for r in self.records],
+            "parameters": jsonable(self.parameters),
+            "notes": list(self.notes),
+            "timings": jsonable(self.timings),
+            "versions": jsonable(self.versions),
+            "arrays": jsonable(self.arrays),
+        }
+        return out
+
+    def to_json(self, path=None, *, indent: int | None = 2) -> str:
+        """JSON text of the result; also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path: str) -> CheckResult:
+        """Inverse of :meth:`to_json` (accepts JSON text or a file path)."""
+        text = text_or_path
+        if not text.lstrip().startswith("{"):
+            with open(text_or_path, encoding="utf-8") as fh:
+                text = fh.read()
+        data = json.loads(text)
+        return cls(
+            check=data["check"],
+            claims=tuple(data["claims"]),
+            statement=data["statement"],
+            records=tuple(Record.from_dict(r) for r in data["records"]),
+            parameters=_unjson(data["parameters"]),
+            timings=_unjson(data.get("timings", {})),
+            versions=data.get("versions", {}),
+            arrays={k: np.asarray(_unjson(v)) for k, v in data.get("arrays", {}).items()},
+            notes=tuple(data.get("notes", ())),
+        )
+
+    # -- human output -------------------------------------------------------------------------
+    def final_line(self) -> str:
+        """``PASS <check>: <statement>`` or ``FAIL <check>: <what differed>``."""
+        if self.passed:
+            return f"PASS {self.check}: {self.statement}"
+        return f"FAIL {self.check}: {'; '.join(self.failures)}"
+
+    def summary(self) -> str:
+        """Human-readable table: the deciding assertions first, informational values apart."""
+        lines = [f"{self.check}  [{', '.join(self.claims)}]"]
+        deciding = [r for r in self.records if r.deciding]
+        info = [r for r in self.records if not r.deciding]
+        if deciding:
+            rows = [("assertion", "measured", "expected", "ok")]
+            rows += [(r.name, format_value(r.measured), r.expectation(), "yes" if r.passed else "NO")
+                     for r in deciding]
+            lines += _table(rows)
+        if info:
+            lines.append("informational:")
+            lines += _table([("quantity", "value")] + [(r.name, format_value(r.measured)) for r in info])
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        params = ", ".join(f"{k}={format_value(v)}" for k, v in self.parameters.items())
+        lines.append(f"parameters: {params}")
+        if self.timings:
+            lines.append("time: " + ", ".join(f"{k} {v:.3g} s" for k, v in self.timings.items()))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        n = sum(r.deciding for r in self.records)
+        failed = sum(r.passed is False for r in self.records)
+        return (f"CheckResult(check={self.check!r}, verdict={self.verdict}, claims={self.claims}, "
+                f"assertions={n}, failed={failed})")
+
+
+def _table(rows) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for j, row in enumerate(rows):
+        out.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if j == 0:
+            out.append("  " + "  ".join("-" * w for w in widths))
+    return out
