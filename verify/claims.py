@@ -1,8 +1,9 @@
 """The claims ledger in code: claim id -> paper, statement, expected verdict and covering check.
 
-Mirrors the team's ``CLAIMS.md`` (section headings and verdicts). ``CHECKS`` maps each planned check
-module ``verify.<name>`` to the ledger ids it covers; :func:`available_checks` lists those that exist
-in this installation. Claims covered by structural tests rather than a CLI check name the test file.
+Every checkable claim of the five papers, restated precisely, with the verdict expected for the
+paper's printed statement. ``CHECKS`` maps each check module ``verify.<name>`` to the ledger ids it
+covers (derived from ``Claim.check``); :func:`available_checks` lists those that exist in this
+installation. Claims covered by structural tests rather than a CLI check name the test file.
 """
 
 from __future__ import annotations
@@ -108,27 +109,16 @@ LEDGER: tuple[Claim, ...] = (
     Claim('NEURAL-8', 'neural-attention-mlp-scores', 'Expressivity proxy: non-bilinear score targets', 'P2', 'should hold', check=None, test=None),
 )
 
-CHECKS: dict[str, tuple[str, ...]] = {
-    'weyl': ('FNA-10', 'FNA-11'),
-    'fractional_limit': ('FNA-12',),
-    'fna_rate': ('FNA-13',),
-    'levy': ('FNA-1', 'FNA-2', 'FNA-3', 'FNA-4', 'FNA-5'),
-    'levy_jumps': ('FNA-20',),
-    'density_normalisation': ('FNA-14',),
-    'multiscale': ('FNA-16', 'FNA-17', 'FNA-18', 'FNA-19'),
-    'fig2bc': ('FNA-15',),
-    'drift_diffusion': ('DRIFT-4',),
-    'heat_rate': ('DRIFT-3',),
-    'euler_steps': ('DRIFT-5',),
-    'sphere_softmax': ('DRIFT-1',),
-    'metric_scaling': ('DRIFT-6',),
-    'conformal': ('DRIFT-7', 'DRIFT-8'),
-    'nearest_point': ('DRIFT-11', 'DRIFT-12'),
-    'appendix_c': ('DRIFT-13',),
-    'metric_attention': ('DRIFT-14',),
-    'similarity_taxonomy': ('DRIFT-2',),
-    'clusters': ('DRIFT-9',),
-}
+def _checks_from_ledger() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for c in LEDGER:
+        if c.check is not None:
+            out.setdefault(c.check, []).append(c.id)
+    return {name: tuple(ids) for name, ids in out.items()}
+
+
+#: check name -> the ledger ids it covers, derived from ``Claim.check`` (the ledger is the one source)
+CHECKS: dict[str, tuple[str, ...]] = _checks_from_ledger()
 
 _BY_ID = {c.id: c for c in LEDGER}
 
