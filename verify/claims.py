@@ -12,7 +12,8 @@ import dataclasses
 import importlib
 import importlib.util
 
-__all__ = ["Claim", "LEDGER", "CHECKS", "claim", "available_checks", "load_check"]
+__all__ = ["Claim", "LEDGER", "CHECKS", "PAPERS", "READINGS", "claim", "available_checks", "load_check",
+           "paper_reading", "outcome_category"]
 
 PAPERS = {
     "FNA": "fractional-neural-attention",
@@ -142,3 +143,51 @@ def load_check(name: str):
     if name not in available:
         raise ValueError(f"unknown check {name!r}; available: {', '.join(available) or 'none'}")
     return importlib.import_module(f"verify.{name}")
+
+
+#: The ledger's verdict on a paper's printed statement -> how a reader should read a PASS of the
+#: check (which asserts the corrected, precise statement).
+READINGS = {
+    "should hold": "confirmed",
+    "holds only under stated assumptions": "holds only under stated assumptions",
+    "suspicious / likely false as stated": "false as stated -> corrected statement holds",
+}
+
+
+def _reading(verdict: str) -> str:
+    return READINGS.get(verdict, verdict)
+
+
+def paper_reading(claim_ids, *, printed: bool = False) -> str:
+    """What the check's claims say about the paper, e.g. ``paper: false as stated -> corrected statement holds``.
+
+    With several claims of different verdicts, each verdict lists its ids. ``printed=True`` (a run
+    that asserts the printed statement) states the ledger's verdict on the printed statement only.
+    """
+    groups: dict[str, list[str]] = {}
+    for cid in claim_ids:
+        c = claim(cid)
+        text = c.verdict if printed else _reading(c.verdict)
+        if printed and c.verdict == "suspicious / likely false as stated":
+            text = "false as stated"
+        groups.setdefault(text, []).append(cid)
+    if len(groups) == 1:
+        return f"paper: {next(iter(groups))}"
+    return "paper: " + "; ".join(f"{', '.join(ids)} {text}" for text, ids in groups.items())
+
+
+def outcome_category(claim_id: str, passed: bool | None) -> str:
+    """Category of one claim in a run's summary by paper.
+
+    ``confirmed``, ``confirmed under stated assumptions``, ``refuted (corrected statement verified)``,
+    ``check failed`` (the check ran and did not pass: look at it), ``error`` (the check raised) or
+    ``not checked here`` (``passed is None``: no check ran for it).
+    """
+    if passed is None:
+        return "not checked here"
+    if passed is False:
+        return "check failed"
+    verdict = claim(claim_id).verdict
+    return {"should hold": "confirmed",
+            "holds only under stated assumptions": "confirmed under stated assumptions",
+            "suspicious / likely false as stated": "refuted (corrected statement verified)"}.get(verdict, "confirmed")

@@ -48,24 +48,26 @@ def parse_parameters(doc: str | None) -> dict[str, tuple[str, str]]:
                      if line.strip() == "Parameters" and set(lines[i + 1].strip()) == {"-"})
     except StopIteration:
         return {}
-    current, kind, text = None, "", []
+    names: list[str] = []
+    kind, text = "", []
+
+    def flush():
+        for n in names:
+            out[n] = (kind, " ".join(text))
+
     for line in lines[start + 2:]:
         if line and not line.startswith(" "):
             if set(line.strip()) == {"-"}:  # underline of the next section: drop its title
                 if text:
                     text.pop()
                 break
-            if current:
-                out[current] = (kind, " ".join(text))
-            name, _, kind = line.partition(":")
-            for part in name.split(","):
-                out.setdefault(part.strip(), ("", ""))
-            current, kind, text = name.split(",")[0].strip(), kind.strip(), []
+            flush()
+            head, _, kind = line.partition(":")
+            names, kind, text = [p.strip() for p in head.split(",") if p.strip()], kind.strip(), []
             continue
-        if current and line.strip():
+        if names and line.strip():
             text.append(line.strip())
-    if current:
-        out[current] = (kind, " ".join(t for t in text if t))
+    flush()
     return out
 
 

@@ -440,11 +440,26 @@ class CheckResult:
         )
 
     # -- human output -------------------------------------------------------------------------
+    def paper_reading(self) -> str:
+        """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.claims`)."""
+        from verify.claims import paper_reading
+
+        try:
+            return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
+        except ValueError:  # claims not in the ledger (a user's own check)
+            return ""
+
     def final_line(self) -> str:
-        """``PASS <check>: <statement>`` or ``FAIL <check>: <what differed>``."""
+        """``PASS <check> [paper: ...]: <statement>`` or ``FAIL <check> [paper: ...]: <what differed>``.
+
+        The bracket is the ledger's verdict on the paper's printed claim, so that a PASS of a check
+        that asserts a corrected statement is not read as "the paper is right".
+        """
+        reading = self.paper_reading()
+        tag = f" [{reading}]" if reading else ""
         if self.passed:
-            return f"PASS {self.check}: {self.statement}"
-        return f"FAIL {self.check}: {'; '.join(self.failures)}"
+            return f"PASS {self.check}{tag}: {self.statement}"
+        return f"FAIL {self.check}{tag}: {'; '.join(self.failures)}"
 
     def summary(self) -> str:
         """Human-readable table: the deciding assertions first, informational values apart."""
