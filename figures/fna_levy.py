@@ -21,7 +21,8 @@ RATE_ARGS: dict = {}
 
 def fig_fna1(out_dir, *, formats=("png",)):
     """FNA Fig. 1: stable step-size distributions (CCDF) and a Levy flight vs a Gaussian-step path."""
-    from verify import _stable, levy
+    from manifolds import stable
+    from verify import levy
 
     result = levy.run(**LEVY_ARGS)
     alphas = result.parameters["alphas"]
@@ -34,7 +35,7 @@ def fig_fna1(out_dir, *, formats=("png",)):
         line, = ax.loglog(x, p, ".", ms=2.5, label=f"alpha = {a:g}")
         if a < 2:
             grid = x[(x > 3) & (p > 1e-6)]
-            ax.loglog(grid, _stable.ccdf_tail_constant(a) * grid ** (-a), "--", color="k", lw=0.7)
+            ax.loglog(grid, stable.ccdf_tail_constant(a) * grid ** (-a), "--", color="k", lw=0.7)
     ax.set_xlim(1e-2, None)
     ax.set_xlabel("step size |X|")
     ax.set_ylabel("P(|X| > x)")

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from verify import _stable, levy
+from verify import levy
 from verify.claims import CHECKS
 from verify.core import CheckResult
 
@@ -75,27 +75,6 @@ def test_wrong_stable_index_fails():
     assert not r.passed
     assert any("characteristic function" in f for f in r.failures)
     assert any("tail exponent" in f for f in r.failures)
-
-
-def test_stable_pdf_matches_scipy_and_tail_series():
-    from scipy import stats
-
-    z = np.array([0.0, 0.7, 3.0, 12.0, 29.0])
-    for a in (0.7, 1.2, 1.8):
-        np.testing.assert_allclose(_stable.stable_pdf(z, a), stats.levy_stable.pdf(z, a, 0.0), rtol=1e-8)
-        zz = np.array([25.0, 40.0])
-        np.testing.assert_allclose(_stable._pdf_quadrature(zz, a), _stable._pdf_series(zz, a), rtol=1e-9)
-
-
-def test_periodised_pdf_fourier_coefficients():
-    # Fourier coefficients of the periodised density are exp(-(s k)^alpha) exactly
-    n, s = 2**14, 0.02
-    y = 2 * np.pi * np.arange(n) / n
-    y = np.where(y > np.pi, y - 2 * np.pi, y)
-    p = _stable.periodised_stable_pdf(y, 1.5, s)
-    for k in (1, 3, 10):
-        eta = np.sum(p * np.cos(k * y)) / np.sum(p)
-        assert abs(eta / np.exp(-((s * k) ** 1.5)) - 1) < 1e-12
 
 
 @pytest.mark.parametrize("argv, code", [(["--alphas", "2", "--n-samples", "100000", "--n-ks", "300", "--quiet"], 0),

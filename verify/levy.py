@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from manifolds.kernel_spectra import fractional_constant
-from verify import _stable
+from manifolds import stable
 from verify.core import Timer, cli_main, make_result, require, require_int, require_range
 
 CHECK = "levy"
@@ -71,7 +71,7 @@ def _half_line_rule(tail_start: float = 12.0):
     Callers add the integral over (0, R0) from the leading small-r term in closed form.
     """
     edges = np.concatenate([np.geomspace(_R0, 1.0, 70), np.arange(1.25, tail_start + 1e-12, 0.25)])
-    return _stable.gauss_legendre_panels(edges, order=20)
+    return stable.gauss_legendre_panels(edges, order=20)
 
 
 def _singular_integral_origin(d: int, alpha: float, c: float) -> float:
@@ -188,7 +188,7 @@ def _bump_operator(alpha: float, *, box: float = 32.0, n: int = 2**16, at: float
     dist = x[i] - y
     period = 2 * box
     kern = dist ** (-1 - alpha) + period ** (-1 - alpha) * (zeta(1 + alpha, 1 + dist / period) + zeta(1 + alpha, 1 - dist / period))
-    ref = -_stable.density_tail_constant(alpha) * float(np.sum(w * np.exp(-1 / (1 - y**2)) * kern))
+    ref = -stable.density_tail_constant(alpha) * float(np.sum(w * np.exp(-1 / (1 - y**2)) * kern))
     return float(out[i]), ref
 
 
@@ -270,7 +270,7 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
         tag = f"{a:g}"
         scale = t ** (1 / a)
         with timer("fna2_sampling"):
-            x = _stable.cms_sample(a + sampler_alpha_shift, n_samples, scale=scale, rng=rng)
+            x = stable.cms_sample(a + sampler_alpha_shift, n_samples, scale=scale, rng=rng)
         with timer("fna2_ecf"):
             ecf = np.array([np.mean(np.cos(u * x)) for u in u_grid])
             ecf_err = float(np.max(np.abs(ecf - np.exp(-t * u_grid**a))))
@@ -350,12 +350,12 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
     # [0.5, 1.95] (largest at 0.5, the size of the third term) -> tolerance 0.005.
     with timer("fna4_density"):
         for tag, a in tail_constants.items():
-            c1 = _stable.density_tail_constant(a)
+            c1 = stable.density_tail_constant(a)
             ratio100 = float(stats.levy_stable.pdf(100.0, a, 0.0)) * 100.0 ** (1 + a) / c1
             c2 = -math.gamma(2 * a + 1) * math.sin(math.pi * a) / (2 * math.gamma(a + 1) * math.sin(math.pi * a / 2))
             two_term = 1.0 + c2 * 100.0 ** (-a)
             grid = np.geomspace(1e-3, 1e3, 61)
-            bound = _stable.stable_pdf(grid, a) * (1 + grid) ** (1 + a)
+            bound = stable.stable_pdf(grid, a) * (1 + grid) ** (1 + a)
             measured[f"pdf_tail_ratio_x100_a{tag}"] = ratio100
             expected[f"pdf_tail_ratio_x100_a{tag}"] = two_term
             tolerance[f"pdf_tail_ratio_x100_a{tag}"] = 0.005
@@ -409,7 +409,7 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
         grid = np.linspace(0, 12, 2401)
         mins = {}
         for a in (1.5, 2.0) + high_alphas:
-            mins[a] = float(np.min(_stable._pdf_quadrature(grid, a)))
+            mins[a] = float(np.min(stable.pdf_quadrature(grid, a)))
         nonlocal_vals, nonlocal_errs = {}, {}
         for a in (2.0,) + high_alphas:
             val, ref = _bump_operator(a)
@@ -479,7 +479,7 @@ def plot(result, path):
     x, p = np.asarray(result.arrays[f"ccdf_x_a{a:g}"]), np.asarray(result.arrays[f"ccdf_p_a{a:g}"])
     ax.loglog(x, p, ".", ms=3, label=f"|X|, alpha = {a:g}")
     if a < 2:
-        ax.loglog(x, _stable.ccdf_tail_constant(a) * x ** (-a), "k--", lw=0.8, label="2 Gamma(a) sin(pi a/2)/pi x^-a")
+        ax.loglog(x, stable.ccdf_tail_constant(a) * x ** (-a), "k--", lw=0.8, label="2 Gamma(a) sin(pi a/2)/pi x^-a")
     ax.set_xlabel("x")
     ax.set_ylabel("P(|X| > x)")
     ax.legend()
