@@ -57,9 +57,8 @@ def parse_parameters(doc: str | None) -> dict[str, tuple[str, str]]:
 
     for line in lines[start + 2:]:
         if line and not line.startswith(" "):
-            if set(line.strip()) == {"-"}:  # underline of the next section: drop its title
-                if text:
-                    text.pop()
+            if set(line.strip()) == {"-"}:  # underline of the next section: its title is no parameter
+                names = []
                 break
             flush()
             head, _, kind = line.partition(":")
