@@ -16,88 +16,128 @@ import math
 
 import numpy as np
 
-from verify.core import Timer, cli_main, make_result, require, require_int, require_range
+from spectral.validation import InputError, check_int, check_option, check_real, child_rng
+from verify.check import Check
+from verify.result import Recorder
 
-CHECK = "metric_attention"
-CLAIMS = ("DRIFT-14",)
-DISTANCES = ("metric", "squared")
-TENSORS = ("inverse", "direct")
-HELP = {
-    "distance": "distance tested for the triangle inequality: 'metric' |g(x)-g(y)| or 'squared' "
-                "|g(x)-g(y)|^2 (negative control)",
-    "tensor": "claimed diffusion tensor of the linear pull-back P: 'inverse' (P^T P)^-1 or 'direct' P^T P",
-    "dim": "token dimension of the residual-MLP metric",
-    "gain": "scale of the residual branch's output weights (Lip(h) < 1 needed for injectivity)",
-    "triples": "random triples for the triangle inequality",
-    "grid": "torus grid points per side for the pull-back tensor",
-    "eps": "bandwidth eps of exp(-|P(x-y)|^2 / (2 eps)) on the torus",
-    "seed": "seed of the MLP weights, tokens and Q^T K",
-    "device": "array device: cpu or gpu",
-}
+CHECK = Check("metric_attention", claims=("DRIFT-14",), devices=("cpu", "gpu"))
+
+_DISTANCES = ("metric", "squared")
+_TENSORS = ("inverse", "direct")
+_TOKENS = 512  # tokens of the nearest-point comparison
 
 
+def _fraction(xp, mask) -> float:
+    from spectral.backend import to_numpy
+
+    return float(to_numpy(xp.mean(xp.astype(mask, xp.float64))))
+
+
+@CHECK.define
 def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, grid=128, eps=2.5e-4, seed=0,
         device="cpu"):
-    """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor."""
-    require_int("seed", seed, low=0)
-    require(distance in DISTANCES, f"distance must be one of {DISTANCES}, got {distance!r}")
-    require(tensor in TENSORS, f"tensor must be one of {TENSORS}, got {tensor!r}")
-    require_int("dim", dim, low=2, high=256)
-    require_range("gain", gain, low=0.0, high=10.0, low_open=True)
-    require_int("triples", triples, low=100, high=10**7)
-    require_int("grid", grid, low=32, high=1024)
-    require_range("eps", eps, low=1e-5, high=1e-2)
-    # the grid must resolve the narrowest kernel direction sqrt(eps) / 2 (P's largest singular value 2)
-    require(1.0 / grid <= math.sqrt(eps) / 2, f"grid too coarse for eps: spacing {1 / grid:.3g} > sqrt(eps)/2 = "
-            f"{math.sqrt(eps) / 2:.3g}")
-    from spectral.backend import require_device, to_numpy
-    from spectral.kernels import ResidualMLP, metric_kernel
+    """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor.
 
-    xp = require_device(device)
-    rng = np.random.default_rng(seed)
-    timer = Timer()
-    failures = []
-    g = ResidualMLP(dim, 4 * dim, rng=rng, gain=gain)
+    Parameters
+    ----------
+    distance : {"metric", "squared"}
+        Distance tested for the triangle inequality: "metric" |g(x) - g(y)|, or "squared"
+        |g(x) - g(y)|^2 (negative control: not a metric, violations expected).
+    tensor : {"inverse", "direct"}
+        Claimed diffusion tensor of the linear pull-back P: "inverse" (P^T P)^-1, or "direct" P^T P
+        (negative control: off by 87 percent).
+    dim : int
+        Token dimension of the residual-MLP metric, in [2, 256].
+    gain : float
+        Scale of the residual branch's output weights, in (0, 10]; Lip(h) < 1 (needed for the
+        injectivity bound, asserted only then) holds at the default.
+    triples : int
+        Random triples for the triangle inequality, in [100, 1e7].
+    grid : int
+        Torus grid points per side for the pull-back tensor, in [32, 1024]; the spacing 1/grid must
+        resolve the narrowest kernel direction sqrt(eps)/2.
+    eps : float
+        Bandwidth eps of exp(-|P(x - y)|^2 / (2 eps)) on the torus, in [1e-5, 1e-2].
+    seed : int
+        Seed of the MLP weights, the triples, the tokens and Q^T K (one stream each).
+    device : {"cpu", "gpu"}
+        Array device of the MLP, distance, nearest-token and kernel computations (the 3-parameter
+        tensor fit runs on the host).
+
+    Returns
+    -------
+    CheckResult
+        Passes when no triple violates the triangle inequality, the injectivity bound holds, every
+        token is its own nearest point, most tokens are not under dot-product scores, and the
+        fitted tensor is within 2 % of the claimed one.
+    """
+    distance = check_option("distance", distance, _DISTANCES)
+    tensor = check_option("tensor", tensor, _TENSORS)
+    dim = check_int("dim", dim, low=2, high=256)
+    gain = check_real("gain", gain, low=0.0, high=10.0, low_open=True)
+    triples = check_int("triples", triples, low=100, high=10**7)
+    grid = check_int("grid", grid, low=32, high=1024)
+    eps = check_real("eps", eps, low=1e-5, high=1e-2)
+    # the grid must resolve the narrowest kernel direction sqrt(eps) / 2 (P's largest singular value 2)
+    if 1.0 / grid > math.sqrt(eps) / 2:
+        raise InputError(f"grid too coarse for eps: spacing {1 / grid:.3g} > sqrt(eps)/2 = {math.sqrt(eps) / 2:.3g}; "
+                         f"increase grid to >= {math.ceil(2 / math.sqrt(eps))} or eps")
+    from spectral import ResidualMLP, metric_kernel
+    from spectral.backend import to_numpy
+    from verify.check import device_namespace
+
+    xp = device_namespace(device)
+    rec = Recorder()
+    g = ResidualMLP(dim, 4 * dim, rng=child_rng(seed, "mlp"), gain=gain)
     lip = g.residual_lipschitz_bound()
-    with timer("metric"):
-        pts = xp.asarray(rng.standard_normal((3, triples, dim)))
-        gx, gy, gz = (g(pts[i]) for i in range(3))
+    with rec.timed("metric"):
+        pts = xp.asarray(child_rng(seed, "triples").standard_normal((3, triples, dim)))
+        gx, gy, gz = (g(pts[i, ...]) for i in range(3))
 
         def dist(a, b):
             d2 = xp.sum((a - b) ** 2, axis=1)
             return xp.sqrt(d2) if distance == "metric" else d2
 
         dxy, dyz, dxz = dist(gx, gy), dist(gy, gz), dist(gx, gz)
-        scale = xp.max(dxy + dyz)
-        # round-off in three norms of O(scale) vectors: 64 eps(float64) * scale
-        slack = 64 * float(np.finfo(np.float64).eps) * float(to_numpy(scale))
+        scale = float(to_numpy(xp.max(dxy + dyz)))
+        slack = 64 * float(np.finfo(np.float64).eps) * scale
         violations = int(to_numpy(xp.sum(xp.astype(dxz > dxy + dyz + slack, xp.int64))))
-        raw = xp.sqrt(xp.sum((pts[0] - pts[1]) ** 2, axis=1))
+        raw = xp.sqrt(xp.sum((pts[0, ...] - pts[1, ...]) ** 2, axis=1))
         expansion_min = float(to_numpy(xp.min(xp.sqrt(xp.sum((gx - gy) ** 2, axis=1)) / raw)))
         # nearest tokens: metric attention vs dot-product scores with a random Q^T K on the sphere
-        tok = rng.standard_normal((512, dim))
-        tok /= np.linalg.norm(tok, axis=1, keepdims=True)
-        tx = xp.asarray(tok)
+        tok = child_rng(seed, "tokens").standard_normal((_TOKENS, dim))
+        tx = xp.asarray(tok / np.linalg.norm(tok, axis=1, keepdims=True))
         gt = g(tx)
         sq = xp.sum((gt[:, None, :] - gt[None, :, :]) ** 2, axis=2)
-        own = xp.asarray(np.arange(512))
-        metric_not_self = float(to_numpy(xp.mean(xp.astype(xp.argmin(sq, axis=1) != own, xp.float64))))
-        m = xp.asarray(rng.standard_normal((dim, dim)))
-        dp = (tx @ m) @ tx.T
-        dp_not_self = float(to_numpy(xp.mean(xp.astype(xp.argmax(dp, axis=1) != own, xp.float64))))
-        ident_not_self = float(to_numpy(xp.mean(xp.astype(xp.argmax(tx @ tx.T, axis=1) != own, xp.float64))))
-    if violations:
-        failures.append(f"{violations}/{triples} random triples violate the triangle inequality for the {distance} distance")
-    if lip < 1 and expansion_min < 1 - lip - 1e-12:
-        failures.append(f"injectivity bound broken: min |g(x)-g(y)|/|x-y| = {expansion_min:.4f} < 1 - Lip(h) = {1 - lip:.4f}")
-    if metric_not_self > 0:
-        failures.append(f"metric attention: {metric_not_self:.1%} of tokens are not their own nearest point")
-    # DRIFT-11 contrast: measured 0.996-1.0 (seeds 0-2) of tokens with a non-self DP nearest point for a random M (d = 8);
-    # the threshold 0.5 only asserts "most", as the ledger states.
-    if dp_not_self <= 0.5:
-        failures.append(f"dot product with random Q^T K: only {dp_not_self:.1%} of tokens have a non-self nearest point")
+        own = xp.arange(_TOKENS, dtype=xp.int64)
+        metric_not_self = _fraction(xp, xp.argmin(sq, axis=1) != own)
+        m = xp.asarray(child_rng(seed, "scores").standard_normal((dim, dim)))
+        dp_not_self = _fraction(xp, xp.argmax((tx @ m) @ tx.T, axis=1) != own)
+        ident_not_self = _fraction(xp, xp.argmax(tx @ tx.T, axis=1) != own)
+    rec.equal("triangle_violations", violations, 0,
+              why="a metric has none; the slack 64 eps(float64) max(d(x,y) + d(y,z)) covers the round-off of "
+                  "three norms",
+              label=f"random triples (of {triples}) violate the triangle inequality for the {distance} distance")
+    rec.info("residual_lipschitz_bound", lip)
+    if lip < 1:
+        rec.at_least("min_expansion_ratio", expansion_min, 1.0 - lip - 1e-12,
+                     why="|g(x) - g(y)| >= (1 - Lip h)|x - y| holds exactly for a residual map; 1e-12 is round-off",
+                     label="injectivity bound broken: min |g(x) - g(y)|/|x - y| < 1 - Lip(h)")
+    else:
+        rec.info("min_expansion_ratio", expansion_min)
+        rec.note(f"the bound on Lip(h) is {lip:.3g} >= 1: injectivity is not guaranteed and not asserted "
+                 f"(lower gain)")
+    rec.equal("metric_not_self_fraction", metric_not_self, 0.0,
+              why="exact: d(x, x) = 0 < d(x, y) for y != x when g is injective",
+              label="metric attention: some tokens are not their own nearest point")
+    # DRIFT-11 contrast: measured 0.996-1.0 (seeds 0-4, d = 8) of tokens with a non-self nearest
+    # point for a random Q^T K; the bound only asserts "most", as the ledger states
+    rec.at_least("dp_not_self_fraction", dp_not_self, (_TOKENS // 2 + 1) / _TOKENS,
+                 why="ledger: 'most' tokens, i.e. more than half (measured 0.996-1.0 over seeds 0-4 at d = 8)",
+                 label="dot product with a random Q^T K: no majority of tokens with a non-self nearest point")
+    rec.info("dp_identity_not_self_fraction", ident_not_self)
 
-    with timer("tensor"):
+    with rec.timed("tensor"):
         rot = np.array([[math.cos(0.5), -math.sin(0.5)], [math.sin(0.5), math.cos(0.5)]])
         p_mat = rot @ np.diag([2.0, 1.0]) @ rot.T
         side = (np.arange(grid) / grid + 0.5) % 1.0 - 0.5  # wrapped offsets in [-1/2, 1/2)
@@ -118,36 +158,30 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
         t11, t12, t22 = np.linalg.lstsq(design, gens, rcond=None)[0]
         fitted = np.array([[t11, t12], [t12, t22]])
     ptp = p_mat.T @ p_mat
-    claim = np.linalg.inv(ptp) if tensor == "inverse" else ptp
-    tens_err = float(np.max(np.abs(fitted - claim)) / np.max(np.abs(claim)))
-    # Ledger DRIFT-14: coefficients +- 2 %. The finite-eps bias is O((2 pi)^2 |k|^2 eps |P^-1|^2) relative
-    # (measured 1.2 % at eps = 1e-3, 0.30 % at the default 2.5e-4, grid 128: h / (sqrt(eps)/2) = 0.99, so
-    # lattice aliasing ~ exp(-2 pi^2) is negligible). The direct tensor P^T P is off by 87 %.
-    tol = 0.02
-    if tens_err > tol:
-        failures.append(f"fitted diffusion tensor {np.round(fitted, 4).tolist()} differs from the {tensor} claim "
-                        f"{np.round(claim, 4).tolist()} by {tens_err:.2%} (> {tol:.0%})")
+    claimed = np.linalg.inv(ptp) if tensor == "inverse" else ptp
+    tens_err = float(np.max(np.abs(fitted - claimed)) / np.max(np.abs(claimed)))
+    # the finite-eps bias is O((2 pi)^2 |k|^2 eps |P^-1|^2) relative: measured 11.0-12.0 eps over eps in
+    # [2.5e-4, 1e-2] (1.2 % at 1e-3, 2.4 % at 2e-3); a failure where 12 eps exceeds half the tolerance is
+    # named as unresolved
+    bias = 12.0 * eps
+    rec.at_most("tensor_relative_error", tens_err, 0.02,
+                why="ledger: coefficients +- 2 %; finite-eps bias ~ 12 eps (0.30 % at the default eps = 2.5e-4, "
+                    "lattice aliasing ~ exp(-2 pi^2) negligible); the direct tensor P^T P is off by 87 %",
+                label=f"fitted diffusion tensor {np.round(fitted, 4).tolist()} differs from the {tensor} claim "
+                      f"{np.round(claimed, 4).tolist()}",
+                hint=(f"predicted finite-eps bias 12 eps = {bias:.1%} > 1 %: lower eps (and raise grid)"
+                      if bias > 0.01 else ""))
+    rec.info("fitted_t11", float(t11))
+    rec.info("fitted_t12", float(t12))
+    rec.info("fitted_t22", float(t22))
     statement = ("d(x,y) = |g(x)-g(y)| (residual MLP, Lip(h) < 1) is a metric with every token its own nearest point "
-                 "(unlike DP with a generic Q^T K), and the linear pull-back P has diffusion tensor (P^T P)^-1")
-    return make_result(
-        check=CHECK, claims=CLAIMS, statement=statement,
-        measured={"triangle_violations": violations, "residual_lipschitz_bound": lip,
-                  "min_expansion_ratio": expansion_min, "metric_not_self_fraction": metric_not_self,
-                  "dp_not_self_fraction": dp_not_self, "dp_identity_not_self_fraction": ident_not_self,
-                  "tensor_relative_error": tens_err, "fitted_t11": float(t11), "fitted_t12": float(t12),
-                  "fitted_t22": float(t22)},
-        expected={"triangle_violations": 0, "min_expansion_ratio": f">= {1 - lip:.4f}", "metric_not_self_fraction": 0.0,
-                  "dp_not_self_fraction": "> 0.5", "tensor_relative_error": 0.0,
-                  "fitted_t11": float(claim[0, 0]), "fitted_t12": float(claim[0, 1]), "fitted_t22": float(claim[1, 1])},
-        tolerance={"tensor_relative_error": tol},
-        parameters={"distance": distance, "tensor": tensor, "dim": dim, "gain": gain, "triples": triples,
-                    "grid": grid, "eps": eps, "seed": seed, "device": device},
-        failures=failures, timings=timer.timings,
-    )
+                 f"(unlike DP with a generic Q^T K), and the linear pull-back P has diffusion tensor "
+                 f"{'(P^T P)^-1' if tensor == 'inverse' else 'P^T P'}")
+    return rec.finish(statement)
 
 
 def main(argv=None) -> int:
-    return cli_main(run, argv, help=HELP, choices={"distance": DISTANCES, "tensor": TENSORS})
+    return CHECK.main(argv)
 
 
 if __name__ == "__main__":
