@@ -14,23 +14,14 @@ import math
 
 import numpy as np
 
-from verify.core import Timer, cli_main, make_result, require, require_int, require_range
+from spectral.validation import check_int, check_option, check_reals, child_rng
+from verify.check import Check
+from verify.result import Recorder
 
-CHECK = "sphere_softmax"
-CLAIMS = ("DRIFT-1",)
-CONVENTIONS = ("corrected", "paper")
-KEY_NORMS = ("equal", "unequal")
-HELP = {
-    "n": "number of queries and of keys (DRIFT Example 1)",
-    "dims": "ambient dimensions d of the sphere S^(d-1) (comma-separated)",
-    "taus": "softmax temperatures tau; tau = sqrt(d) is always added (Assumption 2)",
-    "convention": "Gaussian tested against softmax: 'corrected' exp(-|q-k|^2/(2 tau)) or the "
-                  "'paper' reading of Example 1, exp(-|q-k|^2/tau)",
-    "key_norms": "'equal' (unit keys, the identity's hypothesis) or 'unequal' (negative control: "
-                 "key norms drawn in [0.5, 1.5])",
-    "seed": "seed of the random queries, keys and ellipsoid matrix",
-    "device": "array device: cpu or gpu",
-}
+CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"))
+
+#: Gaussian width in units of tau: exp(-|q-k|^2 / (width tau)); the printed -2 + |x-y|^2 gives 1.
+_WIDTH = {"corrected": 2.0, "printed": 1.0}
 
 
 def _softmax_rows(logits, xp):
@@ -51,51 +42,81 @@ def _gaussian_rows(sq, width, xp):
     return e / xp.sum(e, axis=1, keepdims=True)
 
 
-def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), convention="corrected", key_norms="equal",
-        seed=0, device="cpu"):
-    """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys."""
-    require_int("seed", seed, low=0)
-    require_int("n", n, low=2, high=4096)
-    require(len(dims) >= 1 and all(isinstance(d, (int, np.integer)) and 2 <= d <= 1024 for d in dims),
-            f"dims must be integers in [2, 1024], got {dims!r}")
-    require(len(taus) >= 1, "taus must hold at least one temperature")
-    for tau in taus:
-        require_range("taus", tau, low=1e-3, high=1e3)
-    require(convention in CONVENTIONS, f"convention must be one of {CONVENTIONS}, got {convention!r}")
-    require(key_norms in KEY_NORMS, f"key_norms must be one of {KEY_NORMS}, got {key_norms!r}")
-    from spectral.backend import require_device, to_numpy
+def _draw(rng, n, d, key_norms):
+    """Unit queries and keys, and ellipsoid queries/keys with ``k^T M^T M k = 1`` (host draws)."""
+    q = rng.standard_normal((n, d))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    k = rng.standard_normal((n, d))
+    k /= np.linalg.norm(k, axis=1, keepdims=True)
+    if key_norms == "unequal":
+        q *= rng.uniform(0.5, 1.5, size=(n, 1))
+        k *= rng.uniform(0.5, 1.5, size=(n, 1))
+    # ellipsoid: keys with k^T M^T M k = 1 for a random well-conditioned M
+    m = np.eye(d) + 0.3 * rng.standard_normal((d, d)) / math.sqrt(d)
+    ke = rng.standard_normal((n, d))
+    ke /= np.linalg.norm(ke @ m.T, axis=1, keepdims=True)
+    qe = rng.standard_normal((n, d))
+    if key_norms == "unequal":
+        ke *= rng.uniform(0.5, 1.5, size=(n, 1))
+    return q, k, qe, ke, m
 
-    xp = require_device(device)
-    rng = np.random.default_rng(seed)
-    timer = Timer()
-    width_factor = 2.0 if convention == "corrected" else 1.0
+
+@CHECK.define
+def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), claim="corrected", key_norms="equal", seed=0, device="cpu"):
+    """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys.
+
+    Parameters
+    ----------
+    n : int
+        Number of queries and of keys, in [2, 4096].
+    dims : tuple of int
+        Ambient dimensions d of the sphere S^(d-1), each in [2, 1024].
+    taus : tuple of float
+        Softmax temperatures tau, each in [1e-3, 1e3]; tau = sqrt(d) is always added (Assumption 2).
+    claim : {"corrected", "printed"}
+        Identity asserted: "corrected" -q.k = -1 + |q-k|^2/2, i.e. softmax = rownorm
+        exp(-|q-k|^2/(2 tau)); "printed" -q.k = -2 + |q-k|^2 as printed in Example 1, i.e.
+        rownorm exp(-|q-k|^2/tau) (fails).
+    key_norms : {"equal", "unequal"}
+        Keys of equal (unit) norm, the identity's hypothesis, or "unequal": a negative control with
+        query and key norms drawn in [0.5, 1.5] (fails).
+    seed : int
+        Seed of the random queries, keys and ellipsoid matrix (one stream per dimension d).
+    device : {"cpu", "gpu"}
+        Array device: the softmax and the Gaussian are computed there (the draws on the host).
+
+    Returns
+    -------
+    CheckResult
+        Passes when both sides agree to round-off on the sphere and on the ellipsoid.
+    """
+    n = check_int("n", n, low=2, high=4096)
+    dims = tuple(check_int("dims", d, low=2, high=1024) for d in dims)
+    if not dims:
+        check_reals("dims", dims)  # refuses the empty tuple, naming dims
+    taus = check_reals("taus", taus, low=1e-3, high=1e3)
+    check_option("claim", claim, tuple(_WIDTH))
+    check_option("key_norms", key_norms, ("equal", "unequal"))
+    from spectral.backend import to_numpy
+    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+
+    xp = device_namespace(device)
+    rec = Recorder()
+    width_factor = _WIDTH[claim]
     worst_sphere = 0.0
     worst_ellipsoid = 0.0
     logit_scale = 1.0
     per_case = {}
-    with timer("compare"):
+    with rec.timed("compare"):
         for d in dims:
-            q = rng.standard_normal((n, d))
-            q /= np.linalg.norm(q, axis=1, keepdims=True)
-            k = rng.standard_normal((n, d))
-            k /= np.linalg.norm(k, axis=1, keepdims=True)
-            if key_norms == "unequal":
-                q *= rng.uniform(0.5, 1.5, size=(n, 1))
-                k *= rng.uniform(0.5, 1.5, size=(n, 1))
-            # ellipsoid: keys with k^T M^T M k = 1 for a random well-conditioned M
-            m = np.eye(d) + 0.3 * rng.standard_normal((d, d)) / math.sqrt(d)
-            ke = rng.standard_normal((n, d))
-            ke /= np.linalg.norm(ke @ m.T, axis=1, keepdims=True)
-            qe = rng.standard_normal((n, d))
-            if key_norms == "unequal":
-                ke *= rng.uniform(0.5, 1.5, size=(n, 1))
+            q, k, qe, ke, m = _draw(child_rng(seed, "dim", d), n, d, key_norms)
             qx, kx, qex, kex, mx = (xp.asarray(a) for a in (q, k, qe, ke, m))
             # row blocks: softmax and row normalisation act row by row, and the direct differences
             # of _sqdist take block * n * d doubles (the unblocked n x n x d array was 2 GB at
             # n = 2048, d = 64 and took minutes); blocks keep it near 32 MB
             block = max(1, min(n, (1 << 22) // (n * d)))
             km = kex @ mx.T
-            for tau in tuple(taus) + (math.sqrt(d),):
+            for tau in taus + (math.sqrt(d),):
                 err = err_e = 0.0
                 for start in range(0, n, block):
                     rows = slice(start, min(n, start + block))
@@ -114,34 +135,22 @@ def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), convention="corrected", key_nor
                 worst_sphere = max(worst_sphere, err)
                 worst_ellipsoid = max(worst_ellipsoid, err_e)
     # Exact algebra: both sides are probabilities <= 1 computed from exponents of size |logit|, so
-    # round-off is ~ |logit|max * eps(float64). Bound 100 * eps * max(1, |logit|max): at the defaults
-    # |logit|max = 52 (unnormalised ellipsoid queries, tau = 0.1) gives 1.2e-12; measured 3.9e-16
-    # (sphere) and 4.4e-14 (ellipsoid); n = 2048: 2.1e-16 / 3.4e-14. Wrong widths / unequal norms give
-    # errors >= 0.5 (seeds 0-9, both controls: min 0.52).
+    # round-off is ~ |logit|max * eps(float64).
     tol = 100 * float(np.finfo(np.float64).eps) * logit_scale
-    failures = []
-    if worst_sphere > tol:
-        failures.append(f"sphere: max |softmax - rownorm Gaussian| = {worst_sphere:.3e} > {tol:.2e} "
-                        f"({convention} width, {key_norms} key norms)")
-    if worst_ellipsoid > tol:
-        failures.append(f"ellipsoid: max |softmax - rownorm Gaussian_Q| = {worst_ellipsoid:.3e} > {tol:.2e}")
-    statement = (f"softmax_j(q.k_j/tau) = rownorm exp(-|q-k_j|^2/({width_factor:g} tau)) for keys of equal "
-                 f"norm on the sphere and the ellipsoid (n={n}, d in {tuple(dims)})")
-    return make_result(
-        check=CHECK, claims=CLAIMS, statement=statement,
-        measured={"max_error_sphere": worst_sphere, "max_error_ellipsoid": worst_ellipsoid,
-                  "max_abs_logit": logit_scale},
-        expected={"max_error_sphere": 0.0, "max_error_ellipsoid": 0.0},
-        tolerance={"max_error_sphere": tol, "max_error_ellipsoid": tol},
-        parameters={"n": n, "dims": tuple(dims), "taus": tuple(taus), "convention": convention,
-                    "key_norms": key_norms, "seed": seed, "device": device},
-        failures=failures, timings=timer.timings,
-        arrays={"case_errors": np.array([v for v in per_case.values()])},
-    )
+    why = ("round-off 100 eps(float64) |logit|max (1.2e-12 at the defaults, |logit|max = 52); measured 3.9e-16 "
+           "(sphere) and 4.4e-14 (ellipsoid); the printed width or unequal key norms give >= 0.46 over seeds 0-9")
+    rec.at_most("max_error_sphere", worst_sphere, tol, why=why,
+                label=f"sphere: softmax != rownorm Gaussian ({claim} width, {key_norms} key norms)")
+    rec.at_most("max_error_ellipsoid", worst_ellipsoid, tol, why=why,
+                label=f"ellipsoid: softmax != rownorm Gaussian_Q ({claim} width, {key_norms} key norms)")
+    rec.info("max_abs_logit", logit_scale)
+    rec.array("case_errors", np.array([v for v in per_case.values()]))
+    return rec.finish(f"softmax_j(q.k_j/tau) = rownorm exp(-|q-k_j|^2/({width_factor:g} tau)) for keys of equal "
+                      f"norm on the sphere and the ellipsoid (n={n}, d in {dims})")
 
 
 def main(argv=None) -> int:
-    return cli_main(run, argv, help=HELP, choices={"convention": CONVENTIONS, "key_norms": KEY_NORMS})
+    return CHECK.main(argv)
 
 
 if __name__ == "__main__":
