@@ -1,7 +1,8 @@
-"""Input checks shared by the ``manifolds`` package.
+"""Transitional: the older validators still imported by ``manifolds.densities`` and ``manifolds.operators``.
 
-Every check raises ``ValueError`` with a message that names the parameter and
-its allowed range, as the toolkit's conventions require.
+The toolkit validates through :mod:`spectral.validation` and :func:`manifolds.points.as_points`; the
+other manifolds modules already do. This file goes once those two modules switch (their tests match
+the messages below, so the functions are kept as they were).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from spectral.backend import array_namespace
+from .points import as_points
 
 __all__ = [
     "as_generator",
@@ -73,27 +74,3 @@ def as_generator(rng) -> np.random.Generator:
     if rng is None or (isinstance(rng, Integral) and not isinstance(rng, bool) and rng >= 0):
         return np.random.default_rng(rng)
     raise ValueError(f"rng must be None, an integer seed >= 0 or a numpy.random.Generator, got {rng!r}")
-
-
-def as_points(x, ambient_dim: int, name: str = "x"):
-    """Return ``(xp, x)`` with ``x`` a real floating array of shape ``(n, ambient_dim)``.
-
-    Lists and other non-arrays become NumPy float64 arrays; integer arrays are
-    cast to float64 in their own namespace; floating arrays keep their dtype.
-    Only the shape is checked here (no device synchronisation); use a
-    manifold's ``check_points`` to test that points lie on it.
-    """
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        x = np.asarray(x, dtype=np.float64)
-    xp = array_namespace(x)
-    if len(x.shape) != 2 or x.shape[1] != ambient_dim:
-        raise ValueError(
-            f"{name} must be an array of shape (n, {ambient_dim}) (points in R^{ambient_dim}), "
-            f"got shape {tuple(x.shape)}"
-        )
-    if not xp.isdtype(x.dtype, "real floating"):
-        if xp.isdtype(x.dtype, ("integral", "bool")):
-            x = xp.astype(x, xp.float64)
-        else:
-            raise ValueError(f"{name} must be a real array, got dtype {x.dtype}")
-    return xp, x

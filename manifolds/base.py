@@ -10,41 +10,11 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ._validation import as_points, check_positive_int
+from spectral.validation import InputError, as_generator, check_int
 
-__all__ = ["Manifold", "pairwise_sq_distance", "row_blocks"]
+from .points import as_points
 
-# Elements per block of an (n, m) pairwise computation: ~4 MB of float64 temporaries stay in
-# cache (measured 3x faster than whole-matrix temporaries for n = m = 4000 on S^2).
-BLOCK_ELEMENTS = 2**19
-
-
-def pairwise_sq_distance(xp, x, y, *, sign: float = 1.0):
-    """``sum_k (x_ik - sign * y_jk)^2`` as an ``(n, m)`` array, coordinate by coordinate.
-
-    Summing squared coordinate differences keeps full relative accuracy for
-    nearby points, unlike ``|x|^2 + |y|^2 - 2 x.y`` (which cancels), and needs
-    only ``O(n m)`` memory (no ``(n, m, d)`` intermediate).
-    """
-    acc = None
-    for k in range(x.shape[1]):
-        diff = x[:, k][:, None] - sign * y[:, k][None, :]
-        sq = diff * diff
-        acc = sq if acc is None else acc + sq
-    return acc
-
-
-def row_blocks(xp, x, y, fn):
-    """``fn(x_block, y)`` over blocks of rows of ``x``, concatenated along axis 0.
-
-    Keeps the temporaries of a pairwise computation near ``BLOCK_ELEMENTS``
-    elements; a single block when ``x`` is small.
-    """
-    n, m = x.shape[0], y.shape[0]
-    rows = max(1, BLOCK_ELEMENTS // max(m, 1))
-    if n <= rows:
-        return fn(x, y)
-    return xp.concat([fn(x[s : s + rows, ...], y) for s in range(0, n, rows)], axis=0)
+__all__ = ["Manifold"]
 
 
 class Manifold(ABC):
@@ -78,7 +48,7 @@ class Manifold(ABC):
 
     @abstractmethod
     def grid(self, n: int) -> np.ndarray:
-        """Deterministic ``(n, ambient_dim)`` point set, or ``ValueError`` if none is defined."""
+        """Deterministic ``(n, ambient_dim)`` point set, or :class:`~spectral.validation.InputError` if none is defined."""
 
     @abstractmethod
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
@@ -86,7 +56,7 @@ class Manifold(ABC):
 
     @abstractmethod
     def check_points(self, x, *, atol: float = 1e-10):
-        """Return ``x`` if its rows lie on the manifold within ``atol``, else raise ``ValueError``."""
+        """Return ``x`` if its rows lie on the manifold within ``atol``, else raise :class:`~spectral.validation.InputError`."""
 
     @abstractmethod
     def project_tangent(self, x, v):
@@ -110,13 +80,11 @@ class Manifold(ABC):
             Random source (SPEC 7); points are drawn on the host so a seed gives
             the same points on every backend.
         """
-        n = check_positive_int(n, "n")
+        n = check_int("n", n, low=1)
         if density is None:
-            from ._validation import as_generator
-
             return self._sample_uniform(n, as_generator(rng))
         if getattr(density, "manifold", None) != self:
-            raise ValueError(
+            raise InputError(
                 f"density must be defined on {self!r}, got a density on {getattr(density, 'manifold', None)!r}"
             )
         return density.sample(n, rng=rng)

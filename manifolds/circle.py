@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 
 from spectral.backend import array_namespace
+from spectral.validation import InputError
 
-from .base import row_blocks
+from .points import row_blocks
 from .sphere import Sphere
 
 __all__ = ["Circle"]
@@ -48,7 +49,7 @@ class Circle(Sphere):
             theta = np.asarray(theta, dtype=np.float64)
         xp = array_namespace(theta)
         if len(theta.shape) != 1:
-            raise ValueError(f"theta must be a 1-D array of angles, got shape {tuple(theta.shape)}")
+            raise InputError(f"theta must be a 1-D array of angles, got shape {tuple(theta.shape)}")
         if not xp.isdtype(theta.dtype, "real floating"):
             theta = xp.astype(theta, xp.float64)
         return xp.stack([xp.cos(theta), xp.sin(theta)], axis=1)
@@ -75,4 +76,4 @@ class Circle(Sphere):
             y0, y1 = yb[:, 0][None, :], yb[:, 1][None, :]
             return xp.atan2(xp.abs(x0 * y1 - x1 * y0), x0 * y0 + x1 * y1)
 
-        return row_blocks(xp, x, y, block)
+        return row_blocks(x, y, block)

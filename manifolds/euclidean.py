@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from spectral.backend import array_namespace
+from spectral.validation import InputError, check_int, check_real
 
-from ._validation import check_dim, check_positive_int, check_real
-from .base import Manifold, pairwise_sq_distance, row_blocks
+from .base import Manifold
+from .points import pairwise_sq_distance
 
 __all__ = ["Euclidean"]
 
@@ -19,13 +20,13 @@ class Euclidean(Manifold):
 
     There is no uniform probability law, no finite grid and no discrete
     Laplacian spectrum: ``sample`` needs a density, and ``grid`` and
-    ``laplacian_eigenvalues`` raise ``ValueError``.  ``volume`` is ``inf``.
+    ``laplacian_eigenvalues`` raise :class:`~spectral.validation.InputError`.  ``volume`` is ``inf``.
     """
 
     _family = "euclidean"
 
     def __init__(self, dim: int):
-        self._dim = check_dim(dim)
+        self._dim = check_int("dim", dim, low=1)
 
     def __repr__(self):
         return f"Euclidean({self._dim})"
@@ -43,14 +44,14 @@ class Euclidean(Manifold):
         return math.inf
 
     def check_points(self, x, *, atol: float = 1e-10):
-        """Return ``x`` if it has shape ``(n, dim)`` and finite entries, else raise ``ValueError``.
+        """Return ``x`` if it has shape ``(n, dim)`` and finite entries, else raise :class:`~spectral.validation.InputError`.
 
         ``atol`` is accepted for interface compatibility (every point of R^dim is on it).
         """
-        check_real(atol, "atol", low=0.0, low_open=True)
+        check_real("atol", atol, low=0.0, low_open=True)
         xp, x = self._points(x)
         if x.shape[0] and not bool(xp.all(xp.isfinite(x))):
-            raise ValueError("x must contain only finite values")
+            raise InputError("x must contain only finite values")
         return x
 
     def project_tangent(self, x, v):
@@ -60,15 +61,15 @@ class Euclidean(Manifold):
         return v
 
     def _sample_uniform(self, n, rng):
-        raise ValueError(
+        raise InputError(
             "density is required on Euclidean space (there is no uniform probability law on R^d); "
             "pass density=GaussianMixture(...)"
         )
 
     def grid(self, n: int) -> np.ndarray:
-        """Always raises ``ValueError``: R^dim has no finite grid; use ``sample(n, density=...)``."""
-        check_positive_int(n, "n")
-        raise ValueError(
+        """Always raises :class:`~spectral.validation.InputError`: R^dim has no finite grid; use ``sample(n, density=...)``."""
+        check_int("n", n, low=1)
+        raise InputError(
             f"grid is not defined on {self!r} (no finite grid covers R^d); "
             "use sample(n, density=GaussianMixture(...), rng=...)"
         )
@@ -85,12 +86,12 @@ class Euclidean(Manifold):
         else:
             _, y = self._points(y, "y")
             xp = array_namespace(x, y)
-        return row_blocks(xp, x, y, lambda xb, yb: xp.sqrt(pairwise_sq_distance(xp, xb, yb)))
+        return xp.sqrt(pairwise_sq_distance(x, y))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
-        """Always raises ``ValueError``: the Laplacian on R^d has continuous spectrum [0, inf)."""
-        check_positive_int(count, "count")
-        raise ValueError(
+        """Always raises :class:`~spectral.validation.InputError`: the Laplacian on R^d has continuous spectrum [0, inf)."""
+        check_int("count", count, low=1)
+        raise InputError(
             f"laplacian_eigenvalues is not defined on {self!r}: the Laplacian on R^d has purely "
             "continuous spectrum [0, inf), no eigenvalues; use Circle() or Sphere(dim)"
         )

@@ -28,10 +28,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._validation import as_points, check_nonnegative_int, check_real
+from spectral.validation import InputError, check_int, check_real
+
 from .base import Manifold
 from .circle import Circle
 from .euclidean import Euclidean
+from .points import as_points
 from .sphere import Sphere
 
 __all__ = [
@@ -76,8 +78,8 @@ class FourierMode(ManifoldFunction):
     """
 
     def __init__(self, k: int, phase: float = 0.0):
-        self.k = check_nonnegative_int(k, "k")
-        self.phase = check_real(phase, "phase")
+        self.k = check_int("k", k, low=0)
+        self.phase = check_real("phase", phase)
         self.manifold = Circle()
 
     def __repr__(self):
@@ -153,15 +155,15 @@ class Polynomial(ManifoldFunction):
 
     def __init__(self, terms, *, manifold: Manifold):
         if not isinstance(manifold, (Euclidean, Sphere)):
-            raise ValueError(f"manifold must be Euclidean(d), Sphere(dim) or Circle(), got {manifold!r}")
+            raise InputError(f"manifold must be Euclidean(d), Sphere(dim) or Circle(), got {manifold!r}")
         D = manifold.ambient_dim
         clean = {}
         for e, c in dict(terms).items():
             e = tuple(e)
             if len(e) != D or any(isinstance(a, bool) or not isinstance(a, Integral) or a < 0 for a in e):
-                raise ValueError(f"terms keys must be tuples of {D} integers >= 0 (exponents), got {e!r}")
-            if not isinstance(c, (Real, Fraction)) or not math.isfinite(float(c)):
-                raise ValueError(f"terms values must be finite real coefficients, got {c!r} for {e!r}")
+                raise InputError(f"terms keys must be tuples of {D} integers >= 0 (exponents), got {e!r}")
+            if isinstance(c, bool) or not isinstance(c, (Real, Fraction)) or not math.isfinite(float(c)):
+                raise InputError(f"terms values must be finite real coefficients, got {c!r} for {e!r}")
             clean[tuple(int(a) for a in e)] = c
         self.terms = clean
         self.manifold = manifold
@@ -175,11 +177,11 @@ class Polynomial(ManifoldFunction):
         D = manifold.ambient_dim
         A = np.asarray(A, dtype=np.float64)
         if A.shape != (D, D) or not np.all(np.isfinite(A)):
-            raise ValueError(f"A must be a finite array of shape ({D}, {D}), got shape {A.shape}")
+            raise InputError(f"A must be a finite array of shape ({D}, {D}), got shape {A.shape}")
         b = np.zeros(D) if b is None else np.asarray(b, dtype=np.float64)
         if b.shape != (D,) or not np.all(np.isfinite(b)):
-            raise ValueError(f"b must be a finite array of shape ({D},), got shape {b.shape}")
-        c = check_real(c, "c")
+            raise InputError(f"b must be a finite array of shape ({D},), got shape {b.shape}")
+        c = check_real("c", c)
         terms = {}
         unit = np.eye(D, dtype=int)
         for i in range(D):
@@ -292,12 +294,9 @@ class SphericalHarmonic(Polynomial):
     """
 
     def __init__(self, l: int, m: int):
-        l = check_nonnegative_int(l, "l")
-        if l > 8:
-            raise ValueError(f"l must be in [0, 8], got {l}")
-        if isinstance(m, bool) or not isinstance(m, Integral) or abs(m) > l:
-            raise ValueError(f"m must be an integer in [-l, l] = [{-l}, {l}], got {m!r}")
-        terms, norm = _spherical_harmonic_terms(l, int(m))
+        l = check_int("l", l, low=0, high=8)
+        m = check_int("m", m, low=-l, high=l)
+        terms, norm = _spherical_harmonic_terms(l, m)
         super().__init__({e: float(c) * norm for e, c in terms.items()}, manifold=Sphere(2))
         self.l, self.m = l, int(m)
 
@@ -314,10 +313,9 @@ class Coordinate(Polynomial):
 
     def __init__(self, i: int, manifold: Manifold):
         if not isinstance(manifold, (Euclidean, Sphere)):
-            raise ValueError(f"manifold must be Euclidean(d), Sphere(dim) or Circle(), got {manifold!r}")
+            raise InputError(f"manifold must be Euclidean(d), Sphere(dim) or Circle(), got {manifold!r}")
         D = manifold.ambient_dim
-        if isinstance(i, bool) or not isinstance(i, Integral) or not 0 <= i < D:
-            raise ValueError(f"i must be an integer in [0, {D - 1}] (ambient coordinate index), got {i!r}")
+        i = check_int("i", i, low=0, high=D - 1)
         e = [0] * D
         e[i] = 1
         super().__init__({tuple(e): 1.0}, manifold=manifold)
@@ -342,9 +340,9 @@ class GaussianBump(ManifoldFunction):
     def __init__(self, center, width: float):
         center = np.asarray(center, dtype=np.float64)
         if center.ndim != 1 or center.shape[0] < 1 or not np.all(np.isfinite(center)):
-            raise ValueError(f"center must be a finite 1-D array of length d >= 1, got {center!r}")
+            raise InputError(f"center must be a finite 1-D array of length d >= 1, got {center!r}")
         self.center = center
-        self.width = check_real(width, "width", low=0.0, low_open=True)
+        self.width = check_real("width", width, low=0.0, low_open=True)
         self.manifold = Euclidean(center.shape[0])
 
     def __repr__(self):

@@ -18,7 +18,8 @@ The generator eigenvalues are ``lambda = -log(eta) / t`` with ``t = s^alpha``. A
 function) and ``M0 = int_{R^d} Phi(|z|) dz``.
 
 This module is the *independent* reference: it evaluates the profile ``Phi`` from its closed form
-itself (it does not import :mod:`spectral`), and uses only NumPy/SciPy quadrature. The integrals are
+itself (it imports nothing of :mod:`spectral` but the input validators), and uses only NumPy/SciPy
+quadrature. The integrals are
 computed by Gauss-Legendre on panels that are geometric near 0 (they resolve the kernel core of width
 ``s``) and no longer than a quarter period ``pi / (2 k)`` elsewhere (they resolve the oscillation);
 the result agrees with mpmath quadrature to about 1e-14 relative (``tests/test_kernel_spectra.py``).
@@ -34,6 +35,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from spectral.validation import InputError, check_option, check_real
 
 __all__ = [
     "DISTANCES",
@@ -62,44 +65,18 @@ _LAGUERRE_NODES = 100  # tail integral of m(k): 100 nodes give 7e-15 relative at
 # ----------------------------------------------------------------------------------- validation
 
 
-def _alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
-        raise ValueError(f"alpha must be a real number in (0, 2], got {alpha!r}")
-    alpha = float(alpha)
-    if not (0.0 < alpha <= 2.0):
-        raise ValueError(f"alpha must be in (0, 2] (0 < alpha < 2: power law, alpha = 2: Gaussian), got {alpha!r}")
-    return alpha
-
-
-def _positive(value, name: str, allowed: str = "(0, inf)") -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number in {allowed}, got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name} must be in {allowed}, got {value!r}")
-    return value
-
-
-def _dim(dim) -> float:
-    dim = _positive(dim, "dim", "[1, inf)")
-    if dim < 1.0:
-        raise ValueError(f"dim must be in [1, inf) (exponent dimension of the profile), got {dim!r}")
-    return dim
+def _alpha(alpha, *, below_two: bool = False) -> float:
+    """``0 < alpha <= 2`` (``< 2`` where the fractional constants need it)."""
+    return check_real("alpha", alpha, low=0.0, high=2.0, low_open=True, high_open=below_two)
 
 
 def _degrees(k, name: str) -> np.ndarray:
     k = np.asarray(k)
     if k.dtype.kind not in "iu" and not (k.dtype.kind == "f" and np.all(np.isfinite(k)) and np.all(k == np.round(k))):
-        raise ValueError(f"{name} must hold integers >= 0, got {k!r}")
+        raise InputError(f"{name} must hold integers >= 0, got {k!r}")
     if np.any(k < 0):
-        raise ValueError(f"{name} must hold integers >= 0, got a minimum of {int(np.min(k))}")
+        raise InputError(f"{name} must hold integers >= 0, got a minimum of {int(np.min(k))}")
     return k.astype(np.int64)
-
-
-def _distance(distance: str) -> str:
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
-    return distance
 
 
 # ---------------------------------------------------------------------------------- the profile
@@ -124,7 +101,7 @@ def profile(z, *, alpha, dim=1):
         (FNA eqs. 9-10).
     """
     alpha = _alpha(alpha)
-    dim = _dim(dim)
+    dim = check_real("dim", dim, low=1.0)
     z = np.asarray(z, dtype=float)
     if alpha < 2.0:
         return (1.0 + z) ** (-(dim + alpha))
@@ -141,10 +118,8 @@ def fractional_constant(d, alpha) -> float:
 
     so that :math:`c_{d,\alpha} \int_{\mathbb R^d} (1 - \cos \xi\cdot z) |z|^{-d-\alpha} dz = |\xi|^\alpha`.
     """
-    d = _dim(d)
-    alpha = _alpha(alpha)
-    if alpha >= 2.0:
-        raise ValueError(f"alpha must be in (0, 2) for c_(d,alpha) (it vanishes at 2), got {alpha!r}")
+    d = check_real("d", d, low=1.0)
+    alpha = _alpha(alpha, below_two=True)  # c_(d, alpha) vanishes at alpha = 2
     return alpha * 2.0 ** (alpha - 1.0) * math.gamma((d + alpha) / 2.0) / (
         math.pi ** (d / 2.0) * math.gamma(1.0 - alpha / 2.0)
     )
@@ -157,7 +132,7 @@ def profile_mass(alpha, dim=1) -> float:
     ``2 pi / (alpha (alpha + 1))`` for d = 2) and ``pi^(d/2)`` for the Gaussian ``alpha = 2``.
     """
     alpha = _alpha(alpha)
-    d = _dim(dim)
+    d = check_real("dim", dim, low=1.0)
     if alpha >= 2.0:
         return math.pi ** (d / 2.0)
     sphere_area = 2.0 * math.pi ** (d / 2.0) / math.gamma(d / 2.0)
@@ -216,9 +191,9 @@ def circle_relaxation(k, *, alpha, scale, dim=1, distance="geodesic"):
     """
     k = _degrees(k, "k")
     alpha = _alpha(alpha)
-    scale = _positive(scale, "scale")
-    dim = _dim(dim)
-    distance = _distance(distance)
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    dim = check_real("dim", dim, low=1.0)
+    distance = check_option("distance", distance, DISTANCES)
     kmax = int(np.max(k)) if k.size else 1
     y, w = _nodes(scale, kmax)
     r = y if distance == "geodesic" else 2.0 * np.sin(0.5 * y)
@@ -241,7 +216,7 @@ def circle_generator_eigenvalues(k, *, alpha, scale, dim=1, distance="geodesic",
     ``t = scale**alpha`` unless ``time`` is given (DESIGN.md 3.1); computed as ``-log1p(-(1-eta))/t``.
     """
     gap = circle_relaxation(k, alpha=alpha, scale=scale, dim=dim, distance=distance)
-    t = float(scale) ** float(alpha) if time is None else _positive(time, "time")
+    t = float(scale) ** float(alpha) if time is None else check_real("time", time, low=0.0, low_open=True)
     return -np.log1p(-gap) / t
 
 
@@ -267,8 +242,8 @@ def sphere_relaxation(l, *, alpha, scale, dim=2):
     """
     l = _degrees(l, "l")
     alpha = _alpha(alpha)
-    scale = _positive(scale, "scale")
-    dim = _dim(dim)
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    dim = check_real("dim", dim, low=1.0)
     lmax = int(np.max(l)) if l.size else 1
     theta, w = _nodes(scale, lmax)
     wphi = w * profile(theta / scale, alpha=alpha, dim=dim) * np.sin(theta)
@@ -294,7 +269,7 @@ def sphere_eigenvalues(l, *, alpha, scale, dim=2):
 def sphere_generator_eigenvalues(l, *, alpha, scale, dim=2, time=None):
     """Generator eigenvalues ``-log(eta_l) / t`` on S^2, ``t = scale**alpha`` unless ``time`` is given."""
     gap = sphere_relaxation(l, alpha=alpha, scale=scale, dim=dim)
-    t = float(scale) ** float(alpha) if time is None else _positive(time, "time")
+    t = float(scale) ** float(alpha) if time is None else check_real("time", time, low=0.0, low_open=True)
     return -np.log1p(-gap) / t
 
 
@@ -331,9 +306,7 @@ def geodesic_multiplier(k, *, alpha):
     with the upper incomplete gamma function :math:`\Gamma`. This is the *non-periodised* operator
     (the kernel truncated at the antipode), not the spectral :math:`|k|^\alpha` (DESIGN.md 3.1).
     """
-    alpha = _alpha(alpha)
-    if alpha >= 2.0:
-        raise ValueError(f"alpha must be in (0, 2) for the fractional multiplier, got {alpha!r}")
+    alpha = _alpha(alpha, below_two=True)  # the multiplier of the fractional operator
     k = np.abs(_degrees(k, "k")).astype(float)
     c = fractional_constant(1, alpha)
     out = np.zeros_like(k)
@@ -351,8 +324,8 @@ def limit_generator_eigenvalues(k, *, alpha, dim=1):
     intrinsic ``dim = 1`` (with another exponent the tail is not :math:`|y|^{-1-\alpha}`).
     """
     alpha = _alpha(alpha)
-    if _dim(dim) != 1.0:
-        raise ValueError(f"dim must be 1 (the intrinsic dimension of S^1) for this limit, got {dim!r}")
+    if check_real("dim", dim, low=1.0) != 1.0:
+        raise InputError(f"dim must be 1 (the intrinsic dimension of S^1) for this limit, got {dim!r}")
     k = _degrees(k, "k").astype(float)
     if alpha >= 2.0:
         # Gaussian: 1 - eta_k = 1 - exp(-k^2 s^2 / 4) + O(e^{-pi^2/s^2}), t = s^2.
@@ -362,9 +335,7 @@ def limit_generator_eigenvalues(k, *, alpha, dim=1):
 
 def limit_asymptote(k, *, alpha):
     r"""Large-``k`` asymptote of :math:`m(k)/M_0`: :math:`k^\alpha/(M_0 c_{1,\alpha}) - 2/(\alpha\pi^\alpha M_0)`."""
-    alpha = _alpha(alpha)
-    if alpha >= 2.0:
-        raise ValueError(f"alpha must be in (0, 2) for the fractional asymptote, got {alpha!r}")
+    alpha = _alpha(alpha, below_two=True)  # the fractional asymptote
     k = _degrees(k, "k").astype(float)
     m0 = profile_mass(alpha, 1)
     return k**alpha / (m0 * fractional_constant(1, alpha)) - 2.0 / (alpha * math.pi**alpha * m0)

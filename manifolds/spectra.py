@@ -25,8 +25,7 @@ from math import comb
 import numpy as np
 
 from spectral.backend import array_namespace
-
-from ._validation import check_dim, check_nonnegative_int, check_positive_int, check_real
+from spectral.validation import InputError, check_int, check_real
 
 __all__ = [
     "circle_eigenvalues",
@@ -53,8 +52,8 @@ def sphere_multiplicity(dim: int, l: int) -> int:
         ``C(l + dim, dim) - C(l + dim - 2, dim)`` (``C`` of a negative top is 0):
         2 for ``l >= 1`` on S^1, ``2 l + 1`` on S^2.
     """
-    dim = check_dim(dim)
-    l = check_nonnegative_int(l, "l")
+    dim = check_int("dim", dim, low=1)
+    l = check_int("l", l, low=0)
     lower = comb(l + dim - 2, dim) if l >= 2 else 0
     return comb(l + dim, dim) - lower
 
@@ -65,8 +64,8 @@ def sphere_eigen_degrees(dim: int, count: int) -> np.ndarray:
     Returns an int64 array of length ``count``, non-decreasing; degree ``l``
     appears ``sphere_multiplicity(dim, l)`` times.
     """
-    dim = check_dim(dim)
-    count = check_positive_int(count, "count")
+    dim = check_int("dim", dim, low=1)
+    count = check_int("count", count, low=1)
     degrees = []
     l = 0
     while len(degrees) < count:
@@ -114,12 +113,12 @@ def spectral_fractional_symbol(eigenvalues, alpha: float):
     kernel's limit is the geodesic multiplier of DESIGN.md 3.1, which differs
     at low k.
     """
-    alpha = check_real(alpha, "alpha", low=0.0, high=2.0, low_open=True)
+    alpha = check_real("alpha", alpha, low=0.0, high=2.0, low_open=True)
     if not hasattr(eigenvalues, "shape"):
         eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
     xp = array_namespace(eigenvalues)
     if not xp.isdtype(eigenvalues.dtype, "real floating"):
         eigenvalues = xp.astype(eigenvalues, xp.float64)
     if bool(xp.any(eigenvalues < 0)):
-        raise ValueError("eigenvalues must be >= 0 (eigenvalues of -Delta)")
+        raise InputError("eigenvalues must be >= 0 (eigenvalues of -Delta)")
     return eigenvalues ** (alpha / 2.0)

@@ -15,10 +15,11 @@ import numpy as np
 from scipy.special import gammaln
 
 from spectral.backend import array_namespace
+from spectral.validation import InputError, check_int, check_real
 
 from . import spectra
-from ._validation import check_dim, check_positive_int, check_real
-from .base import Manifold, pairwise_sq_distance, row_blocks
+from .base import Manifold
+from .points import pairwise_sq_distance, row_blocks
 
 __all__ = ["Sphere", "sphere_volume"]
 
@@ -27,7 +28,7 @@ GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
 
 def sphere_volume(dim: int) -> float:
     """Surface measure of the unit S^dim: ``2 pi^((dim+1)/2) / Gamma((dim+1)/2)``."""
-    dim = check_dim(dim)
+    dim = check_int("dim", dim, low=1)
     if dim == 1:
         return 2.0 * math.pi  # exact in floating point (the circle's length)
     if dim == 2:
@@ -56,7 +57,7 @@ class Sphere(Manifold):
     _family = "sphere"
 
     def __init__(self, dim: int):
-        self._dim = check_dim(dim)
+        self._dim = check_int("dim", dim, low=1)
 
     def __repr__(self):
         return f"Sphere({self._dim})"
@@ -80,20 +81,20 @@ class Sphere(Manifold):
 
         Raises
         ------
-        ValueError
+        spectral.validation.InputError
             Wrong shape, non-finite entries, or a row whose norm differs from 1
             by more than ``atol`` (default 1e-10; use about ``100 * eps`` of the
             dtype for float32 data).
         """
-        atol = check_real(atol, "atol", low=0.0, low_open=True)
+        atol = check_real("atol", atol, low=0.0, low_open=True)
         xp, x = self._points(x)
         if x.shape[0] == 0:
             return x
         if not bool(xp.all(xp.isfinite(x))):
-            raise ValueError("x must contain only finite values")
+            raise InputError("x must contain only finite values")
         dev = float(xp.max(xp.abs(xp.linalg.vector_norm(x, axis=1) - 1.0)))
         if dev > atol:
-            raise ValueError(
+            raise InputError(
                 f"x must lie on the unit sphere S^{self._dim}: | |x_i| - 1 | <= atol = {atol:g} "
                 f"is required, got a maximum deviation of {dev:.3g}"
             )
@@ -116,9 +117,9 @@ class Sphere(Manifold):
         S^2: Fibonacci lattice, ``z_j = 1 - (2 j + 1) / n``, longitude ``j`` times
         the golden angle ``pi (3 - sqrt 5)`` (Gonzalez 2010, *Measurement of
         areas on a sphere using Fibonacci and latitude-longitude lattices*).
-        Other dimensions raise ``ValueError`` (use ``sample``).
+        Other dimensions raise :class:`~spectral.validation.InputError` (use ``sample``).
         """
-        n = check_positive_int(n, "n")
+        n = check_int("n", n, low=1)
         if self._dim == 1:
             theta = 2.0 * np.pi * np.arange(n) / n
             return np.stack([np.cos(theta), np.sin(theta)], axis=1)
@@ -128,7 +129,7 @@ class Sphere(Manifold):
             r = np.sqrt((1.0 - z) * (1.0 + z))
             phi = np.mod(j * GOLDEN_ANGLE, 2.0 * np.pi)
             return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
-        raise ValueError(
+        raise InputError(
             f"grid is defined only for dim in (1, 2) (equispaced circle, Fibonacci lattice on S^2), "
             f"got dim={self._dim}; use sample(n, rng=...) for random points on S^{self._dim}"
         )
@@ -169,11 +170,11 @@ class Sphere(Manifold):
         y = x if y is None else y / xp.linalg.vector_norm(y, axis=1, keepdims=True)
 
         def block(xb, yb):
-            minus = pairwise_sq_distance(xp, xb, yb, sign=1.0)
-            plus = pairwise_sq_distance(xp, xb, yb, sign=-1.0)
+            minus = pairwise_sq_distance(xb, yb, sign=1.0)
+            plus = pairwise_sq_distance(xb, yb, sign=-1.0)
             return 2.0 * xp.atan2(xp.sqrt(minus), xp.sqrt(plus))
 
-        return row_blocks(xp, x, y, block)
+        return row_blocks(x, y, block)
 
     def chordal_distance(self, x, y=None):
         """Ambient (chordal) distance ``|x - y| = 2 sin(theta / 2)``, an ``(n, m)`` array.
@@ -181,7 +182,7 @@ class Sphere(Manifold):
         Computed coordinate by coordinate (no cancellation), without normalising the rows.
         """
         xp, x, y = self._pair(x, y)
-        return row_blocks(xp, x, x if y is None else y, lambda xb, yb: xp.sqrt(pairwise_sq_distance(xp, xb, yb)))
+        return xp.sqrt(pairwise_sq_distance(x, x if y is None else y))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """First ``count`` eigenvalues of ``-Delta`` on S^dim: ``l (l + dim - 1)`` with multiplicity."""

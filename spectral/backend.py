@@ -33,6 +33,7 @@ __all__ = [
     "linear_operator",
     "available_devices",
     "require_device",
+    "dtype_name",
 ]
 
 
@@ -135,7 +136,9 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     its output differently, so callers always re-sort the result.
     """
     if which not in ("LA", "LM"):
-        raise ValueError(f"which must be 'LA' or 'LM', got {which!r}")
+        from spectral.validation import check_option  # lazy: importing the backend loads nothing else
+
+        check_option("which", which, ("LA", "LM"))
     if is_cupy_array(a) or _is_cupyx_operator(a):
         import cupyx.scipy.sparse.linalg as cpsla  # lazy: only with CuPy present
 
@@ -183,20 +186,38 @@ def require_device(device: str):
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         If ``device`` is not ``"cpu"`` or ``"gpu"``.
-    RuntimeError
+    spectral.validation.UnavailableError
         If ``device="gpu"`` and CuPy or a CUDA device is missing.
     """
     if device == "cpu":
         return np
-    if device != "gpu":
-        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+    # lazy: importing the backend loads nothing else of the toolkit
+    from spectral.validation import UnavailableError, check_option
+
+    check_option("device", device, ("cpu", "gpu"))
     if "gpu" not in available_devices():
-        raise RuntimeError(
+        raise UnavailableError(
             "device='gpu' needs CuPy and a CUDA device; none found "
             "(install the 'gpu' extra on a machine with a GPU, or use device='cpu')"
         )
     import cupy
 
     return cupy
+
+
+def dtype_name(dtype) -> str:
+    """Name of a NumPy, CuPy or array-API dtype (``"float64"``, ``"float32"``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dtype_name(np.float32)
+    'float32'
+    """
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        # array-API dtypes (e.g. array_api_strict.float32) print as their qualified name
+        return str(dtype).rsplit(".", 1)[-1]

@@ -8,6 +8,7 @@ from scipy.spatial.distance import cdist
 
 from manifolds import Euclidean, GaussianMixture, VonMises
 from spectral.backend import to_numpy
+from spectral.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 
@@ -42,13 +43,13 @@ def test_properties_and_refusals():
     e = Euclidean(2)
     assert (e.dim, e.ambient_dim, e.volume) == (2, 2, math.inf)
     assert e != Euclidean(3) and e == Euclidean(2)
-    with pytest.raises(ValueError, match="use sample"):
+    with pytest.raises(InputError, match="use sample"):
         e.grid(10)
-    with pytest.raises(ValueError, match="continuous spectrum"):
+    with pytest.raises(InputError, match="continuous spectrum"):
         e.laplacian_eigenvalues(5)
-    with pytest.raises(ValueError, match="density is required"):
+    with pytest.raises(InputError, match="density is required"):
         e.sample(5, rng=0)
-    with pytest.raises(ValueError, match="density must be defined on Euclidean"):
+    with pytest.raises(InputError, match="density must be defined on Euclidean"):
         e.sample(5, density=VonMises(), rng=0)
     x = e.sample(7, density=GaussianMixture.fna_three_modes(), rng=0)
     assert x.shape == (7, 2)
@@ -56,11 +57,11 @@ def test_properties_and_refusals():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="dim must be an integer >= 1"):
+    with pytest.raises(InputError, match=r"dim must be an integer in \[1, inf\)"):
         Euclidean(0)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(InputError, match="finite"):
         Euclidean(2).check_points(np.array([[np.inf, 0.0]]))
-    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+    with pytest.raises(InputError, match=r"shape \(n, 2\)"):
         Euclidean(2).distance(np.ones((3, 1)))
-    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+    with pytest.raises(InputError, match=r"n must be an integer in \[1, inf\)"):
         Euclidean(2).grid(0)

@@ -1,0 +1,123 @@
+"""Point arrays: the input check every manifold uses, and the toolkit's one squared-distance routine.
+
+Points are ``(n, ambient_dim)`` arrays of any array-API namespace (NumPy, CuPy, ``array_api_strict``).
+
+:func:`pairwise_sq_distance` sums squared coordinate differences one coordinate at a time. For two
+nearby points the difference of each coordinate is exact (Sterbenz) or within one rounding, so the
+result keeps full relative accuracy; the expansion ``|x|^2 + |y|^2 - 2 x.y`` cancels instead: at norm
+``1e3`` its absolute error is about ``eps |x|^2 = 2e-10``, which swamps every squared distance below
+that (points ``1e-9`` apart come out as 0 or as noise of order ``1e-10``). Rows are processed in blocks
+of about ``BLOCK_ELEMENTS`` pairs, so the temporaries stay in cache and no ``(n, m, d)`` array is built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spectral.backend import array_namespace
+from spectral.validation import InputError
+
+__all__ = ["BLOCK_ELEMENTS", "as_points", "pairwise_sq_distance", "row_blocks"]
+
+#: Pairs per block of an ``(n, m)`` pairwise computation: ~4 MB of float64 temporaries stay in cache
+#: (measured 3x faster than whole-matrix temporaries for n = m = 4000 on S^2).
+BLOCK_ELEMENTS = 2**19
+
+
+def as_points(x, ambient_dim: int, name: str = "x"):
+    """Return ``(xp, x)`` with ``x`` a real floating array of shape ``(n, ambient_dim)``.
+
+    Lists and other non-arrays become NumPy float64 arrays; integer arrays are cast to float64 in
+    their own namespace; floating arrays keep their dtype. Only the shape and dtype are checked (no
+    device synchronisation); a manifold's ``check_points`` tests that points lie on it.
+
+    Raises
+    ------
+    spectral.validation.InputError
+        Wrong shape or a non-real dtype (the message names ``name``).
+
+    Examples
+    --------
+    >>> xp, x = as_points([[1, 0], [0, 1]], 2)
+    >>> x.dtype, x.shape
+    (dtype('float64'), (2, 2))
+    """
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        x = np.asarray(x, dtype=np.float64)
+    xp = array_namespace(x)
+    if len(x.shape) != 2 or x.shape[1] != ambient_dim:
+        raise InputError(
+            f"{name} must be an array of shape (n, {ambient_dim}) (points in R^{ambient_dim}), "
+            f"got shape {tuple(x.shape)}"
+        )
+    if not xp.isdtype(x.dtype, "real floating"):
+        if xp.isdtype(x.dtype, ("integral", "bool")):
+            x = xp.astype(x, xp.float64)
+        else:
+            raise InputError(f"{name} must be a real array, got dtype {x.dtype}")
+    return xp, x
+
+
+def row_blocks(x, y, fn):
+    """``fn(x_block, y)`` over blocks of rows of ``x``, concatenated along axis 0.
+
+    Keeps the temporaries of a pairwise computation near :data:`BLOCK_ELEMENTS` elements; a single
+    block when ``x`` is small.
+    """
+    n, m = x.shape[0], y.shape[0]
+    rows = max(1, BLOCK_ELEMENTS // max(m, 1))
+    if n <= rows:
+        return fn(x, y)
+    xp = array_namespace(x, y)
+    return xp.concat([fn(x[s : s + rows, ...], y) for s in range(0, n, rows)], axis=0)
+
+
+def _coordinate_sum(x, y, sign: float):
+    acc = None
+    for k in range(x.shape[1]):
+        diff = x[:, k][:, None] - sign * y[:, k][None, :]
+        sq = diff * diff
+        acc = sq if acc is None else acc + sq
+    return acc
+
+
+def pairwise_sq_distance(x, y=None, *, sign: float = 1.0):
+    """Squared distances ``|x_i - y_j|^2`` (or ``|x_i + y_j|^2`` with ``sign=-1``), an ``(n, m)`` array.
+
+    Parameters
+    ----------
+    x : array of shape (n, d)
+        Points (any array namespace, real floating dtype).
+    y : array of shape (m, d), optional
+        Second point set, same namespace and ``d``; default ``x``.
+    sign : {1.0, -1.0}
+        ``-1`` gives ``sum_k (x_ik + y_jk)^2`` (the sphere's geodesic uses both).
+
+    Returns
+    -------
+    array of shape (n, m)
+        In the namespace and dtype of the inputs; exactly 0 for identical rows.
+
+    Notes
+    -----
+    Coordinate by coordinate (module docstring): full relative accuracy for nearby points, ``O(n m)``
+    memory, ``d`` passes over each block. The Gram expansion is faster for large ``d`` (one matrix
+    product) but loses every digit of a squared distance below ``eps max|x|^2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1e3, 0.0], [1e3 + 1e-9, 0.0]])
+    >>> d2 = pairwise_sq_distance(x)
+    >>> bool(abs(d2[0, 1] / (x[1, 0] - x[0, 0]) ** 2 - 1) < 1e-15)
+    True
+    """
+    if sign not in (1.0, -1.0):
+        raise InputError(f"sign must be 1.0 or -1.0, got {sign!r}")
+    y = x if y is None else y
+    if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[1] != y.shape[1]:
+        raise InputError(
+            f"x and y must be 2-d arrays of points with the same number of columns, got shapes "
+            f"{tuple(x.shape)} and {tuple(y.shape)}"
+        )
+    return row_blocks(x, y, lambda xb, yb: _coordinate_sum(xb, yb, float(sign)))
