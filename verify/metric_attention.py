@@ -130,10 +130,10 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
     rec.equal("metric_not_self_fraction", metric_not_self, 0.0,
               why="exact: d(x, x) = 0 < d(x, y) for y != x when g is injective",
               label="metric attention: some tokens are not their own nearest point")
-    # DRIFT-11 contrast: measured 0.996-1.0 (seeds 0-4, d = 8) of tokens with a non-self nearest
+    # DRIFT-11 contrast: measured 0.986-1.0 (seeds 0-29, d = 8) of tokens with a non-self nearest
     # point for a random Q^T K; the bound only asserts "most", as the ledger states
     rec.at_least("dp_not_self_fraction", dp_not_self, (_TOKENS // 2 + 1) / _TOKENS,
-                 why="ledger: 'most' tokens, i.e. more than half (measured 0.996-1.0 over seeds 0-4 at d = 8)",
+                 why="ledger: 'most' tokens, i.e. more than half (measured 0.986-1.0 over seeds 0-29 at d = 8)",
                  label="dot product with a random Q^T K: no majority of tokens with a non-self nearest point")
     rec.info("dp_identity_not_self_fraction", ident_not_self)
 
