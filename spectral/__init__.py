@@ -56,6 +56,12 @@ _EXPORTS = {
     "suggest_scale": "spectral.scale",
     "symmetric_conjugate": "spectral.normalize",
     "truncation_bound": "spectral.heat_sparse",
+    # PDE-guided evolution of attention matrices (PDE paper)
+    "FactoredAttention": "spectral.pde",
+    "PDEEvolution": "spectral.pde",
+    "evolve_attention": "spectral.pde",
+    "laplacian_matrix": "spectral.pde",
+    "stability_limit": "spectral.pde",
 }
 
 __all__ = sorted(_EXPORTS)
