@@ -7,7 +7,8 @@ scikit-learn's k-NN regressor): diffusion map (a = 1), SNE, t-SNE (low-dimension
 UMAP fuzzy union (probabilistic t-conorm), k-NN, MCL and the fuzzy-c-means memberships.
 The fuzzy-c-means *centre update* as printed, ``c_i = sum_j S_ij x_j`` with
 ``S = N_r(N_c(D))`` (weights ``u_ij``), is not Bezdek's update (weights ``u_ij^m``): the two iterations
-have different fixed points for ``m`` away from 1 and both tend to Lloyd's k-means as ``m -> 1+``.
+have different fixed points for ``m`` away from 1 and both tend to Lloyd's k-means as ``m -> 1+``
+(``claim="printed"`` asserts that the printed update is Bezdek's, and fails).
 Diagonal convention: the paper's operators keep ``i = j`` terms (SNE/t-SNE drop them); the references
 here use the same convention.
 """
@@ -16,19 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.core import Timer, cli_main, make_result, require, require_int
+from spectral.validation import InputError, check_int, check_option, check_reals, child_rng
+from verify.check import Check
+from verify.result import Recorder
 
-CHECK = "similarity_taxonomy"
-CLAIMS = ("DRIFT-2",)
-PERTURB = ("none", "dmap_without_N2", "tsne_gamma_-2", "umap_plain_sum", "fcm_equal")
-HELP = {
-    "n": "number of random data points (ledger: n = 200)",
-    "perturb": "negative controls: replace one Table-1 composition by a wrong one, or assert the paper's "
-               "FCM centre update equals Bezdek's ('fcm_equal')",
-    "fcm_m": "fuzzifier m values for the FCM centre-update comparison (section 2.2.2)",
-    "seed": "seed of the random data",
-    "device": "array device (host computation)",
-}
+CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",))
+
+_CLAIMS = ("corrected", "printed")
+_PERTURB = ("none", "dmap_without_N2", "tsne_gamma_-2", "umap_plain_sum")
 
 
 # --- the paper's operators (Defs. 1, 4-10) -----------------------------------------------------
@@ -99,31 +95,59 @@ def _fcm(x, init, m, *, weights, iters=500, tol=1e-12):
     return c
 
 
-def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="cpu"):
-    """Compare each Table-1 composition with its textbook formula; FCM centre updates."""
-    require_int("seed", seed, low=0)
-    require_int("n", n, low=20, high=2000)
-    require(perturb in PERTURB, f"perturb must be one of {PERTURB}, got {perturb!r}")
-    require(len(fcm_m) >= 2 and all(1.0 < m <= 10.0 for m in fcm_m) and min(fcm_m) <= 1.1 and 2.0 in fcm_m,
-            f"fcm_m must be values in (1, 10] including one <= 1.1 and m = 2, got {fcm_m!r}")
+@CHECK.define
+def run(*, claim="corrected", perturb="none", n=200, fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="cpu"):
+    """Compare each Table-1 composition with its textbook formula; FCM centre updates.
+
+    Parameters
+    ----------
+    claim : {"corrected", "printed"}
+        FCM centre update: "corrected" asserts that the printed update (weights u) differs from
+        Bezdek's (weights u^m) at m = 2 and that both approach k-means as m -> 1+; "printed"
+        asserts that the printed update is Bezdek's (fails).
+    perturb : {"none", "dmap_without_N2", "tsne_gamma_-2", "umap_plain_sum"}
+        Negative controls: replace one Table-1 composition by a wrong one (diffusion map without
+        N_2, t-SNE with Gamma_-2, UMAP union as a plain sum); "none" tests the paper's.
+    n : int
+        Number of random data points, in [20, 2000] (ledger: n = 200).
+    fcm_m : tuple of float
+        Fuzzifier values m for the FCM centre-update comparison (section 2.2.2), in (1, 10],
+        including m = 2 and one value <= 1.1 (the k-means limit).
+    seed : int
+        Seed of the data, the SNE/UMAP bandwidths, the k-NN queries, the FCM centres and blobs
+        (one stream each).
+    device : {"cpu"}
+        Array device; this check runs on the host only.
+
+    Returns
+    -------
+    CheckResult
+        Passes when every composition equals its classical formula to 1e-13 (relative) and the FCM
+        statements asserted by ``claim`` hold.
+    """
+    claim = check_option("claim", claim, _CLAIMS)
+    perturb = check_option("perturb", perturb, _PERTURB)
+    n = check_int("n", n, low=20, high=2000)
+    fcm_m = check_reals("fcm_m", fcm_m, min_count=2, low=1.0, high=10.0, low_open=True)
+    if min(fcm_m) > 1.1 or 2.0 not in fcm_m:
+        raise InputError(f"fcm_m must include m = 2 and one value <= 1.1 (the k-means limit), got {fcm_m!r}")
     from scipy.spatial.distance import cdist
     from scipy.special import softmax
+    from sklearn.cluster import KMeans
+    from sklearn.neighbors import KNeighborsRegressor
 
-    from spectral.backend import require_device
-    from spectral.normalize import anisotropic_normalize
+    from spectral import anisotropic_normalize
 
-    require_device(device)
-    rng = np.random.default_rng(seed)
-    timer = Timer()
-    x = rng.standard_normal((n, 5))
+    rec = Recorder()
+    x = child_rng(seed, "points").standard_normal((n, 5))
     sq = cdist(x, x, "sqeuclidean")
     errors = {}
-    with timer("compositions"):
+    with rec.timed("compositions"):
         eps = 1.5
         dmap = op_Nr(op_gamma_exp(op_D(x, x, t=2), eps)) if perturb == "dmap_without_N2" else \
             op_Nr(op_N2(op_gamma_exp(op_D(x, x, t=2), eps)))
         errors["diffusion_map"] = _rel(dmap, anisotropic_normalize(np.exp(-sq / eps), 1.0))
-        sigma = rng.uniform(0.5, 2.0, size=n)
+        sigma = child_rng(seed, "sne").uniform(0.5, 2.0, size=n)
         sne = op_Nr(op_gamma_exp(op_D(x, x, t=2), 2 * sigma**2))
         errors["sne"] = _rel(sne, softmax(-sq / (2 * sigma[:, None] ** 2), axis=1))
         r = -2 if perturb == "tsne_gamma_-2" else -1
@@ -131,16 +155,14 @@ def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="c
         student = 1.0 / (1.0 + sq)
         errors["tsne_low_dim"] = _rel(tsne, student / student.sum())
         rho = np.sort(np.sqrt(sq), axis=1)[:, 1]  # UMAP: distance to the nearest neighbour
-        sig = rng.uniform(0.5, 1.5, size=n)
+        sig = child_rng(seed, "umap").uniform(0.5, 1.5, size=n)
         w = op_gamma_exp(op_D(x, x, t=1, c=rho), sig)
         w = np.minimum(w, 1.0)  # UMAP memberships exp(-(d - rho_i)/sigma_i), capped at 1 on the diagonal
         union = w + w.T if perturb == "umap_plain_sum" else w + w.T - w * w.T
         errors["umap_union"] = _rel(union, 1.0 - (1.0 - w) * (1.0 - w.T))
-        from sklearn.neighbors import KNeighborsRegressor
-
         k = 7
         labels = (x[:, 0] > 0).astype(float)
-        query = rng.standard_normal((30, 5))
+        query = child_rng(seed, "knn").standard_normal((30, 5))
         dq = cdist(query, x)
         a = np.zeros_like(dq)
         a[np.arange(len(query))[:, None], np.argsort(dq, axis=1)[:, :k]] = 1.0
@@ -157,19 +179,22 @@ def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="c
             t_cols = t_cols**2
             t_cols = t_cols / t_cols.sum(axis=0)
         errors["mcl"] = _rel(h, t_cols.T)
-        centres = rng.standard_normal((4, 5))
+        centres = child_rng(seed, "fcm_memberships").standard_normal((4, 5))
         dc = cdist(centres, x)
         m = 2.0
         u_paper = op_Nc(op_D(centres, x, t=-2.0 / (m - 1.0)))
         u_bezdek = 1.0 / np.sum((dc[:, None, :] / dc[None, :, :]) ** (2.0 / (m - 1.0)), axis=1)
         errors["fcm_memberships"] = _rel(u_paper, u_bezdek)
+    for name, err in errors.items():
+        rec.at_most(f"{name}_error", err, 1e-13,
+                    why="exact algebra: entries are O(1) after normalisation, round-off a few eps(float64) times "
+                        "the condition of exp/power; measured <= 2.3e-15 (MCL, 4 squarings) at n = 200, seeds 0-29",
+                    label=f"{name}: the Table-1 composition differs from the classical formula (relative)")
 
-    with timer("fcm"):
-        rng = np.random.default_rng([seed, 1])  # own stream: the FCM data do not depend on n
+    with rec.timed("fcm"):
+        rng = child_rng(seed, "fcm")  # own stream: the FCM data do not depend on n
         blobs = np.concatenate([rng.normal(loc, 1.0, size=(100, 2)) for loc in ((0, 0), (2.5, 0), (1.2, 2.2))])
         init = blobs[rng.choice(len(blobs), size=3, replace=False)]
-        from sklearn.cluster import KMeans
-
         fcm_diff, to_kmeans = {}, {}
         for mm in fcm_m:
             cb = _fcm(blobs, init, mm, weights="bezdek")
@@ -180,44 +205,32 @@ def run(*, n=200, perturb="none", fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="c
             # between independent starts, so the comparison is made at the same basin)
             km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
             to_kmeans[mm] = float(max(_match(cb, km), _match(cp, km)))
-
-    failures = []
-    # exact algebra: entries are O(1) after normalisation, round-off a few eps(float64) times the
-    # condition of exp/power; measured <= 1.6e-15 (MCL, 4 squarings) at n = 200; bound 1e-13.
-    tol = 1e-13
-    for name, err in errors.items():
-        if err > tol:
-            failures.append(f"{name}: composition differs from the classical formula by {err:.3e} (rel) > {tol:.0e}")
+    for mm in fcm_m:
+        name = f"fcm_centre_gap_m{mm:g}"
+        if mm != 2.0:
+            rec.info(name, fcm_diff[mm])
+        elif claim == "corrected":
+            rec.at_least(name, fcm_diff[mm], 0.05,
+                         why="measured 1.0-1.75 at m = 2 over seeds 0-29 (blob spacing 2.5 sigma), far above 0.05",
+                         label="the printed FCM centre update (weights u) and Bezdek's (weights u^m) did not "
+                               "separate at m = 2")
+        else:
+            rec.at_most(name, fcm_diff[mm], 1e-8,
+                        why="equal updates give the same fixed point; the iterations stop at a step of 1e-12",
+                        label="the printed FCM centre update (weights u) is not Bezdek's (weights u^m): centres differ "
+                              "at m = 2")
     m_small = min(fcm_m)
-    # FCM thresholds from measurement (seeds 0-7): paper-vs-Bezdek centre gap 1.04-1.75 at m = 2
-    # (>> 0.05; blob spacing 2.5 sigma); at m = 1.05 both lie within 0.007-0.030 of the Lloyd fixed
-    # point of their basin (bound 0.08) and within 0.0007-0.0037 of each other.
-    gap_min, km_tol = 0.05, 0.08
-    if perturb == "fcm_equal":
-        if fcm_diff[2.0] > 1e-8:
-            failures.append(f"paper's FCM centre update (weights u) is not Bezdek's (weights u^m): centres differ "
-                            f"by {fcm_diff[2.0]:.3f} at m = 2")
-    else:
-        if fcm_diff[2.0] <= gap_min:
-            failures.append(f"FCM updates did not separate at m = 2 (gap {fcm_diff[2.0]:.3g} <= {gap_min})")
-    if to_kmeans[m_small] > km_tol:
-        failures.append(f"FCM at m = {m_small} is {to_kmeans[m_small]:.3g} from k-means (> {km_tol})")
-    measured = {f"{k}_error": v for k, v in errors.items()}
-    measured.update({f"fcm_centre_gap_m{mm:g}": fcm_diff[mm] for mm in fcm_m})
-    measured[f"fcm_to_kmeans_m{m_small:g}"] = to_kmeans[m_small]
-    expected = {f"{k}_error": 0.0 for k in errors}
-    tolerance = {f"{k}_error": tol for k in errors}
-    expected["fcm_centre_gap_m2"] = f"> {gap_min}"
-    tolerance[f"fcm_to_kmeans_m{m_small:g}"] = km_tol
+    rec.at_most(f"fcm_to_kmeans_m{m_small:g}", to_kmeans[m_small], 0.08,
+                why="measured 0.0027-0.034 from the Lloyd fixed point of the same basin at m = 1.05 over seeds "
+                    "0-29",
+                label=f"FCM at m = {m_small:g} is not near k-means")
+    rec.array("fcm_m", np.asarray(fcm_m))
+    rec.array("fcm_gap", np.asarray([fcm_diff[mm] for mm in fcm_m]))
     statement = ("the Table-1 compositions equal the diffusion-map, SNE, t-SNE, UMAP, k-NN, MCL and FCM-membership "
-                 "formulas; the printed FCM centre update (weights u) differs from Bezdek's (u^m) except as m -> 1+")
-    return make_result(
-        check=CHECK, claims=CLAIMS, statement=statement, measured=measured, expected=expected,
-        tolerance=tolerance,
-        parameters={"n": n, "perturb": perturb, "fcm_m": tuple(fcm_m), "seed": seed, "device": device},
-        failures=failures, timings=timer.timings,
-        arrays={"fcm_m": np.asarray(fcm_m), "fcm_gap": np.asarray([fcm_diff[mm] for mm in fcm_m])},
-    )
+                 "formulas; " + ("the printed FCM centre update (weights u) differs from Bezdek's (u^m) except as "
+                                 "m -> 1+" if claim == "corrected" else
+                                 "the printed FCM centre update (weights u) is Bezdek's (u^m)"))
+    return rec.finish(statement)
 
 
 def _match(a, b):
@@ -231,7 +244,7 @@ def _match(a, b):
 
 
 def main(argv=None) -> int:
-    return cli_main(run, argv, help=HELP, choices={"perturb": PERTURB})
+    return CHECK.main(argv)
 
 
 if __name__ == "__main__":
