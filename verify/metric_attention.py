@@ -131,9 +131,9 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
               why="exact: d(x, x) = 0 < d(x, y) for y != x when g is injective",
               label="metric attention: some tokens are not their own nearest point")
     # DRIFT-11 contrast: measured 0.986-1.0 (seeds 0-29, d = 8) of tokens with a non-self nearest
-    # point for a random Q^T K; the bound only asserts "most", as the ledger states
+    # point for a random Q^T K; the bound only asserts "most", as DRIFT-14 states
     rec.at_least("dp_not_self_fraction", dp_not_self, (_TOKENS // 2 + 1) / _TOKENS,
-                 why="ledger: 'most' tokens, i.e. more than half (measured 0.986-1.0 over seeds 0-29 at d = 8)",
+                 why="DRIFT-14: 'most' tokens, i.e. more than half (measured 0.986-1.0 over seeds 0-29 at d = 8)",
                  label="dot product with a random Q^T K: no majority of tokens with a non-self nearest point")
     rec.info("dp_identity_not_self_fraction", ident_not_self)
 
@@ -165,7 +165,7 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
     # named as unresolved
     bias = 12.0 * eps
     rec.at_most("tensor_relative_error", tens_err, 0.02,
-                why="ledger: coefficients +- 2 %; finite-eps bias ~ 12 eps (0.30 % at the default eps = 2.5e-4, "
+                why="DRIFT-14: coefficients +- 2 %; finite-eps bias ~ 12 eps (0.30 % at the default eps = 2.5e-4, "
                     "lattice aliasing ~ exp(-2 pi^2) negligible); the direct tensor P^T P is off by 87 %",
                 label=f"fitted diffusion tensor {np.round(fitted, 4).tolist()} differs from the {tensor} claim "
                       f"{np.round(claimed, 4).tolist()}",

@@ -203,7 +203,7 @@ def run(*, claim="corrected", dim=3, trials=20, candidates=200000, n_lattice=500
     if max(eps_grid) > 0.032:
         regime.append(f"largest eps {max(eps_grid):g} > 0.032, where O(eps^2) terms bend the slope: lower it")
     hint = "; ".join(regime) if claim == "corrected" else ""
-    why = ("ledger: slope 1 +- 0.15; measured 0.88-1.03 (points, seeds 0-29, sd 0.03) and 0.934 (circle, "
+    why = ("DRIFT-12: slope 1 +- 0.15; measured 0.88-1.03 (points, seeds 0-29, sd 0.03) and 0.934 (circle, "
            "deterministic) "
            "over eps in [0.002, 0.032] at n_lattice = 5e4 (lattice spacing 0.016 < kernel width "
            "sqrt(2 eps/|M^T x|)); the wrong root gives O(1) errors that do not decrease")

@@ -109,7 +109,7 @@ def run(*, claim="corrected", perturb="none", n=200, fcm_m=(1.05, 1.5, 2.0, 3.0)
         Negative controls: replace one Table-1 composition by a wrong one (diffusion map without
         N_2, t-SNE with Gamma_-2, UMAP union as a plain sum); "none" tests the paper's.
     n : int
-        Number of random data points, in [20, 2000] (ledger: n = 200).
+        Number of random data points, in [20, 2000] (DRIFT-2 asks for n = 200).
     fcm_m : tuple of float
         Fuzzifier values m for the FCM centre-update comparison (section 2.2.2), in (1, 10],
         including m = 2 and one value <= 1.1 (the k-means limit).
