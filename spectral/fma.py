@@ -1,0 +1,803 @@
+"""Fast Multipole Attention (FMA): the near/far-field hierarchy in 1-D and 2-D, and its attention.
+
+Kang, Tran and De Sterck, "Fast Multipole Attention: A Scalable Multilevel Attention Mechanism for
+Text and Images", section 3 ("FMA in 1D", "FMA in 2D", eqs. 3-6, "Coarse level rank p").
+
+Structure (1-D, ``n`` tokens, base cell ``r``): ``L = ceil(log2(n / r))``; level-``l`` blocks
+``b_l(i) = floor(i / (r 2^l))``; the near field ``N(i) = {j : |b_0(j) - b_0(i)| <= 1}``; the far
+field of level ``l`` (``1 <= l < L``) ``F_l(i) = {j : |b_l(j) - b_l(i)| <= 1}`` minus the near
+field and the far fields of the finer levels. ``F_l(i)`` is tiled by at most 3 level-``l`` groups
+``G_{l,m} = [m g, (m + 1) g) ∩ [n]`` of length ``g = r 2^(l-1)``: in units of groups, with ``c``
+the group holding ``i``, they are ``c + (-2, 2, 3)`` for even ``c`` and ``c + (-3, -2, 2)`` for
+odd ``c`` (those inside ``[0, ceil(n / g))``). In 2-D (a ``W x W`` image flattened row-major,
+pixel ``x W + y``) the same holds per axis: the near field is 3 x 3 base cells and each level adds
+the 6 x 6 window of squares of side ``g`` minus the inner 3 x 3, at most 27 squares.
+
+Attention (eq. 4 / eq. 6): exact softmax over ``N(i)`` plus one interaction per far group with the
+group summary ``k̄_G = sum_j pi^k_j k_j``, ``v̄_G = sum_j pi^v_j v_j`` (eq. 3 / eq. 5; rank ``p``:
+``p`` summaries per group). Two normalisations are implemented:
+
+* ``"per-level"`` (as printed): one softmax over ``N(i)`` and a separate softmax over the groups of
+  each level. The effective row sums are ``1 + (number of non-empty levels)`` when every
+  ``pi^v`` sums to one (FMA-8): not a convex combination of the values.
+* ``"joint"``: one softmax over ``N(i)`` and every group representative, the logit of a
+  representative corrected by ``+ log m`` with ``m`` the number of tokens it stands for
+  (``|G|`` for ``p = 1``). Row sums are 1, and the output equals full softmax attention whenever
+  the keys are constant on every far group (FMA-9).
+
+Query downsampling (FMA-linear, the toolkit's reading of "downsampling the queries on every coarser
+level"): at level ``l`` the queries of each group-sized block are replaced by their mean, the
+block's pooled query attends to the block's (shared) far groups, and the result is used by every
+token of the block. Causal masking drops the groups after the query wholesale (no far group
+straddles its query, FMA-10) and masks the near field by ``j <= i``.
+
+All attention code is vectorised (block reshapes and batched matrix products; Python loops run over
+levels and the few neighbour slots only) and takes its array namespace from the inputs; the index
+structure depends on ``(n, r)`` alone and is built on the host with NumPy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from spectral.backend import array_namespace, from_numpy
+from spectral.validation import InputError, check_int, check_option
+
+__all__ = [
+    "FMAGroups",
+    "fma_attention",
+    "fma_attention_2d",
+    "fma_depth",
+    "fma_groups",
+    "fma_groups_2d",
+    "fma_levels",
+    "fma_levels_2d",
+    "fma_matrix",
+    "fma_matrix_2d",
+]
+
+NORMALISATIONS = ("per-level", "joint")
+
+#: far-group offsets (in groups of the level) for a query whose own group index c is even / odd
+_OFFSETS_1D = {0: (-2, 2, 3), 1: (-3, -2, 2)}
+#: the 6 group cells per axis of the level window, relative to c, for even / odd c
+_WINDOW_AXIS = {0: tuple(range(-2, 4)), 1: tuple(range(-3, 3))}
+
+
+# --------------------------------------------------------------------------------------------
+# structure (host, NumPy): depends on n (or W) and r only
+# --------------------------------------------------------------------------------------------
+def _size_and_cell(n, r, *, size_name="n"):
+    n = check_int(size_name, n, low=1)
+    r = check_int("r", r, low=1)
+    if r > n:
+        raise InputError(f"r must be an integer in [1, {size_name}] = [1, {n}], got {r}")
+    return n, r
+
+
+def _depth(n: int, r: int) -> int:
+    depth = 0
+    while r << depth < n:  # smallest L >= 0 with r 2^L >= n, i.e. ceil(log2(n / r)) without floats
+        depth += 1
+    return depth
+
+
+def fma_depth(n, *, r) -> int:
+    """Number of hierarchy levels ``L = ceil(log2(n / r))`` (FMA "FMA in 1D"; ``W`` for 2-D).
+
+    Levels ``1 .. L-1`` are far-field levels; ``L <= 1`` means the near field is everything.
+    Computed in integers (the smallest ``L >= 0`` with ``r 2^L >= n``).
+
+    Examples
+    --------
+    >>> [fma_depth(1024, r=r) for r in (16, 32, 64)]   # FMA Table 6: 6, 5, 4 levels
+    [6, 5, 4]
+    """
+    n, r = _size_and_cell(n, r)
+    return _depth(n, r)
+
+
+def _axis_levels(n: int, r: int, depth: int) -> np.ndarray:
+    """(n, n) level of key j for query i on one axis: the number of levels l < L whose window misses j."""
+    i = np.arange(n)
+    lev = np.zeros((n, n), dtype=np.int8)
+    for level in range(depth):
+        b = i // (r << level)
+        lev += np.abs(b[:, None] - b[None, :]) > 1
+    return lev
+
+
+def fma_levels(n, *, r) -> np.ndarray:
+    """The (n, n) matrix of hierarchy levels of FMA in 1-D (FMA Fig. 2).
+
+    Entry ``(i, j)`` is 0 when key ``j`` is in the near field ``N(i)`` and ``l >= 1`` when it is in
+    the far field ``F_l(i)``; every entry is in ``[0, L - 1]`` because the sets form a disjoint
+    cover of ``[n]`` (FMA-1). Any ``n >= r >= 1`` is allowed (``r`` need not divide ``n``).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    r : int
+        Base cell size, in ``[1, n]``.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, n), dtype int8
+
+    Examples
+    --------
+    >>> fma_levels(8, r=1)[0].tolist()
+    [0, 0, 1, 1, 2, 2, 2, 2]
+    """
+    n, r = _size_and_cell(n, r)
+    return _axis_levels(n, r, _depth(n, r))
+
+
+def fma_levels_2d(width, *, r) -> np.ndarray:
+    """The (W^2, W^2) matrix of quadtree levels of FMA in 2-D (FMA Fig. 3b).
+
+    Pixel ``(x, y)`` of a ``W x W`` image is token ``x W + y`` (row-major). Entry ``(i, j)`` is 0 in
+    the 3 x 3-cell near field and ``l`` in ``F_l(i)``; it is the larger of the two per-axis 1-D
+    levels, because the level-``l`` window is the product of the two axis windows.
+
+    Parameters
+    ----------
+    width : int
+        Image width ``W`` (``n = W^2`` tokens), ``>= 1``.
+    r : int
+        Base cell side, in ``[1, W]``.
+
+    Returns
+    -------
+    numpy.ndarray of shape (W^2, W^2), dtype int8
+    """
+    width, r = _size_and_cell(width, r, size_name="width")
+    lev = _axis_levels(width, r, _depth(width, r))
+    x, y = np.divmod(np.arange(width * width), width)
+    return np.maximum(lev[np.ix_(x, x)], lev[np.ix_(y, y)])
+
+
+def _candidates_1d(m_groups: int, causal: bool) -> np.ndarray:
+    """(M, 3) far-group indices of the query block c at one level (-1 where none)."""
+    c = np.arange(m_groups)[:, None]
+    off = np.where(c % 2 == 0, np.array(_OFFSETS_1D[0]), np.array(_OFFSETS_1D[1]))
+    idx = c + off
+    ok = (idx >= 0) & (idx < m_groups)
+    if causal:
+        ok &= idx < c  # whole groups before the query block (FMA-10: none straddles it)
+    return np.where(ok, idx, -1)
+
+
+def _candidates_2d(m_groups: int) -> np.ndarray:
+    """(M^2, 27) far-square indices (u M + v) of the query square (cx, cy) at one level (-1: none)."""
+    out = np.empty((m_groups, m_groups, 27), dtype=np.int64)
+    for px in (0, 1):
+        for py in (0, 1):
+            ox, oy = np.meshgrid(np.array(_WINDOW_AXIS[px]), np.array(_WINDOW_AXIS[py]), indexing="ij")
+            keep = ~((np.abs(ox) <= 1) & (np.abs(oy) <= 1))
+            ox, oy = ox[keep], oy[keep]  # 27 offsets
+            cx = np.arange(px, m_groups, 2)[:, None, None]
+            cy = np.arange(py, m_groups, 2)[None, :, None]
+            u, v = cx + ox, cy + oy
+            ok = (u >= 0) & (u < m_groups) & (v >= 0) & (v < m_groups)
+            out[px::2, py::2] = np.where(ok, u * m_groups + v, -1)
+    return out.reshape(m_groups * m_groups, 27)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class FMAGroups:
+    """Per-query near-field size and far groups of the FMA hierarchy (1-D or 2-D).
+
+    Attributes
+    ----------
+    n : int
+        Number of tokens (``W^2`` in 2-D).
+    r : int
+        Base cell size (side in 2-D).
+    width : int or None
+        Image width ``W`` for the 2-D quadtree, None in 1-D.
+    depth : int
+        ``L = ceil(log2(n / r))`` (``log2(W / r)`` in 2-D); far levels are ``1 .. L-1``.
+    causal : bool
+        Whether groups after the query (and near keys ``j > i``) are dropped.
+    near : numpy.ndarray of shape (n,)
+        ``|N(i)|`` (causal: ``|{j in N(i) : j <= i}|``).
+    group_size : tuple of int
+        Group length ``r 2^(l-1)`` (square side in 2-D) of levels ``l = 1 .. L-1``.
+    groups : tuple of numpy.ndarray
+        Per level, shape (n, S) with ``S = 3`` (1-D) or 27 (2-D): the indices ``m`` of the groups
+        ``G_{l,m}`` in ``G_l(i)`` (``u M_l + v`` for squares), -1 for an empty slot.
+    block_groups : tuple of numpy.ndarray
+        Per level, shape (number of query blocks, S): the same for each group-sized block of
+        queries (all queries of a block share their far groups); what a pooled query of
+        FMA-linear attends to.
+    """
+
+    n: int
+    r: int
+    width: int | None
+    depth: int
+    causal: bool
+    near: np.ndarray
+    group_size: tuple[int, ...]
+    groups: tuple[np.ndarray, ...]
+    block_groups: tuple[np.ndarray, ...]
+
+    def __repr__(self) -> str:
+        shape = f"width={self.width}" if self.width is not None else f"n={self.n}"
+        return (f"FMAGroups({shape}, r={self.r}, L={self.depth}, causal={self.causal}, "
+                f"max sources (p=1)={int(self.sources().max())})")
+
+    def group_counts(self) -> np.ndarray:
+        """(n, L-1) number of far groups ``|G_l(i)|`` per query and level."""
+        if not self.groups:
+            return np.zeros((self.n, 0), dtype=np.int64)
+        return np.stack([np.count_nonzero(g >= 0, axis=1) for g in self.groups], axis=1)
+
+    def sources(self, p: int = 1) -> np.ndarray:
+        """(n,) sources per query: ``|N(i)| + p sum_l |G_l(i)|`` (rank-``p`` summaries)."""
+        p = check_int("p", p, low=1)
+        return self.near + p * self.group_counts().sum(axis=1)
+
+    def stored_scores(self, p: int = 1, *, downsample_queries: bool = False) -> int:
+        """Total attention scores: ``sum_i sources(i)``, or with pooled queries (FMA-linear)
+        ``sum_i |N(i)| + p sum_l sum_blocks |G_l(block)|``."""
+        p = check_int("p", p, low=1)
+        if not downsample_queries:
+            return int(self.sources(p).sum())
+        far = sum(int(np.count_nonzero(b >= 0)) for b in self.block_groups)
+        return int(self.near.sum()) + p * far
+
+
+def _near_counts_1d(n: int, r: int, causal: bool) -> np.ndarray:
+    i = np.arange(n)
+    start = np.maximum(i // r - 1, 0) * r
+    stop = np.minimum((i // r + 2) * r, n)
+    return (np.minimum(stop, i + 1) if causal else stop) - start
+
+
+def fma_groups(n, *, r, causal=False) -> FMAGroups:
+    """Near-field sizes and far groups ``G_l(i)`` of every query of 1-D FMA, with source counts.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    r : int
+        Base cell size, in ``[1, n]``.
+    causal : bool
+        Keep only groups before the query and near keys ``j <= i``.
+
+    Returns
+    -------
+    FMAGroups
+
+    Examples
+    --------
+    >>> g = fma_groups(1024, r=64)
+    >>> int(g.sources().max()), 3 * 64 + 3 * (g.depth - 1)    # FMA-3: max <= 3r + 3(L-1)
+    (199, 201)
+    """
+    n, r = _size_and_cell(n, r)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise InputError(f"causal must be True or False, got {causal!r}")
+    depth = _depth(n, r)
+    sizes, groups, blocks = [], [], []
+    for level in range(1, depth):
+        g = r << (level - 1)
+        cand = _candidates_1d(-(-n // g), bool(causal))
+        sizes.append(g)
+        blocks.append(cand)
+        groups.append(cand[np.arange(n) // g])
+    return FMAGroups(n, r, None, depth, bool(causal), _near_counts_1d(n, r, bool(causal)), tuple(sizes),
+                     tuple(groups), tuple(blocks))
+
+
+def fma_groups_2d(width, *, r) -> FMAGroups:
+    """Near-field sizes and far squares ``Q_l(i)`` of every pixel of 2-D FMA (row-major ``x W + y``).
+
+    Parameters
+    ----------
+    width : int
+        Image width ``W`` (``n = W^2``), ``>= 1``.
+    r : int
+        Base cell side, in ``[1, W]``.
+
+    Returns
+    -------
+    FMAGroups
+        ``groups[l-1][i]`` holds up to 27 square indices ``u M_l + v`` (``M_l = ceil(W / g)``).
+
+    Examples
+    --------
+    >>> g = fma_groups_2d(64, r=4)
+    >>> int(g.sources().max()), 9 * 4**2 + 27 * (g.depth - 1)   # FMA-5: max <= 9 r^2 + 27 (L-1)
+    (205, 225)
+    """
+    width, r = _size_and_cell(width, r, size_name="width")
+    depth = _depth(width, r)
+    x, y = np.divmod(np.arange(width * width), width)
+    near_axis = _near_counts_1d(width, r, False)
+    sizes, groups, blocks = [], [], []
+    for level in range(1, depth):
+        g = r << (level - 1)
+        m = -(-width // g)
+        cand = _candidates_2d(m)
+        sizes.append(g)
+        blocks.append(cand)
+        groups.append(cand[(x // g) * m + (y // g)])
+    return FMAGroups(width * width, r, width, depth, False, near_axis[x] * near_axis[y], tuple(sizes),
+                     tuple(groups), tuple(blocks))
+
+
+# --------------------------------------------------------------------------------------------
+# token layouts: group-sized blocks of tokens (1-D intervals, 2-D squares) in the array namespace
+# --------------------------------------------------------------------------------------------
+class _Layout1D:
+    dim = 1
+
+    def __init__(self, n: int):
+        self.n = n
+        self.side = n
+
+    def count(self, g: int) -> int:
+        return -(-self.n // g)
+
+    def blocks(self, xp, x, g: int):
+        """(n, ...) -> (M, g, ...), zero-padded."""
+        m = self.count(g)
+        pad = m * g - self.n
+        if pad:
+            x = xp.concat([x, xp.zeros((pad, *x.shape[1:]), dtype=x.dtype)], axis=0)
+        return xp.reshape(x, (m, g, *x.shape[1:]))
+
+    def unblocks(self, xp, xb, g: int):
+        """(M, g, ...) -> (n, ...)."""
+        x = xp.reshape(xb, (xb.shape[0] * g, *xb.shape[2:]))
+        return x[:self.n, ...]
+
+    def neighbours(self, xp, x, r: int):
+        """(n, d) -> (M0, 3r, d): the keys of the base cells c-1, c, c+1 (zeros outside [n])."""
+        xb = self.blocks(xp, x, r)
+        zero = xp.zeros((1, *xb.shape[1:]), dtype=xb.dtype)
+        padded = xp.concat([zero, xb, zero], axis=0)
+        m = xb.shape[0]
+        return xp.concat([padded[0:m, ...], padded[1:m + 1, ...], padded[2:m + 2, ...]], axis=1)
+
+    def candidates(self, g: int, causal: bool) -> np.ndarray:
+        return _candidates_1d(self.count(g), causal)
+
+
+class _Layout2D:
+    dim = 2
+
+    def __init__(self, width: int):
+        self.side = width
+        self.n = width * width
+
+    def count(self, g: int) -> int:
+        return (-(-self.side // g)) ** 2
+
+    def blocks(self, xp, x, g: int):
+        """(W^2, ...) -> (M^2, g^2, ...): squares of side g in row-major order, zero-padded."""
+        w, rest = self.side, tuple(x.shape[1:])
+        m = -(-w // g)
+        grid = xp.reshape(x, (w, w, *rest))
+        pad = m * g - w
+        if pad:
+            grid = xp.concat([grid, xp.zeros((pad, w, *rest), dtype=x.dtype)], axis=0)
+            grid = xp.concat([grid, xp.zeros((m * g, pad, *rest), dtype=x.dtype)], axis=1)
+        grid = xp.reshape(grid, (m, g, m, g, *rest))
+        order = (0, 2, 1, 3, *range(4, 4 + len(rest)))
+        return xp.reshape(xp.permute_dims(grid, order), (m * m, g * g, *rest))
+
+    def unblocks(self, xp, xb, g: int):
+        w, rest = self.side, tuple(xb.shape[2:])
+        m = -(-w // g)
+        grid = xp.reshape(xb, (m, m, g, g, *rest))
+        order = (0, 2, 1, 3, *range(4, 4 + len(rest)))
+        grid = xp.reshape(xp.permute_dims(grid, order), (m * g, m * g, *rest))
+        return xp.reshape(grid[:w, :w, ...], (self.n, *rest))
+
+    def neighbours(self, xp, x, r: int):
+        """(W^2, d) -> (M0^2, 9 r^2, d): keys of the 3 x 3 base cells around each cell."""
+        xb = self.blocks(xp, x, r)
+        m = -(-self.side // r)
+        cells = xp.reshape(xb, (m, m, *xb.shape[1:]))
+        zrow = xp.zeros((1, m, *xb.shape[1:]), dtype=xb.dtype)
+        cells = xp.concat([zrow, cells, zrow], axis=0)
+        zcol = xp.zeros((m + 2, 1, *xb.shape[1:]), dtype=xb.dtype)
+        cells = xp.concat([zcol, cells, zcol], axis=1)
+        parts = [cells[1 + dx:1 + dx + m, 1 + dy:1 + dy + m, ...] for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
+        out = xp.concat(parts, axis=2)
+        return xp.reshape(out, (m * m, *out.shape[2:]))
+
+    def candidates(self, g: int, causal: bool) -> np.ndarray:
+        return _candidates_2d(-(-self.side // g))
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------------
+def _check_arrays(q, k, v):
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a is None:
+            continue
+        shape = tuple(getattr(a, "shape", ()))
+        if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
+            raise InputError(f"{name} must be a 2-D array of shape (n, d) with n, d >= 1, got shape {shape}")
+    try:
+        xp = array_namespace(q, k, v)
+    except TypeError as exc:
+        raise InputError(f"q, k and v must come from one array library: {exc}") from None
+    if q.dtype not in (xp.float32, xp.float64):
+        raise InputError(f"q must have a real floating dtype (float32 or float64), got {q.dtype}")
+    for name, a in (("k", k), ("v", v)):
+        if a is not None and a.dtype != q.dtype:
+            raise InputError(f"{name} must have the dtype of q ({q.dtype}), got {a.dtype}")
+    if tuple(k.shape) != tuple(q.shape):
+        raise InputError(f"k must have the shape of q {tuple(q.shape)}, got {tuple(k.shape)}")
+    if v is not None and v.shape[0] != q.shape[0]:
+        raise InputError(f"v must have n = {q.shape[0]} rows like q and k, got shape {tuple(v.shape)}")
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a is not None and not bool(xp.all(xp.isfinite(a))):
+            raise InputError(f"{name} must be finite; it contains NaN or inf")
+    return xp
+
+
+def _check_options(p, normalisation, causal, downsample_queries):
+    p = check_int("p", p, low=1)
+    check_option("normalisation", normalisation, NORMALISATIONS)
+    for name, flag in (("causal", causal), ("downsample_queries", downsample_queries)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InputError(f"{name} must be True or False, got {flag!r}")
+    return p
+
+
+def _check_weights(weights, xp, like, sizes, p, dim):
+    """``weights[l-1] = (pi_k, pi_v)``, each of shape (p, g) in 1-D, (p, g, g) in 2-D."""
+    if weights is None:
+        return None
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__") or len(weights) != len(sizes):
+        raise InputError(f"weights must hold one (pi_k, pi_v) pair per far level ({len(sizes)} levels), "
+                         f"got {weights!r:.80}")
+    out = []
+    for level, (pair, g) in enumerate(zip(weights, sizes), start=1):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise InputError(f"weights[{level - 1}] must be a pair (pi_k, pi_v), got {pair!r:.80}")
+        conv = []
+        for w in pair:
+            try:
+                same = array_namespace(w) is xp
+            except TypeError:
+                same = False
+            arr = xp.asarray(w, dtype=like.dtype) if same else from_numpy(np.asarray(w, dtype=np.float64), like=like)
+            if not same:
+                arr = xp.astype(arr, like.dtype)
+            expected = (p, g) if dim == 1 else (p, g, g)
+            if tuple(arr.shape) != expected:
+                raise InputError(f"weights for level {level} must have shape {expected} (p, group size"
+                                 f"{'' if dim == 1 else ', group size'}), got {tuple(arr.shape)}")
+            if not bool(xp.all(xp.isfinite(arr))):
+                raise InputError(f"weights for level {level} must be finite")
+            conv.append(xp.reshape(arr, (p, g ** dim)))
+        out.append(tuple(conv))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the mechanism
+# --------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Part:
+    """One softmax part in blocked form: the near field or one far level.
+
+    ``logits`` (B, t, s) with -inf on masked slots; ``values`` (B, s, dv) or None (matrix only);
+    ``g`` the block size used by the layout; for far levels ``idx`` (B, S) numpy group indices and
+    ``pv_tokens`` (n, p) the weight of each token in its group's value summaries.
+    """
+
+    logits: Any
+    g: int
+    values: Any = None
+    idx: np.ndarray | None = None
+    pv_tokens: Any = None
+
+
+def _default_pool(xp, valid, p, dtype):
+    """(B, p, t) sub-block mean weights and (B, p) token counts for blocks with ``valid`` (B, t) tokens."""
+    t = valid.shape[1]
+    sub = (np.arange(t) * p) // t  # p equal sub-blocks (strips of the square in 2-D)
+    ind = (sub[None, :] == np.arange(p)[:, None])[None, :, :] & valid[:, None, :]
+    counts = ind.sum(axis=2)
+    w = ind / np.maximum(counts, 1)[:, :, None]
+    return xp.asarray(w, dtype=dtype), counts
+
+
+def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normalisation):
+    xp = array_namespace(q, k, v)
+    dtype, scale = q.dtype, 1.0 / math.sqrt(q.shape[1])
+    n = layout.n
+    depth = _depth(layout.side, r)
+    sizes = [r << (level - 1) for level in range(1, depth)]
+    weights = _check_weights(weights, xp, q, sizes, p, layout.dim)
+    tok = np.arange(n)
+    # near field
+    qb = layout.blocks(xp, q, r)
+    kn = layout.neighbours(xp, k, r)
+    ids_b = layout.blocks(np, tok[:, None] + 1, r)[:, :, 0] - 1  # token ids per block, -1 = padding
+    key_ids = layout.neighbours(np, tok[:, None] + 1, r)[:, :, 0] - 1  # (B0, s0) neighbour key ids, -1 = none
+    mask = np.broadcast_to((key_ids >= 0)[:, None, :], (key_ids.shape[0], ids_b.shape[1], key_ids.shape[1]))
+    if causal:
+        mask = mask & (key_ids[:, None, :] <= ids_b[:, :, None])
+    logits = xp.matmul(qb, xp.permute_dims(kn, (0, 2, 1))) * scale
+    neg = xp.asarray(-math.inf, dtype=dtype)
+    logits = xp.where(xp.asarray(mask), logits, neg)
+    parts = [_Part(logits, r, layout.neighbours(xp, v, r) if v is not None else None)]
+    # far levels
+    for level, g in enumerate(sizes, start=1):
+        valid = layout.blocks(np, np.ones((n, 1), dtype=bool), g)[:, :, 0]  # (B, t)
+        kb = layout.blocks(xp, k, g)
+        if weights is None:
+            pk, counts = _default_pool(xp, valid, p, dtype)
+            pv = pk
+            logmult = np.where(counts > 0, np.log(np.maximum(counts, 1)), -np.inf)
+        else:
+            vmask = xp.asarray(valid[:, None, :].astype(np.float64), dtype=dtype)
+            pk = xp.reshape(weights[level - 1][0], (1, p, -1)) * vmask
+            pv = xp.reshape(weights[level - 1][1], (1, p, -1)) * vmask
+            size = valid.sum(axis=1, keepdims=True)
+            logmult = np.broadcast_to(np.log(size / p), (valid.shape[0], p))
+        kbar = xp.matmul(pk, kb)  # (B, p, d)
+        idx = layout.candidates(g, causal)  # (B, S)
+        slots = idx.shape[1]
+        take = xp.asarray(np.where(idx >= 0, idx, 0).reshape(-1))
+        d = k.shape[1]
+        kg = xp.reshape(xp.take(xp.reshape(kbar, (kbar.shape[0], p * d)), take, axis=0),
+                        (idx.shape[0], slots * p, d))
+        slot_ok = (idx >= 0)[:, :, None] & np.isfinite(logmult[np.where(idx >= 0, idx, 0)])
+        if normalisation == "joint":
+            corr = np.where(slot_ok, logmult[np.where(idx >= 0, idx, 0)], 0.0)
+        else:
+            corr = np.zeros(slot_ok.shape)
+        qg = layout.blocks(xp, q, g)
+        if downsample_queries:
+            vq = xp.asarray(valid[:, :, None].astype(np.float64), dtype=dtype)
+            qg = xp.sum(qg * vq, axis=1, keepdims=True) / xp.asarray(
+                valid.sum(axis=1)[:, None, None].astype(np.float64), dtype=dtype)
+        lg = xp.matmul(qg, xp.permute_dims(kg, (0, 2, 1))) * scale
+        lg = lg + xp.asarray(corr.reshape(idx.shape[0], 1, slots * p), dtype=dtype)
+        lg = xp.where(xp.asarray(slot_ok.reshape(idx.shape[0], 1, slots * p)), lg, neg)
+        if downsample_queries:
+            lg = xp.broadcast_to(lg, (idx.shape[0], valid.shape[1], slots * p))
+        vals = None
+        if v is not None:
+            vbar = xp.matmul(pv, layout.blocks(xp, v, g))  # (B, p, dv)
+            dv = v.shape[1]
+            vals = xp.reshape(xp.take(xp.reshape(vbar, (vbar.shape[0], p * dv)), take, axis=0),
+                              (idx.shape[0], slots * p, dv))
+        pv_tokens = layout.unblocks(xp, xp.permute_dims(pv, (0, 2, 1)), g)  # (n, p)
+        parts.append(_Part(lg, g, vals, idx, pv_tokens))
+    return xp, parts
+
+
+def _safe_max(xp, x):
+    m = xp.max(x, axis=-1, keepdims=True)
+    return xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+
+
+def _normalised(xp, layout, parts, normalisation):
+    """Per part: the normalised weights (B, t, s) of eq. (4) (per-level) or of the joint softmax."""
+    if normalisation == "per-level":
+        out = []
+        for part in parts:
+            e = xp.exp(part.logits - _safe_max(xp, part.logits))
+            z = xp.sum(e, axis=-1, keepdims=True)
+            out.append(e / xp.where(z > 0, z, xp.ones_like(z)))  # an empty level contributes nothing
+        return out
+    # joint: one max and one normaliser per token over every part
+    maxima = [layout.unblocks(xp, _safe_max(xp, part.logits), part.g) for part in parts]
+    m = maxima[0]
+    for other in maxima[1:]:
+        m = xp.maximum(m, other)
+    exps = [xp.exp(part.logits - layout.blocks(xp, m, part.g)) for part in parts]
+    z = layout.unblocks(xp, xp.sum(exps[0], axis=-1, keepdims=True), parts[0].g)
+    for e, part in zip(exps[1:], parts[1:]):
+        z = z + layout.unblocks(xp, xp.sum(e, axis=-1, keepdims=True), part.g)
+    out = []
+    for e, part in zip(exps, parts):
+        zb = layout.blocks(xp, z, part.g)  # padding rows of a cut block have z = 0
+        out.append(e / xp.where(zb > 0, zb, xp.ones_like(zb)))
+    return out
+
+
+def _attention(layout, q, k, v, *, r, p, normalisation, causal, weights, downsample_queries):
+    xp, parts = _parts(layout, q, k, v, r=r, p=p, weights=weights, causal=causal,
+                       downsample_queries=downsample_queries, normalisation=normalisation)
+    out = None
+    for w, part in zip(_normalised(xp, layout, parts, normalisation), parts):
+        term = layout.unblocks(xp, xp.matmul(w, part.values), part.g)
+        out = term if out is None else out + term
+    return out
+
+
+def _token_groups(layout, g: int) -> np.ndarray:
+    """(n,) index of the group (block) of size ``g`` that holds each token."""
+    ids = np.zeros((layout.n, 1), dtype=np.int64)
+    blocks = layout.blocks(np, ids, g) + np.arange(layout.count(g))[:, None, None]
+    return layout.unblocks(np, blocks, g)[:, 0]
+
+
+def _matrix(layout, q, k, *, r, p, normalisation, causal, weights, downsample_queries):
+    xp, parts = _parts(layout, q, k, None, r=r, p=p, weights=weights, causal=causal,
+                       downsample_queries=downsample_queries, normalisation=normalisation)
+    n = layout.n
+    dtype = q.dtype
+    tok = xp.reshape(xp.arange(n), (1, 1, n))
+    weights_all = _normalised(xp, layout, parts, normalisation)
+    # near field: neighbour key ids per block, one-hot against the token axis
+    key_ids = layout.neighbours(np, np.arange(n)[:, None] + 1, r)[:, :, 0] - 1  # (B0, s0)
+    onehot = xp.astype(xp.asarray(key_ids[:, :, None]) == tok, dtype)  # (B0, s0, n)
+    a = layout.unblocks(xp, xp.matmul(weights_all[0], onehot), r)
+    for w, part in zip(weights_all[1:], parts[1:]):
+        g = part.g
+        slots = part.idx.shape[1]
+        width = w.shape[2] // slots  # p
+        own = xp.reshape(xp.asarray(_token_groups(layout, g)), (1, 1, n))
+        pvt = xp.permute_dims(part.pv_tokens, (1, 0))  # (p, n)
+        for s in range(slots):
+            coef = xp.matmul(w[:, :, s * width:(s + 1) * width], pvt)  # (B, t, n)
+            hit = xp.asarray(part.idx[:, s:s + 1, None]) == own  # (B, 1, n)
+            a = a + layout.unblocks(xp, xp.where(hit, coef, xp.zeros_like(coef)), g)
+    return a
+
+
+def _prepare(q, k, v, r, p, normalisation, causal, downsample_queries, dim):
+    xp = _check_arrays(q, k, v)
+    p = _check_options(p, normalisation, causal, downsample_queries)
+    n = q.shape[0]
+    if dim == 1:
+        n, r = _size_and_cell(n, r)
+        layout = _Layout1D(n)
+    else:
+        width = math.isqrt(n)
+        if width * width != n:
+            raise InputError(f"q must have W^2 rows (a W x W image flattened row-major), got n = {n}")
+        width, r = _size_and_cell(width, r, size_name="width")
+        layout = _Layout2D(width)
+    if p > r ** dim:
+        raise InputError(f"p must be an integer in [1, {r ** dim}] (at most the smallest group size), got {p}")
+    return xp, layout, r, p
+
+
+def fma_attention(q, k, v, *, r, p=1, normalisation="per-level", causal=False, weights=None,
+                  downsample_queries=False):
+    """Fast Multipole Attention in 1-D: eq. (4) with the group summaries of eq. (3).
+
+    ``x̂_i = sum_{j in N(i)} alpha_ij v_j + sum_l sum_{G in G_l(i)} sum_s beta^l_{i,G,s} v̄_G^(s)``
+    with logits ``q_i . k_j / sqrt(d)`` (near) and ``q_i . k̄_G^(s) / sqrt(d)`` (far).
+
+    Parameters
+    ----------
+    q, k : array of shape (n, d)
+        Queries and keys (finite, float32 or float64).
+    v : array of shape (n, dv)
+        Values.
+    r : int
+        Base cell size, in ``[1, n]``; ``L = ceil(log2(n / r))`` levels.
+    p : int
+        Rank of the group summaries (``p`` representatives per group), in ``[1, r]``.
+    normalisation : {"per-level", "joint"}
+        ``"per-level"``: the paper's eqs. (4)/(6), a softmax over ``N(i)`` and a separate one per
+        level (rows sum to ``1 +`` the number of non-empty levels). ``"joint"``: one softmax over
+        ``N(i)`` and all representatives, each logit corrected by ``+ log m`` (``m`` = tokens the
+        representative stands for: ``|G|`` for ``p = 1``, ``|G| / p`` with explicit ``weights``).
+    causal : bool
+        Autoregressive masking: groups after ``i`` are dropped wholesale, near keys ``j > i`` masked.
+    weights : sequence of (pi_k, pi_v) pairs, optional
+        Aggregation vectors of levels ``1 .. L-1``, each of shape ``(p, r 2^(l-1))`` (eq. 3;
+        the rank-``p`` basis of "Coarse level rank p"); a group cut by the end of the sequence
+        uses the leading entries. Default: the group mean (``p = 1``) or the means of ``p`` equal
+        sub-blocks, with ``m`` the number of tokens averaged.
+    downsample_queries : bool
+        FMA-linear: at each far level a block's queries are replaced by their mean (O(n) scores).
+        With ``causal=True`` the pooled query mixes later queries of the same block into earlier
+        outputs.
+
+    Returns
+    -------
+    array of shape (n, dv)
+        Same namespace and dtype as ``q``.
+
+    Raises
+    ------
+    InputError
+        ``r`` outside ``[1, n]``, ``p`` outside ``[1, r]``, mismatched shapes or dtypes, non-finite
+        ``q``/``k``/``v``/``weights``, an unknown ``normalisation``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> q, k = rng.standard_normal((2, 64, 8))
+    >>> ones = np.ones((64, 1))
+    >>> float(fma_attention(q, k, ones, r=4)[0, 0])                         # 1 + (L - 1) = 4
+    4.0
+    >>> round(float(fma_attention(q, k, ones, r=4, normalisation="joint")[0, 0]), 12)
+    1.0
+    """
+    xp, layout, r, p = _prepare(q, k, v, r, p, normalisation, causal, downsample_queries, 1)
+    return _attention(layout, q, k, v, r=r, p=p, normalisation=normalisation, causal=bool(causal),
+                      weights=weights, downsample_queries=bool(downsample_queries))
+
+
+def fma_matrix(q, k, *, r, p=1, normalisation="per-level", causal=False, weights=None, downsample_queries=False):
+    """The effective (n, n) attention matrix ``Â`` of 1-D FMA (its H-matrix form, FMA-7).
+
+    ``Â_ij = alpha_ij`` for ``j in N(i)`` and ``Â_ij = sum_s beta^l_{i,G,s} pi^v(s)_{j - start(G)}``
+    for ``j`` in a far group ``G``, so ``fma_attention(q, k, v) == fma_matrix(q, k) @ v``; every far
+    block (the queries sharing ``G``, times ``G``) has rank at most ``p``. Parameters as in
+    :func:`fma_attention`. Builds an ``n x n`` array: meant for small ``n``.
+
+    Returns
+    -------
+    array of shape (n, n)
+    """
+    xp, layout, r, p = _prepare(q, k, None, r, p, normalisation, causal, downsample_queries, 1)
+    return _matrix(layout, q, k, r=r, p=p, normalisation=normalisation, causal=bool(causal), weights=weights,
+                   downsample_queries=bool(downsample_queries))
+
+
+def fma_attention_2d(q, k, v, *, r, p=1, normalisation="per-level", weights=None, downsample_queries=False):
+    """Fast Multipole Attention on a ``W x W`` quadtree: eq. (6) with the summaries of eq. (5).
+
+    Tokens are the pixels of a square image flattened row-major (pixel ``(x, y)`` is row
+    ``x W + y``); the near field is the 3 x 3 base cells of side ``r`` around the pixel's cell, and
+    level ``l`` adds up to 27 squares of side ``r 2^(l-1)`` (clipped at the border when ``r 2^(l-1)``
+    does not divide ``W``).
+
+    Parameters
+    ----------
+    q, k : array of shape (W^2, d)
+        Queries and keys.
+    v : array of shape (W^2, dv)
+        Values.
+    r : int
+        Base cell side, in ``[1, W]``; ``L = ceil(log2(W / r))``.
+    p : int
+        Rank of the square summaries, in ``[1, r^2]``.
+    normalisation : {"per-level", "joint"}
+        As in :func:`fma_attention`.
+    weights : sequence of (Pi_k, Pi_v) pairs, optional
+        Per level ``1 .. L-1`` kernels of shape ``(p, g, g)``, ``g = r 2^(l-1)``; the paper's
+        separable kernel is ``Pi = pi^(x) ⊗ pi^(y)`` (``numpy.einsum("si,sj->sij", px, py)``).
+        Default: the square mean (``p = 1``) or the means of ``p`` equal row strips.
+    downsample_queries : bool
+        Pool the queries of each square at each far level (linear cost).
+
+    Returns
+    -------
+    array of shape (W^2, dv)
+    """
+    xp, layout, r, p = _prepare(q, k, v, r, p, normalisation, False, downsample_queries, 2)
+    return _attention(layout, q, k, v, r=r, p=p, normalisation=normalisation, causal=False, weights=weights,
+                      downsample_queries=bool(downsample_queries))
+
+
+def fma_matrix_2d(q, k, *, r, p=1, normalisation="per-level", weights=None, downsample_queries=False):
+    """The effective (W^2, W^2) attention matrix of 2-D FMA; ``fma_attention_2d(q, k, v) == Â @ v``.
+
+    Parameters as in :func:`fma_attention_2d`. Builds an ``n x n`` array: meant for small images.
+
+    Returns
+    -------
+    array of shape (W^2, W^2)
+    """
+    xp, layout, r, p = _prepare(q, k, None, r, p, normalisation, False, downsample_queries, 2)
+    return _matrix(layout, q, k, r=r, p=p, normalisation=normalisation, causal=False, weights=weights,
+                   downsample_queries=bool(downsample_queries))
