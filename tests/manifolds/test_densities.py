@@ -17,7 +17,9 @@ from manifolds import (
     VonMises,
     VonMisesFisher,
 )
+from manifolds.densities import CIRCLE_DENSITIES, circle_density
 from spectral.backend import to_numpy
+from spectral.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 LEVEL = 0.01  # significance level of every sampling test (SciPy's convention)
@@ -202,6 +204,43 @@ class TestCdfAndQuantiles:
                          - stats.vonmises.cdf(0.0, density.kappa, loc=density.mu), 1.0)
             np.testing.assert_allclose(ref, u, rtol=0, atol=1e-10)
 
+    @pytest.mark.parametrize("density", [CosineDensity(0.5), VonMises(0.0, 1.0), VonMises(0.3, 4.0),
+                                         VonMises(2.0, 300.0)], ids=repr)
+    def test_quantile_angles_against_root_finding(self, density):
+        # the slow exact inversion: Brent's method on F(theta) - u, one root at a time, to 4e-16
+        from scipy.optimize import brentq
+
+        n = 257
+        u = (np.arange(n) + 0.5) / n
+        ref = np.array([brentq(lambda t, v=v: float(density.cdf(t)) - v, 0.0, 2 * np.pi, xtol=4e-16, rtol=4 * EPS)
+                        for v in u])
+        theta = density.quantile_angles(n)
+        assert theta.shape == (n,) and theta.dtype == np.float64
+        # both are exact to rounding in F: a root is determined to (rounding of F) / p(theta), so the
+        # angles are compared weighted by p; measured p |theta - ref| <= 3.0e-15 (kappa 300), 1.1e-15
+        # otherwise, i.e. <= 14 eps in F (angles: <= 6e-13 at kappa 4, where p is 4e-4 at the tail)
+        assert np.max(np.abs(theta - ref) * density.angle_pdf(theta)) <= 32 * EPS
+        assert np.max(np.abs(density.cdf(theta) - u)) <= 32 * EPS
+        np.testing.assert_array_equal(density.quantile_grid(n), np.stack([np.cos(theta), np.sin(theta)], axis=1))
+        # negative control: the quantiles of another law are far away
+        other = CosineDensity(0.4) if isinstance(density, VonMises) else VonMises(0.0, 1.0)
+        assert np.max(np.abs(other.quantile_angles(n) - ref)) > 1e-2
+
+    @pytest.mark.parametrize("density", [CosineDensity(0.5, 1.0), VonMises(0.3, 4.0), Uniform(Circle())], ids=repr)
+    def test_angle_pdf(self, density):
+        theta = np.linspace(-1.0, 8.0, 41)
+        np.testing.assert_allclose(density.angle_pdf(theta), circle_pdf_at(density, theta), rtol=1e-14, atol=0)
+        with pytest.raises(InputError, match="finite angles"):
+            density.angle_pdf([0.0, np.nan])
+
+    def test_circle_density_names(self):
+        assert CIRCLE_DENSITIES == ("cosine", "vonmises")
+        cos, vm = (circle_density(name) for name in CIRCLE_DENSITIES)
+        assert isinstance(cos, CosineDensity) and (cos.amplitude, cos.mu) == (0.5, 0.0)
+        assert isinstance(vm, VonMises) and (vm.mu, vm.kappa) == (0.0, 1.0)
+        with pytest.raises(InputError, match="name must be one of 'cosine', 'vonmises'"):
+            circle_density("gauss")
+
     def test_equispaced_grid_is_not_a_quantile_grid(self):
         # negative control: the same residual test rejects the uniform grid for a non-uniform law
         n = 5000
@@ -209,11 +248,11 @@ class TestCdfAndQuantiles:
         assert np.max(np.abs(CosineDensity(0.5).cdf(theta) - (np.arange(n) + 0.5) / n)) > 0.05
 
     def test_only_on_circle(self):
-        with pytest.raises(ValueError, match="only for densities on the circle"):
+        with pytest.raises(InputError, match="only for densities on the circle"):
             Uniform(Sphere(2)).quantile_grid(10)
-        with pytest.raises(ValueError, match="only for densities on the circle"):
+        with pytest.raises(InputError, match="only for densities on the circle"):
             Uniform(Sphere(2)).cdf(1.0)
-        with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        with pytest.raises(InputError, match=r"n must be an integer in \[1, inf\)"):
             VonMises().quantile_grid(0)
 
 
@@ -363,49 +402,49 @@ def test_backend_neutral(density, xp):
 # ------------------------------------------------------------------ bad input
 class TestBadInput:
     def test_kappa(self):
-        with pytest.raises(ValueError, match=r"kappa must be in \[0.0, inf\)"):
+        with pytest.raises(InputError, match=r"kappa must be in \[0.0, inf\)"):
             VonMises(0.0, -1.0)
-        with pytest.raises(ValueError, match="kappa"):
+        with pytest.raises(InputError, match="kappa"):
             VonMisesFisher([0, 0, 1.0], -0.1)
-        with pytest.raises(ValueError, match="kappa must be a finite real"):
+        with pytest.raises(InputError, match="kappa must be a finite real"):
             VonMises(0.0, float("nan"))
 
     def test_amplitude(self):
         for a in (1.0, -1.0, 1.5):
-            with pytest.raises(ValueError, match=r"amplitude must be in \(-1.0, 1.0\)"):
+            with pytest.raises(InputError, match=r"amplitude must be in \(-1.0, 1.0\)"):
                 CosineDensity(a)
 
     def test_mu(self):
-        with pytest.raises(ValueError, match=r"mu must be a unit vector"):
+        with pytest.raises(InputError, match=r"mu must be a unit vector"):
             VonMisesFisher([1.0, 1.0, 0.0], 1.0)
-        with pytest.raises(ValueError, match="mu must be a finite 1-D unit vector of length >= 2"):
+        with pytest.raises(InputError, match="mu must be a finite 1-D unit vector of length >= 2"):
             VonMisesFisher([1.0], 1.0)
 
     def test_covariances(self):
-        with pytest.raises(ValueError, match="positive definite"):
+        with pytest.raises(InputError, match="positive definite"):
             GaussianMixture([[0.0, 0.0]], [[[1.0, 2.0], [2.0, 1.0]]])
-        with pytest.raises(ValueError, match="positive definite"):
+        with pytest.raises(InputError, match="positive definite"):
             GaussianMixture([[0.0, 0.0]], 0.0)
-        with pytest.raises(ValueError, match="symmetric"):
+        with pytest.raises(InputError, match="symmetric"):
             GaussianMixture([[0.0, 0.0]], [[[1.0, 0.1], [0.0, 1.0]]])
-        with pytest.raises(ValueError, match=r"covariances must be a scalar or have shape"):
+        with pytest.raises(InputError, match=r"covariances must be a scalar or have shape"):
             GaussianMixture([[0.0, 0.0]], np.ones((2, 2, 2)))
 
     def test_weights(self):
-        with pytest.raises(ValueError, match=r"weights must sum to 1 \(within 1e-12\)"):
+        with pytest.raises(InputError, match=r"weights must sum to 1 \(within 1e-12\)"):
             GaussianMixture([[0.0], [1.0]], 1.0, [0.5, 0.49])
-        with pytest.raises(ValueError, match="weights must be >= 0"):
+        with pytest.raises(InputError, match="weights must be >= 0"):
             GaussianMixture([[0.0], [1.0]], 1.0, [1.5, -0.5])
-        with pytest.raises(ValueError, match=r"weights must be a finite array of shape \(2,\)"):
+        with pytest.raises(InputError, match=r"weights must be a finite array of shape \(2,\)"):
             GaussianMixture([[0.0], [1.0]], 1.0, [1.0])
         GaussianMixture([[0.0], [1.0]], 1.0, [1.0, 0.0])  # a zero weight is allowed
 
     def test_n_and_manifold(self):
-        with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        with pytest.raises(InputError, match=r"n must be an integer in \[1, inf\)"):
             VonMises().sample(0)
-        with pytest.raises(ValueError, match="manifold must have finite volume"):
+        with pytest.raises(InputError, match="manifold must have finite volume"):
             Uniform(Euclidean(2))
-        with pytest.raises(ValueError, match=r"x must be an array of shape \(n, 3\)"):
+        with pytest.raises(InputError, match=r"x must be an array of shape \(n, 3\)"):
             VonMisesFisher([0, 0, 1.0]).pdf(np.ones((4, 2)))
 
 
@@ -419,5 +458,5 @@ def test_mixture_sample_with_labels_matches_sample():
     # every point is closest to its own component's mean (means 3.46 apart, sd 0.5: all but ~1e-4)
     nearest = np.argmin(((x[:, None, :] - mix.means[None]) ** 2).sum(-1), axis=1)
     assert np.mean(nearest == labels) > 0.99
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(InputError, match="n"):
         mix.sample_with_labels(0)
