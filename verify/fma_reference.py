@@ -28,56 +28,103 @@ def depth(n: int, r: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Hierarchy:
-    """Definition-based sets of every query: ``level[i, j]`` (-1 = not covered, -2 = covered twice),
-    ``groups[l-1][i]`` the sorted list of group indices ``m`` with ``G_{l,m} ⊆ F_l(i)``, and
-    ``windows[l][i]`` the boolean level-``l`` window (``l = 0`` is the near field).
-    ``group_members[l-1][m]`` are the tokens of ``G_{l,m}`` and ``group_local[l-1][m]`` their positions
-    in the group's full (uncut) aggregation kernel, flattened row-major."""
+    """Definition-based sets of every query.
+
+    ``level[i, j]``: the level whose set holds key ``j`` (0 = near field), -1 if no set holds it, -2
+    if several do. ``groups[l-1][i]``: sorted indices ``m`` of the groups ``G_{l,m} ⊆ F_l(i)``.
+    ``tiled[i, l-1]``: whether those groups cover ``F_l(i)`` exactly. ``nested[i, l-1]``: whether the
+    level-``l`` window contains the level-``(l-1)`` window (level 0: the near field).
+    ``group_members[l-1][m]``: the tokens of ``G_{l,m}``; ``group_local[l-1][m]``: their positions in
+    the group's full (uncut) aggregation kernel, flattened row-major.
+    """
 
     n: int
     r: int
     depth: int
     level: np.ndarray
     groups: tuple
+    tiled: np.ndarray
+    nested: np.ndarray
     group_members: tuple
     group_local: tuple
-    windows: tuple
 
 
-def _cover(masks, n):
-    """Level matrix from a list of boolean rows per level (-1 uncovered, -2 covered more than once)."""
-    counts = np.sum(masks, axis=0)
-    level = np.argmax(masks, axis=0).astype(np.int64)
+def _cover(masks):
+    """Level row from the boolean rows of each level (-1 uncovered, -2 covered more than once)."""
+    masks = np.array(masks)
+    counts = masks.sum(axis=0)
+    level = np.argmax(masks, axis=0).astype(np.int8)
     level[counts == 0] = -1
     level[counts > 1] = -2
     return level
 
 
-def hierarchy_1d(n: int, r: int) -> Hierarchy:
-    """Near and far sets of 1-D FMA for every query, one query at a time, from the definitions."""
-    L = depth(n, r)
-    j = np.arange(n)
-    level = np.empty((n, n), dtype=np.int64)
+def _groups_inside(far_grid, g, dim):
+    """Indices of the groups (intervals / squares of side g) lying inside the boolean set, and their union."""
+    side = far_grid.shape[0]
+    m = -(-side // g)
+    pad = m * g - side
+    grid = np.pad(far_grid, [(0, pad)] * dim, constant_values=True)  # cut groups: only real tokens count
+    if dim == 1:
+        inside = grid.reshape(m, g).all(axis=1)
+        union = np.repeat(inside, g)[:side]
+    else:
+        inside = grid.reshape(m, g, m, g).all(axis=(1, 3))
+        union = np.repeat(np.repeat(inside, g, axis=0), g, axis=1)[:side, :side]
+    return np.flatnonzero(inside.reshape(-1)).tolist(), union
+
+
+def _hierarchy(side, r, dim, shift):
+    """Shared construction; ``shift = 1`` uses window blocks of length r 2^(l-1) (a mis-reading)."""
+    n = side**dim
+    L = depth(side, r)
+    coords = np.divmod(np.arange(n), side) if dim == 2 else (np.arange(n),)
+    level = np.empty((n, n), dtype=np.int8)
     groups = [[] for _ in range(1, L)]
-    windows = [np.zeros((n, n), dtype=bool) for _ in range(max(L, 1))]
+    tiled = np.ones((n, max(L - 1, 0)), dtype=bool)
+    nested = np.ones((n, max(L - 1, 0)), dtype=bool)
     for i in range(n):
-        near = np.abs(j // r - i // r) <= 1
-        windows[0][i] = near
-        masks, taken = [near], near.copy()
+        def window(block):
+            inside = np.ones(n, dtype=bool)
+            for c in coords:
+                inside &= np.abs(c // block - c[i] // block) <= 1
+            return inside
+        near = window(r)
+        masks, taken, previous = [near], near.copy(), near
         for lev in range(1, L):
-            win = np.abs(j // (r * 2**lev) - i // (r * 2**lev)) <= 1
-            windows[lev][i] = win
+            win = window(r * 2 ** (lev - shift))
+            nested[i, lev - 1] = not np.any(previous & ~win)
+            previous = win
             far = win & ~taken
             taken |= far
             masks.append(far)
-            g = r * 2 ** (lev - 1)
-            inside = [m for m in range(-(-n // g)) if np.all(far[m * g:min((m + 1) * g, n)])]
+            shape = (side,) * dim
+            inside, union = _groups_inside(far.reshape(shape), r * 2 ** (lev - 1), dim)
             groups[lev - 1].append(inside)
-        level[i] = _cover(np.array(masks), n)
-    members = tuple(tuple(np.arange(m * (r * 2 ** (lev - 1)), min((m + 1) * r * 2 ** (lev - 1), n))
-                          for m in range(-(-n // (r * 2 ** (lev - 1))))) for lev in range(1, L))
-    local = tuple(tuple(np.arange(len(m)) for m in lev) for lev in members)
-    return Hierarchy(n, r, L, level, tuple(groups), members, local, tuple(windows))
+            tiled[i, lev - 1] = np.array_equal(union.reshape(-1), far)
+        level[i] = _cover(masks)
+    members, local = [], []
+    for lev in range(1, L):
+        g = r * 2 ** (lev - 1)
+        m = -(-side // g)
+        if dim == 1:
+            members.append(tuple(np.arange(a * g, min((a + 1) * g, side)) for a in range(m)))
+            local.append(tuple(np.arange(len(t)) for t in members[-1]))
+            continue
+        cells = [[(a, b) for a in range(u * g, min((u + 1) * g, side)) for b in range(v * g, min((v + 1) * g, side))]
+                 for u in range(m) for v in range(m)]
+        members.append(tuple(np.array([a * side + b for a, b in c]) for c in cells))
+        local.append(tuple(np.array([(a % g) * g + b % g for a, b in c]) for c in cells))
+    return Hierarchy(n, r, L, level, tuple(groups), tiled, nested, tuple(members), tuple(local))
+
+
+def hierarchy_1d(n: int, r: int, *, shift: int = 0) -> Hierarchy:
+    """Near and far sets of 1-D FMA for every query, one query at a time, from the definitions.
+
+    ``shift = 1`` builds the level-``l`` windows from blocks of length ``r 2^(l-1)`` (the group
+    length) instead of ``r 2^l``: the mis-reading the FMA-2 notation invites (a negative control).
+    """
+    return _hierarchy(n, r, 1, shift)
 
 
 def python_sets_1d(n: int, r: int, i: int) -> list[set]:
@@ -93,41 +140,9 @@ def python_sets_1d(n: int, r: int, i: int) -> list[set]:
     return out
 
 
-def hierarchy_2d(width: int, r: int) -> Hierarchy:
+def hierarchy_2d(width: int, r: int, *, shift: int = 0) -> Hierarchy:
     """Near and far sets of the 2-D quadtree (pixel ``(x, y)`` is token ``x W + y``), per pixel."""
-    n = width * width
-    L = depth(width, r)
-    x, y = np.divmod(np.arange(n), width)
-    level = np.empty((n, n), dtype=np.int64)
-    groups = [[] for _ in range(1, L)]
-    windows = [np.zeros((n, n), dtype=bool) for _ in range(max(L, 1))]
-    for i in range(n):
-        near = (np.abs(x // r - x[i] // r) <= 1) & (np.abs(y // r - y[i] // r) <= 1)
-        windows[0][i] = near
-        masks, taken = [near], near.copy()
-        for lev in range(1, L):
-            b = r * 2**lev
-            win = (np.abs(x // b - x[i] // b) <= 1) & (np.abs(y // b - y[i] // b) <= 1)
-            windows[lev][i] = win
-            far = win & ~taken
-            taken |= far
-            masks.append(far)
-            g = r * 2 ** (lev - 1)
-            m = -(-width // g)
-            grid = far.reshape(width, width)
-            inside = [u * m + v for u in range(m) for v in range(m)
-                      if np.all(grid[u * g:(u + 1) * g, v * g:(v + 1) * g])]
-            groups[lev - 1].append(inside)
-        level[i] = _cover(np.array(masks), n)
-    members, local = [], []
-    for lev in range(1, L):
-        g = r * 2 ** (lev - 1)
-        m = -(-width // g)
-        cells = [[(a, b) for a in range(u * g, min((u + 1) * g, width)) for b in range(v * g, min((v + 1) * g, width))]
-                 for u in range(m) for v in range(m)]
-        members.append(tuple(np.array([a * width + b for a, b in c]) for c in cells))
-        local.append(tuple(np.array([(a % g) * g + b % g for a, b in c]) for c in cells))
-    return Hierarchy(n, r, L, level, tuple(groups), tuple(members), tuple(local), tuple(windows))
+    return _hierarchy(width, r, 2, shift)
 
 
 def softmax_attention(q, k, v, *, causal: bool = False):
