@@ -12,6 +12,8 @@ import dataclasses
 import importlib
 import importlib.util
 
+from spectral.validation import InputError
+
 __all__ = ["Claim", "LEDGER", "CHECKS", "PAPERS", "READINGS", "claim", "available_checks", "load_check",
            "paper_reading", "outcome_category"]
 
@@ -100,10 +102,10 @@ LEDGER: tuple[Claim, ...] = (
     Claim('FMA-10', 'fast-multipole-attention', 'Causal compatibility: no far group straddles its query', 'P2', 'should hold', check=None, test=None),
     Claim('FMA-11', 'fast-multipole-attention', 'Premise that far-field interactions are low rank (FMM/H-matrix analogy)', 'P2', 'holds only under stated assumptions', check=None, test=None),
     Claim('FMA-12', 'fast-multipole-attention', 'Near-field share at the reported configurations', 'P2', 'should hold', check=None, test=None),
-    Claim('NEURAL-1', 'neural-attention-mlp-scores', 'Dot-product score matrix has rank ≤ d (≤ d′ after down-projection); the softmax matrix does not', 'P1', 'should hold', check=None, test=None),
+    Claim('NEURAL-1', 'neural-attention-mlp-scores', 'Dot-product score matrix has rank ≤ d (≤ d′ after down-projection); the softmax matrix does not', 'P1', 'should hold', check='neural_rank', test=None),
     Claim('NEURAL-2', 'neural-attention-mlp-scores', '"A dot product only lets same-index elements interact"', 'P1', 'suspicious / likely false as stated', check=None, test=None),
     Claim('NEURAL-3', 'neural-attention-mlp-scores', 'Neural Attention with shared weights is exactly additive (Bahdanau) attention', 'P1', 'suspicious / likely false as stated', check=None, test='tests/test_identities_kernels.py'),
-    Claim('NEURAL-4', 'neural-attention-mlp-scores', 'Rank and expressivity of MLP scores depend on σ; softmax removes query-only terms', 'P1', 'should hold', check=None, test=None),
+    Claim('NEURAL-4', 'neural-attention-mlp-scores', 'Rank and expressivity of MLP scores depend on σ; softmax removes query-only terms', 'P1', 'should hold', check='neural_rank', test=None),
     Claim('NEURAL-5', 'neural-attention-mlp-scores', 'Fig. 1 geometry: paraboloid vs piecewise-linear surface', 'P3', 'should hold', check=None, test=None),
     Claim('NEURAL-6', 'neural-attention-mlp-scores', 'Per-pair parameters (eq. 8, App. B) vs reported parameter counts; table arithmetic', 'P2', 'suspicious / likely false as stated', check=None, test=None),
     Claim('NEURAL-7', 'neural-attention-mlp-scores', 'Tensor construction and cost (eq. 7, Alg. 1; §3.2 "identical O(n²) time complexity, much worse memory")', 'P2', 'should hold', check=None, test=None),
@@ -129,7 +131,7 @@ def claim(claim_id: str) -> Claim:
     try:
         return _BY_ID[claim_id]
     except KeyError:
-        raise ValueError(f"unknown claim id {claim_id!r}; ledger ids are e.g. FNA-10, DRIFT-4") from None
+        raise InputError(f"unknown claim id {claim_id!r}; ledger ids are e.g. FNA-10, DRIFT-4") from None
 
 
 def available_checks() -> list[str]:
@@ -141,7 +143,7 @@ def load_check(name: str):
     """Import ``verify.<name>``; ValueError naming the available checks if it does not exist."""
     available = available_checks()
     if name not in available:
-        raise ValueError(f"unknown check {name!r}; available: {', '.join(available) or 'none'}")
+        raise InputError(f"unknown check {name!r}; available: {', '.join(available) or 'none'}")
     return importlib.import_module(f"verify.{name}")
 
 

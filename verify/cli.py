@@ -164,7 +164,8 @@ def build_parser(run: Callable, *, prog: str, description: str = "", extra: Call
         opts = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
         shown = "automatic" if default is None else (",".join(map(str, default)) if isinstance(default, tuple)
                                                      else default)
-        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": f"{text} (default: {shown})".strip()}
+        helptext = f"{text} (default: {shown})".strip().replace("%", "%%")  # argparse formats help with %
+        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": helptext}
         container, elem = _kind_of(default, doc_type)
         if container == "bool":  # "--full" alone means true; "--full false" is accepted too
             kwargs.update(type=_parse_bool, nargs="?", const=True, metavar="{true,false}")

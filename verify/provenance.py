@@ -58,5 +58,15 @@ def versions() -> dict[str, str]:
     if commit:
         out["git_commit"] = commit
     out["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    out["command"] = " ".join([os.path.basename(sys.executable)] + sys.argv) if sys.argv and sys.argv[0] else ""
+    out["command"] = _command_line()
     return out
+
+
+def _command_line() -> str:
+    """The command that produced the result, as typed (``python -m verify.weyl --alpha 1.2``)."""
+    if not sys.argv or not sys.argv[0]:
+        return ""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    head = ["python", "-m", spec.name.removesuffix(".__main__")] if spec is not None else ["python", sys.argv[0]]
+    return " ".join(head + sys.argv[1:])
