@@ -1,0 +1,285 @@
+"""Row sums and positivity of PDE-refined attention by axis, boundary and PDE (PDE-1).
+
+The PDE paper (Sec. 3.2, Alg. 1, App. E eqs. 22-30) multiplies the refined ``A(N_t)`` by ``V`` as if
+it were still an attention matrix (rows non-negative, summing to 1). Which it is depends on choices
+the paper does not state. With ``r = alpha dt / ds^2`` and the second-difference matrix ``L``:
+
+* key axis (``A <- A + r A L^T``): the step adds ``r A (L^T 1)`` to the row sums, so they are
+  conserved iff the columns of ``L`` sum to zero: periodic and cell-centred Neumann. Ghost-point
+  reflection changes them by ``r [(a_1 - a_0) + (a_(T-2) - a_(T-1))]`` per step (it conserves the
+  trapezoid sum instead), Dirichlet loses ``r (a_0 + a_(T-1))``, fixed ends change them too;
+* query axis (``L A``): row sums change by ``r L (A 1)``, zero for row-stochastic ``A`` iff the
+  rows of ``L`` sum to zero (all boundaries but Dirichlet); both axes need both;
+* non-negativity of a diffusion step holds iff ``r <= 1/2`` (one axis; ``1/4`` for both);
+* the wave (eqs. 26-27) and central advection conserve row sums like diffusion; the wave does not
+  keep entries non-negative; central advection-diffusion does iff ``|beta| dt / (2 ds) <= r <= 1/2``
+  (so it does at the paper's alpha = 0.1, beta = 0.03, dt = 1);
+* the reaction term ``beta A (1 - A)`` (eq. 30) adds ``beta dt (1 - sum_j A_ij^2) > 0`` to each
+  row sum per step.
+
+``claim="printed"`` asserts the implicit claim that ``A(N_t)`` stays row-stochastic and
+non-negative for every PDE, axis and boundary; it fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spectral.validation import check_int, check_option, check_real, child_rng
+from verify.check import Check
+from verify.result import Recorder
+
+CHECK = Check("pde_conservation", claims=("PDE-1",))
+
+_EPS = float(np.finfo(float).eps)
+_AXES = ("key", "query", "both")
+_BOUNDARIES = ("periodic", "neumann", "reflect", "dirichlet", "fixed")
+_PDES = ("diffusion", "wave", "reaction-diffusion", "advection-diffusion")
+# combinations whose one-step map conserves every row sum of a row-stochastic A
+_CONSERVING = {"key": ("periodic", "neumann"), "query": ("periodic", "neumann", "reflect", "fixed"),
+               "both": ("periodic", "neumann")}
+
+
+@CHECK.define
+def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, beta_reaction=0.02,
+        beta_advection=0.03, d=16, claim="corrected", seed=0, device="cpu"):
+    """Row sums and non-negativity of A(N_t) for every PDE, axis and boundary (PDE-1).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        Sequence lengths T of the random softmax A(0), each in [8, 1024].
+    steps : tuple of int
+        Step counts N_t, each in [1, 1000].
+    dt : float
+        Pseudo-time step (the paper leaves it unstated; 1 here), in (0, 5].
+    alpha : float
+        Diffusion coefficient (PDE Table 5: 0.1); r = alpha dt must be <= 1/4 (stable on both axes),
+        in (0, 0.25].
+    c : float
+        Wave speed (PDE Table 11: 0.15); the Courant number c dt must be < 0.7, in (0, 0.7).
+    beta_reaction : float
+        Reaction rate of R(A) = beta A (1 - A) (PDE Table 5: 0.02), in (0, 1].
+    beta_advection : float
+        Advection speed (PDE Table 5: 0.03), with |beta| dt / 2 <= r, in [-0.5, 0.5].
+    d : int
+        Head dimension of Q, K, in [1, 256].
+    claim : {"corrected", "printed"}
+        "corrected" asserts the precise statements above; "printed" asserts that A(N_t) stays
+        row-stochastic and non-negative for every PDE, axis and boundary (fails).
+    seed : int
+        Seed of the random Q, K.
+    device : {"cpu"}
+        Array device; this check runs on the host only.
+
+    Returns
+    -------
+    CheckResult
+        Passes when every per-combination statement holds to rounding.
+    """
+    from spectral import evolve_attention
+    from spectral.validation import InputError
+    from verify.pde_reference import softmax_attention, stencil_matrix
+
+    sizes = tuple(check_int("sizes", t, low=8, high=1024) for t in sizes)
+    steps = tuple(check_int("steps", n, low=1, high=1000) for n in steps)
+    if not sizes or not steps:
+        raise InputError("sizes and steps must each hold at least one value")
+    dt = check_real("dt", dt, low=0.0, high=5.0, low_open=True)
+    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+    if alpha * dt > 0.25:
+        raise InputError(f"alpha must keep r = alpha dt <= 0.25 (stable on both axes), got r = {alpha * dt:g}")
+    c = check_real("c", c, low=0.0, low_open=True)
+    if c * dt >= 0.7:
+        raise InputError(f"c must keep the Courant number c dt < 0.7 (stable on both axes), got {c * dt:g}")
+    beta_reaction = check_real("beta_reaction", beta_reaction, low=0.0, high=1.0, low_open=True)
+    beta_advection = check_real("beta_advection", beta_advection, low=-0.5, high=0.5)
+    r = alpha * dt
+    if abs(beta_advection) * dt / 2 > r:
+        raise InputError(f"beta_advection must satisfy |beta| dt / 2 <= r = {r:g} (cell Peclet <= 2), "
+                         f"got {beta_advection:g}")
+    d = check_int("d", d, low=1, high=256)
+    claim = check_option("claim", claim, ("corrected", "printed"))
+
+    rec = Recorder()
+    betas = {"reaction-diffusion": beta_reaction, "advection-diffusion": beta_advection}
+    sum_dev = {}     # (pde, axis, boundary) -> worst max_i |sum_j A_ij - 1| over sizes and steps
+    min_entry = {}   # (pde, axis, boundary) -> smallest entry over sizes and steps
+    conserving = {}  # (pde, axis, boundary) -> whether the one-step operator keeps row sums of a stochastic A
+    one_step = 0.0   # worst |observed - predicted| one-step row-sum change of the linear PDEs
+    trapezoid = 0.0  # worst change of the trapezoid-weighted row sums (reflect, key axis, diffusion)
+    reaction_gap = 0.0  # worst |increment - beta dt (1 - sum A^2)| (reaction, key, conservative)
+    reaction_min_increment = np.inf
+    with rec.timed("evolve"):
+        for T in sizes:
+            a0 = softmax_attention(child_rng(seed, "softmax", T), T, d)
+            for pde in _PDES:
+                for b in _BOUNDARIES:
+                    # the one-step increment operator of the linear part (the wave's first step is
+                    # A + dt^2 c^2 L A since V(0) = 0), from the token-by-token reference matrix
+                    if pde == "wave":
+                        op = stencil_matrix(T, b, c * c * dt * dt)
+                    elif pde == "advection-diffusion":
+                        op = stencil_matrix(T, b, r, beta_advection * dt / 2.0)
+                    else:
+                        op = stencil_matrix(T, b, r)
+                    cols_zero = bool(np.all(np.abs(op.sum(axis=0)) <= 1e-15))
+                    rows_zero = bool(np.all(np.abs(op.sum(axis=1)) <= 1e-15))
+                    for axis in _AXES:
+                        key = (pde, axis, b)
+                        conserving[key] = ((axis == "query" or cols_zero) and (axis == "key" or rows_zero))
+                        for n in steps:
+                            a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
+                                                 beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                            dev = float(np.max(np.abs(a.sum(axis=1) - 1.0)))
+                            sum_dev[key] = max(sum_dev.get(key, 0.0), dev)
+                            min_entry[key] = min(min_entry.get(key, np.inf), float(a.min()))
+                            if pde == "diffusion" and b == "reflect" and axis == "key":
+                                w = np.ones(T)
+                                w[[0, -1]] = 0.5
+                                trapezoid = max(trapezoid, float(np.max(np.abs(a @ w - a0 @ w))))
+                        a1 = evolve_attention(a0, pde=pde, steps=1, dt=dt, alpha=alpha, c=c,
+                                              beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                        if pde != "reaction-diffusion":
+                            pred = np.zeros(T)
+                            if axis in ("key", "both"):
+                                pred += a0 @ op.sum(axis=0)  # A (op^T 1)
+                            if axis in ("query", "both"):
+                                pred += op @ a0.sum(axis=1)  # op (A 1)
+                            one_step = max(one_step, float(np.max(np.abs(a1.sum(axis=1) - 1.0 - pred))))
+                        elif axis == "key" and cols_zero:
+                            inc = a1.sum(axis=1) - a0.sum(axis=1)
+                            expect = beta_reaction * dt * (1.0 - np.sum(a0 * a0, axis=1))
+                            reaction_gap = max(reaction_gap, float(np.max(np.abs(inc - expect))))
+                            reaction_min_increment = min(reaction_min_increment, float(inc.min()))
+
+    n_max, t_max = max(steps), max(sizes)
+    # rounding of a row sum after n steps: each step adds O(T) terms of size <= 1 (measured worst
+    # 7.8e-15 at T = 256, n = 100 for the conserving combinations; bound 4 eps sqrt(T) n)
+    tol_sum = 4 * _EPS * np.sqrt(t_max) * n_max
+    if claim == "corrected":
+        for pde in ("diffusion", "wave", "advection-diffusion"):
+            worst = max(v for k, v in sum_dev.items() if k[0] == pde and conserving[k])
+            rec.at_most(f"{pde}_conserving_row_sum_deviation", worst, tol_sum,
+                        why="rounding: 4 eps sqrt(T) N_t (measured <= 7.8e-15 at T = 256, N_t = 100) where the "
+                            "columns (key axis) / rows (query axis) of the one-step operator sum to zero",
+                        label=f"{pde} does not conserve row sums where the columns/rows of its operator sum to zero")
+        changed = min(v for k, v in sum_dev.items() if k[0] != "reaction-diffusion" and not conserving[k])
+        rec.at_least("nonconserving_min_row_sum_change", changed, 1e3 * tol_sum,
+                     why="where the column/row sums of the operator are non-zero the sums move by O(r a_end) "
+                         "per step (smallest measured 0.06 at the defaults), far above rounding",
+                     label="a boundary with non-zero column/row sums of the operator conserved the row sums")
+        mismatched = [f"{a}:{b}" for a in _AXES for b in _BOUNDARIES
+                      if conserving[("diffusion", a, b)] != (b in _CONSERVING[a])]
+        rec.equal("conserving_pairs_mismatched", len(mismatched), 0,
+                  why="closed form: the columns of L sum to zero for periodic and cell-centred Neumann, the rows "
+                      "for every boundary but Dirichlet",
+                  label=f"the (axis, boundary) pairs whose diffusion step conserves row sums differ: {mismatched}")
+        rec.at_most("one_step_row_sum_change_error", one_step, 8 * _EPS * np.sqrt(t_max),
+                    why="one step of diffusion, wave or advection changes the row sums by A (M^T 1) + M (A 1) "
+                        "(M the increment operator), up to rounding of O(T) sums (measured <= 5e-16)",
+                    label="the row-sum change of one linear PDE step differs from A M^T 1 + M A 1")
+        rec.at_most("reflect_key_trapezoid_sum_change", trapezoid, tol_sum,
+                    why="w^T L = 0 for w = (1/2, 1, ..., 1, 1/2) with ghost reflection: the trapezoid sum is "
+                        "conserved exactly (rounding as above)",
+                    label="ghost reflection does not conserve the trapezoid-weighted row sums")
+        rec.at_most("reaction_one_step_increment_error", reaction_gap, 8 * _EPS * np.sqrt(t_max),
+                    why="on conserving boundaries the Laplacian part keeps the sums, so one step adds exactly "
+                        "beta dt sum_j a_j (1 - a_j) = beta dt (1 - sum_j a_j^2) (rounding of O(T) sums)",
+                    label="the reaction term does not add beta dt (1 - sum A^2) per step")
+        rec.at_least("reaction_min_row_sum_increment", reaction_min_increment, 0.5 * beta_reaction * dt / 2,
+                     why="1 - sum_j a_j^2 >= 1 - max_j a_j > 0 for a softmax row; measured >= 0.6 beta dt "
+                         "(bound: half of beta dt / 2)",
+                     label="the reaction term did not increase the row sums")
+        diffusion_min = min(v for k, v in min_entry.items() if k[0] == "diffusion")
+        rec.at_least("diffusion_min_entry", diffusion_min, 0.0,
+                     why="r <= 1/4: every stencil weight 1 - 2r (1 - 4r on both axes) and r is >= 0",
+                     label="diffusion with r <= 1/4 produced a negative entry")
+        adv_min = min(v for k, v in min_entry.items() if k[0] == "advection-diffusion")
+        rec.at_least("advection_min_entry", adv_min, 0.0,
+                     why="|beta| dt / 2 <= r <= 1/4: the central-advection weights r -+ beta dt / 2 are >= 0",
+                     label="advection-diffusion with cell Peclet <= 2 produced a negative entry")
+        wave_min = min(v for k, v in min_entry.items() if k[0] == "wave")
+        rec.at_most("wave_min_entry", wave_min, -1e-6,
+                    why="the wave overshoots: entries of order -0.1 appear within 100 steps (measured min -0.23)",
+                    label="the wave kept every entry non-negative")
+        _positivity_thresholds(rec, r, dt, beta_advection)
+    else:
+        worst_sum = max(sum_dev.values())
+        worst_min = min(min_entry.values())
+        rec.at_most("printed_max_row_sum_deviation", worst_sum, tol_sum,
+                    why="printed reading: A(N_t) stays row-stochastic for every PDE, axis and boundary "
+                        "(rounding 4 eps sqrt(T) N_t)",
+                    label="PDE-1 as printed: A(N_t) is not row-stochastic for some PDE/axis/boundary")
+        rec.at_least("printed_min_entry", worst_min, 0.0,
+                     why="printed reading: A(N_t) stays non-negative for every PDE, axis and boundary",
+                     label="PDE-1 as printed: A(N_t) has negative entries")
+    for key in (("reaction-diffusion", "key", "neumann"), ("diffusion", "key", "reflect"),
+                ("diffusion", "key", "dirichlet"), ("diffusion", "query", "dirichlet")):
+        rec.info(f"row_sum_deviation_{'_'.join(key)}", sum_dev[key])
+    rec.info("min_entry_wave_key_neumann", min_entry[("wave", "key", "neumann")])
+    rec.info("r", r)
+    _figure16(rec, seed, d, dt, alpha, c, beta_reaction, beta_advection)
+    return rec.finish(
+        "row sums of A(N_t) are conserved exactly iff the columns (key axis) or rows (query axis) of the "
+        "second-difference matrix sum to zero (periodic / cell-centred Neumann); reflection, Dirichlet and "
+        "fixed ends change them by r A L^T 1; the reaction term adds beta dt (1 - sum A^2) per row and step; "
+        "diffusion keeps entries >= 0 iff r <= 1/2 (1/4 on both axes), the wave does not"
+        if claim == "corrected" else
+        "A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary (PDE-1 as printed)")
+
+
+def _positivity_thresholds(rec, r, dt, beta_advection):
+    """Non-negativity of one step from A = I: the weight 1 - 2r (1 - 4r both axes) decides."""
+    from spectral import evolve_attention
+
+    eye = np.eye(32)
+    mins = {}
+    for label, axis, rr in (("key_r0.5", "key", 0.5), ("key_r0.55", "key", 0.55),
+                            ("both_r0.25", "both", 0.25), ("both_r0.3", "both", 0.3)):
+        res = evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic", allow_unstable=True)
+        mins[label] = float(res.attention.min())
+    rec.at_least("identity_min_entry_at_threshold", min(mins["key_r0.5"], mins["both_r0.25"]), 0.0,
+                 why="r = 1/2 (one axis) and 1/4 (both axes): the centre weight 1 - 2r resp. 1 - 4r is exactly 0",
+                 label="diffusion at the positivity threshold produced a negative entry")
+    rec.at_most("identity_min_entry_beyond_threshold", max(mins["key_r0.55"], mins["both_r0.3"]), -0.05,
+                why="beyond the threshold the centre weight is 1 - 2r = -0.1 (r = 0.55) and 1 - 4r = -0.2 "
+                    "(r = 0.3, both axes)",
+                label="diffusion beyond r = 1/2 (1/4) kept a delta non-negative")
+    strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
+    res = evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
+                           boundary="periodic", allow_unstable=True)
+    rec.at_most("advection_strong_min_entry", float(res.attention.min()), -r,
+                why="|beta| dt / 2 = 3 r: the upwind-side weight r - beta dt / 2 = -2 r < 0",
+                label="central advection with cell Peclet 6 kept a delta non-negative")
+    rec.info("advection_strong_beta", strong)
+
+
+def _figure16(rec, seed, d, dt, alpha, c, beta_reaction, beta_advection):
+    """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
+    from spectral import evolve_attention
+    from verify.pde_reference import softmax_attention
+
+    T, row = 64, 32
+    a0 = softmax_attention(child_rng(seed, "figure16"), T, d)
+    betas = {"reaction-diffusion": beta_reaction, "advection-diffusion": beta_advection}
+    rec.array("fig16_steps", np.array([0, 1, 2, 4, 8]))
+    for pde in _PDES:
+        rows, devs, mins = [a0[row]], [float(np.max(np.abs(a0.sum(axis=1) - 1)))], [float(a0.min())]
+        for n in (1, 2, 4, 8):
+            a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c, beta=betas.get(pde, 0.0)).attention
+            rows.append(a[row])
+            devs.append(float(np.max(np.abs(a.sum(axis=1) - 1))))
+            mins.append(float(a.min()))
+        name = pde.replace("-", "_")
+        rec.array(f"fig16_rows_{name}", np.array(rows))
+        rec.array(f"fig16_row_sum_deviation_{name}", np.array(devs))
+        rec.array(f"fig16_min_entry_{name}", np.array(mins))
+
+
+def main(argv=None) -> int:
+    return CHECK.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
