@@ -5,7 +5,8 @@ exp(-|u|^alpha)) with the tail law 2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha, a
 isotropic steps (radius |X|, uniform angle) for alpha = 1.2 against alpha = 2 (Gaussian steps);
 data from :func:`verify.levy.run`. ``fna-2a-inset``: the relative bias of the FNA generator
 eigenvalues against their s -> 0 limit on S^1, log-log against the scale, with s^(2-alpha) guides;
-data from :func:`verify.fna_rate.run`.
+data from :func:`verify.fna_rate.run`. ``CHECK_FIGURES``: the figures ``--plot`` saves for
+``verify.levy`` (the CCDF panel of Fig. 1) and ``verify.levy_jumps`` (jump-length masses per log bin).
 """
 
 from __future__ import annotations
@@ -19,9 +20,46 @@ LEVY_ARGS: dict = {}
 RATE_ARGS: dict = {}
 
 
+def draw_levy(result, ax):
+    """CCDF of |X| (unit scale) of every alpha of a :func:`verify.levy.run` result, log-log, with the
+    exact tail law ``2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha`` (dashed) for alpha < 2."""
+    from manifolds import stable
+
+    for a in result.parameters["alphas"]:
+        x = np.asarray(result.arrays[f"ccdf_x_a{a:g}"])
+        p = np.asarray(result.arrays[f"ccdf_p_a{a:g}"])
+        ax.loglog(x, p, ".", ms=2.5, label=f"alpha = {a:g}")
+        if a < 2:
+            grid = x[(x > 3) & (p > 1e-6)]
+            ax.loglog(grid, stable.ccdf_tail_constant(a) * grid ** (-a), "--", color="k", lw=0.7)
+    ax.set_xlim(1e-2, None)
+    ax.set_xlabel("step size |X|")
+    ax.set_ylabel("P(|X| > x)")
+    ax.set_title(f"stable steps, char. fn. exp(-|u|^alpha), N = {result.parameters['n_samples']:.0e}, "
+                 f"seed {result.parameters['seed']}: {result.verdict}", fontsize=8)
+    ax.legend(fontsize=7, title="black dashed: 2 Gamma(a) sin(pi a/2)/pi x^-a", title_fontsize=7)
+
+
+def draw_levy_jumps(result, ax):
+    """Jump-length mass per log bin against r + s (log-log) on S^1 and the 2-torus for each alpha < 2
+    of a :func:`verify.levy_jumps.run` result, with slope -alpha guides (dotted)."""
+    for alpha in result.parameters["alphas"]:
+        if alpha >= 2:
+            continue
+        for geo, mark in (("circle", "o"), ("torus", "s")):
+            r = np.asarray(result.arrays[f"{geo}_r_a{alpha:g}"])
+            m = np.asarray(result.arrays[f"{geo}_mass_a{alpha:g}"])
+            line, = ax.loglog(r, m, mark, ms=3, label=f"{geo}, alpha {alpha:g}: slope "
+                              f"{-result.measured[f'{geo}_exponent_a{alpha:g}']:.3f}")
+            ax.loglog(r, m[0] * (r / r[0]) ** (-alpha), ":", color=line.get_color(), lw=0.8)
+    ax.set_xlabel("r + s")
+    ax.set_ylabel("jump-length mass per log bin")
+    ax.set_title(f"FNA attention-walk jumps (dotted: slope -alpha): {result.verdict}", fontsize=8)
+    ax.legend(fontsize=7)
+
+
 def fig_fna1(out_dir, *, formats=("png",)):
     """FNA Fig. 1: stable step-size distributions (CCDF) and a Levy flight vs a Gaussian-step path."""
-    from manifolds import stable
     from verify import levy
 
     result = levy.run(**LEVY_ARGS)
@@ -29,18 +67,8 @@ def fig_fna1(out_dir, *, formats=("png",)):
     n = result.parameters["n_samples"]
     plt = pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4))
-    for a in alphas:
-        x = np.asarray(result.arrays[f"ccdf_x_a{a:g}"])
-        p = np.asarray(result.arrays[f"ccdf_p_a{a:g}"])
-        line, = ax.loglog(x, p, ".", ms=2.5, label=f"alpha = {a:g}")
-        if a < 2:
-            grid = x[(x > 3) & (p > 1e-6)]
-            ax.loglog(grid, stable.ccdf_tail_constant(a) * grid ** (-a), "--", color="k", lw=0.7)
-    ax.set_xlim(1e-2, None)
-    ax.set_xlabel("step size |X|")
-    ax.set_ylabel("P(|X| > x)")
+    draw_levy(result, ax)
     ax.set_title("stable steps, char. fn. exp(-|u|^alpha)", fontsize=9)
-    ax.legend(fontsize=7, title="black dashed: 2 Gamma(a) sin(pi a/2)/pi x^-a", title_fontsize=7)
     heavy = [a for a in alphas if a < 2]
     for a, colour in ((heavy[0], "C0"), (2.0, "C3")) if heavy and 2.0 in alphas else ():
         path = np.asarray(result.arrays[f"path_a{a:g}"])
@@ -82,3 +110,4 @@ def fig_fna2a_inset(out_dir, *, formats=("png",)):
 
 
 FIGURES = {"fna-1": fig_fna1, "fna-2a-inset": fig_fna2a_inset}
+CHECK_FIGURES = {"levy": draw_levy, "levy_jumps": draw_levy_jumps}
