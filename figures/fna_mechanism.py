@@ -3,7 +3,8 @@
 Every number comes from :mod:`verify.fig2bc` and :mod:`verify.multiscale` runs at their default
 settings (cached per process); these functions only draw. Settings the paper leaves unstated are
 written into each figure: kappa = 1 for Fig. 2b/2c, synthetic tokens instead of IMDb embeddings,
-the alpha = 2 bandwidth of Fig. 5b, tau = 1.
+the alpha = 2 bandwidth of Fig. 5b, tau = 1. ``CHECK_FIGURES``: the figures ``--plot`` saves for
+``verify.fig2bc`` (the first draw's edges for alpha and 2) and ``verify.multiscale`` (gap vs alpha).
 """
 
 from __future__ import annotations
@@ -32,8 +33,58 @@ def _multiscale(**kwargs):
 
 
 #: Fig. 5e needs more sizes than the check's quick default: one data set and d, n = 32..256.
-FIG5E_RUN = dict(datasets=("sequence",), dims=(8,), sizes=(32, 64, 128, 256), seeds=4, dm_dims=(8,), dm_n=100,
+FIG5E_RUN = dict(datasets=("sequence",), dims=(8,), sizes=(32, 64, 128, 256), draws=4, dm_dims=(8,), dm_n=100,
                  alphas=(1.2, 2.0))
+
+
+def draw_edges(ax, result, key, color, title):
+    """Tokens and attention edges above the threshold of a :func:`verify.fig2bc.run` result (its
+    first draw), line width proportional to A_ij; ``key`` is ``"A_alpha"`` or ``"A_2"``."""
+    x = np.asarray(result.arrays["points"], dtype=float)
+    A = np.asarray(result.arrays[key], dtype=float)
+    thr = result.parameters["threshold"]
+    i, j = np.nonzero((A > thr) & ~np.eye(A.shape[0], dtype=bool))
+    wmax = A[i, j].max() if i.size else 1.0
+    for a, b in zip(i, j):
+        ax.plot(x[[a, b], 0], x[[a, b], 1], color=color, lw=3.0 * A[a, b] / wmax, alpha=0.7, zorder=1)
+    ax.scatter(x[:, 0], x[:, 1], s=60, color="0.6", edgecolor="k", zorder=2)
+    ax.set_aspect("equal")
+    ax.set_title(f"{title}: {i.size} edges > {thr:g}")
+
+
+def draw_fig2bc(result, ax):
+    """Both panels of FNA Fig. 2b/2c (first draw) side by side inside ``ax``."""
+    ax.set_axis_off()
+    left = ax.inset_axes((0.0, 0.0, 0.47, 1.0))
+    right = ax.inset_axes((0.53, 0.0, 0.47, 1.0))
+    draw_edges(left, result, "A_alpha", "tab:blue", f"alpha = {result.parameters['alpha']:g}")
+    draw_edges(right, result, "A_2", "tab:red", "alpha = 2")
+    for panel in (left, right):
+        panel.set_aspect("equal", adjustable="datalim")  # fill the panel height instead of shrinking it
+        panel.title.set_fontsize(8)
+        panel.tick_params(labelsize=7)
+    m = result.measured
+    a = f"alpha{result.parameters['alpha']:g}"
+    ax.set_title(f"first of {result.parameters['draws']} draws, kappa = {result.parameters['kappa']:g}; inter-cluster "
+                 f"mass {m[f'inter_mass_mean_{a}']:.2g} vs {m['inter_mass_mean_alpha2']:.2g} per row: "
+                 f"{result.verdict}", fontsize=8, pad=24)
+
+
+def draw_multiscale(result, ax):
+    """Synthetic Fig. 5a for the first d of a :func:`verify.multiscale.run` result: spectral gap vs
+    alpha (mean +- sd over token sets) under the three bandwidth protocols, DP dashed."""
+    d = result.parameters["dims"][0]
+    alphas = np.asarray(result.arrays["alphas"], dtype=float)
+    for protocol, marker in zip(("paper", "equal", "matched"), "osd"):
+        g = np.asarray(result.arrays[f"gap_vs_alpha_{protocol}_d{d}"], dtype=float)
+        ax.errorbar(alphas, g[:, 0], yerr=g[:, 1], marker=marker, capsize=2, label=f"{protocol} kappa")
+    dp = np.asarray(result.arrays[f"gap_vs_alpha_dp_d{d}"], dtype=float)
+    ax.axhline(dp[0], color="0.4", ls="--", label="DP")
+    ax.set_xlabel("alpha")
+    ax.set_ylabel("spectral gap 1 - |eta_2|")
+    ax.set_title(f"gap vs alpha, Gaussian tokens, d = {d}, n = {result.parameters['sizes'][-1]}: {result.verdict}",
+                 fontsize=8)
+    ax.legend(fontsize=7)
 
 
 def _caption(fig, text):
@@ -48,8 +99,6 @@ def _caption(fig, text):
 
 
 def _fig2(out_dir, formats, key, color, name, label):
-    from verify.fig2bc import draw_edges
-
     res = _fig2bc()
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
@@ -59,8 +108,8 @@ def _fig2(out_dir, formats, key, color, name, label):
     a = "1.2" if key == "A_alpha" else "2"
     _caption(fig, f"FNA Fig. 2{'b' if a == '1.2' else 'c'} (synthetic): 18 tokens from (1/3) sum N(mu_i, I/4), "
                   f"mu = (3,0), (-3,0), (0, sqrt 3); Q = K = X, d_M = 2, kappa = {p['kappa']:g} (not stated in the "
-                  f"paper); first of {p['seeds']} draws. Line width proportional to A_ij. Over all draws: "
-                  f"{m[f'inter_edges_mean_alpha{a}']:.1f} inter-cluster edges on average "
+                  f"paper); first of {p['draws']} draws. Line width proportional to A_ij. Over all draws: "
+                  f"{m[f'inter_edges_mean_alpha{a}']:.1f} inter-cluster edges on average; "
                   f"draws where alpha=2 has no inter-cluster edge: {m['draws_without_inter_edges_alpha2']:.0%}.")
     return save(fig, out_dir, name, formats)
 
@@ -94,7 +143,7 @@ def fig_fna5a(out_dir, *, formats=("png",)):
         ax.set_title(f"Gaussian tokens, d = {d}, n = {res.parameters['sizes'][-1]}")
         ax.legend(fontsize=7)
     _caption(fig, "Synthetic Fig. 5a (no accuracy axis): mean +- sd over "
-                  f"{res.parameters['seeds']} token sets. paper kappa: sqrt(d)/(2^(1/d)-1) for alpha<2, sqrt(d) at "
+                  f"{res.parameters['draws']} token sets. paper kappa: sqrt(d)/(2^(1/d)-1) for alpha<2, sqrt(d) at "
                   "alpha=2; equal: sqrt(d) for all; matched: alpha=2 with FNA-1.2's half-maximum width. "
                   "Under equal kappa the ordering reverses: the advantage of alpha<2 comes from the bandwidth.")
     return save(fig, out_dir, "fna-5a", formats)
@@ -178,10 +227,12 @@ def fig_fna5e(out_dir, *, formats=("png",)):
         ax.set_title(f"{protocol} kappa")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("mean hops per shortest path")
-    _caption(fig, f"Synthetic Fig. 5e: {data} tokens, d = {d}, {res.parameters['seeds']} token sets per n, error "
+    _caption(fig, f"Synthetic Fig. 5e: {data} tokens, d = {d}, {res.parameters['draws']} token sets per n, error "
                   "bars 0.2 sd (the paper's scaling). Under equal kappa = sqrt(d) FNA needs the most hops.")
     return save(fig, out_dir, "fna-5e", formats)
 
+
+CHECK_FIGURES = {"fig2bc": draw_fig2bc, "multiscale": draw_multiscale}
 
 FIGURES = {
     "fna-2b": fig_fna2b,
