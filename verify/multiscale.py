@@ -22,6 +22,7 @@ import numpy as np
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
 from verify.check import Check
 from verify.result import Recorder
+from verify.threads import single_blas_thread
 
 CHECK = Check("multiscale", claims=("FNA-16", "FNA-17", "FNA-18", "FNA-19"))
 DATASETS = ("gaussian", "clusters", "sequence")
@@ -217,7 +218,7 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
     if full:
         rec.resolve("sizes", sizes)
         rec.resolve("draws", draws)
-    with _single_thread_blas():
+    with single_blas_thread():  # many small dense solves: threaded BLAS oversubscribes a shared machine
         _measure(rec, alpha=alpha, dims=dims, sizes=sizes, draws=draws, datasets=datasets, alphas=alphas,
                  dm_dims=dm_dims, dm_n=dm_n, dm_eps=dm_eps, claim=claim, seed=seed)
     if claim == "corrected":
@@ -230,18 +231,6 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
         statement = (f"(printed claim) FNA (alpha={alpha}) has a larger gap than LA and DP and ~1-hop paths "
                      "whatever the bandwidth")
     return rec.finish(statement)
-
-
-def _single_thread_blas():
-    """One BLAS thread: the matrices here are small (n <= 1024), and on a shared machine threaded
-    BLAS made each 128 x 128 eigensolve 10x slower (0.05 s instead of 0.006 s)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n, dm_eps, claim, seed):
