@@ -461,10 +461,32 @@ def _validate_factored(A0):
     return xp
 
 
+def _validate_velocity(v, a0, form):
+    """``V(0)`` in the same form and shape as ``A(0)``."""
+    import scipy.sparse as sp
+
+    if form == "factored":
+        if not isinstance(v, FactoredAttention):
+            raise InputError("velocity must be a FactoredAttention like A0")
+        xp = _validate_factored(v)
+        if tuple(v.key.shape) != tuple(a0.key.shape):
+            raise InputError(f"velocity factors must have shape {tuple(a0.key.shape)}, got {tuple(v.key.shape)}")
+        return v
+    if form == "banded":
+        if not sp.issparse(v):
+            raise InputError("velocity must be a scipy.sparse matrix like A0")
+        v = _validate_sparse(v)
+    else:
+        _, v = _validate_dense(v)
+    if tuple(v.shape) != tuple(a0.shape):
+        raise InputError(f"velocity must have the shape of A0 {tuple(a0.shape)}, got {tuple(v.shape)}")
+    return v
+
+
 def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0, alpha: float = 0.1,
                      c: float = 0.15, beta: float = 0.0, axis: str = "key", boundary: str = "neumann",
                      ds: float = 1.0, causal_remask: bool = False, renormalize: bool = False,
-                     allow_unstable: bool = False) -> PDEEvolution:
+                     allow_unstable: bool = False, velocity=None) -> PDEEvolution:
     """Evolve an attention matrix by ``steps`` explicit PDE steps (PDE paper eqs. 23, 26-27, 30).
 
     Parameters
@@ -499,6 +521,10 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
         non-zero sum; for factored input the query factor is rescaled.
     allow_unstable : bool
         Run a step beyond :func:`stability_limit` instead of raising (blow-up demonstrations).
+    velocity : same form as ``A0``, optional
+        Wave only: the velocity ``V(0)``; ``None`` (default) starts from rest, ``V(0) = 0`` (the
+        paper leaves it unstated). Pass a previous result's ``.velocity`` (with its ``.attention`` as
+        ``A0``) to continue an evolution.
 
     Returns
     -------
@@ -563,6 +589,10 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
     T = int(A0.shape[0])
     if T < 3:
         raise InputError(f"A0 must have T >= 3 tokens, got T = {T}")
+    if velocity is not None:
+        if pde != "wave":
+            raise InputError(f"velocity is only used by pde='wave', got pde={pde!r}")
+        velocity = _validate_velocity(velocity, A0, form)
 
     r = alpha * dt / (ds * ds)
     courant = c * dt / ds
@@ -589,23 +619,24 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
     axes = {"key": (1,), "query": (0,), "both": (1, 0)}[axis]
 
     if form == "factored":
-        attention, velocity = _evolve_factored(A0, xp, pde, steps, dt, axis, boundary, sym, anti, renormalize)
+        attention, velocity = _evolve_factored(A0, xp, pde, steps, dt, axis, boundary, sym, anti, renormalize,
+                                               velocity)
     elif form == "banded":
         attention, velocity = _evolve_sparse(A0, pde, steps, dt, beta, axes, boundary, sym, anti,
-                                             causal_remask, renormalize)
+                                             causal_remask, renormalize, velocity)
     else:
         attention, velocity = _evolve_dense(A0, xp, pde, steps, dt, beta, axes, boundary, sym, anti,
-                                            causal_remask, renormalize)
+                                            causal_remask, renormalize, velocity)
     return PDEEvolution(attention=attention, velocity=velocity, pde=pde, axis=axis, boundary=boundary,
                         steps=steps, dt=dt, alpha=alpha, c=c, beta=beta, ds=ds, r=r, courant=courant,
                         limit=limit, stable=bool(stable), form=form, causal_remask=bool(causal_remask),
                         renormalize=bool(renormalize))
 
 
-def _evolve_dense(a, xp, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize):
+def _evolve_dense(a, xp, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0):
     T = a.shape[0]
     mask = xp.tril(xp.ones((T, T), dtype=a.dtype)) if causal_remask else None
-    v = xp.zeros_like(a) if pde == "wave" else None
+    v = (xp.zeros_like(a) if v0 is None else v0) if pde == "wave" else None
     for _ in range(steps):
         if pde == "wave":
             v = v + _apply_dense(a, axes, 0.0, sym, 0.0, boundary)
@@ -624,12 +655,12 @@ def _evolve_dense(a, xp, pde, steps, dt, beta, axes, boundary, sym, anti, causal
     return a, v
 
 
-def _evolve_sparse(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize):
+def _evolve_sparse(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0):
     import scipy.sparse as sp
 
     T = a.shape[0]
     op = _operator(T, boundary, sym, anti)
-    v = sp.csr_array((T, T)) if pde == "wave" else None
+    v = (sp.csr_array((T, T)) if v0 is None else v0) if pde == "wave" else None
     for _ in range(steps):
         if pde == "wave":
             v = (v + _apply_sparse(a, op, axes, 0.0)).tocsr()
@@ -649,10 +680,16 @@ def _evolve_sparse(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_re
     return a, v
 
 
-def _evolve_factored(f, xp, pde, steps, dt, axis, boundary, sym, anti, renormalize):
+def _evolve_factored(f, xp, pde, steps, dt, axis, boundary, sym, anti, renormalize, v0):
     q, k = f.query, f.key
     moving = k if axis == "key" else q
-    w = xp.zeros_like(moving) if pde == "wave" else None
+    if pde == "wave" and v0 is not None:
+        # V = q w^T (key axis) or w k^T (query axis): the moving factor of the velocity
+        fixed, vfixed = (q, v0.query) if axis == "key" else (k, v0.key)
+        if vfixed is not fixed and not bool(xp.all(vfixed == fixed)):
+            raise InputError("velocity must share the fixed factor of A0 (pass a previous result's velocity)")
+    w = ((xp.zeros_like(moving) if v0 is None else (v0.key if axis == "key" else v0.query))
+         if pde == "wave" else None)
     for _ in range(steps):
         if pde == "wave":
             w = w + _stencil(moving, 0, 0.0, sym, 0.0, boundary)
