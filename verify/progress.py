@@ -7,8 +7,8 @@
 
 When stderr is a terminal and tqdm is installed (the optional ``progress`` extra:
 ``pip install "attention-limits[progress]"``) this draws a bar that names the current item;
-otherwise (a log file, CI, or no tqdm) it writes one plain line per item, ``verify [3/22] fna_rate``,
-and a closing ``verify: 22 done in 77.1 s``. Standard output is never touched, so tables and JSON
+otherwise (a log file, CI, or no tqdm) it writes one plain line per finished item with its time,
+``verify [3/22] fna_rate 2.1 s``, and a closing ``verify: 22 done in 77.1 s``. Standard output is never touched, so tables and JSON
 printed there stay clean.
 
 ``quiet=True`` silences it. ``quiet=None`` (the default) follows :func:`silenced`: a command's
@@ -69,7 +69,7 @@ def _tqdm():
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", quiet: bool | None = None,
              label: Callable[[T], Any] | None = None, stream: TextIO | None = None) -> Iterator[T]:
-    """Yield the items of ``iterable`` while reporting on stderr which one is running.
+    """Yield the items of ``iterable`` while reporting their progress on stderr.
 
     Parameters
     ----------
@@ -122,11 +122,12 @@ def _lines(iterable, total, desc, label, out):
     head = f"{desc} " if desc else ""
     count = 0
     for count, item in enumerate(iterable, 1):
+        t0 = time.perf_counter()
+        yield item  # a line once the item is done: an item that raises leaves no line behind
         of = f"/{total}" if total is not None else ""
         name = f" {label(item)}" if label is not None else ""
-        out.write(f"{head}[{count}{of}]{name}\n")
+        out.write(f"{head}[{count}{of}]{name} {time.perf_counter() - t0:.1f} s\n")
         out.flush()
-        yield item
     elapsed = time.perf_counter() - start
     out.write(f"{desc or 'progress'}: {count} done in {elapsed:.1f} s\n")
     out.flush()

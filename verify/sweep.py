@@ -284,11 +284,10 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
                          f"tcp://host:8786, got {scheduler!r}")
     points = sweep_points(grid, repeats=repeats, seed=seed)
     if scheduler is None:
-        outcomes = []
-        for i, point in enumerate(points, 1):
-            outcomes.append(_run_point(run, point.params))
-            if progress:
-                sys.stderr.write(f"[{i}/{len(points)}] {outcomes[-1].verdict}  {_describe(point.params)}\n")
+        from verify.progress import progress as report  # a bar on a terminal, plain lines otherwise
+
+        outcomes = [_run_point(run, point.params) for point in report(
+            points, desc=f"sweep {_check_name(run)}", quiet=not progress, label=lambda p: _describe(p.params))]
     else:
         outcomes = _dask_compute(run, points, scheduler, progress)
     name = next((o.result.check for o in outcomes if o.result is not None), _check_name(run))
@@ -404,7 +403,7 @@ def main(argv=None) -> int:
             raise InputError(str(exc)) from None
         grid = parse_grid(ns.grid, run)
         result = sweep(run, grid, repeats=ns.repeats, seed=ns.seed, scheduler=ns.scheduler,
-                       progress=ns.scheduler is not None)
+                       progress=not ns.quiet)
     except (*USER_ERRORS, ConvergenceError) as exc:
         return report_error(prog, exc)
     if not ns.quiet:

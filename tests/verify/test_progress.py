@@ -18,7 +18,8 @@ def test_plain_lines_off_a_terminal():
     items = list(progress(["a", "b", "c"], desc="verify", label=str.upper, stream=out))
     assert items == ["a", "b", "c"]
     lines = out.getvalue().splitlines()
-    assert lines[:3] == ["verify [1/3] A", "verify [2/3] B", "verify [3/3] C"]
+    assert [line.rsplit(" ", 2)[0] for line in lines[:3]] == ["verify [1/3] A", "verify [2/3] B", "verify [3/3] C"]
+    assert all(line.endswith(" s") for line in lines)
     assert lines[3].startswith("verify: 3 done in ") and lines[3].endswith(" s")
 
 
@@ -26,7 +27,15 @@ def test_unknown_total_and_default_stream_is_stderr(capsys):
     assert list(progress(iter(range(2)))) == [0, 1]
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.splitlines()[:2] == ["[1]", "[2]"]
+    assert [line.split()[0] for line in captured.err.splitlines()[:2]] == ["[1]", "[2]"]
+
+
+def test_an_item_that_raises_leaves_no_line():
+    out = io.StringIO()
+    with pytest.raises(ZeroDivisionError):
+        for _ in progress([1, 2], desc="sweep", stream=out):
+            raise ZeroDivisionError
+    assert out.getvalue() == ""
 
 
 def test_quiet_and_silenced_write_nothing():
@@ -54,4 +63,4 @@ def test_terminal_without_tqdm_falls_back_to_lines(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now raises ImportError
     out = _Terminal()
     assert list(progress([1], desc="figures", stream=out)) == [1]
-    assert out.getvalue().splitlines()[0] == "figures [1/1]"
+    assert out.getvalue().splitlines()[0].startswith("figures [1/1] ")
