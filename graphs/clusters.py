@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
-from graphs._validation import check_row_stochastic
+from graphs.gap import spectral_gap, stationary_distribution
+from graphs.paths import shortest_paths
 from spectral.backend import from_numpy, to_numpy
+from spectral.display import array_summary, result_repr
+from spectral.scores import check_row_stochastic
+from spectral.validation import InputError, as_generator, check_int, check_option, check_real, check_reals
 
 __all__ = [
     "near_one_count",
@@ -40,7 +43,7 @@ ABLATION_KINDS = ("edge", "node")
 def _moduli_desc(eigenvalues) -> np.ndarray:
     eta = np.asarray(to_numpy(eigenvalues)).reshape(-1)
     if eta.size == 0 or not np.all(np.isfinite(eta)):
-        raise ValueError("eigenvalues must be a non-empty finite array")
+        raise InputError("eigenvalues must be a non-empty finite array")
     return eta
 
 
@@ -49,12 +52,11 @@ def near_one_count(eigenvalues, *, delta: float = 1e-3) -> int:
 
     DRIFT-9: with clusters separated by many kernel widths, ``A`` is close to block diagonal and
     has one eigenvalue near 1 per block. ``delta`` must be small against the intra-cluster gap
-    and large against the inter-cluster leakage (DESIGN 3.3: ``delta = 1e-3`` counts correctly for
-    separations >= 8 sigma, not for 4-6 sigma).
+    and large against the inter-cluster leakage (``delta = 1e-3`` counts correctly for separations
+    >= 8 sigma, not for 4-6 sigma).
     """
     eta = _moduli_desc(eigenvalues)
-    if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     return int(np.sum(np.abs(eta - 1.0) <= delta))
 
 
@@ -68,9 +70,7 @@ def eigengap_ratios(eigenvalues, *, k_max: int | None = None) -> np.ndarray:
     eta = _moduli_desc(eigenvalues)
     mod = np.sort(np.abs(eta))[::-1]
     m = mod.size
-    k_max = m - 1 if k_max is None else k_max
-    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or not 2 <= k_max <= m - 1:
-        raise ValueError(f"k_max must be an integer in [2, {m - 1}], got {k_max!r}")
+    k_max = check_int("k_max", m - 1 if k_max is None else k_max, low=2, high=m - 1)
     rate = 1.0 - mod
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rate[2:k_max + 1] / rate[1:k_max]
@@ -82,7 +82,7 @@ def estimated_clusters(eigenvalues, *, k_max: int | None = None) -> int:
     return int(np.argmax(eigengap_ratios(eigenvalues, k_max=k_max))) + 2
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class IterationResult:
     """Residuals of iterated attention ``H_L = A^L H`` against the stationary state.
 
@@ -101,6 +101,10 @@ class IterationResult:
     rate: float
     eta2_modulus: float
 
+    def __repr__(self) -> str:
+        return result_repr(self, steps=int(self.residuals.shape[0]) - 1, rate=f"{self.rate:.6g}",
+                           eta2_modulus=f"{self.eta2_modulus:.6g}", residuals=array_summary(self.residuals))
+
 
 def iterate_attention(A, H, *, steps: int) -> IterationResult:
     """Iterate ``H <- A H`` (attention without residual connections) and track the collapse.
@@ -117,13 +121,10 @@ def iterate_attention(A, H, *, steps: int) -> IterationResult:
         Token features (values), same namespace as ``A``.
     steps : int >= 1
     """
-    from graphs.gap import spectral_gap, stationary_distribution
-
     xp = check_row_stochastic(A)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+    steps = check_int("steps", steps, low=1)
     if len(H.shape) != 2 or H.shape[0] != A.shape[0]:
-        raise ValueError(f"H must have shape ({A.shape[0]}, m) to match A, got {tuple(H.shape)}")
+        raise InputError(f"H must have shape ({A.shape[0]}, m) to match A, got {tuple(H.shape)}")
     pi = stationary_distribution(A)
     limit = xp.ones((A.shape[0], 1), dtype=H.dtype) * (pi[None, :] @ H)
     res = []
@@ -139,9 +140,7 @@ def iterate_attention(A, H, *, steps: int) -> IterationResult:
 
 
 def _fraction(fraction) -> float:
-    if not (isinstance(fraction, (int, float, np.floating)) and 0.0 <= fraction < 1.0):
-        raise ValueError(f"fraction must be in [0, 1), got {fraction!r}")
-    return float(fraction)
+    return check_real("fraction", fraction, low=0.0, high=1.0, high_open=True)
 
 
 def ablate_edges(A, *, fraction: float, rng=None):
@@ -153,7 +152,7 @@ def ablate_edges(A, *, fraction: float, rng=None):
     """
     xp = check_row_stochastic(A)
     frac = _fraction(fraction)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     n = A.shape[0]
     a = np.asarray(to_numpy(A), dtype=np.float64)
     off = (a > 0) & ~np.eye(n, dtype=bool)
@@ -181,21 +180,21 @@ def ablate_nodes(A, *, fraction: float, rng=None):
     """
     xp = check_row_stochastic(A)
     frac = _fraction(fraction)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     n = A.shape[0]
     m = n - int(round(frac * n))
     if m < 2:
-        raise ValueError(f"fraction={fraction!r} leaves {m} of {n} tokens; at least 2 must remain")
+        raise InputError(f"fraction={fraction!r} leaves {m} of {n} tokens; at least 2 must remain")
     kept = np.sort(gen.choice(n, size=m, replace=False))
     idx = from_numpy(kept, like=A)
     sub = xp.take(xp.take(A, idx, axis=0), idx, axis=1)
     s = xp.sum(sub, axis=1)
     if bool(xp.any(s <= 0)):
-        raise ValueError("node ablation left a token with no remaining attention (all its keys removed)")
+        raise InputError("node ablation left a token with no remaining attention (all its keys removed)")
     return sub / s[:, None], kept
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class AblationCurve:
     """Spectral gap and hop counts after random ablation, mean and sd over repeats.
 
@@ -212,6 +211,10 @@ class AblationCurve:
     unreachable: np.ndarray
     repeats: int
 
+    def __repr__(self) -> str:
+        return result_repr(self, kind=repr(self.kind), fractions=array_summary(self.fractions),
+                           repeats=self.repeats, gap_mean=array_summary(self.gap_mean))
+
 
 def ablation_curve(A, fractions, *, kind: str = "edge", repeats: int = 5, rng=None) -> AblationCurve:
     """How the spectral gap and the mean shortest-path hop count degrade under random ablation.
@@ -219,18 +222,13 @@ def ablation_curve(A, fractions, *, kind: str = "edge", repeats: int = 5, rng=No
     The synthetic counterpart of FNA Fig. 4 (random edge removal); ``kind="node"`` removes tokens.
     Each fraction is repeated ``repeats`` times with independent masks from ``rng``.
     """
-    from graphs.gap import spectral_gap
-    from graphs.paths import shortest_paths
-
     check_row_stochastic(A)
-    if kind not in ABLATION_KINDS:
-        raise ValueError(f"kind must be one of {ABLATION_KINDS}, got {kind!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
-    fr = np.asarray(fractions, dtype=float).reshape(-1)
-    for f in fr:
-        _fraction(float(f))
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    kind = check_option("kind", kind, ABLATION_KINDS)
+    repeats = check_int("repeats", repeats, low=1)
+    if hasattr(fractions, "shape"):
+        fractions = np.asarray(to_numpy(fractions), dtype=float).reshape(-1)
+    fr = np.asarray(check_reals("fractions", fractions, low=0.0, high=1.0, high_open=True))
+    gen = as_generator(rng)
     gaps = np.empty((fr.size, repeats))
     hops = np.empty((fr.size, repeats))
     unreach = np.empty((fr.size, repeats))

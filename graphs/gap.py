@@ -17,13 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from graphs._validation import check_row_stochastic
+from spectral import DisconnectedGraphWarning, markov_spectrum
 from spectral.backend import from_numpy, to_numpy
+from spectral.display import result_repr
+from spectral.scores import check_row_stochastic
+from spectral.validation import InputError, check_real
 
 __all__ = ["SpectralGap", "spectral_gap", "stationary_distribution", "is_reversible"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class SpectralGap:
     """Absolute spectral gap of a row-stochastic matrix and what follows from it.
 
@@ -60,6 +63,11 @@ class SpectralGap:
     epsilon: float
     stationary: Any
 
+    def __repr__(self) -> str:
+        return result_repr(self, gap=f"{self.gap:.6g}", eta2=f"{self.eta2:.6g}", n_components=self.n_components,
+                           reversible=self.reversible, relaxation_time=f"{self.relaxation_time:.6g}",
+                           mixing_time=f"[{self.mixing_time_lower:.4g}, {self.mixing_time_upper:.4g}]")
+
 
 def stationary_distribution(A):
     """Stationary distribution ``pi`` (``pi^T A = pi^T``, ``sum pi = 1``) of an irreducible chain.
@@ -69,7 +77,7 @@ def stationary_distribution(A):
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         ``A`` is not row-stochastic, or the chain has no unique stationary distribution (the
         linear system is singular, or ``pi`` has entries below ``-4 sqrt(eps)``).
     """
@@ -83,10 +91,10 @@ def stationary_distribution(A):
     try:
         pi = np.linalg.solve(m, rhs)
     except np.linalg.LinAlgError as exc:
-        raise ValueError("A has no unique stationary distribution (reducible chain)") from exc
+        raise InputError("A has no unique stationary distribution (reducible chain)") from exc
     tol = 4.0 * math.sqrt(np.finfo(float).eps)
     if not np.all(np.isfinite(pi)) or pi.min() < -tol:
-        raise ValueError("A has no unique stationary distribution (reducible chain)")
+        raise InputError("A has no unique stationary distribution (reducible chain)")
     pi = np.clip(pi, 0.0, None)
     return from_numpy(pi / pi.sum(), like=A)
 
@@ -116,7 +124,7 @@ def spectral_gap(A, *, epsilon: float = 0.25) -> SpectralGap:
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         ``A`` not square, not finite, negative, or not row-stochastic; ``epsilon`` outside (0, 1/2).
 
     Notes
@@ -132,7 +140,7 @@ def spectral_gap(A, *, epsilon: float = 0.25) -> SpectralGap:
 
     References
     ----------
-    FNA "Mechanistic explanation" and Fig. 5a; DESIGN.md 3.4; ledger FNA-7, FNA-17.
+    FNA "Mechanistic explanation" and Fig. 5a; ledger FNA-7, FNA-17.
 
     Examples
     --------
@@ -141,16 +149,14 @@ def spectral_gap(A, *, epsilon: float = 0.25) -> SpectralGap:
     >>> round(spectral_gap(A).gap, 12)
     0.75
     """
-    from spectral.eigen import DisconnectedGraphWarning, markov_spectrum
-
     check_row_stochastic(A)
-    if not (isinstance(epsilon, (int, float, np.floating)) and 0.0 < epsilon < 0.5):
-        raise ValueError(f"epsilon must be in (0, 0.5), got {epsilon!r}")
+    epsilon = check_real("epsilon", epsilon, low=0.0, high=0.5, low_open=True, high_open=True)
     n = A.shape[0]
     if n < 2:
-        raise ValueError(f"A must be at least 2 x 2 for a spectral gap, got shape {tuple(A.shape)}")
+        raise InputError(f"A must be at least 2 x 2 for a spectral gap, got shape {tuple(A.shape)}")
     with warnings.catch_warnings():
-        # A disconnected attention graph is a legitimate input here: its gap is 0.
+        # A disconnected attention graph is a legitimate input here: its gap is 0 (structurally) or
+        # below round-off (numerically), and the result says so.
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
         spec = markov_spectrum(A, method="dense")
     eta = np.asarray(to_numpy(spec.eigenvalues))
@@ -164,7 +170,7 @@ def spectral_gap(A, *, epsilon: float = 0.25) -> SpectralGap:
     if ncomp == 1:
         try:
             pi = stationary_distribution(A)
-        except ValueError:
+        except InputError:
             pi = None
         if pi is not None:
             reversible = is_reversible(A, pi)

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from graphs._validation import check_row_stochastic
 from spectral.backend import from_numpy, to_numpy
+from spectral.display import array_summary, result_repr
+from spectral.scores import check_row_stochastic
+from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["ShortestPaths", "WEIGHTS", "edge_weights", "shortest_paths", "hops_from_predecessors", "path",
            "to_networkx"]
@@ -28,7 +30,7 @@ __all__ = ["ShortestPaths", "WEIGHTS", "edge_weights", "shortest_paths", "hops_f
 WEIGHTS = ("inverse", "neg-log")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class ShortestPaths:
     """All-pairs weighted shortest paths of an attention graph.
 
@@ -51,6 +53,11 @@ class ShortestPaths:
     predecessors: Any
     weight: str
 
+    def __repr__(self) -> str:
+        return result_repr(self, n=int(self.lengths.shape[0]), weight=repr(self.weight),
+                           mean_hops=f"{self.mean_hops():.4g}", max_hops=self.max_hops(),
+                           lengths=array_summary(self.lengths))
+
     def mean_hops(self, *, off_diagonal: bool = True) -> float:
         """Mean hop count over reachable ordered pairs (i != j by default)."""
         h = to_numpy(self.hops)
@@ -71,8 +78,7 @@ def edge_weights(A, *, weight: str = "inverse") -> np.ndarray:
     attention weights"). ``"neg-log"``: ``W_ij = -log A_ij`` (the shortest path is then the most
     probable walk; an alternative reading, not the paper's).
     """
-    if weight not in WEIGHTS:
-        raise ValueError(f"weight must be one of {WEIGHTS}, got {weight!r}")
+    check_option("weight", weight, WEIGHTS)
     check_row_stochastic(A)
     a = np.asarray(to_numpy(A), dtype=np.float64)
     w = np.full(a.shape, np.inf)
@@ -106,10 +112,10 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
     """
     pred = np.asarray(to_numpy(predecessors), dtype=np.int64)
     if pred.ndim != 2 or pred.shape[0] != pred.shape[1]:
-        raise ValueError(f"predecessors must be a square (n, n) integer matrix, got shape {pred.shape}")
+        raise InputError(f"predecessors must be a square (n, n) integer matrix, got shape {pred.shape}")
     n = pred.shape[0]
     if pred.size and pred.max() >= n:
-        raise ValueError(f"predecessors entries must be node indices in [0, {n - 1}] or negative")
+        raise InputError(f"predecessors entries must be node indices in [0, {n - 1}] or negative")
     rows = np.arange(n)[:, None]
     missing = pred < 0
     unreachable = missing & (rows != np.arange(n)[None, :])
@@ -122,7 +128,7 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
         h = h + np.take_along_axis(h, p, axis=1)
         p = np.take_along_axis(p, p, axis=1)
     else:  # pragma: no cover - only a predecessor matrix with a cycle gets here
-        raise ValueError("predecessors contain a cycle (not a shortest-path tree)")
+        raise InputError("predecessors contain a cycle (not a shortest-path tree)")
     h[unreachable] = -1
     return h
 
@@ -145,7 +151,7 @@ def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         ``A`` not square, not finite, with negative entries, or not row-stochastic (row sums
         within ``4 sqrt(eps)`` of 1); unknown ``weight``.
 
@@ -157,15 +163,34 @@ def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
 
     References
     ----------
-    FNA section "Mechanistic explanation", Figs. 5c-5e; DESIGN.md 3.4.
+    FNA section "Mechanistic explanation", Figs. 5c-5e.
 
     Examples
     --------
+    Three tokens that attend mostly to the next one (0 -> 1 -> 2 -> 0):
+
     >>> import numpy as np
+    >>> from graphs import path, shortest_paths
     >>> A = np.array([[0.0, 0.9, 0.1], [0.1, 0.0, 0.9], [0.9, 0.1, 0.0]])
     >>> sp = shortest_paths(A)
-    >>> float(sp.lengths[0, 2]), int(sp.hops[0, 2])   # 1/0.9 + 1/0.9 < 1/0.1
+
+    The direct edge 0 -> 2 weighs ``1 / 0.1 = 10``; going through token 1 costs
+    ``1/0.9 + 1/0.9 = 2.22`` in two hops, so the shortest path takes the detour:
+
+    >>> float(sp.lengths[0, 2]), int(sp.hops[0, 2])
     (2.2222222222222223, 2)
+    >>> path(sp, 0, 2)
+    [0, 1, 2]
+    >>> sp.mean_hops(), sp.max_hops()
+    (1.5, 2)
+
+    Attention from a softmax of scores ``exp(x_i . x_j)`` on random tokens:
+
+    >>> from spectral import dot_product_scores, row_normalize
+    >>> x = np.random.default_rng(0).standard_normal((20, 4))
+    >>> sp = shortest_paths(row_normalize(dot_product_scores(x)))
+    >>> sp.hops.shape, bool((sp.hops[~np.eye(20, dtype=bool)] >= 1).all())
+    ((20, 20), True)
     """
     from scipy import sparse
     from scipy.sparse.csgraph import shortest_path
@@ -183,9 +208,8 @@ def path(result: ShortestPaths, source: int, target: int) -> list[int]:
     """Node sequence of the shortest path ``source -> target`` (empty if unreachable)."""
     pred = to_numpy(result.predecessors)
     n = pred.shape[0]
-    for name, v in (("source", source), ("target", target)):
-        if not (0 <= int(v) < n):
-            raise ValueError(f"{name} must be a node index in [0, {n - 1}], got {v!r}")
+    source = check_int("source", source, low=0, high=n - 1)
+    target = check_int("target", target, low=0, high=n - 1)
     if source == target:
         return [int(source)]
     if pred[source, target] < 0:

@@ -16,8 +16,10 @@ import math
 
 import numpy as np
 
-from graphs._validation import check_row_stochastic
 from spectral.backend import array_namespace, from_numpy, to_numpy
+from spectral.display import result_repr
+from spectral.scores import check_row_stochastic
+from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = [
     "TailFit",
@@ -33,10 +35,6 @@ TAIL_METHODS = ("ccdf", "truncated-pareto", "hill")
 
 # Rows are sampled in blocks of at most this many matrix entries (bounds the cumulative-sum buffer).
 _BLOCK_ENTRIES = 1 << 22
-
-
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def sample_next(A, rows, *, rng=None, validate: bool = True):
@@ -68,8 +66,8 @@ def sample_next(A, rows, *, rng=None, validate: bool = True):
     n = A.shape[0]
     rows_np = np.asarray(to_numpy(rows), dtype=np.int64).reshape(-1)
     if rows_np.size and (rows_np.min() < 0 or rows_np.max() >= n):
-        raise ValueError(f"rows must be token indices in [0, {n - 1}], got range [{rows_np.min()}, {rows_np.max()}]")
-    u_np = _rng(rng).random(rows_np.size)
+        raise InputError(f"rows must be token indices in [0, {n - 1}], got range [{rows_np.min()}, {rows_np.max()}]")
+    u_np = as_generator(rng).random(rows_np.size)
     block = max(1, _BLOCK_ENTRIES // max(n, 1))
     out = []
     for start in range(0, rows_np.size, block):
@@ -104,13 +102,12 @@ def random_walk(A, *, start, steps: int, rng=None):
         ``path[k, s]`` is the state of walker k after s steps (column 0 is ``start``).
     """
     xp = check_row_stochastic(A)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
-    gen = _rng(rng)
+    steps = check_int("steps", steps, low=0)
+    gen = as_generator(rng)
     state = np.asarray(to_numpy(start), dtype=np.int64).reshape(-1)
     n = A.shape[0]
     if state.size == 0 or state.min() < 0 or state.max() >= n:
-        raise ValueError(f"start must be one or more token indices in [0, {n - 1}], got {start!r}")
+        raise InputError(f"start must be one or more token indices in [0, {n - 1}], got {start!r}")
     path = [from_numpy(state, like=A)]
     for _ in range(steps):
         path.append(sample_next(A, path[-1], rng=gen, validate=False))
@@ -142,18 +139,17 @@ def jump_lengths(A, points, *, size: int, rng=None, sources=None, metric=None):
         Jump lengths in ``A``'s namespace.
     """
     xp = check_row_stochastic(A)
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size must be an integer >= 1, got {size!r}")
+    size = check_int("size", size, low=1)
     n = A.shape[0]
     if tuple(points.shape)[:1] != (n,) or len(points.shape) != 2:
-        raise ValueError(f"points must have shape ({n}, dim) to match A, got {tuple(points.shape)}")
-    gen = _rng(rng)
+        raise InputError(f"points must have shape ({n}, dim) to match A, got {tuple(points.shape)}")
+    gen = as_generator(rng)
     if sources is None:
         src_np = gen.integers(0, n, size=size)
     else:
         src_np = np.asarray(to_numpy(sources), dtype=np.int64).reshape(-1)
         if src_np.size != size:
-            raise ValueError(f"sources must have {size} entries (size), got {src_np.size}")
+            raise InputError(f"sources must have {size} entries (size), got {src_np.size}")
     src = from_numpy(src_np, like=A)
     dst = sample_next(A, src, rng=gen, validate=False)
     xi = xp.take(points, src, axis=0)
@@ -174,7 +170,7 @@ def empirical_ccdf(samples):
     return r, (n - np.arange(1, n + 1)) / n
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class TailFit:
     """Estimated tail exponent of ``P(R > r) ~ r^-alpha`` inside a window.
 
@@ -205,6 +201,11 @@ class TailFit:
     method: str
     shift: float = 0.0
 
+    def __repr__(self) -> str:
+        return result_repr(self, alpha=f"{self.alpha:.4g}", stderr=f"{self.stderr:.2g}", method=repr(self.method),
+                           window=f"[{self.r_min:.4g}, {self.r_max:.4g}]", count=self.count,
+                           n_samples=self.n_samples, shift=f"{self.shift:.4g}")
+
     def interval(self, z: float = 1.96) -> tuple[float, float]:
         """``alpha -/+ z stderr`` (normal approximation, 95 % by default)."""
         return (self.alpha - z * self.stderr, self.alpha + z * self.stderr)
@@ -234,7 +235,7 @@ def _fit_truncated_pareto(x, x_min: float, x_max: float) -> tuple[float, float]:
     ubar = float(u.mean())
     # The mean of log(x / x_min) is decreasing in alpha from L (alpha -> -inf) to 0 (+inf).
     if not 0.0 < ubar < L:
-        raise ValueError("truncated-Pareto fit needs samples spread inside the window (all at one end)")
+        raise InputError("truncated-Pareto fit needs samples spread inside the window (all at one end)")
     f = lambda a: _truncated_exponential_mean(a, L) - ubar  # noqa: E731
     lo, hi = -1.0, 1.0
     while f(lo) < 0:
@@ -295,16 +296,16 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
         Pareto, alpha = 1.8 on [1, 10], 1e5 samples: Hill 1.93 +- 0.006), and for alpha-stable
         samples the slowly vanishing second-order tail term does the same (alpha = 1.8, top
         10 % of 2e5 |X|: Hill 2.8). Prefer ``"ccdf"`` or ``"truncated-pareto"`` on a window placed where the power law
-        holds (DESIGN 3.2: both recovered alpha to about 0.01 for FNA jumps on S^1).
+        holds (both recovered alpha to about 0.01 for FNA jumps on S^1).
     shift : float
         Fit the tail of ``R + shift`` (a Lomax / shifted Pareto). For FNA jumps use the kernel
         scale ``kappa``: on S^1 (d = 1, uniform points) the jump density is proportional to
-        ``(1 + r / kappa)^-(1 + alpha)``, so ``R + kappa`` is an exact truncated Pareto at every r
-        (DESIGN 3.2); for d > 1 the factor ``r^(d-1)`` makes it a power law only for r >> kappa.
+        ``(1 + r / kappa)^-(1 + alpha)``, so ``R + kappa`` is an exact truncated Pareto at every r;
+        for d > 1 the factor ``r^(d-1)`` makes it a power law only for r >> kappa.
     n_grid : int
         Grid points for ``"ccdf"`` (>= 3).
     min_count : int
-        Minimum number of samples inside the window (>= 2); fewer raise ``ValueError``.
+        Minimum number of samples inside the window (>= 2); fewer raise :class:`~spectral.validation.InputError`.
 
     Returns
     -------
@@ -312,7 +313,7 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         Unknown method, samples not finite and non-negative, an empty or inverted window, too few
         samples in it, or (``"ccdf"``) no sample above ``r_max``.
 
@@ -322,43 +323,40 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
     Aban, Meerschaert & Panorska (2006), "Parameter estimation for the truncated Pareto
     distribution"; Clauset, Shalizi & Newman (2009), "Power-law distributions in empirical data".
     """
-    if method not in TAIL_METHODS:
-        raise ValueError(f"method must be one of {TAIL_METHODS}, got {method!r}")
+    method = check_option("method", method, TAIL_METHODS)
     r = np.asarray(to_numpy(samples), dtype=float).reshape(-1)
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r < 0):
-        raise ValueError("samples must be a non-empty array of finite, non-negative numbers")
-    if not (isinstance(shift, (int, float, np.floating)) and math.isfinite(shift) and shift >= 0):
-        raise ValueError(f"shift must be in [0, inf), got {shift!r}")
-    if not (isinstance(r_min, (int, float, np.floating)) and math.isfinite(r_min) and r_min >= 0):
-        raise ValueError(f"r_min must be in [0, inf), got {r_min!r}")
+        raise InputError("samples must be a non-empty array of finite, non-negative numbers")
+    shift = check_real("shift", shift, low=0.0)
+    r_min = check_real("r_min", r_min, low=0.0)
     if r_min + shift <= 0:
-        raise ValueError("r_min + shift must be > 0 (log of the lower window edge)")
-    if isinstance(n_grid, bool) or not isinstance(n_grid, (int, np.integer)) or n_grid < 3:
-        raise ValueError(f"n_grid must be an integer >= 3, got {n_grid!r}")
-    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 2:
-        raise ValueError(f"min_count must be an integer >= 2, got {min_count!r}")
+        raise InputError("r_min + shift must be > 0 (log of the lower window edge)")
+    n_grid = check_int("n_grid", n_grid, low=3)
+    min_count = check_int("min_count", min_count, low=2)
     x = r + shift
     x_lo = r_min + shift
     if method == "hill":
         if r_max is not None:
-            raise ValueError("r_max must be None for method 'hill' (the Hill estimator is untruncated)")
+            raise InputError("r_max must be None for method 'hill' (the Hill estimator is untruncated)")
         tail = x[x > x_lo]
         if tail.size < min_count:
-            raise ValueError(f"only {tail.size} samples above r_min={r_min!r}; need at least min_count={min_count}")
+            raise InputError(f"only {tail.size} samples above r_min={r_min!r}; need at least min_count={min_count}")
         alpha = tail.size / float(np.sum(np.log(tail / x_lo)))
         return TailFit(alpha, alpha / math.sqrt(tail.size), float(r_min), math.inf, int(tail.size), int(r.size),
                        method, float(shift))
-    if r_max is None or not (isinstance(r_max, (int, float, np.floating)) and math.isfinite(r_max) and r_max > r_min):
-        raise ValueError(f"r_max must be a finite number in (r_min, inf) = ({r_min!r}, inf) for method {method!r}, got {r_max!r}")
+    if r_max is None:
+        raise InputError(f"r_max must be a finite number in (r_min, inf) = ({r_min!r}, inf) for method {method!r}, "
+                         "got None")
+    r_max = check_real("r_max", r_max, low=r_min, low_open=True)
     x_hi = r_max + shift
     inside = x[(x >= x_lo) & (x <= x_hi)]
     if inside.size < min_count:
-        raise ValueError(f"only {inside.size} samples in the window [{r_min!r}, {r_max!r}]; need at least min_count={min_count}")
+        raise InputError(f"only {inside.size} samples in the window [{r_min!r}, {r_max!r}]; need at least min_count={min_count}")
     if method == "truncated-pareto":
         alpha, se = _fit_truncated_pareto(inside, x_lo, x_hi)
     else:
         if not np.any(x > x_hi):
-            raise ValueError(f"no sample exceeds r_max={r_max!r}; choose r_max below the largest sample ({r.max():.6g})")
+            raise InputError(f"no sample exceeds r_max={r_max!r}; choose r_max below the largest sample ({r.max():.6g})")
         alpha, se = _fit_ccdf(x, x_lo, x_hi, int(n_grid))
     return TailFit(float(alpha), float(se), float(r_min), float(r_max), int(inside.size), int(r.size), method,
                    float(shift))

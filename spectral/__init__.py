@@ -1,12 +1,27 @@
 """Discrete attention matrices and what is computed from them.
 
-Score builders (:mod:`spectral.kernels`), normalisations (:mod:`spectral.normalize`), Markov spectra
-(:mod:`spectral.eigen`), diffusion maps (:mod:`spectral.diffmaps`), bandwidth suggestion
-(:mod:`spectral.scale`), the sparse/streamed heat kernel (:mod:`spectral.heat_sparse`) and the memory
-guard (:mod:`spectral.memory`). The array backend is chosen in :mod:`spectral.backend` only.
+Import public names from the top level (``from spectral import fna_kernel``); the modules, one
+job each:
 
-Importing ``spectral`` (or its floor, :mod:`spectral.backend` and :mod:`spectral.validation`) loads
-nothing else: each public name is imported from its module on first use.
+* floor (imported by every layer, loads nothing else): :mod:`spectral.backend` (array libraries,
+  the host boundary, eigensolver dispatch) and :mod:`spectral.validation` (error types, validators,
+  random streams); :mod:`spectral.testing` (``assert_close`` for tests);
+* score builders: :mod:`spectral.fna` (fractional neural attention), :mod:`spectral.heat` (heat
+  kernel, dense and sparse), :mod:`spectral.dot_product`, :mod:`spectral.metric` (metric attention),
+  :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`; :mod:`spectral.operators`
+  (matrix-free and sparse score matrices, the guarded dense builder);
+* checks and normalisations: :mod:`spectral.arrays` (array inputs), :mod:`spectral.scores` (score
+  and attention matrices), :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
+* spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`),
+  :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
+  (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
+  :mod:`spectral.generator` (``-log(eta) / t``);
+* built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
+  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth suggestion);
+* support: :mod:`spectral.memory` (memory guard), :mod:`spectral.display` (short reprs).
+
+Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
+module on first use.
 """
 
 from __future__ import annotations
@@ -15,28 +30,19 @@ import importlib
 
 #: public name -> the module that defines it (loaded on first access)
 _EXPORTS = {
-    "DenseMemoryError": "spectral.memory",
-    "DiffusionMap": "spectral.diffmaps",
-    "DisconnectedGraphError": "spectral.eigen",
-    "DisconnectedGraphWarning": "spectral.eigen",
-    "GeneratorEigenvalues": "spectral.eigen",
-    "HeatMarkov": "spectral.heat_sparse",
-    "KernelOperator": "spectral.kernels",
-    "ResidualMLP": "spectral.kernels",
-    "ScaleSuggestion": "spectral.scale",
-    "ScoreMLP": "spectral.kernels",
-    "SinkhornResult": "spectral.normalize",
-    "SparseScores": "spectral.kernels",
-    "Spectrum": "spectral.eigen",
     "anisotropic_normalize": "spectral.normalize",
     "available_memory_bytes": "spectral.memory",
     "check_dense_memory": "spectral.memory",
-    "circulant_spectrum": "spectral.eigen",
-    "count_components": "spectral.eigen",
+    "circulant_spectrum": "spectral.circulant",
+    "count_components": "spectral.components",
     "dense_bytes": "spectral.memory",
+    "DenseMemoryError": "spectral.memory",
     "diffusion_distance": "spectral.diffmaps",
     "diffusion_map": "spectral.diffmaps",
-    "FMAGroups": "spectral.fma",
+    "DiffusionMap": "spectral.diffmaps",
+    "DisconnectedGraphError": "spectral.components",
+    "DisconnectedGraphWarning": "spectral.components",
+    "dot_product_scores": "spectral.dot_product",
     "fma_attention": "spectral.fma",
     "fma_attention_2d": "spectral.fma",
     "fma_depth": "spectral.fma",
@@ -46,32 +52,35 @@ _EXPORTS = {
     "fma_levels_2d": "spectral.fma",
     "fma_matrix": "spectral.fma",
     "fma_matrix_2d": "spectral.fma",
-    "dot_product_scores": "spectral.kernels",
-    "fna_kernel": "spectral.kernels",
-    "fna_profile": "spectral.kernels",
-    "fna_time": "spectral.kernels",
-    "generator_eigenvalues": "spectral.eigen",
-    "heat_kernel": "spectral.kernels",
-    "heat_kernel_sparse": "spectral.kernels",
+    "FMAGroups": "spectral.fma",
+    "fna_kernel": "spectral.fna",
+    "fna_profile": "spectral.fna",
+    "fna_time": "spectral.fna",
+    "generator_eigenvalues": "spectral.generator",
+    "GeneratorEigenvalues": "spectral.generator",
+    "heat_kernel": "spectral.heat",
+    "heat_kernel_sparse": "spectral.heat",
     "heat_markov": "spectral.heat_sparse",
-    "heat_time": "spectral.kernels",
+    "heat_time": "spectral.heat",
+    "HeatMarkov": "spectral.heat_sparse",
+    "KernelOperator": "spectral.operators",
     "markov_spectrum": "spectral.eigen",
-    "matched_half_width_kappa": "spectral.kernels",
-    "metric_kernel": "spectral.kernels",
-    "neural_scores": "spectral.kernels",
-    "pairwise": "spectral.kernels",
-    "paper_kappa": "spectral.kernels",
+    "matched_half_width_kappa": "spectral.fna",
+    "metric_kernel": "spectral.metric",
+    "neural_scores": "spectral.neural",
+    "pairwise": "spectral.operators",
+    "paper_kappa": "spectral.fna",
+    "ResidualMLP": "spectral.metric",
     "row_normalize": "spectral.normalize",
+    "ScaleSuggestion": "spectral.scale",
+    "ScoreMLP": "spectral.neural",
     "sinkhorn": "spectral.normalize",
+    "SinkhornResult": "spectral.normalize",
+    "SparseScores": "spectral.operators",
+    "Spectrum": "spectral.spectrum",
     "suggest_scale": "spectral.scale",
     "symmetric_conjugate": "spectral.normalize",
     "truncation_bound": "spectral.heat_sparse",
-    # PDE-guided evolution of attention matrices (PDE paper)
-    "FactoredAttention": "spectral.pde",
-    "PDEEvolution": "spectral.pde",
-    "evolve_attention": "spectral.pde",
-    "laplacian_matrix": "spectral.pde",
-    "stability_limit": "spectral.pde",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,9 +7,12 @@ Three paths share one interface (:class:`HeatMarkov`):
 
 * ``"dense"``: the full matrix (memory guarded by :func:`spectral.memory.check_dense_memory`);
 * ``"sparse"``: entries with ``|x_i - x_j| <= cutoff sqrt(eps)`` (SciPy ``cKDTree`` on the host,
-  :func:`spectral.kernels.heat_kernel_sparse`), with a rigorous truncation bound;
-* ``"streamed"``: :class:`spectral.kernels.KernelOperator`, recomputing blocks of rows in each product
+  :func:`spectral.heat_kernel_sparse`), with a rigorous truncation bound;
+* ``"streamed"``: :class:`spectral.KernelOperator`, recomputing blocks of rows in each product
   (memory ``O(block_rows n)``; runs on the inputs' namespace, e.g. CuPy).
+
+The dense and streamed paths take distances from :func:`manifolds.points.pairwise_sq_distance`
+(coordinate by coordinate: no cancellation for nearby points).
 
 Truncation bound (``a = 0``). For row ``i`` let ``k_i`` be the kept mass and ``r_i`` the dropped mass,
 ``r_i <= (n - nnz_i) exp(-cutoff^2 / 2)``. Then for every ``f``
@@ -22,8 +25,7 @@ the reported number is the first-order estimate ``(1 + 2a)`` times the ``a = 0``
 
 References
 ----------
-DRIFT paper (attention as drift-diffusion), Theorems 2-3; Coifman & Lafon, "Diffusion maps" (2006);
-DESIGN.md 3.3 (scale notes: cutoff 6 sqrt(eps), N = 5e4 on S^2).
+"Attention as drift-diffusion" (DRIFT), Theorems 2-3; Coifman & Lafon, "Diffusion maps" (2006).
 """
 
 from __future__ import annotations
@@ -34,8 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from .backend import array_namespace, to_numpy
-from .memory import check_dense_memory
+from manifolds.points import pairwise_sq_distance
+from spectral.backend import array_namespace, to_numpy
+from spectral.display import array_summary, result_repr
+from spectral.heat import heat_kernel, heat_kernel_sparse
+from spectral.memory import check_dense_memory
+from spectral.operators import KernelOperator
+from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 
 __all__ = ["HeatMarkov", "heat_markov", "truncation_bound", "shell_truncation_bound", "gaussian_tail_mass",
            "METHODS"]
@@ -51,10 +58,8 @@ def gaussian_tail_mass(cutoff, dim) -> float:
     """
     from scipy.special import gammaincc
 
-    if not (cutoff > 0):
-        raise ValueError(f"cutoff must be > 0 (radius in units of sqrt(eps)), got {cutoff!r}")
-    if not (isinstance(dim, (int, np.integer)) and dim >= 1):
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+    cutoff = check_real("cutoff", cutoff, low=0.0, low_open=True)
+    dim = check_int("dim", dim, low=1)
     return float(gammaincc(dim / 2.0, cutoff**2 / 2.0))
 
 
@@ -72,6 +77,8 @@ def truncation_bound(nnz_per_row, kept_mass, n_cols, *, cutoff) -> float:
     cutoff : float
         Radius in units of ``sqrt(eps)``; each dropped entry is ``< exp(-cutoff^2 / 2)``.
     """
+    cutoff = check_real("cutoff", cutoff, low=0.0, low_open=True)
+    n_cols = check_int("n_cols", n_cols, low=1)
     nnz = np.asarray(nnz_per_row, dtype=float)
     kept = np.asarray(kept_mass, dtype=float)
     dropped = (n_cols - nnz) * math.exp(-(cutoff**2) / 2.0)
@@ -99,6 +106,9 @@ def shell_truncation_bound(x, kept_mass, *, eps, cutoff, shells=(0.25, 0.5, 1.0,
     """
     from scipy.spatial import cKDTree
 
+    eps = check_real("eps", eps, low=0.0, low_open=True)
+    cutoff = check_real("cutoff", cutoff, low=0.0, low_open=True)
+    shells = check_reals("shells", shells, low=0.0, low_open=True)
     xh = np.asarray(to_numpy(x), dtype=np.float64)
     n = xh.shape[0]
     tree = cKDTree(xh)
@@ -113,12 +123,12 @@ def shell_truncation_bound(x, kept_mass, *, eps, cutoff, shells=(0.25, 0.5, 1.0,
 
 
 def _euclidean(xa, xb):
+    """Euclidean distances ``|x_i - y_j|`` (coordinate by coordinate, accurate for nearby points)."""
     xp = array_namespace(xa, xb)
-    sq = xp.sum(xa * xa, axis=1)[:, None] + xp.sum(xb * xb, axis=1)[None, :] - 2.0 * (xa @ xb.T)
-    return xp.sqrt(xp.clip(sq, 0.0, None))
+    return xp.sqrt(pairwise_sq_distance(xa, xb))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class HeatMarkov:
     """Heat-kernel attention ``S^(a)`` on points ``x`` (see :func:`heat_markov`).
 
@@ -146,6 +156,11 @@ class HeatMarkov:
     _op: Any
     _colw: Any
     _rows: Any
+
+    def __repr__(self) -> str:
+        return result_repr(self, method=repr(self.method), eps=f"{self.eps:.6g}", a=f"{self.a:.6g}",
+                           cutoff=f"{self.cutoff:.6g}", nnz=self.nnz, truncation_bound=f"{self.truncation_bound:.3g}",
+                           degrees=array_summary(self.degrees))
 
     def apply(self, f):
         """``S^(a) f`` for ``f`` of shape (n,) or (n, k)."""
@@ -178,27 +193,38 @@ def heat_markov(x, *, eps, a=0.0, method="sparse", cutoff=6.0, block_rows=None, 
     cutoff : float
         Sparse path only: radius in units of ``sqrt(eps)``.
     block_rows : int, optional
-        Streamed path: rows per block (default from :class:`spectral.kernels.KernelOperator`).
+        Streamed path: rows per block (default from :class:`spectral.KernelOperator`).
     max_bytes : int, optional
         Dense path: memory limit for the guard.
 
     Returns
     -------
     HeatMarkov
-    """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
-    if not (isinstance(a, (int, float)) and 0.0 <= a <= 1.0):
-        raise ValueError(f"a must be in [0, 1], got {a!r}")
-    if not (isinstance(cutoff, (int, float)) and cutoff > 0):
-        raise ValueError(f"cutoff must be > 0 (radius in units of sqrt(eps)), got {cutoff!r}")
-    from .kernels import KernelOperator, heat_kernel, heat_kernel_sparse
 
+    Raises
+    ------
+    spectral.validation.InputError
+        Bad ``method``, ``eps``, ``a``, ``cutoff`` or ``block_rows``; ``x`` not 2-d.
+    spectral.memory.DenseMemoryError
+        ``method="dense"`` beyond the memory limit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.linspace(0.0, 1.0, 50)[:, None]
+    >>> S = heat_markov(x, eps=0.01, method="dense")
+    >>> bool(np.allclose(S.apply(np.ones(50)), 1.0))
+    True
+    """
+    method = check_option("method", method, METHODS)
+    eps = check_real("eps", eps, low=0.0, low_open=True)
+    a = check_real("a", a, low=0.0, high=1.0)
+    cutoff = check_real("cutoff", cutoff, low=0.0, low_open=True)  # radius in units of sqrt(eps)
+    if block_rows is not None:
+        block_rows = check_int("block_rows", block_rows, low=1)
     xp = array_namespace(x)
     if getattr(x, "ndim", 0) != 2:
-        raise ValueError(f"x must be a 2-d array of points (n, D), got shape {getattr(x, 'shape', None)}")
+        raise InputError(f"x must be a 2-d array of points (n, D), got shape {getattr(x, 'shape', None)}")
     n = x.shape[0]
     bound = 0.0
     if method == "sparse":
@@ -210,7 +236,8 @@ def heat_markov(x, *, eps, a=0.0, method="sparse", cutoff=6.0, block_rows=None, 
         nnz = int(op.nnz)
         one = np.ones(n)
     elif method == "dense":
-        check_dense_memory(n, n, dtype="float64", max_bytes=max_bytes)
+        check_dense_memory(n, n, dtype="float64", max_bytes=max_bytes, what="dense heat-kernel matrix",
+                           alternative="use method='sparse' (within a cutoff) or method='streamed' (nothing stored)")
         op = heat_kernel(_euclidean(x, x), eps=eps)
         q = xp.sum(op, axis=1)
         nnz = n * n

@@ -1,16 +1,17 @@
-"""Memory guard for dense score matrices (DESIGN.md section 2, "Memory guard").
+"""Memory guard for dense matrices: refuse a request that would not fit, before allocating it.
 
-Every dense ``n x m`` request is estimated *before* anything is allocated; if
-the estimate exceeds the memory that is free (or a caller's limit) the request
-is refused with :class:`DenseMemoryError`, whose message states the estimate,
-the limit and the matrix-free alternative.  Nothing here allocates arrays.
+Every dense ``n x m`` request is estimated *before* anything is allocated; if the estimate exceeds
+the memory that is free (or a caller's limit) the request is refused with :class:`DenseMemoryError`,
+whose message states the estimate, the limit, and the alternative the caller names (an option of
+that caller that needs less memory). Nothing here allocates arrays.
 """
 
 from __future__ import annotations
 
 import os
 
-import numpy as np
+from spectral.backend import dtype_name
+from spectral.validation import InputError, check_int, check_real
 
 __all__ = [
     "DenseMemoryError",
@@ -20,32 +21,20 @@ __all__ = [
 ]
 
 _GIB = float(1 << 30)
-_MATRIX_FREE_HINT = "use the matrix-free path: method='matrix-free' / --matrix-free"
 
 
 class DenseMemoryError(MemoryError):
     """A dense matrix would not fit in the allowed memory (raised before allocation)."""
 
 
-def _check_count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
 def _itemsize(dtype) -> int:
     """Bytes per element of ``dtype`` (a NumPy dtype, its name, or an array-API dtype)."""
+    import numpy as np
+
     try:
-        return int(np.dtype(dtype).itemsize)
-    except TypeError:
-        # array-API dtypes (array_api_strict.float32, cupy dtypes) print as their name
-        name = str(dtype).rsplit(".", 1)[-1]
-        try:
-            return int(np.dtype(name).itemsize)
-        except TypeError as exc:
-            raise ValueError(f"dtype must be a numeric dtype (e.g. 'float64', 'float32'), got {dtype!r}") from exc
+        return int(np.dtype(dtype_name(dtype)).itemsize)
+    except TypeError as exc:
+        raise InputError(f"dtype must be a numeric dtype (e.g. 'float64', 'float32'), got {dtype!r}") from exc
 
 
 def dense_bytes(n, m=None, dtype="float64") -> int:
@@ -63,8 +52,8 @@ def dense_bytes(n, m=None, dtype="float64") -> int:
     int
         ``n * m * itemsize`` (exact integer arithmetic, no overflow).
     """
-    n = _check_count(n, "n")
-    m = n if m is None else _check_count(m, "m")
+    n = check_int("n", n, low=1)
+    m = n if m is None else check_int("m", m, low=1)
     return n * m * _itemsize(dtype)
 
 
@@ -111,6 +100,8 @@ def check_dense_memory(
     copies: int = 1,
     max_bytes=None,
     what: str = "score matrix",
+    alternative: str | None = None,
+    limit_name: str = "max_bytes",
 ) -> int:
     """Refuse a dense ``n x m`` request that would not fit, before allocating it.
 
@@ -124,10 +115,15 @@ def check_dense_memory(
         How many such matrices the operation holds at once (e.g. 2 for a
         kernel plus its normalised copy).
     max_bytes : int or float, optional
-        The caller's limit in bytes (``--max-memory``).  ``None`` uses the memory
-        available now (:func:`available_memory_bytes`).
+        The caller's limit in bytes.  ``None`` uses the memory available now
+        (:func:`available_memory_bytes`).
     what : str
-        What is being built, for the message.
+        What is being built, for the message (e.g. ``"score matrix"``).
+    alternative : str, optional
+        What the caller can do instead, naming options that exist in the caller's signature
+        (e.g. ``"use method='matrix-free'"``); appended to the message.
+    limit_name : str
+        The caller's name of its ``max_bytes`` option, used in the message.
 
     Returns
     -------
@@ -137,35 +133,33 @@ def check_dense_memory(
     Raises
     ------
     DenseMemoryError
-        If the estimate exceeds the limit; the message gives the estimate and the
-        limit in GiB and points to the matrix-free path.
-    ValueError
+        If the estimate exceeds the limit; the message gives the estimate, the limit in GiB and
+        the caller's ``alternative``.
+    spectral.validation.InputError
         If ``n``, ``m`` or ``copies`` is not an integer ``>= 1`` or ``max_bytes`` is not ``> 0``.
+
+    Examples
+    --------
+    >>> check_dense_memory(1000, dtype="float64", max_bytes=8e6)
+    8000000
+    >>> check_dense_memory(2000, max_bytes=8e6, what="kernel matrix", alternative="use a smaller n")
+    Traceback (most recent call last):
+    ...
+    spectral.memory.DenseMemoryError: kernel matrix of shape (2000, 2000) x 1 in float64 needs an estimated 0.0298 GiB, over the limit max_bytes = 0.00745 GiB; use a smaller n
     """
-    copies = _check_count(copies, "copies")
+    copies = check_int("copies", copies, low=1)
     needed = copies * dense_bytes(n, m, dtype)
     if max_bytes is None:
         limit = available_memory_bytes()
-        source = "memory available now"
+        source = "memory available now:"
     else:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float, np.integer, np.floating)):
-            raise ValueError(f"max_bytes must be a number > 0 (bytes) or None, got {max_bytes!r}")
-        if not np.isfinite(max_bytes) or max_bytes <= 0:
-            raise ValueError(f"max_bytes must be a finite number > 0 (bytes) or None, got {max_bytes!r}")
-        limit = int(max_bytes)
-        source = "limit max_bytes"
+        limit = int(check_real(limit_name, max_bytes, low=0.0, low_open=True))
+        source = f"limit {limit_name} ="
     if needed > limit:
         m_shown = n if m is None else m
+        hint = f"; {alternative}" if alternative else ""
         raise DenseMemoryError(
-            f"dense {what} of shape ({n}, {m_shown}) x {copies} in {np.dtype(_numpy_name(dtype)).name} "
-            f"needs an estimated {needed / _GIB:.3g} GiB, over the {source} of {limit / _GIB:.3g} GiB; "
-            f"{_MATRIX_FREE_HINT}"
+            f"{what} of shape ({n}, {m_shown}) x {copies} in {dtype_name(dtype)} "
+            f"needs an estimated {needed / _GIB:.3g} GiB, over the {source} {limit / _GIB:.3g} GiB{hint}"
         )
     return needed
-
-
-def _numpy_name(dtype) -> str:
-    try:
-        return np.dtype(dtype).name
-    except TypeError:
-        return str(dtype).rsplit(".", 1)[-1]

@@ -26,7 +26,7 @@ References
 Coifman, Shkolnisky, Sigworth & Singer, "Graph Laplacian tomography from unknown
 random projections" (2008), the log-log kernel-sum plot; Berry & Harlim,
 "Variable bandwidth diffusion kernels" (2016), slope = d/2.  DRIFT heat-kernel
-convention ``exp(-d^2 / (2 eps))`` (DESIGN.md 3.3).
+convention ``exp(-d^2 / (2 eps))``.
 """
 
 from __future__ import annotations
@@ -37,14 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, to_numpy
+from spectral.arrays import as_distances
+from spectral.backend import to_numpy
+from spectral.display import array_summary, result_repr
+from spectral.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["KERNELS", "ScaleSuggestion", "suggest_scale"]
 
 KERNELS = ("heat", "gaussian")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ScaleSuggestion:
     """Result of :func:`suggest_scale`.
 
@@ -74,6 +77,10 @@ class ScaleSuggestion:
     sums: Any
     window: tuple
     kernel: str
+
+    def __repr__(self) -> str:
+        return result_repr(self, scale=f"{self.scale:.4g}", dimension=f"{self.dimension:.3g}", kernel=repr(self.kernel),
+                           window=f"({self.window[0]:.3g}, {self.window[1]:.3g})", scales=array_summary(self.scales))
 
 
 def _eps_from(scales: np.ndarray, kernel: str) -> np.ndarray:
@@ -109,7 +116,7 @@ def suggest_scale(dist, *, kernel="heat", scales=None, per_decade=8, window_deca
 
     Raises
     ------
-    ValueError
+    spectral.validation.InputError
         ``dist`` not 2-D, NaN/inf or negative, or without a positive distance; bad
         ``kernel``, ``scales``, ``per_decade`` or ``window_decades``; no window
         (fewer than 3 scales inside one).
@@ -137,30 +144,17 @@ def suggest_scale(dist, *, kernel="heat", scales=None, per_decade=8, window_deca
     >>> round(suggest_scale(d).dimension, 1)
     1.0
     """
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {', '.join(repr(k) for k in KERNELS)}; got {kernel!r}")
-    if isinstance(per_decade, bool) or not isinstance(per_decade, (int, np.integer)) or per_decade < 2:
-        raise ValueError(f"per_decade must be an integer >= 2, got {per_decade!r}")
-    if (
-        isinstance(window_decades, bool)
-        or not isinstance(window_decades, (int, float, np.integer, np.floating))
-        or not (window_decades > 0 and math.isfinite(window_decades))
-    ):
-        raise ValueError(f"window_decades must be a finite number > 0, got {window_decades!r}")
-    xp = array_namespace(dist)
+    kernel = check_option("kernel", kernel, KERNELS)
+    per_decade = check_int("per_decade", per_decade, low=2)
+    window_decades = check_real("window_decades", window_decades, low=0.0, low_open=True)
     shape = tuple(getattr(dist, "shape", ()))
     if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
-        raise ValueError(f"dist must be a 2-D array of distances (n, m), got shape {shape}")
-    if dist.dtype not in (xp.float32, xp.float64):
-        raise ValueError(f"dist must have a real floating dtype, got {dist.dtype}")
-    if not bool(xp.all(xp.isfinite(dist))):
-        raise ValueError("dist must be finite; it contains NaN or inf")
-    if bool(xp.any(dist < 0)):
-        raise ValueError("dist must be nonnegative")
+        raise InputError(f"dist must be a 2-D array of distances (n, m), got shape {shape}")
+    xp, dist = as_distances(dist)
     d2 = dist * dist
     d2max = float(xp.max(d2))
     if not d2max > 0:
-        raise ValueError("dist must contain at least one positive distance")
+        raise InputError("dist must contain at least one positive distance")
     if scales is None:
         d2min = float(xp.min(xp.where(d2 > 0, d2, xp.full_like(d2, d2max))))
         lo, hi = math.log10(d2min / 4.0), math.log10(d2max)
@@ -170,14 +164,14 @@ def suggest_scale(dist, *, kernel="heat", scales=None, per_decade=8, window_deca
     else:
         scales_h = np.asarray(to_numpy(scales), dtype=np.float64)
         if scales_h.ndim != 1 or scales_h.size < 3:
-            raise ValueError(f"scales must be a 1-D array of at least 3 values, got shape {scales_h.shape}")
+            raise InputError(f"scales must be a 1-D array of at least 3 values, got shape {scales_h.shape}")
         if not np.all(np.isfinite(scales_h)) or np.any(scales_h <= 0) or np.any(np.diff(scales_h) <= 0):
-            raise ValueError("scales must be finite, positive and strictly increasing")
+            raise InputError("scales must be finite, positive and strictly increasing")
         eps = _eps_from(scales_h, kernel)
     sums = [xp.sum(xp.exp(d2 * (-0.5 / float(e)))) for e in eps]
     T = np.asarray(to_numpy(xp.stack(sums)), dtype=np.float64)
     if np.any(T <= 0):
-        raise ValueError("the kernel sum underflowed to 0 at some scale; give larger scales")
+        raise InputError("the kernel sum underflowed to 0 at some scale; give larger scales")
     log_eps = np.log(eps)
     slopes_eps = np.gradient(np.log(T), log_eps)  # d log T / d log eps
     # flattest window of `window_decades` decades in eps among those with >= half the max slope
@@ -195,7 +189,7 @@ def suggest_scale(dist, *, kernel="heat", scales=None, per_decade=8, window_deca
         if best is None or spread < best[0]:
             best = (spread, i, j)
     if best is None:
-        raise ValueError(
+        raise InputError(
             f"no window of {window_decades} decade(s) with 3 scales and slope >= half the maximum; "
             "give more scales (per_decade) or a wider range"
         )

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from spectral.heat_sparse import gaussian_tail_mass, heat_markov, truncation_bound
+from spectral.validation import InputError
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def test_gaussian_tail_mass():
     ({"eps": 0.1, "cutoff": -1.0}, "cutoff"),
 ])
 def test_bad_input(sphere_points, kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InputError, match=match):
         heat_markov(sphere_points, **kwargs)
 
 

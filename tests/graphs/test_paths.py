@@ -6,6 +6,7 @@ import pytest
 
 from graphs.paths import edge_weights, hops_from_predecessors, path, shortest_paths, to_networkx
 from spectral.backend import to_numpy
+from spectral.validation import InputError
 
 
 def _sparse_stochastic(rng, n, drop=0.3):
@@ -99,16 +100,16 @@ def test_to_networkx_edges():
     "A, match",
     [
         (np.array([[0.5, 0.6], [0.5, 0.5]]), "row-stochastic"),
-        (np.array([[1.5, -0.5], [0.5, 0.5]]), "non-negative"),
+        (np.array([[1.5, -0.5], [0.5, 0.5]]), "nonnegative"),
         (np.array([[np.nan, 1.0], [0.5, 0.5]]), "finite"),
         (np.ones((2, 3)) / 3, "square"),
     ],
 )
 def test_bad_input(A, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InputError, match=match):
         shortest_paths(A)
 
 
 def test_bad_weight():
-    with pytest.raises(ValueError, match="weight must be one of"):
+    with pytest.raises(InputError, match="weight must be one of"):
         edge_weights(np.eye(2), weight="log")

@@ -5,12 +5,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from spectral.memory import (
-    DenseMemoryError,
-    available_memory_bytes,
-    check_dense_memory,
-    dense_bytes,
-)
+from spectral import DenseMemoryError, available_memory_bytes, check_dense_memory, dense_bytes
+from spectral.validation import InputError
 
 
 class TestDenseBytes:
@@ -33,13 +29,13 @@ class TestDenseBytes:
 
     @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "7"])
     def test_bad_counts(self, bad):
-        with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        with pytest.raises(InputError, match=r"n must be an integer in \[1, inf\)"):
             dense_bytes(bad)
-        with pytest.raises(ValueError, match="m must be an integer >= 1"):
+        with pytest.raises(InputError, match=r"m must be an integer in \[1, inf\)"):
             dense_bytes(4, bad)
 
     def test_bad_dtype(self):
-        with pytest.raises(ValueError, match="dtype"):
+        with pytest.raises(InputError, match="dtype"):
             dense_bytes(4, dtype="not-a-dtype")
 
 
@@ -58,14 +54,14 @@ class TestGuard:
         tracemalloc.start()
         try:
             with pytest.raises(DenseMemoryError) as info:
-                check_dense_memory(10**6)
+                check_dense_memory(10**6, alternative="use method='matrix-free'")
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
         msg = str(info.value)
         # the estimate, 8e12 bytes = 7450.6 GiB, printed with 3 significant digits
         assert f"{8e12 / 2**30:.3g} GiB" in msg
-        assert "matrix-free" in msg and "--matrix-free" in msg
+        assert msg.endswith("; use method='matrix-free'")  # the caller's alternative, verbatim
         assert "(1000000, 1000000)" in msg
         # no dense allocation: the guard itself allocates well under a MiB
         assert peak < 1 << 20
@@ -84,15 +80,18 @@ class TestGuard:
     def test_small_request_passes_against_available(self):
         assert check_dense_memory(100) == 80000
 
-    def test_message_reports_what(self):
-        with pytest.raises(DenseMemoryError, match="dense kernel block of shape \\(10, 20\\)"):
+    def test_message_reports_what_and_names_only_real_options(self):
+        with pytest.raises(DenseMemoryError, match="^kernel block of shape \\(10, 20\\)") as info:
             check_dense_memory(10, 20, max_bytes=100, what="kernel block")
+        assert str(info.value).endswith("GiB")  # no alternative given: none invented
+        with pytest.raises(DenseMemoryError, match="limit max_memory = "):
+            check_dense_memory(10, 20, max_bytes=100, limit_name="max_memory")
 
     @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "1GB"])
     def test_bad_limit(self, bad):
-        with pytest.raises(ValueError, match="max_bytes must be"):
+        with pytest.raises(InputError, match="max_bytes must be"):
             check_dense_memory(10, max_bytes=bad)
 
     def test_bad_copies(self):
-        with pytest.raises(ValueError, match="copies must be an integer >= 1"):
+        with pytest.raises(InputError, match=r"copies must be an integer in \[1, inf\)"):
             check_dense_memory(10, copies=0)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from spectral import backend
+from spectral.validation import InputError, UnavailableError
 
 
 def test_numpy_namespace_and_host_boundary():
@@ -48,17 +49,17 @@ def test_eigsh_largest():
     s = m + m.T
     w, _ = backend.eigsh(s, 3, which="LA")
     np.testing.assert_allclose(np.sort(w), np.linalg.eigvalsh(s)[-3:], rtol=1e-10)
-    with pytest.raises(ValueError, match="which"):
+    with pytest.raises(InputError, match="which"):
         backend.eigsh(s, 3, which="SM")
 
 
 def test_devices():
     assert backend.available_devices()[0] == "cpu"
     assert backend.require_device("cpu") is np
-    with pytest.raises(ValueError, match="device"):
+    with pytest.raises(InputError, match="device"):
         backend.require_device("tpu")
     if "gpu" not in backend.available_devices():
-        with pytest.raises(RuntimeError, match="CuPy"):
+        with pytest.raises(UnavailableError, match="CuPy"):
             backend.require_device("gpu")
 
 

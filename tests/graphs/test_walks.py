@@ -11,6 +11,7 @@ import pytest
 
 from graphs.walks import TAIL_METHODS, TailFit, empirical_ccdf, jump_lengths, random_walk, sample_next, tail_exponent
 from spectral.backend import to_numpy
+from spectral.validation import InputError
 
 
 def _pareto(rng, alpha, size, x_min=1.0):
@@ -83,7 +84,7 @@ def test_jump_lengths_custom_metric():
     ],
 )
 def test_sampling_bad_input(call, match, rng):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InputError, match=match):
         call(_random_stochastic(rng, 4))
 
 
@@ -173,11 +174,11 @@ def test_tail_fit_interval():
 )
 def test_tail_exponent_bad_input(kwargs, match):
     x = _pareto(np.random.default_rng(0), 1.2, 1000)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InputError, match=match):
         tail_exponent(x, **kwargs)
 
 
 @pytest.mark.parametrize("bad", [np.array([1.0, np.nan]), np.array([-1.0, 2.0]), np.array([])])
 def test_tail_exponent_bad_samples(bad):
-    with pytest.raises(ValueError, match="samples"):
+    with pytest.raises(InputError, match="samples"):
         tail_exponent(bad, r_min=1.0, r_max=2.0)

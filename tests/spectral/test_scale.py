@@ -14,6 +14,7 @@ from scipy.spatial.distance import cdist
 from manifolds import Circle, Sphere
 from spectral.backend import to_numpy
 from spectral.scale import suggest_scale
+from spectral.validation import InputError
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +103,9 @@ def test_user_scales(circle_points):
     [
         (np.ones(4), {}, "2-D"),
         (np.array([[0.0, np.nan], [1.0, 0.0]]), {}, "finite"),
-        (np.array([[0.0, -1.0], [1.0, 0.0]]), {}, "nonnegative"),
+        (np.array([[0.0, -1.0], [1.0, 0.0]]), {}, "dist must be >= 0"),
         (np.zeros((3, 3)), {}, "positive distance"),
-        (np.array([[0, 1], [1, 0]]), {}, "floating"),
+        (np.array([[0, 1j], [1j, 0]]), {}, "real array"),
         (np.array([[0.0, 1.0], [1.0, 0.0]]), {"kernel": "laplace"}, "kernel must be one of"),
         (np.array([[0.0, 1.0], [1.0, 0.0]]), {"scales": np.array([1.0, 0.5, 2.0])}, "increasing"),
         (np.array([[0.0, 1.0], [1.0, 0.0]]), {"scales": np.array([1.0, 2.0])}, "at least 3"),
@@ -114,5 +115,5 @@ def test_user_scales(circle_points):
     ],
 )
 def test_bad_input(dist, kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(InputError, match=match):
         suggest_scale(dist, **kwargs)

@@ -1,0 +1,85 @@
+"""Dot-product (softmax) attention scores ``exp(q.k / T)``, row maximum subtracted.
+
+References
+----------
+Vaswani et al., "Attention is all you need" (2017); the dot-product baseline of the FNA paper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spectral.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose
+from spectral.validation import InputError, check_real
+
+__all__ = ["dot_product_scores"]
+
+
+def _project(x, w, name: str):
+    """Rows ``W x_i``: ``x @ W^T`` for ``W`` of shape (d_out, d)."""
+    if w is None:
+        return x
+    w = like_array(w, name, like=x)
+    if w.ndim != 2 or w.shape[1] != x.shape[1]:
+        raise InputError(f"{name} must have shape (d_out, {x.shape[1]}), got {tuple(w.shape)}")
+    return x @ matrix_transpose(w)
+
+
+def dot_product_scores(x, *, y=None, w_q=None, w_k=None, temperature=None):
+    r"""Dot-product attention scores :math:`C_{ij} = \exp(q_i \cdot k_j / T - \max_l q_i \cdot k_l / T)`.
+
+    Parameters
+    ----------
+    x : array of shape (n, d)
+        Query tokens (rows).
+    y : array of shape (m, d), optional
+        Key tokens; default ``x`` (self-attention).
+    w_q, w_k : array of shape (d_h, d), optional
+        Projections, ``q_i = W_Q x_i``, ``k_j = W_K y_j``; default identity.
+    temperature : float, optional
+        ``T > 0``; default ``sqrt(d_h)`` with ``d_h`` the projected dimension
+        (Vaswani et al.).
+
+    Returns
+    -------
+    array of shape (n, m)
+        Scores in ``(0, 1]`` with a 1 in every row.
+
+    Notes
+    -----
+    Scores are defined up to a positive factor per row: subtracting the row
+    maximum multiplies row ``i`` by ``exp(-max_l q_i.k_l / T)``, which the row
+    normalisation ``A = N_R(C)`` removes, so ``N_R(C) = softmax(Q K^T / T)``
+    exactly, without overflow.  ``C`` itself is therefore *not* the symmetric
+    ``exp(Q K^T / T)`` even when ``Q = K``; use the row-normalised matrix (or
+    multiply back by ``exp(rowmax)``) for anything that needs that symmetry.
+    Underflow is flushed to exact 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> C = dot_product_scores(np.array([[1.0, 0.0], [0.0, 1.0]]), temperature=1.0)
+    >>> C / C.sum(axis=1, keepdims=True)  # softmax(X X^T)
+    array([[0.73105858, 0.26894142],
+           [0.26894142, 0.73105858]])
+    """
+    xp, x = as_float_array(x, "x", ndim=2)
+    y = x if y is None else like_array(y, "y", like=x)
+    if y.ndim != 2 or y.shape[1] != x.shape[1]:
+        raise InputError(f"y must have shape (m, {x.shape[1]}) like x, got {tuple(y.shape)}")
+    q = _project(x, w_q, "w_q")
+    k = _project(y, w_k, "w_k")
+    if q.shape[1] != k.shape[1]:
+        raise InputError(f"w_q and w_k must project to the same dimension, got {q.shape[1]} and {k.shape[1]}")
+    if temperature is None:
+        temperature = math.sqrt(q.shape[1])
+    temperature = check_real("temperature", temperature, low=0.0, low_open=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below as InputError
+        s = q @ matrix_transpose(k)
+        s = s / temperature
+        s = s - xp.max(s, axis=1, keepdims=True)
+    if not bool(xp.all(xp.isfinite(s))):
+        raise InputError("scores q.k / temperature must be finite; got NaN or inf (temperature too small?)")
+    return flush_subnormal(xp.exp(s))

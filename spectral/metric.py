@@ -1,0 +1,121 @@
+"""Metric attention: heat-kernel scores of distances pulled back by a feature map ``g``.
+
+``C_ij = exp(-|g(x_i) - g(y_j)|^2 / (2 eps))`` (DRIFT section 4.1) with a residual feature map
+``g(x) = x + W_2 sigma(W_1 x + b_1)`` (:class:`ResidualMLP`). The squared distances are computed
+coordinate by coordinate (:func:`manifolds.points.pairwise_sq_distance`: no cancellation for nearby
+features).
+
+References
+----------
+"Attention as drift-diffusion" (DRIFT), section 4.1 and Algorithm 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from manifolds.points import pairwise_sq_distance
+from spectral.activations import ACTIVATIONS, LIPSCHITZ, activation_function
+from spectral.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose
+from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+
+__all__ = ["ResidualMLP", "metric_kernel"]
+
+
+class ResidualMLP:
+    r"""Residual one-hidden-layer feature map :math:`g(x) = x + W_2\,\sigma(W_1 x + b_1)` (DRIFT section 4.1).
+
+    Parameters
+    ----------
+    dim : int
+        Input and output dimension (``>= 1``).
+    width : int
+        Hidden width (``>= 1``).
+    rng : numpy.random.Generator or int, optional
+        Source of the random weights (an int seed >= 0, a Generator, or None for fresh entropy).
+    activation : {"tanh", "relu", "gelu", "identity", "square", "exp"}
+        Hidden non-linearity ``sigma``.
+    gain : float
+        Scale of ``W_2`` (``> 0``).  Weights: ``W_1 ~ N(0, 1/dim)``,
+        ``b_1 ~ N(0, 1)``, ``W_2 ~ gain N(0, 1/width)``.
+
+    Notes
+    -----
+    ``d(x, y) = |g(x) - g(y)|`` is a pseudo-metric, and a metric when ``g`` is
+    injective, which holds if ``Lip(W_2 sigma(W_1 . + b_1)) < 1``
+    (:meth:`residual_lipschitz_bound`; ledger DRIFT-14).  Weights are stored as
+    NumPy arrays and moved to the namespace of the input on each call.
+    """
+
+    def __init__(self, dim, width, *, rng=None, activation="tanh", gain=1.0):
+        self.dim = check_int("dim", dim, low=1)
+        self.width = check_int("width", width, low=1)
+        self.activation = check_option("activation", activation, ACTIVATIONS)
+        gain = check_real("gain", gain, low=0.0, low_open=True)
+        g = as_generator(rng)
+        self.w1 = g.standard_normal((self.width, self.dim)) / math.sqrt(self.dim)
+        self.b1 = g.standard_normal(self.width)
+        self.w2 = gain * g.standard_normal((self.dim, self.width)) / math.sqrt(self.width)
+
+    def __call__(self, x):
+        """Apply ``g`` to the rows of ``x`` (shape ``(n, dim)``); same namespace and dtype."""
+        xp, x = as_float_array(x, "x", ndim=2)
+        if x.shape[1] != self.dim:
+            raise InputError(f"x must have shape (n, {self.dim}), got {tuple(x.shape)}")
+        w1 = like_array(self.w1, "w1", like=x)
+        b1 = like_array(self.b1, "b1", like=x)
+        w2 = like_array(self.w2, "w2", like=x)
+        h = activation_function(self.activation)(xp, x @ matrix_transpose(w1) + b1)
+        return x + h @ matrix_transpose(w2)
+
+    def residual_lipschitz_bound(self) -> float:
+        """Upper bound ``|W_2|_2 Lip(sigma) |W_1|_2`` on the Lipschitz constant of ``g(x) - x``.
+
+        ``inf`` for activations without a global bound ("square", "exp").
+        """
+        lip = LIPSCHITZ.get(self.activation, math.inf)
+        return float(np.linalg.norm(self.w2, 2) * lip * np.linalg.norm(self.w1, 2))
+
+
+def metric_kernel(x, feature_map, *, eps, y=None):
+    r"""Metric-attention scores :math:`\exp(-|g(x_i) - g(y_j)|^2 / (2\varepsilon))` (DRIFT section 4.1).
+
+    Parameters
+    ----------
+    x : array of shape (n, d)
+        Query tokens.
+    feature_map : callable
+        ``g``, mapping an ``(n, d)`` array to ``(n, d')`` in the same namespace
+        (e.g. :class:`ResidualMLP`).
+    eps : float
+        Bandwidth ``> 0``.  DRIFT's Algorithm 1 uses ``exp(-|g(x)-g(y)|^2)``,
+        i.e. ``eps = 1/2``; the toolkit's heat-kernel convention keeps ``2 eps``.
+    y : array of shape (m, d), optional
+        Key tokens; default ``x``.
+
+    Returns
+    -------
+    array of shape (n, m)
+        The heat kernel of the pulled-back distances ``|g(x) - g(y)|``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = ResidualMLP(2, 8, rng=0, gain=0.1)
+    >>> C = metric_kernel(np.array([[0.0, 0.0], [1.0, 0.0]]), g, eps=0.5)
+    >>> C.shape, float(C[0, 0]), bool(np.allclose(C, C.T))
+    ((2, 2), 1.0, True)
+    """
+    eps = check_real("eps", eps, low=0.0, low_open=True)
+    if not callable(feature_map):
+        raise InputError(f"feature_map must be callable (n, d) -> (n, d'), got {type(feature_map).__name__}")
+    xp, x = as_float_array(x, "x", ndim=2)
+    y = x if y is None else like_array(y, "y", like=x)
+    gx = feature_map(x)
+    gy = gx if y is x else feature_map(y)
+    _, gx = as_float_array(gx, "feature_map(x)", ndim=2)
+    _, gy = as_float_array(gy, "feature_map(y)", ndim=2)
+    d2 = pairwise_sq_distance(gx, gy)
+    return flush_subnormal(xp.exp(-d2 / (2.0 * eps)))

@@ -1,0 +1,80 @@
+"""Tests of spectral.dot_product against explicit softmax loops, overflow safety, backends, bad input.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from spectral.backend import to_numpy
+from spectral.testing import assert_close
+from spectral.validation import InputError
+
+from spectral import dot_product_scores
+
+EPS64 = np.finfo(np.float64).eps
+RTOL = 4 * math.sqrt(EPS64)  # exact algebra: ~6e-8 in float64
+TINY = np.finfo(np.float64).smallest_normal
+
+
+
+def _same_backend(xp, out, ref, rtol=RTOL, atol=0.0):
+    """``out`` is in the input's namespace and equals the NumPy result ``ref``."""
+    assert_close(out, xp.asarray(to_numpy(ref)), rtol=rtol, atol=atol)
+
+
+# --------------------------------------------------------------------------- dot product
+
+
+class TestDotProduct:
+    def test_softmax_reference(self, rng):
+        x = rng.standard_normal((7, 4))
+        y = rng.standard_normal((9, 4))
+        wq = rng.standard_normal((3, 4))
+        wk = rng.standard_normal((3, 4))
+        c = dot_product_scores(x, y=y, w_q=wq, w_k=wk)
+        # reference: explicit loops, softmax with temperature sqrt(3)
+        ref = np.empty((7, 9))
+        for i in range(7):
+            s = [float(np.dot(wq @ x[i], wk @ y[j])) / math.sqrt(3) for j in range(9)]
+            e = [math.exp(v - max(s)) for v in s]
+            ref[i] = np.array(e)
+        assert_close(c, ref, rtol=64 * EPS64)
+        assert np.all(np.max(c, axis=1) == 1.0)
+        a = c / c.sum(axis=1, keepdims=True)
+        assert_close(a, ref / ref.sum(axis=1, keepdims=True), rtol=64 * EPS64)
+
+    def test_default_temperature_and_no_overflow(self, rng):
+        x = 100 * rng.standard_normal((5, 16))  # q.k/4 up to ~1e5: exp would overflow without the shift
+        c = dot_product_scores(x)
+        assert np.all(np.isfinite(c)) and np.all(np.max(c, axis=1) == 1.0)
+        c2 = dot_product_scores(x, temperature=4.0)  # sqrt(16)
+        np.testing.assert_array_equal(c, c2)
+
+    def test_bad(self, rng):
+        x = rng.standard_normal((4, 3))
+        with pytest.raises(InputError, match=r"temperature must be in \(0.0, inf\)"):
+            dot_product_scores(x, temperature=0.0)
+        with pytest.raises(InputError, match="w_q must have shape \\(d_out, 3\\)"):
+            dot_product_scores(x, w_q=np.eye(4))
+        with pytest.raises(InputError, match="same dimension"):
+            dot_product_scores(x, w_q=np.eye(3), w_k=np.ones((2, 3)))
+        bad = x.copy()
+        bad[0, 0] = np.nan
+        with pytest.raises(InputError, match="x must contain only finite values"):
+            dot_product_scores(bad)
+        with pytest.raises(InputError, match="y must contain only finite values"):
+            dot_product_scores(x, y=bad)
+        with pytest.raises(InputError, match="x must be a 2-d array"):
+            dot_product_scores(x[0])
+        with pytest.raises(InputError, match="scores q.k / temperature must be finite"):
+            dot_product_scores(1e200 * x, temperature=1e-300)
+
+
+
+def test_backends(xp, rng):
+    x = rng.standard_normal((6, 3))
+    w = rng.standard_normal((2, 3))
+    xx, wx = xp.asarray(x), xp.asarray(w)
+    _same_backend(xp, dot_product_scores(xx, w_q=wx, w_k=wx, temperature=0.9),
+                  dot_product_scores(x, w_q=w, w_k=w, temperature=0.9))

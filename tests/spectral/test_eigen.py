@@ -1,0 +1,281 @@
+"""Tests for spectral.eigen (markov_spectrum): every path against numpy.linalg on A = D^-1 C,
+the general (complex) path, the memory guard and method choice, backend neutrality, ARPACK
+non-convergence, bad input, and the short repr of a Spectrum.
+
+Tolerances (kind (a), exact algebra): a backward-stable eigensolver perturbs the
+eigenvalues of a symmetric matrix of norm 1 by <= c n eps; for the non-symmetric
+reference ``numpy.linalg.eigvals(A)`` the bound is multiplied by cond(V) =
+sqrt(max D / min D) (A = D^-1/2 S D^1/2).  Measured errors are quoted next to each
+bound.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+from manifolds import Circle
+from spectral import DenseMemoryError, KernelOperator, circulant_spectrum, fna_kernel, markov_spectrum, pairwise
+from spectral.backend import to_numpy
+from spectral.testing import assert_close
+from spectral.validation import ConvergenceError, InputError
+
+EPS = np.finfo(np.float64).eps
+CIRCLE = Circle()
+
+
+def fna_on(points, *, alpha=1.2, scale=0.05):
+    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
+    return pairwise(points, kernel=kern, distance=CIRCLE.distance), kern
+
+
+def reference_real(C):
+    """Independent reference: general eigenvalues of A = D^-1 C, real parts, descending."""
+    A = C / C.sum(axis=1, keepdims=True)
+    return np.sort(np.linalg.eigvals(A).real)[::-1]
+
+
+def symmetric_tol(C):
+    """c n eps cond(V), c = 10 (measured errors are 10-100x below this)."""
+    d = C.sum(axis=1)
+    return 10 * C.shape[0] * EPS * np.sqrt(d.max() / d.min())
+
+
+# ----------------------------------------------------------------------------- paths agree
+
+
+def test_symmetric_paths_agree_with_numpy_eig(random_circle):
+    x, C, kern = random_circle
+    ref = reference_real(C)[:10]
+    tol = symmetric_tol(C)  # 300 points: ~8e-12; measured <= 7e-15
+    op = KernelOperator(x, kernel=kern, distance=CIRCLE.distance)
+    results = {
+        "dense": markov_spectrum(C, 10, method="dense"),
+        "lanczos": markov_spectrum(C, 10, method="lanczos", rng=1),
+        "matrix-free": markov_spectrum(C, 10, method="matrix-free", rng=2),
+        "operator": markov_spectrum(op, 10, rng=3),
+    }
+    for name, spec in results.items():
+        assert spec.symmetric, name
+        assert spec.n_components == 1, name
+        assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= tol, name
+        assert spec.residual <= tol, name
+    assert results["operator"].method == "matrix-free"
+    # negative control: a kernel with alpha 1.25 instead of 1.2 is told apart by this tolerance
+    C2, _ = fna_on(x, alpha=1.25)
+    assert np.max(np.abs(reference_real(C2)[:10] - ref)) > 1e4 * tol
+
+
+def test_eigenvalues_descending_and_vectors_deterministic(random_circle):
+    _, C, _ = random_circle
+    a = markov_spectrum(C, 6, method="lanczos", vectors=True, rng=1)
+    b = markov_spectrum(C, 6, method="lanczos", vectors=True, rng=99)
+    ev = to_numpy(a.eigenvalues)
+    assert np.all(np.diff(ev) <= 0)
+    V = to_numpy(a.conjugate_vectors)
+    idx = np.argmax(np.abs(V), axis=0)
+    assert np.all(V[idx, np.arange(6)] > 0)  # largest-|entry| positive
+    # different ARPACK start vectors give the same signed vectors (eigenvalues are simple here):
+    # eigenvector error ~ eps / gap; gap >= 1e-3 -> 1e-12 is ~10x the measured 2e-13
+    gaps = -np.diff(ev)
+    assert gaps.min() > 1e-3
+    assert np.max(np.abs(V - to_numpy(b.conjugate_vectors))) <= 1e-10
+    # negative control: without the sign convention a flipped vector differs by O(1)
+    assert np.max(np.abs(V + to_numpy(b.conjugate_vectors))) > 0.1
+
+
+def test_right_left_vectors_are_eigenvectors(random_circle):
+    _, C, _ = random_circle
+    spec = markov_spectrum(C, 8, vectors=True)
+    A = C / C.sum(axis=1, keepdims=True)
+    psi, phi, eta = to_numpy(spec.psi), to_numpy(spec.phi), to_numpy(spec.eigenvalues)
+    scale = np.linalg.norm(psi, axis=0)
+    assert np.max(np.linalg.norm(A @ psi - psi * eta, axis=0) / scale) <= symmetric_tol(C)
+    lscale = np.linalg.norm(phi, axis=0)
+    assert np.max(np.linalg.norm(phi.T @ A - eta[:, None] * phi.T, axis=1) / lscale) <= symmetric_tol(C)
+    # bi-orthonormal (FNA eq. 35): <phi_i, psi_j> = delta_ij
+    assert np.max(np.abs(phi.T @ psi - np.eye(8))) <= 100 * EPS * 300
+    # negative control: psi are not orthonormal in the plain inner product (non-uniform degrees)
+    assert np.max(np.abs(psi.T @ psi - np.eye(8))) > 1e-3
+
+
+def test_float32_lanczos_storage_accuracy(random_circle):
+    _, C, _ = random_circle
+    spec = markov_spectrum(C, 10, method="lanczos", dtype="float32", rng=0)
+    assert spec.storage_dtype == "float32"
+    err = np.max(np.abs(to_numpy(spec.eigenvalues) - reference_real(C)[:10]))
+    # float32 storage: eps32 = 1.2e-7 times a small factor (measured ~1e-7)
+    assert err <= 50 * np.finfo(np.float32).eps
+    assert err > 1e3 * EPS  # it really ran in float32
+
+
+# ----------------------------------------------------------------------------- non-symmetric
+
+
+@pytest.fixture(scope="module")
+def dot_product_qk():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((200, 4))
+    wq, wk = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    return np.exp((x @ wq) @ (x @ wk).T / 2.0)  # Q != K: not symmetric
+
+
+def _key(w):
+    return np.lexsort((-w.imag, -w.real, -np.abs(w)))
+
+
+def test_nonsymmetric_paths_agree(dot_product_qk):
+    C = dot_product_qk
+    A = C / C.sum(axis=1, keepdims=True)
+    ref = np.linalg.eigvals(A)
+    ref = ref[_key(ref)][:6]
+    assert np.abs(ref[5]) - np.abs(np.linalg.eigvals(A)[_key(np.linalg.eigvals(A))][6]) > 1e-6  # clean cut at k
+    assert np.max(np.abs(ref.imag)) > 1e-3  # genuinely complex spectrum
+    for method in ("dense", "lanczos", "matrix-free"):
+        spec = markov_spectrum(C, 6, method=method, vectors=True, rng=0)
+        assert not spec.symmetric
+        ev = to_numpy(spec.eigenvalues)
+        assert np.iscomplexobj(ev)
+        # non-normal A: eig backward error n eps ||A|| times the eigenvalue condition numbers
+        # (<= ~1e2 here); measured <= 1e-14
+        assert np.max(np.abs(ev - ref)) <= 1e-11, method
+        assert spec.residual <= 1e-12, method
+    # negative control: symmetrising C (Q = K assumption) changes the spectrum by O(0.1)
+    Cs = (C + C.T) / 2
+    assert np.max(np.abs(reference_real(Cs)[:6] - ref.real)) > 1e-2
+
+
+def test_nonsymmetric_dense_biorthonormal(dot_product_qk):
+    C = dot_product_qk
+    spec = markov_spectrum(C, vectors=True)
+    psi, phi = to_numpy(spec.psi), to_numpy(spec.phi)
+    G = phi.T @ psi
+    # rows of V^-1: bi-orthonormal up to cond(V) n eps (cond(V) ~ 1e2 here; measured 2e-13)
+    assert np.max(np.abs(G - np.eye(C.shape[0]))) <= 1e-10
+    A = C / C.sum(axis=1, keepdims=True)
+    eta = to_numpy(spec.eigenvalues)
+    assert np.max(np.abs(phi.T @ A - eta[:, None] * phi.T)) <= 1e-10
+
+
+def test_symmetric_request_refused_for_complex_spectrum(dot_product_qk):
+    with pytest.raises(InputError, match="symmetric=True.*imaginary"):
+        markov_spectrum(dot_product_qk, 5, symmetric=True)
+
+
+def test_symmetric_request_accepts_similar_to_symmetric(random_circle, rng):
+    # C' = C diag(w) is not symmetric but rownorm(C') is similar to the symmetric
+    # M_ij = C_ij sqrt(w_i w_j / (q_i q_j)), q = C w: real spectrum
+    _, C, _ = random_circle
+    w = rng.uniform(0.5, 2.0, C.shape[0])
+    Cw = C * w[None, :]
+    spec = markov_spectrum(Cw, 10, symmetric=True)
+    ev = to_numpy(spec.eigenvalues)
+    assert ev.dtype == np.float64
+    q = C @ w
+    M = C * np.sqrt(np.outer(w, w) / np.outer(q, q))
+    ref = np.sort(np.linalg.eigvalsh(M))[::-1][:10]
+    assert np.max(np.abs(ev - ref)) <= symmetric_tol(Cw) * 10  # non-symmetric eig, cond(V) ~ sqrt(w ratio)
+    assert spec.max_imag <= 100 * EPS
+    # without the request the general path returns complex eigenvalues (zero imaginary parts)
+    assert np.iscomplexobj(to_numpy(markov_spectrum(Cw, 10).eigenvalues))
+
+
+# ----------------------------------------------------------------------------- memory guard
+
+
+def test_memory_guard_dense_refuses_and_auto_falls_back(random_circle):
+    _, C, _ = random_circle
+    n = C.shape[0]
+    with pytest.raises(DenseMemoryError, match="matrix-free"):
+        markov_spectrum(C, 5, method="dense", max_memory=2 * n * n * 8)
+    spec = markov_spectrum(C, 5, max_memory=2 * n * n * 8, rng=0)
+    assert spec.method == "lanczos"
+    spec = markov_spectrum(C, 5, max_memory=n * n * 4, rng=0)
+    assert spec.method == "matrix-free"
+    with pytest.raises(DenseMemoryError):
+        markov_spectrum(C, max_memory=n * n * 4)  # all eigenvalues: dense only
+
+
+def test_auto_picks_dense_small_and_lanczos_large(random_circle, monkeypatch):
+    import spectral.eigen as eigen
+
+    _, C, _ = random_circle
+    assert markov_spectrum(C, 4).method == "dense"  # n = 300 <= DENSE_MAX_N
+    monkeypatch.setattr(eigen, "DENSE_MAX_N", 100)  # the rule, not the (slow) size, is tested
+    assert markov_spectrum(C, 4, rng=0).method == "lanczos"  # n > DENSE_MAX_N and k given
+    assert markov_spectrum(C).method == "dense"  # all eigenvalues: dense at any n
+
+
+# ----------------------------------------------------------------------------- backends
+
+
+def test_dense_path_backend_neutral(xp, random_circle):
+    _, C, _ = random_circle
+    ref = markov_spectrum(C, 8, method="dense", vectors=True)
+    spec = markov_spectrum(xp.asarray(C), 8, method="dense", vectors=True)
+    assert type(spec.eigenvalues) is type(xp.asarray(C))
+    assert type(spec.psi) is type(xp.asarray(C))
+    # (a) parity across backends: same LAPACK underneath for array_api_strict; 4 sqrt(eps) rtol
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - to_numpy(ref.eigenvalues))) <= 4 * np.sqrt(EPS)
+    assert np.max(np.abs(to_numpy(spec.psi) - to_numpy(ref.psi))) <= 4 * np.sqrt(EPS)
+    assert spec.residual <= symmetric_tol(C)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "C, kwargs, match",
+    [
+        (np.ones((3, 4)), {}, "square"),
+        (np.array([[1.0, np.nan], [1.0, 1.0]]), {}, "finite"),
+        (np.array([[1.0, -1.0], [1.0, 1.0]]), {}, "nonnegative"),
+        (np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 1.0]]), {}, "row 1"),
+        (np.ones((5, 5)), {"k": 4, "method": "lanczos"}, r"\[1, n-2\] = \[1, 3\]"),
+        (np.ones((5, 5)), {"k": 0}, r"k must be an integer in \[1, 5\]"),
+        (np.ones((5, 5)), {"k": 2.5}, "k must be an integer"),
+        (np.ones((5, 5)), {"method": "arpack"}, "method must be one of"),
+        (np.ones((5, 5)), {"method": "lanczos"}, "k must be given"),
+        (np.ones((5, 5)), {"dtype": "float16"}, "dtype must be one of"),
+        (np.ones((5, 5)), {"tol": -1.0}, "tol must be"),
+        (np.ones((5, 5)), {"symmetric": "yes"}, "symmetric must be"),
+    ],
+)
+def test_markov_spectrum_bad_input(C, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        markov_spectrum(C, **kwargs)
+
+
+def test_operator_bad_method_and_k(random_circle):
+    x, _, kern = random_circle
+    op = KernelOperator(x, kernel=kern, distance=CIRCLE.distance)
+    with pytest.raises(InputError, match="'auto' or 'matrix-free'"):
+        markov_spectrum(op, 3, method="dense")
+    with pytest.raises(InputError, match="k must be given"):
+        markov_spectrum(op)
+    with pytest.raises(InputError, match=r"\[1, n-2\]"):
+        markov_spectrum(op, 299)
+
+
+@pytest.mark.slow
+def test_auto_large_grid_float32_lanczos_against_circulant():
+    # n = 10^4 (FLOAT32_FROM_N): auto picks Lanczos with float32 storage (DESIGN 3.1); the exact
+    # spectrum of the equispaced grid is the FFT of the first row.  ~1 GiB, a minute here.
+    n = 10_000
+    C, _ = fna_on(CIRCLE.grid(n), scale=4 * np.pi / n)
+    spec = markov_spectrum(C, 10, rng=0)
+    assert spec.method == "lanczos" and spec.storage_dtype == "float32"
+    exact = to_numpy(circulant_spectrum(C[0], 10).eigenvalues)
+    # float32 storage: rounding of S (eps32 = 1.2e-7) perturbs eigenvalues by <= ||dS|| ~ eps32 * sqrt(n)
+    # in the worst case; measured ~1e-7
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - exact)) <= 100 * np.finfo(np.float32).eps
+
+
+@pytest.mark.parametrize("method", ["lanczos", "matrix-free"])
+def test_iterative_paths_return_input_namespace(xp, random_circle, method):
+    _, C, _ = random_circle
+    ref = reference_real(C)[:5]
+    spec = markov_spectrum(xp.asarray(C), 5, method=method, vectors=True, rng=0)
+    assert type(spec.eigenvalues) is type(xp.asarray(C))
+    assert type(spec.psi) is type(xp.asarray(C))
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= symmetric_tol(C)  # as the numpy paths

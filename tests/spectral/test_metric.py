@@ -1,0 +1,85 @@
+"""Tests of spectral.metric: the residual feature map and metric-attention scores against explicit
+formulas and ``cdist``, the Lipschitz bound, backends and bad input.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from spectral.backend import to_numpy
+from spectral.testing import assert_close
+from spectral.validation import InputError
+
+from spectral import ResidualMLP, metric_kernel
+
+EPS64 = np.finfo(np.float64).eps
+RTOL = 4 * math.sqrt(EPS64)  # exact algebra: ~6e-8 in float64
+TINY = np.finfo(np.float64).smallest_normal
+
+
+
+def _same_backend(xp, out, ref, rtol=RTOL, atol=0.0):
+    """``out`` is in the input's namespace and equals the NumPy result ``ref``."""
+    assert_close(out, xp.asarray(to_numpy(ref)), rtol=rtol, atol=atol)
+
+
+# --------------------------------------------------------------------------- metric kernel
+
+
+class TestMetric:
+    def test_residual_mlp_formula(self, rng):
+        g = ResidualMLP(3, 5, rng=1)
+        x = rng.standard_normal((4, 3))
+        ref = np.array([xi + g.w2 @ np.tanh(g.w1 @ xi + g.b1) for xi in x])
+        assert_close(g(x), ref, rtol=64 * EPS64)
+        # same seed, same weights; another seed, other weights
+        np.testing.assert_array_equal(ResidualMLP(3, 5, rng=1).w1, g.w1)
+        assert not np.array_equal(ResidualMLP(3, 5, rng=2).w1, g.w1)
+
+    def test_metric_kernel_reference(self, rng):
+        g = ResidualMLP(2, 8, rng=rng, activation="relu")
+        x = rng.standard_normal((6, 2))
+        y = rng.standard_normal((4, 2))
+        gx = np.array([xi + g.w2 @ np.maximum(g.w1 @ xi + g.b1, 0) for xi in x])
+        gy = np.array([yi + g.w2 @ np.maximum(g.w1 @ yi + g.b1, 0) for yi in y])
+        ref = np.exp(-cdist(gx, gy, "sqeuclidean") / (2 * 0.3))
+        # squared distances summed per coordinate: relative error ~ eps in d^2, ~ eps d^2 / (2 eps_kernel) in C
+        assert_close(metric_kernel(x, g, eps=0.3, y=y), ref, rtol=RTOL, atol=1e-13)
+        cxx = metric_kernel(x, g, eps=0.3)
+        assert_close(np.diag(cxx), np.ones(6), rtol=1e-13)
+
+    def test_linear_feature_map_is_l2_attention(self, rng):
+        # g(x) = P x reduces to L2 self-attention (Kim et al.): exp(-|P(x-y)|^2 / (2 eps))
+        p = rng.standard_normal((3, 3))
+        x = rng.standard_normal((5, 3))
+        ref = np.exp(-cdist(x @ p.T, x @ p.T, "sqeuclidean") / 2.0)
+        assert_close(metric_kernel(x, lambda z: z @ p.T, eps=1.0), ref, rtol=RTOL, atol=1e-13)
+
+    def test_lipschitz_bound(self):
+        g = ResidualMLP(4, 16, rng=3, gain=0.1)
+        assert 0 < g.residual_lipschitz_bound() < 1
+        assert ResidualMLP(4, 16, rng=3, activation="exp").residual_lipschitz_bound() == math.inf
+
+    def test_bad(self, rng):
+        with pytest.raises(InputError, match="activation must be one of"):
+            ResidualMLP(2, 3, activation="sigmoid")
+        with pytest.raises(InputError, match="width must be"):
+            ResidualMLP(2, 0)
+        g = ResidualMLP(2, 3, rng=0)
+        with pytest.raises(InputError, match="x must have shape \\(n, 2\\)"):
+            g(np.ones((3, 4)))
+        with pytest.raises(InputError, match="eps must be"):
+            metric_kernel(np.ones((3, 2)), g, eps=-1)
+        with pytest.raises(InputError, match="feature_map must be callable"):
+            metric_kernel(np.ones((3, 2)), None, eps=1)
+
+
+
+def test_backends(xp, rng):
+    x = rng.standard_normal((6, 3))
+    xx = xp.asarray(x)
+    g = ResidualMLP(3, 4, rng=5, activation="gelu")
+    _same_backend(xp, g(xx), g(x))
+    _same_backend(xp, metric_kernel(xx, g, eps=0.4), metric_kernel(x, g, eps=0.4), atol=1e-14)
