@@ -81,6 +81,12 @@ _EXPORTS = {
     "suggest_scale": "spectral.scale",
     "symmetric_conjugate": "spectral.normalize",
     "truncation_bound": "spectral.heat_sparse",
+    # PDE-guided evolution of attention matrices (PDE paper)
+    "evolve_attention": "spectral.pde",
+    "FactoredAttention": "spectral.pde",
+    "laplacian_matrix": "spectral.pde",
+    "PDEEvolution": "spectral.pde",
+    "stability_limit": "spectral.pde",
 }
 
 __all__ = sorted(_EXPORTS)
