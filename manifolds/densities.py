@@ -153,7 +153,8 @@ class _CircleLaw(ABC):
 
     def _require_circle(self, what: str):
         if self.manifold != Circle():
-            raise InputError(f"{what} is defined only for densities on the circle (Sphere(1)), not on {self.manifold!r}")
+            raise InputError(f"{what} is defined only for densities on the circle (Sphere(1)), not on "
+                             f"{self.manifold!r}")
 
     def _angles(self, theta, what: str) -> np.ndarray:
         self._require_circle(what)
