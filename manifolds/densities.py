@@ -25,7 +25,7 @@ from spectral.backend import from_numpy
 
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
-from ._validation import as_points
+from .points import as_points
 from .base import Manifold
 from .circle import Circle
 from .euclidean import Euclidean
