@@ -22,13 +22,12 @@ import numpy as np
 from scipy.special import ive
 
 from spectral.backend import from_numpy
-
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
-from .points import as_points
 from .base import Manifold
 from .circle import Circle
 from .euclidean import Euclidean
+from .points import as_points
 from .sphere import Sphere
 
 __all__ = [
