@@ -1,0 +1,92 @@
+"""verify.fma_contract (FMA-8): joint FMA passes; per-level FMA, summed coarse values and a third-party
+function that forgets the group sizes fail; a correct third-party function passes."""
+
+import numpy as np
+import pytest
+
+from spectral.validation import InputError
+from verify import fma_contract as check
+
+
+def test_default_passes(default_result):
+    res = default_result("fma_contract")
+    assert res.passed, res.failures
+    assert res.measured["per_level_row_sum_max"] == pytest.approx(4.0)  # 1 + 3 far levels at n = 256, r = 16
+
+
+def test_printed_per_level_fails_with_rows_equal_to_the_depth():
+    res = check.run(claim="printed", n=256, draws=1)
+    assert not res.passed
+    assert res.measured["row_min_with_v_ones"] == pytest.approx(4.0) == res.measured["row_max_with_v_ones"]
+    assert "FMA-8" in res.failures[0] and "log|G|" in res.failures[0]
+
+
+def test_summed_coarse_values_fail():
+    res = check.run(implementation="summed-coarse", n=1024, draws=1)
+    assert not res.passed
+    assert res.measured["row_min_with_v_ones"] > 3.0  # 3.4 at n = 1024, r = 16 (seed 0)
+
+
+def _third_party(tmp_path, monkeypatch, body, module):
+    (tmp_path / f"{module}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return f"{module}:attention"
+
+
+def test_third_party_dense_softmax_passes(tmp_path, monkeypatch):
+    name = _third_party(tmp_path, monkeypatch, (
+        "import numpy as np\n"
+        "def attention(q, k, v):\n"
+        "    s = q @ k.T / np.sqrt(q.shape[1])\n"
+        "    e = np.exp(s - s.max(axis=1, keepdims=True))\n"
+        "    return e / e.sum(axis=1, keepdims=True) @ v\n"), "fma_contract_dense_attn")
+    res = check.run(implementation=name, n=128, draws=1)
+    assert res.passed, res.failures
+    assert "per_level_row_sum_law_error" not in res.measured
+
+
+def test_third_party_without_group_sizes_fails(tmp_path, monkeypatch):
+    # two-level attention: exact near half, the far half as ONE mean key counted once but its values summed
+    name = _third_party(tmp_path, monkeypatch, (
+        "import numpy as np\n"
+        "def attention(q, k, v):\n"
+        "    n, d = q.shape; h = n // 2\n"
+        "    sn = q @ k[:h].T / np.sqrt(d); sf = q @ k[h:].mean(axis=0) / np.sqrt(d)\n"
+        "    m = np.maximum(sn.max(axis=1), sf)\n"
+        "    en, ef = np.exp(sn - m[:, None]), np.exp(sf - m)\n"
+        "    return (en @ v[:h] + ef[:, None] * v[h:].sum(axis=0)) / (en.sum(axis=1) + ef)[:, None]\n"),
+        "fma_contract_summed_attn")
+    res = check.run(implementation=name, n=64, draws=1)
+    assert not res.passed and res.measured["row_max_with_v_ones"] > 2
+
+
+def test_wrong_output_shape_is_bad_input(tmp_path, monkeypatch):
+    name = _third_party(tmp_path, monkeypatch, "def attention(q, k, v):\n    return v[:-1]\n", "fma_contract_bad_shape")
+    with pytest.raises(InputError, match="returned shape"):
+        check.run(implementation=name, n=32, draws=1)
+
+
+def test_summed_coarse_reference_by_hand():
+    rng = np.random.default_rng(0)
+    n, r = 32, 4
+    q, k = rng.standard_normal((2, n, 3))
+    out = check.summed_coarse_attention(q, k, np.ones((n, 1)), r=r)
+    assert np.all(out[:, 0] > 1.0) and np.all(out[:, 0] < 2 * r * 2)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"implementation": "nope"}, "implementation"), ({"implementation": "nosuchmodule_xyz:f"}, "implementation"),
+    ({"implementation": "numpy:pi"}, "implementation"), ({"n": 8}, "n"), ({"r": 0}, "r"), ({"d": 0}, "d"),
+    ({"scale": 0.0}, "scale"), ({"draws": 0}, "draws"), ({"claim": "paper"}, "claim"),
+])
+def test_bad_input(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        check.run(**kwargs)
+
+
+def test_cli(capsys):
+    assert check.main(["--n", "64", "--draws", "1", "--quiet"]) == 0
+    assert check.main(["--n", "64", "--draws", "1", "--implementation", "summed-coarse", "--quiet"]) == 1
+    capsys.readouterr()
+    assert check.main(["--implementation", "bad"]) == 2
+    assert "implementation" in capsys.readouterr().err
