@@ -1,0 +1,214 @@
+"""Thm. D.3: PL-type exponential convergence of (stochastic) gradient descent (PDE-13).
+
+Synthetic least squares ``L(theta) = 1/2 |X theta - y|^2`` with ``X`` of shape (200, 50) and rank 30 and
+noisy targets (``L* > 0``). ``L`` satisfies the PL inequality with ``gamma = sigma_min+^2`` (smallest
+non-zero singular value) and is ``mu``-smooth with ``mu = sigma_max^2``.
+
+* Full-batch GD with ``eta = 1/mu``: eq. (16) ``L(theta_t) - L* <= (1 - eta gamma)^t (L(theta_0) - L*)``
+  holds. Eq. (15) ``|theta_t - theta*|^2 <= (1 - eta gamma)^t |theta_0 - theta*|^2`` holds only for
+  ``theta*`` the projection of ``theta_0`` onto the solution set; for another minimiser (e.g. the
+  minimum-norm one) the null-space part of ``theta_0 - theta*`` never moves.
+* SGD (minibatches of 10 drawn with replacement, constant ``eta = 1/(2 mu)``): the excess loss stalls at
+  a noise floor; its exact stationary value follows from the linear recursion of the second moment
+  (solved here in the row space of X), and the printed eq. (16) "in expectation, under stochastic
+  noise" fails after the transient. The PDE plays no role in the theorem.
+
+``claim="printed"`` asserts eq. (15) with the minimum-norm minimiser and eq. (16) for SGD; both fail.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spectral.validation import check_int, check_option, check_real, child_rng
+from verify.check import Check
+from verify.result import Recorder
+
+CHECK = Check("pde_convergence", claims=("PDE-13",))
+
+
+@CHECK.define
+def run(*, n=200, p=50, rank=30, noise=0.5, gd_steps=300, batch=10, sgd_steps=3000, chains=64,
+        claim="corrected", seed=0, device="cpu"):
+    """GD and SGD on a rank-deficient least-squares problem against the PL bounds (15)-(16).
+
+    Parameters
+    ----------
+    n : int
+        Rows of X (samples), in [20, 2000].
+    p : int
+        Columns of X (parameters), in [5, 200].
+    rank : int
+        Rank of X (< p, so the minimiser is not unique), in [2, p - 1].
+    noise : float
+        Standard deviation of the target noise (L* > 0 needs noise > 0), in (0, 10].
+    gd_steps : int
+        Full-batch gradient steps, in [10, 5000].
+    batch : int
+        SGD minibatch size (drawn with replacement), in [1, n].
+    sgd_steps : int
+        SGD steps; the second half is averaged for the noise floor, in [500, 50000].
+    chains : int
+        Independent SGD runs averaged (the expectation in eq. 16), in [8, 1024].
+    claim : {"corrected", "printed"}
+        "corrected" asserts the PL statements with the right minimiser and the SGD noise floor;
+        "printed" asserts eq. (15) with the minimum-norm minimiser and eq. (16) for SGD (fail).
+    seed : int
+        Seed of X, y, theta_0 and the minibatches.
+    device : {"cpu"}
+        Array device; this check runs on the host only.
+
+    Returns
+    -------
+    CheckResult
+        Passes when GD meets (16), (15) holds exactly for the projected minimiser, and the SGD floor
+        matches its exact stationary value.
+    """
+    from spectral.validation import InputError
+
+    n = check_int("n", n, low=20, high=2000)
+    p = check_int("p", p, low=5, high=200)
+    rank = check_int("rank", rank, low=2, high=p - 1)
+    if rank >= n:
+        raise InputError(f"rank must be < n = {n}, got {rank}")
+    noise = check_real("noise", noise, low=0.0, high=10.0, low_open=True)
+    gd_steps = check_int("gd_steps", gd_steps, low=10, high=5000)
+    batch = check_int("batch", batch, low=1, high=n)
+    sgd_steps = check_int("sgd_steps", sgd_steps, low=500, high=50000)
+    chains = check_int("chains", chains, low=8, high=1024)
+    claim = check_option("claim", claim, ("corrected", "printed"))
+
+    rng = child_rng(seed, "problem")
+    x = rng.standard_normal((n, rank)) @ rng.standard_normal((rank, p)) / math.sqrt(rank)
+    y = x @ rng.standard_normal(p) + noise * rng.standard_normal(n)
+    theta0 = rng.standard_normal(p)
+    u, sv, vt = np.linalg.svd(x, full_matrices=False)
+    gamma, mu = float(sv[rank - 1] ** 2), float(sv[0] ** 2)
+    vk = vt[:rank].T  # basis of the row space
+    theta_mn = vk @ ((u[:, :rank].T @ y) / sv[:rank])  # minimum-norm minimiser
+    theta_proj = theta_mn + theta0 - vk @ (vk.T @ theta0)  # projection of theta_0 onto the minimisers
+
+    def loss(th):
+        res = x @ th - y[:, None] if th.ndim == 2 else x @ th - y
+        return 0.5 * np.sum(res * res, axis=0)
+
+    l_star = float(loss(theta_mn))
+    rec = Recorder()
+    rec.info("pl_gamma", gamma)
+    rec.info("smoothness_mu", mu)
+    rec.info("l_star", l_star)
+
+    with rec.timed("gd"):
+        eta = 1.0 / mu
+        q = 1.0 - eta * gamma
+        th = theta0.copy()
+        l0 = float(loss(theta0)) - l_star
+        d0_proj = float(np.sum((theta0 - theta_proj) ** 2))
+        d0_mn = float(np.sum((theta0 - theta_mn) ** 2))
+        r16 = r15p = r15mn = 0.0
+        losses = []
+        for t in range(1, gd_steps + 1):
+            th = th - eta * (x.T @ (x @ th - y))
+            exc = float(loss(th)) - l_star
+            losses.append(exc)
+            r16 = max(r16, exc / (q ** t * l0))
+            r15p = max(r15p, float(np.sum((th - theta_proj) ** 2)) / (q ** t * d0_proj))
+            r15mn = max(r15mn, float(np.sum((th - theta_mn) ** 2)) / (q ** t * d0_mn))
+        rec.array("gd_excess_loss", np.array(losses))
+        rec.array("pl_bound", q ** np.arange(1, gd_steps + 1) * l0)
+    # rounding floor: the excess loss is a difference of O(|y|^2) numbers
+    floor = 1e-9
+    rec.at_most("gd_eq16_max_ratio", r16, 1.0 + floor,
+                why="PL with gamma = sigma_min+^2 and eta = 1/mu: each row-space mode decays by (1 - eta h)^2t "
+                    "<= (1 - eta gamma)^t (measured max ratio 0.89)",
+                label="GD does not meet eq. (16)")
+    if claim == "corrected":
+        rec.at_most("gd_eq15_projected_max_ratio", r15p, 1.0 + floor,
+                    why="theta* = projection of theta_0: theta_t - theta* stays in the row space, where it contracts "
+                        "by (1 - eta h) <= (1 - eta gamma) per step (measured max ratio 0.55)",
+                    label="GD does not meet eq. (15) with the projected minimiser")
+        rec.at_least("gd_eq15_min_norm_max_ratio", r15mn, 1.2,
+                     why="with the minimum-norm minimiser the null-space part of theta_0 never moves, so the ratio "
+                         "grows like (1 - eta gamma)^-t (measured 5.7 after 300 steps; >= 1.7 over seeds 0-19)",
+                     label="eq. (15) held for a minimiser other than the projection of theta_0")
+    else:
+        rec.at_most("printed_eq15_min_norm_max_ratio", r15mn, 1.0 + floor,
+                    why="eq. (15) as printed with theta* a minimiser of L (here the minimum-norm one)",
+                    label="eq. (15) as printed fails for the minimum-norm minimiser: |theta_t - theta*| stalls at "
+                          "the null-space part of theta_0")
+
+    with rec.timed("sgd"):
+        eta_s = 0.5 / mu
+        srng = child_rng(seed, "minibatches")
+        thetas = np.repeat(theta0[:, None], chains, axis=1)
+        late = []
+        mean_curve = np.empty(sgd_steps)
+        for t in range(sgd_steps):
+            idx = srng.integers(0, n, size=(chains, batch))
+            xb = x[idx]  # (chains, batch, p)
+            resid = np.einsum("cbp,pc->cb", xb, thetas) - y[idx]
+            thetas = thetas - eta_s * (n / batch) * np.einsum("cbp,cb->pc", xb, resid)
+            exc = loss(thetas) - l_star
+            mean_curve[t] = float(exc.mean())
+            if t >= sgd_steps // 2:
+                late.append(exc)
+        late = np.array(late)  # (steps/2, chains)
+        floor_meas = float(late.mean())
+        batches = late.reshape(20, -1, chains).mean(axis=(1, 2))
+        se = float(batches.std(ddof=1) / math.sqrt(len(batches)))
+        rec.array("sgd_mean_excess_loss", mean_curve)
+    floor_pred = _stationary_floor(x, y, theta_mn, vk, eta_s, batch)
+    rec.info("sgd_floor_predicted", floor_pred)
+    rec.info("sgd_floor_measured", floor_meas)
+    rec.info("sgd_floor_standard_error", se)
+    bound_end = (1 - eta_s * gamma) ** sgd_steps * (float(loss(theta0)) - l_star)
+    rec.info("eq16_bound_at_end", bound_end)
+    if claim == "corrected":
+        rec.close("sgd_noise_floor", floor_meas, floor_pred, atol=5 * se + 0.01 * floor_pred,
+                  why="exact stationary second moment of SGD with replacement (linear recursion solved in the row "
+                      "space); Monte Carlo error from 20 batch means, 5 standard errors + 1 % "
+                      "(measured within 0.65 % over seeds 0-19)",
+                  label="the SGD excess loss does not settle at the predicted noise floor")
+    else:
+        rec.at_most("printed_sgd_eq16_ratio_at_end", floor_meas / bound_end, 1.0,
+                    why="eq. (16) as printed holds in expectation 'even under stochastic noise'",
+                    label="eq. (16) as printed fails for SGD: the excess loss stalls at the noise floor "
+                          f"({floor_meas:.3g} against the bound {bound_end:.3g})")
+    return rec.finish(
+        "GD with eta = 1/mu meets the PL bound (16), and (15) with theta* the projection of theta_0 onto the "
+        "minimisers; SGD with constant steps stalls at its exact stationary noise floor, so (16) without a "
+        "floor fails"
+        if claim == "corrected" else
+        "(15) holds for a minimiser theta* and (16) holds for SGD in expectation (Thm. D.3 as printed)")
+
+
+def _stationary_floor(x, y, theta_star, vk, eta, b):
+    """Stationary E[L(theta) - L*] of SGD (minibatch of b drawn with replacement) near theta*.
+
+    With ``e = theta - theta*`` in the row space (coordinates ``V_k^T e``), ``g = (1/b) sum_s z_s`` and
+    ``z = n x_i (x_i^T e + r_i)`` (``r = X theta* - y``, ``X^T r = 0``): ``E[g] = H e`` and
+    ``E[z z^T] = n sum_i x_i x_i^T (x_i^T M x_i + r_i^2)`` at ``E[e] = 0``, so the stationary second moment
+    solves ``eta (H M + M H) - eta^2 (1 - 1/b) H M H - eta^2 (n / b) sum_i x_i x_i^T (x_i^T M x_i)
+    = eta^2 (n / b) sum_i r_i^2 x_i x_i^T``; the excess loss is ``tr(H M) / 2``.
+    """
+    n = x.shape[0]
+    xt = x @ vk
+    k = xt.shape[1]
+    h = xt.T @ xt
+    eye = np.eye(k)
+    f = np.einsum("ia,ib->iab", xt, xt).reshape(n, k * k)
+    r = x @ theta_star - y
+    op = (eta * (np.kron(eye, h) + np.kron(h, eye)) - eta ** 2 * (1 - 1 / b) * np.kron(h, h)
+          - eta ** 2 * (n / b) * f.T @ f)
+    m = np.linalg.solve(op, eta ** 2 * (n / b) * f.T @ (r * r)).reshape(k, k)
+    return 0.5 * float(np.trace(h @ m))
+
+
+def main(argv=None) -> int:
+    return CHECK.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
