@@ -98,7 +98,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('PDE-10', 'pde-guided-attention', 'Bounded gradients / contraction; "8 steps → NaN as predicted" (Thm. D.1 item 3; §5.4.1, C.5)', 'P2', 'see ledger', check='pde_stability', test=None),
     Claim('PDE-11', 'pde-guided-attention', 'Smoothness and consistency decay (Thm. D.2 items 1–2)', 'P2', 'holds only under stated assumptions', check='pde_smoothing', test=None),
     Claim('PDE-12', 'pde-guided-attention', 'Linear range growth R_h(t) ≥ R_h(0) + k_r t (Thm. D.2 item 3)', 'P2', 'suspicious / likely false as stated', check='pde_spread', test=None),
-    Claim('PDE-13', 'pde-guided-attention', 'Thm. D.3: PL-type exponential convergence', 'P3', 'holds only under stated assumptions', check=None, test=None),
+    Claim('PDE-13', 'pde-guided-attention', 'Thm. D.3: PL-type exponential convergence', 'P3', 'holds only under stated assumptions', check='pde_convergence', test=None),
     Claim('PDE-14', 'pde-guided-attention', 'Parameter scaling α ∝ 1/N², Δt ∝ 1/N (App. E.1)', 'P3', 'suspicious / likely false as stated', check='pde_stability', test=None),
     Claim('PDE-15', 'pde-guided-attention', 'Causal leakage of the Laplacian step; implausible reported perplexities', 'P1', 'suspicious / likely false as stated', check=None, test=None),
     Claim('PDE-16', 'pde-guided-attention', 'Cost of the refinement: "O(N_t N) flops, near-linear overall" (D.0.5 Complexity)', 'P2', 'holds only under stated assumptions', check=None, test=None),
