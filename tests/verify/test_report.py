@@ -1,0 +1,182 @@
+"""verify.report and ``python -m verify --report``: report.json, the static page, figures, claims.md.
+
+The report is built from three cheap checks and one made-up ERROR row (not from every check), and
+loaded in a real headless browser when Debian's chromium is installed.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import types
+from html.parser import HTMLParser
+
+import pytest
+
+from spectral.validation import InputError
+from verify import __main__ as cli
+from verify import runner
+from verify.claims import CHECKS, LEDGER
+from verify.report import REPORT_HTML, REPORT_JSON, check_output_dir, claim_records, load_report, write_report
+
+CHEAP = ("weyl", "appendix_c", "metric_scaling")
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def report_dir(default_result, tmp_path_factory):
+    rows = [(name, default_result(name), "") for name in CHEAP]
+    rows.append(("levy", None, "ZeroDivisionError: a bug"))
+    out = tmp_path_factory.mktemp("report") / "r"
+    write_report(out, rows, options={"checks": [*CHEAP, "levy"], "full": False}, quiet=True)
+    return out
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.images, self.anchors = {}, [], set()
+        self._row = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.anchors.add(attrs["id"])
+        if tag == "tr" and attrs.get("id", "").startswith("claim-"):
+            self._row = attrs["id"][len("claim-"):]
+            self.rows[self._row] = attrs.get("class", "")
+        if tag == "img":
+            self.images.append(attrs["src"])
+
+
+def _parse(text):
+    page = _Page()
+    page.feed(text)
+    return page
+
+
+def test_report_files_and_json(report_dir):
+    assert {p.name for p in report_dir.iterdir()} >= {REPORT_JSON, REPORT_HTML, "claims.md", "figures"}
+    data = load_report(report_dir)
+    assert [r["check"] for r in data["results"]] == list(CHEAP)
+    assert data["errors"] == {"levy": "ZeroDivisionError: a bug"}
+    assert data["options"]["full"] is False and data["versions"]["attention-limits"]
+    assert data["summary_by_paper"]["fractional-neural-attention"]["error"] == list(CHECKS["levy"])
+    assert load_report(report_dir / REPORT_JSON) == data
+
+
+def test_page_has_a_row_per_claim_and_the_figures(report_dir):
+    page = _parse((report_dir / REPORT_HTML).read_text(encoding="utf-8"))
+    assert set(page.rows) == {c.id for c in LEDGER}
+    assert "row-PASS" in page.rows["FNA-10"] and "row-PASS" in page.rows["DRIFT-13"]
+    assert "row-ERROR" in page.rows["FNA-1"] and "row-notrun" in page.rows["FNA-12"]
+    assert page.images == ["figures/weyl.png"]  # the only one of the three checks with a drawer
+    assert (report_dir / "figures" / "weyl.png").stat().st_size > 10_000
+    assert {"fig-weyl", "check-weyl", "check-appendix_c", "paper-PDE"} <= page.anchors
+    text = (report_dir / REPORT_HTML).read_text(encoding="utf-8")
+    assert "<script" not in text
+    assert 'href="#fig-weyl"' in text and "ZeroDivisionError: a bug" in text
+
+
+def test_claims_md_of_the_run_has_the_numbers(report_dir, default_result):
+    text = (report_dir / "claims.md").read_text(encoding="utf-8")
+    weyl = default_result("weyl")
+    section = text.split("### FNA-10 ")[1].split("### ")[0]
+    assert "**Last run:** PASS" in section
+    for record in claim_records(weyl, "FNA-10"):
+        assert f"`{record.name}`" in section
+    assert "**Last run:** ERROR: ZeroDivisionError: a bug" in text.split("### FNA-1 ")[1].split("### ")[0]
+    assert "this check was not part of the run" in text.split("### FNA-12 ")[1].split("### ")[0]
+
+
+def test_claim_records_split_a_check_by_claim(default_result):
+    from verify.result import CheckResult, Record
+
+    res = CheckResult("x", ("FNA-16", "FNA-17"), "s", (
+        Record("a", 1.0, "at_most", tolerance=2.0, why="FNA-16 entropy bound"),
+        Record("b", 1.0, "at_most", tolerance=2.0, why="FNA-17 gap order"),
+        Record("c", 1.0, "at_most", tolerance=2.0, why="shared"),
+        Record("d", 1.0)), {})
+    assert [r.name for r in claim_records(res, "FNA-16")] == ["a", "c"]
+    assert [r.name for r in claim_records(res, "FNA-17")] == ["b", "c"]
+
+
+def test_a_figure_that_cannot_be_drawn_is_said_on_the_page(default_result, tmp_path, monkeypatch):
+    import figures
+
+    def broken(result, path):
+        raise RuntimeError("no ink")
+
+    monkeypatch.setattr(figures, "save_check_figure", broken)
+    page = write_report(tmp_path / "r", [("weyl", default_result("weyl"), "")], quiet=True)
+    text = page.read_text(encoding="utf-8")
+    assert "could not be drawn: RuntimeError: no ink" in text and "<img" not in text
+
+
+def test_output_folder_is_validated(tmp_path):
+    check_output_dir("--report", tmp_path / "new")  # a missing folder is created later
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="is a file"):
+        check_output_dir("--report", tmp_path / "file")
+    with pytest.raises(InputError, match="does not exist"):
+        check_output_dir("--report", tmp_path / "no" / "such")
+    with pytest.raises(InputError, match="no report"):
+        load_report(tmp_path)
+
+
+def test_cli_report_validates_before_the_work(capsys):
+    assert cli.main(["weyl", "--report", "/no/such/dir/r"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "--report" in captured.err
+
+
+def test_cli_report_end_to_end_quiet(tmp_path, capsys):
+    assert cli.main(["appendix_c", "--report", str(tmp_path / "r"), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""  # --quiet silences progress
+    assert f"report: {tmp_path / 'r' / REPORT_HTML}" in captured.out
+    assert captured.out.strip().endswith("1 passed, 0 failed")
+    assert json.loads((tmp_path / "r" / REPORT_JSON).read_text())["results"][0]["check"] == "appendix_c"
+
+
+def test_full_goes_only_to_checks_that_have_it(monkeypatch):
+    calls = {}
+
+    def with_full(*, full=False, seed=0):
+        calls["with_full"] = full
+        raise ZeroDivisionError("stop")
+
+    def without(*, seed=0):
+        calls["without"] = seed
+        raise ZeroDivisionError("stop")
+
+    modules = {"with_full": types.SimpleNamespace(run=with_full), "without": types.SimpleNamespace(run=without)}
+    monkeypatch.setattr(runner, "load_check", modules.__getitem__)
+    rows = runner.run_checks(["with_full", "without"], full=True, quiet=True, seed=3)
+    assert calls == {"with_full": True, "without": 3}
+    assert [e for _, _, e in rows] == ["ZeroDivisionError: stop"] * 2
+
+
+def test_progress_on_stderr_without_quiet(capsys):
+    rows = runner.run_checks(["appendix_c"])
+    err = capsys.readouterr().err
+    assert rows[0][1].passed and re.match(r"verify \[1/1\] appendix_c \d", err)
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (apt-get install chromium)")
+def test_page_in_a_headless_browser(report_dir):
+    profile = tempfile.mkdtemp()
+    try:
+        out = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
+             (report_dir / REPORT_HTML).as_uri()], capture_output=True, text=True, timeout=120, check=True)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    page = _parse(out.stdout)
+    assert set(page.rows) == {c.id for c in LEDGER}
+    assert page.images == ["figures/weyl.png"]
+    for src in page.images:
+        assert (report_dir / src).is_file()
