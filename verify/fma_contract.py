@@ -146,6 +146,8 @@ def run(*, implementation="fma", claim="corrected", n=1024, r=16, d=32, scale=1.
             if out.shape != (n, d):
                 raise InputError(f"implementation {label!r} returned shape {out.shape}, expected {(n, d)}")
             row_lo, row_hi = min(row_lo, float(out.min())), max(row_hi, float(out.max()))
+            if t == 0:
+                rec.array("row_sums_v_ones", out[:, 0])
             worst_row = max(worst_row, float(np.max(np.abs(out - 1.0))))
             for start in range(0, n, d):  # effective weights: V = columns of the identity
                 cols = np.zeros((n, d))

@@ -69,7 +69,7 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
         Passes when every far block has rank <= p, Â V equals eq. (4), FMA equals full attention
         exactly at n <= 2r and (joint) on group-constant keys, and differs otherwise.
     """
-    from spectral import fma_attention, fma_matrix
+    from spectral import fma_attention, fma_levels, fma_matrix
     from spectral.validation import InputError, child_rng
     from verify.fma_reference import depth, eq4_reference, hierarchy_1d, softmax_attention
 
@@ -124,6 +124,12 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
     rec.info("far_blocks_tested", blocks)
     for (p, rank), count in sorted(rank_hist.items()):
         rec.info(f"blocks_p{p}_rank{rank}", count)
+
+    # FMA Fig. 7: the per-level (printed) matrix at n = 64, r = 4 (4 levels, n / r = 16) and its level map
+    rng = child_rng(seed, "fig7")
+    q7, k7 = rng.standard_normal((2, 64, d))
+    rec.array("fig7_matrix", fma_matrix(q7, k7, r=4))
+    rec.array("fig7_levels", fma_levels(64, r=4))
 
     # FMA-9 (a): n <= 2r is full attention; n > 2r is not
     with rec.timed("exactness"):

@@ -27,6 +27,10 @@ from verify.result import Recorder
 
 CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"))
 
+#: FMA Fig. 3: (a) W / r = 16 (L = 4) seen from one pixel, (b) W / r = 8 (L = 3), the whole matrix
+FIG3A = (32, 2, (12, 19))
+FIG3B = (16, 2)
+
 
 def _ints(name, values, low, high):
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -115,8 +119,18 @@ def run(*, widths=(14, 24, 16, 28, 32, 32, 64), cells=(4, 8, 2, 4, 2, 8, 4), ste
             doubled += int(np.count_nonzero(h.level == -2))
             untiled += int(np.count_nonzero(~h.tiled))
             non_nested += int(np.count_nonzero(~h.nested))
-            level_mismatch += int(not np.array_equal(fma_levels_2d(w, r=r), h.level))
+            toolkit_levels = fma_levels_2d(w, r=r)
+            level_mismatch += int(not np.array_equal(toolkit_levels, h.level))
             toolkit = fma_groups_2d(w, r=r)
+            if (w, r) == FIG3A[:2]:
+                pixel = FIG3A[2][0] * w + FIG3A[2][1]
+                rec.array("fig3a_query_levels", toolkit_levels[pixel].reshape(w, w))
+                squares = [(lev, (sq // -(-w // g)) * g, (sq % -(-w // g)) * g, g)
+                           for lev, g in enumerate(toolkit.group_size, start=1)
+                           for sq in toolkit.groups[lev - 1][pixel] if sq >= 0]
+                rec.array("fig3a_query_squares", np.array(squares, dtype=np.int64).reshape(-1, 4))
+            if (w, r) == FIG3B:
+                rec.array("fig3b_levels", toolkit_levels)
             ref_far = np.zeros(n, dtype=np.int64)
             for lev in range(1, h.depth):
                 for i in range(n):

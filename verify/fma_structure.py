@@ -102,7 +102,10 @@ def run(*, lengths=(64, 96, 100, 40, 16, 24, 1024, 1024, 4096), cells=(4, 4, 5, 
             doubled += int(np.count_nonzero(h.level == -2))
             untiled += int(np.count_nonzero(~h.tiled))
             non_nested += int(np.count_nonzero(~h.nested))
-            level_mismatch += int(not np.array_equal(fma_levels(n, r=r), h.level))
+            toolkit_levels = fma_levels(n, r=r)
+            level_mismatch += int(not np.array_equal(toolkit_levels, h.level))
+            if n <= 128:
+                rec.array(f"levels_n{n}_r{r}", toolkit_levels)  # FMA Figs. 1 and 2
             toolkit = fma_groups(n, r=r)
             ref_counts = np.zeros(n, dtype=np.int64)
             for lev in range(1, h.depth):
