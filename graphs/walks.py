@@ -104,6 +104,8 @@ def random_walk(A, *, start, steps: int, rng=None):
     xp = check_row_stochastic(A)
     steps = check_int("steps", steps, low=0)
     gen = as_generator(rng)
+    if isinstance(start, (bool, np.bool_)):
+        raise InputError(f"start must be one or more token indices, got {start!r}")
     state = np.asarray(to_numpy(start), dtype=np.int64).reshape(-1)
     n = A.shape[0]
     if state.size == 0 or state.min() < 0 or state.max() >= n:
@@ -208,6 +210,7 @@ class TailFit:
 
     def interval(self, z: float = 1.96) -> tuple[float, float]:
         """``alpha -/+ z stderr`` (normal approximation, 95 % by default)."""
+        z = check_real("z", z, low=0.0)
         return (self.alpha - z * self.stderr, self.alpha + z * self.stderr)
 
 

@@ -116,7 +116,7 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
         support = np.flatnonzero(to_numpy(c > 0))
         ncomp = int(np.gcd.reduce(np.concatenate([support, [n]])))
     half = xp.real(xp.fft.rfft(c)) / total  # eta_m for m = 0 .. n // 2
-    near_tol = near_one_tolerance(c.dtype)
+    near_tol = near_one_tolerance(c.dtype, eigenvalues=half[:1])  # half[0] = eta_0 (exactly 1 but for round-off)
     near = to_numpy(xp.abs(half - 1.0) <= near_tol)
     mult = np.where((np.arange(h + 1) > 0) & (2 * np.arange(h + 1) != n), 2, 1)  # cos and sin
     near_one = int(np.sum(mult[near]))

@@ -8,7 +8,9 @@ are made:
 * structural: the components of ``C > 0`` (:func:`count_components`; for an operator, breadth-first
   search with indicator matvecs, :func:`operator_components`), before solving;
 * numerical: the eigenvalues within :func:`near_one_tolerance` of 1 among those computed
-  (:func:`near_one_count`), after solving. Two clusters 10 apart at ``eps = 0.5`` have cross-cluster
+  (:func:`near_one_count`), after solving: the graph is disconnected in floating point when more of
+  them are near 1 than there are components (scores between the parts below round-off; then the
+  conductance of the cut is, too). Two clusters 10 apart at ``eps = 0.5`` have cross-cluster
   heat-kernel entries of 1e-77..1e-22: all positive, so the graph is connected, but eigenvalue 1 is
   double to 1e-15.
 
@@ -24,12 +26,13 @@ import numpy as np
 
 from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.scores import symmetry_defect, symmetry_tolerance
-from spectral.validation import InputError
+from spectral.validation import InputError, check_real
 
 __all__ = [
     "DisconnectedGraphError",
     "DisconnectedGraphWarning",
     "NEAR_ONE_EPS",
+    "NEAR_ONE_ERROR_FACTOR",
     "OPERATOR_BFS_MATVECS",
     "count_components",
     "near_one_count",
@@ -40,12 +43,16 @@ __all__ = [
 
 #: Matvec budget of the breadth-first component count on operators (each matvec is O(n^2)).
 OPERATOR_BFS_MATVECS = 32
-#: Eigenvalues within ``NEAR_ONE_EPS * eps(dtype)`` of 1 count as copies of 1. A backward-stable
-#: symmetric eigensolver is accurate to ``O(n eps ||S||)`` with ``||S|| = 1`` for a Markov conjugate;
-#: measured errors of eta_0 = 1 are 1e-15..4e-15 (dense, n <= 2000) and below 2e-14 (ARPACK), so 100 eps
-#: (2.2e-14 in float64, 1.2e-5 in float32 storage) separates round-off from a real gap: the smallest
-#: gaps of the toolkit's checks (FNA at scale 1e-4, heat at eps 1e-3) are 1e-9 and larger.
+#: Eigenvalues within ``NEAR_ONE_EPS * eps(dtype)`` of 1 count as copies of 1 (at least; see
+#: :func:`near_one_tolerance`). Measured errors of the computed eigenvalue 1 on FNA (circle) and heat
+#: (S^2) kernels, n = 200-2000: <= 4.4e-16 dense, <= 2.0e-15 ARPACK (Lanczos and matrix-free), so
+#: 100 eps (2.2e-14 in float64, 1.2e-5 in float32 storage) is round-off with a margin of 10.
 NEAR_ONE_EPS = 100
+#: The tolerance is at least this multiple of the computed eigenvalue 1's own error |1 - eta_0|: a
+#: matrix accepted as symmetric within 4 sqrt(eps) but not exactly symmetric (a row-normalised
+#: attention matrix of nearly uniform degrees) gives |1 - eta_0| up to 7e-12 (measured, verify.multiscale),
+#: and the other eigenvalues near 1 are no more accurate than that.
+NEAR_ONE_ERROR_FACTOR = 10
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -155,13 +162,29 @@ def operator_components(op, n: int, like, *, symmetric: bool, strict: bool):
         labels[(reach > 0) & (labels < 0)] = count - 1
 
 
-def near_one_tolerance(dtype, solver_tol: float = 0.0) -> float:
+def near_one_tolerance(dtype, *, solver_tol: float = 0.0, eigenvalues=None) -> float:
     """Distance from 1 within which a computed eigenvalue counts as a copy of 1.
 
-    ``max(NEAR_ONE_EPS * eps(dtype), solver_tol)``: the eigensolver's round-off (see
-    :data:`NEAR_ONE_EPS`), or ARPACK's requested relative accuracy when that is coarser.
+    ``max(NEAR_ONE_EPS eps(dtype), solver_tol, NEAR_ONE_ERROR_FACTOR |1 - eta_0|)``: the eigensolver's
+    round-off (:data:`NEAR_ONE_EPS`), ARPACK's requested accuracy when coarser, and ten times the
+    error of the computed eigenvalue 1 (``eta_0``, the one of ``eigenvalues`` closest to 1; the exact
+    value is 1), which measures how accurate the solver was near 1 for this matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> near_one_tolerance(np.float64)
+    2.220446049250313e-14
+    >>> float(f"{near_one_tolerance(np.float64, eigenvalues=np.array([1 - 1e-12, 0.5])):.3g}")
+    1e-11
     """
-    return max(NEAR_ONE_EPS * float(np.finfo(np.dtype(dtype_name(dtype))).eps), float(solver_tol))
+    solver_tol = check_real("solver_tol", solver_tol, low=0.0)
+    tol = max(NEAR_ONE_EPS * float(np.finfo(np.dtype(dtype_name(dtype))).eps), solver_tol)
+    if eigenvalues is not None:
+        eta = np.asarray(to_numpy(eigenvalues)).reshape(-1)
+        if eta.size:
+            tol = max(tol, NEAR_ONE_ERROR_FACTOR * float(np.min(np.abs(eta - 1.0))))
+    return tol
 
 
 def near_one_count(eigenvalues, tol: float) -> int:

@@ -106,7 +106,7 @@ def _arpack(solve, *, what: str, k: int, tol: float):
 
 def _with_near_one(spec: Spectrum, *, ncomp, exact, strict, solver_tol, complete) -> Spectrum:
     """Count the computed eigenvalues near 1 and report a numerical disconnection (structural: reported before)."""
-    tol = near_one_tolerance(spec.storage_dtype, solver_tol)
+    tol = near_one_tolerance(spec.storage_dtype, solver_tol=solver_tol, eigenvalues=spec.eigenvalues)
     near = near_one_count(spec.eigenvalues, tol)
     if (ncomp or 1) <= 1:
         report_components(ncomp, exact, strict, near_one=near, tol=tol, eigenvalues=spec.eigenvalues,
@@ -220,6 +220,8 @@ def markov_spectrum(
     if dtype is not None:
         dtype = check_option("dtype", dtype, ("float32", "float64"))
     tol = check_real("tol", tol, low=0.0)
+    if max_memory is not None:
+        max_memory = check_real("max_memory", max_memory, low=0.0, low_open=True)
     if symmetric is not None and not isinstance(symmetric, bool):
         raise InputError(f"symmetric must be True, False or None, got {symmetric!r}")
     if _is_operator(C):

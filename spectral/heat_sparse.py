@@ -222,6 +222,8 @@ def heat_markov(x, *, eps, a=0.0, method="sparse", cutoff=6.0, block_rows=None, 
     cutoff = check_real("cutoff", cutoff, low=0.0, low_open=True)  # radius in units of sqrt(eps)
     if block_rows is not None:
         block_rows = check_int("block_rows", block_rows, low=1)
+    if max_bytes is not None:
+        max_bytes = check_real("max_bytes", max_bytes, low=0.0, low_open=True)
     xp = array_namespace(x)
     if getattr(x, "ndim", 0) != 2:
         raise InputError(f"x must be a 2-d array of points (n, D), got shape {getattr(x, 'shape', None)}")

@@ -18,7 +18,7 @@ import numpy as np
 from spectral.activations import ACTIVATIONS, activation_function
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
 from spectral.memory import check_dense_memory
-from spectral.validation import InputError, as_generator, check_int, check_option
+from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = ["NEURAL_FORMS", "ScoreMLP", "neural_scores"]
 
@@ -100,6 +100,8 @@ def neural_scores(q, k, mlp, *, form="factored", max_bytes=None):
     (ledger NEURAL-3).
     """
     check_option("form", form, NEURAL_FORMS)
+    if max_bytes is not None:
+        max_bytes = check_real("max_bytes", max_bytes, low=0.0, low_open=True)
     if not isinstance(mlp, ScoreMLP):
         raise InputError(f"mlp must be a ScoreMLP, got {type(mlp).__name__}")
     xp, q = as_float_array(q, "q", ndim=2)

@@ -11,6 +11,7 @@ from spectral import (
     DisconnectedGraphError,
     DisconnectedGraphWarning,
     KernelOperator,
+    circulant_spectrum,
     count_components,
     fna_kernel,
     heat_kernel,
@@ -90,3 +91,84 @@ def test_operator_components_by_matvec_bfs():
         markov_spectrum(op, 3, strict=True)
     one = KernelOperator(x[:30], kernel=functools.partial(heat_kernel, eps=0.01), distance=dist)
     assert markov_spectrum(one, 3, rng=0).n_components == 1
+
+
+# ----------------------------------------------------------------------------- numerical disconnection
+
+
+def two_clusters(gap=10.0, n=30, seed=0):
+    """Two clusters of n points (spread ~0.3) ``gap`` apart on a line; heat kernel at eps = 0.5.
+
+    At gap 10 the cross-cluster scores are exp(-d^2) with d in about [9, 11]: 1e-53..1e-35, all
+    positive (the graph C > 0 is connected) but below round-off next to the O(1) degrees.
+    """
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.normal(0.0, 0.3, n), rng.normal(gap, 0.3, n)])[:, None]
+    return x, heat_kernel(np.abs(x - x.T), eps=0.5)
+
+
+def test_two_clusters_are_connected_structurally_but_not_numerically():
+    _, C = two_clusters()
+    cross = C[:30, 30:]
+    assert cross.min() > 0 and cross.max() < 1e-30  # positive, far below eps relative to the degrees
+    assert count_components(C) == 1
+    # independent check that eigenvalue 1 is double in floating point: numpy's eigvalsh of D^-1/2 C D^-1/2
+    d = C.sum(axis=1)
+    ref = np.sort(np.linalg.eigvalsh(C / np.sqrt(np.outer(d, d))))[::-1]
+    assert abs(1.0 - ref[1]) <= 1e-15 and 1.0 - ref[2] > 1e-3
+
+
+@pytest.mark.parametrize("method", ["dense", "lanczos", "matrix-free"])
+def test_numerical_disconnection_warns_on_every_stored_path(method):
+    _, C = two_clusters()
+    with pytest.warns(DisconnectedGraphWarning, match=r"numerically disconnected: 2 eigenvalues lie within 2.2e-14 of 1"):
+        spec = markov_spectrum(C, 4, method=method, rng=0)
+    assert spec.n_components == 1 and spec.near_one == 2
+    with pytest.raises(DisconnectedGraphError, match="numerically disconnected.*strict=True"):
+        markov_spectrum(C, 4, method=method, strict=True, rng=0)
+    # negative control: clusters 3 apart (cross scores ~1e-4) are resolved, nothing is reported
+    # (a warning would fail this test under filterwarnings=error)
+    _, C3 = two_clusters(gap=3.0)
+    assert markov_spectrum(C3, 4, method=method, rng=0).near_one == 1
+
+
+def test_numerical_disconnection_warns_for_operators_and_the_general_path():
+    x, C = two_clusters()
+
+    def dist(a, b):
+        return np.abs(a[:, :1] - b[:, :1].T)
+
+    op = KernelOperator(x, kernel=functools.partial(heat_kernel, eps=0.5), distance=dist)
+    with pytest.warns(DisconnectedGraphWarning, match="numerically disconnected"):
+        spec = markov_spectrum(op, 3, rng=0)
+    assert spec.method == "matrix-free" and spec.n_components == 1 and spec.near_one == 2
+    # Q != K: C diag(w) is not symmetric; its two clusters still give eigenvalue 1 twice (general path)
+    w = np.linspace(0.5, 2.0, C.shape[0])
+    with pytest.warns(DisconnectedGraphWarning, match="numerically disconnected"):
+        spec = markov_spectrum(C * w[None, :], 4, method="dense")
+    assert not spec.symmetric and spec.near_one == 2
+
+
+def test_numerical_disconnection_warns_on_the_circulant_path():
+    # 16 grid points 0.39 apart, heat kernel eps = 1e-3: c_1 = exp(-77) = 4e-34 > 0 (connected by gcd),
+    # but every eta_m equals 1 in floating point: each point is its own part
+    grid = CIRCLE.grid(16)
+    row = heat_kernel(CIRCLE.distance(grid[:1], grid)[0], eps=1e-3)
+    assert 0 < row[1] < 1e-30
+    with pytest.warns(DisconnectedGraphWarning, match="numerically disconnected: 16 eigenvalues"):
+        spec = circulant_spectrum(row, 3)
+    assert spec.n_components == 1 and spec.near_one == 16
+    # negative control: eps = 0.05 resolves every mode (1 - eta_1 = 1.5e-2)
+    wide = heat_kernel(CIRCLE.distance(grid[:1], grid)[0], eps=0.05)
+    assert circulant_spectrum(wide, 3).near_one == 1
+
+
+def test_structural_disconnection_reported_once():
+    C = block_diagonal()
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        markov_spectrum(C, 4, method="dense")
+    assert [type(w.message) for w in caught] == [DisconnectedGraphWarning]
+    assert "2 connected components" in str(caught[0].message)

@@ -1,10 +1,12 @@
 """Tests for spectral.diffmaps: FNA-8 (bi-orthonormality, spectral decomposition) and
 FNA-9 (diffusion distance = Euclidean distance in diffusion coordinates; the constant
-factor sqrt(sum C) in the paper's literal normalisation; truncation error >= 0).
+factor sqrt(sum C) in the paper's literal normalisation; truncation error >= 0); the
+density normalisation ``a`` against a dense construction and against the limit operators.
 
 References are independent of the eigen-decomposition: ``numpy.linalg.matrix_power``
-for A^tau, explicit sums over y for the distance of eq. (36).  Tolerances: the
-ledger's 1e-12 relative (CLAIMS FNA-8/9), measured 1e-15..1e-13.
+for A^tau, explicit sums over y for the distance of eq. (36), ``numpy.linalg.eig`` of the
+hand-built ``A^(a)``, a Fourier-Galerkin discretisation of the limit operator.  Tolerances:
+the ledger's 1e-12 relative (FNA-8/9), measured 1e-15..1e-13.
 """
 
 import functools
@@ -15,8 +17,8 @@ from scipy.spatial.distance import cdist
 
 from manifolds import Circle
 from spectral.backend import to_numpy
-from spectral.diffmaps import diffusion_distance, diffusion_map
-from spectral.kernels import fna_kernel, pairwise
+from manifolds import VonMises
+from spectral import diffusion_distance, diffusion_map, fna_kernel, heat_kernel, pairwise
 from spectral.validation import InputError
 
 EPS = np.finfo(np.float64).eps
@@ -206,9 +208,109 @@ def test_diffusion_distance_bad_input():
 
 def test_memory_guard(monkeypatch):
     import spectral.memory as memory
-    from spectral.memory import DenseMemoryError
+    from spectral import DenseMemoryError
 
     A = np.full((50, 50), 1 / 50)
     monkeypatch.setattr(memory, "available_memory_bytes", lambda: 3 * 50 * 50 * 8)
     with pytest.raises(DenseMemoryError, match="diffusion distances"):
         diffusion_distance(A, 1)
+
+
+# ----------------------------------------------------------------------------- density normalisation a
+
+
+def von_mises_heat(n, eps, *, seed=None):
+    """Heat scores (chordal distance) on von Mises (kappa = 1) points: random (seed) or the quantile grid."""
+    law = VonMises(kappa=1.0)
+    x = law.sample(n, rng=seed) if seed is not None else law.quantile_grid(n)
+    return heat_kernel(np.sqrt(pairwise_sq(x)), eps=eps)
+
+
+def dense_density_normalised(C, a):
+    """Independent construction of A^(a) = rownorm(Q^-a C Q^-a), Q = C 1, from its definition."""
+    q = C.sum(axis=1)
+    Ca = C / np.outer(q**a, q**a)
+    return Ca / Ca.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("a", [0.0, 0.5, 1.0])
+def test_density_normalisation_against_dense_construction(a):
+    n, m = 80, 6
+    C = von_mises_heat(n, 0.05, seed=4)  # a non-uniform density: the degrees vary by a factor ~5
+    A = dense_density_normalised(C, a)
+    w, V = np.linalg.eig(A)  # general eigensolver on A itself, not the symmetric conjugate
+    order = np.argsort(-w.real)
+    w, V = w.real[order], V.real[:, order]
+    dm = diffusion_map(C, n_components=m, a=a)
+    assert dm.a == a
+    # eigenvalues: eig of the non-normal A is accurate to n eps cond(V) (cond ~ sqrt(max D / min D) ~ 3)
+    assert np.max(np.abs(dm.eigenvalues - w[: m + 1])) <= 1e-12
+    # right eigenvectors of A^(a), column by column, up to sign and scale (psi_0 = 1)
+    for j in range(m + 1):
+        ref = V[:, j] / np.linalg.norm(V[:, j])
+        got = dm.psi[:, j] / np.linalg.norm(dm.psi[:, j])
+        assert min(np.max(np.abs(got - ref)), np.max(np.abs(got + ref))) <= 1e-9, j  # gaps >= 5e-3 here
+    # stationary law: the left eigenvector of A^(a) for eigenvalue 1, normalised to a probability
+    wl, U = np.linalg.eig(A.T)
+    pi = U[:, np.argmin(np.abs(wl - 1.0))].real
+    pi /= pi.sum()
+    assert np.max(np.abs(dm.stationary - pi)) <= 1e-12
+    # diffusion distance identity (FNA eq. 37) for A^(a), all n - 1 coordinates, by explicit sums
+    full = diffusion_map(C, n_components=n - 1, a=a, tau=2)
+    ref = eq36_reference(A, 2, pi)
+    assert np.max(np.abs(pairwise_sq(full.coordinates) - ref)) <= 1e-12 * ref.max()
+    # negative control: another a changes the spectrum by far more than the tolerance
+    other = diffusion_map(C, n_components=m, a=1.0 - a if a != 0.5 else 0.0)
+    assert np.max(np.abs(other.eigenvalues - dm.eigenvalues)) > 1e-4
+
+
+def limit_operator_eigenvalues(a, kappa, count, modes=40):
+    """Eigenvalues of -(d^2/dt^2 + 2 (1 - a) (log p)' d/dt) on S^1, p von Mises: Fourier-Galerkin.
+
+    ``(log p)' = -kappa sin t`` and ``sin t e^{imt} = (e^{i(m+1)t} - e^{i(m-1)t}) / (2i)``, so the
+    operator maps ``e^{imt}`` to ``-m^2 e^{imt} - (1 - a) kappa m (e^{i(m+1)t} - e^{i(m-1)t})``; the
+    truncation at |m| <= 40 is exact to round-off for the lowest modes (coefficients decay like
+    kappa^m / m!).
+    """
+    m = np.arange(-modes, modes + 1)
+    L = np.diag(-(m.astype(float) ** 2))
+    L[np.arange(1, m.size), np.arange(m.size - 1)] = -(1 - a) * kappa * m[:-1]
+    L[np.arange(m.size - 1), np.arange(1, m.size)] = (1 - a) * kappa * m[1:]
+    return np.sort(np.linalg.eigvals(-L).real)[1 : count + 1]
+
+
+def test_generator_scaling_stated_in_the_docstring():
+    # 2 (1 - lambda_j) / eps -> eigenvalues of -(Delta + 2 (1 - a) grad log p . grad): k^2 at a = 1
+    # (Laplace-Beltrami, whatever p), Fokker-Planck at a = 1/2, the graph Laplacian's limit at a = 0.
+    # Quantile grid of von Mises(kappa = 1), n = 600, eps = 6e-3 (chordal distance). The bias is
+    # O(eps): measured max relative error 4.5e-3 (a = 1), 3.1e-3 (1/2), 4.3e-3 (0), halving with eps;
+    # tolerance 1.5e-2. The limits differ by 16-65 % between the three a.
+    eps = 6e-3
+    C = von_mises_heat(600, eps)
+    refs = {a: limit_operator_eigenvalues(a, 1.0, 4) for a in (0.0, 0.5, 1.0)}
+    assert np.max(np.abs(refs[1.0] - [1.0, 1.0, 4.0, 4.0])) <= 1e-12  # a = 1: the circle's k^2
+    for a, ref in refs.items():
+        dm = diffusion_map(C, n_components=4, a=a, method="lanczos", rng=0)
+        mu = 2.0 * (1.0 - dm.eigenvalues[1:]) / eps
+        assert np.max(np.abs(mu / ref - 1.0)) <= 1.5e-2, (a, mu, ref)
+        # negative controls: the other a's limit, and the scaling without the factor 2
+        for b, other in refs.items():
+            if b != a:
+                assert np.max(np.abs(mu / other - 1.0)) > 0.1, (a, b)
+        assert np.max(np.abs(0.5 * mu / ref - 1.0)) > 0.4
+
+
+def test_density_normalisation_bad_input():
+    C = circle_scores(30, 1.2)
+    for bad in (-0.1, 1.5, True, float("nan"), "1"):
+        with pytest.raises(InputError, match="a must be"):
+            diffusion_map(C, n_components=2, a=bad)
+
+
+def test_repr_is_short():
+    dm = diffusion_map(circle_scores(200, 1.2), n_components=3)
+    text = repr(dm)
+    assert len(text) < 300, text
+    assert text.startswith("DiffusionMap(n=200, n_components=3, a=0, tau=1, normalization='probability'")
+    assert "eigenvalues=[1, " in text
+    assert len(repr(dm.spectrum)) < 300

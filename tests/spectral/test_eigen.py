@@ -279,3 +279,54 @@ def test_iterative_paths_return_input_namespace(xp, random_circle, method):
     assert type(spec.eigenvalues) is type(xp.asarray(C))
     assert type(spec.psi) is type(xp.asarray(C))
     assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= symmetric_tol(C)  # as the numpy paths
+
+
+# ----------------------------------------------------------------------------- errors and display
+
+
+def options_named(message):
+    """The ``name=`` options a message tells the user to set."""
+    import re
+
+    return set(re.findall(r"\b([a-z_]+) ?=", message))
+
+
+def test_memory_refusal_names_options_that_exist(random_circle):
+    import inspect
+
+    _, C, _ = random_circle
+    n = C.shape[0]
+    with pytest.raises(DenseMemoryError) as info:
+        markov_spectrum(C, 5, method="dense", max_memory=n * n * 8)
+    msg = str(info.value)
+    assert "dense dense" not in msg and msg.startswith("dense eigensolver workspace of shape (300, 300) x 5")
+    named = options_named(msg)
+    assert {"method", "max_memory"} <= named
+    assert named <= set(inspect.signature(markov_spectrum).parameters)
+    with pytest.raises(DenseMemoryError) as info:
+        markov_spectrum(C, 5, method="lanczos", max_memory=100)
+    assert options_named(str(info.value)) <= set(inspect.signature(markov_spectrum).parameters)
+
+
+def test_arpack_non_convergence_is_a_convergence_error(random_circle, monkeypatch):
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    from spectral import backend
+
+    def stalls(*args, **kwargs):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", np.ones(1), np.ones((300, 1)))
+
+    monkeypatch.setattr(backend, "eigsh", stalls)
+    _, C, _ = random_circle
+    for method in ("lanczos", "matrix-free"):
+        with pytest.raises(ConvergenceError, match=r"did not converge to the 5 leading eigenpairs.*try method='dense'"):
+            markov_spectrum(C, 5, method=method, rng=0)
+
+
+def test_spectrum_repr_is_short(random_circle):
+    _, C, _ = random_circle
+    spec = markov_spectrum(C, vectors=True)  # 300 eigenpairs: the dataclass repr printed ~ 1 MB
+    text = repr(spec)
+    assert len(text) < 300, text
+    assert text.startswith("Spectrum(n=300, k=300, method='dense', solver='numpy.linalg.eigh', residual=")
+    assert "eigenvalues=[1, " in text and ", ...]" in text and "vectors=<float64 (300, 300)>" in text
