@@ -123,9 +123,10 @@ def _settings(*, alpha, manifold, n, scale, points, modes, fit_range, distance, 
     if paper_setting:
         if manifold != "circle" or points != "grid":
             raise InputError("paper_setting reproduces Fig. 2a: it needs manifold='circle' and points='grid'")
-        if n is not None or scale is not None:
-            raise InputError(f"paper_setting fixes n = {PAPER_N} and scale = {PAPER_SCALE}; do not pass n or scale "
-                             "with it")
+        # the recorded parameters of a paper_setting run hold n = 500, scale = 0.01: rerunning them is allowed
+        if n not in (None, PAPER_N) or scale not in (None, PAPER_SCALE):
+            raise InputError(f"paper_setting fixes n = {PAPER_N} and scale = {PAPER_SCALE}; do not pass another n or "
+                             "scale with it")
         n, scale = PAPER_N, PAPER_SCALE
     if n is None:
         n = {("circle", "grid"): 2000, ("circle", "random"): 4000, ("sphere", "grid"): 2000,

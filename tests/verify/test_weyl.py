@@ -123,7 +123,11 @@ def test_paper_setting_is_fig_2a():
     # failure says that the resolution, not the kernel, is outside the calibrated range
     assert _failed(r) == {"best_fit_alpha"}
     assert "best-fit alpha" in r.failures[0] and "h/s = 1.26 > 0.5" in r.failures[0]
-    assert weyl.run(alpha=2.0, paper_setting=True).passed
+    r2 = weyl.run(alpha=2.0, paper_setting=True)
+    assert r2.passed
+    # the recorded parameters rerun the same check
+    again = weyl.run(**{k: v for k, v in r2.parameters.items()})
+    assert again.records == r2.records
 
 
 def test_generator_time_and_statement(grid_results):
