@@ -45,6 +45,9 @@ def draw_heat_rate(result, ax):
                   label=f"S^{d} sampling error (slope {result.measured[f'S{d}_variance_eps_slope']:.2f})")
         ax.loglog(eps, np.asarray(result.arrays[f"S{d}_bias"]), "s--", color=color,
                   label=f"S^{d} bias (slope {result.measured[f'S{d}_bias_slope']:.2f})")
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())  # two eps ranges: minor labels would overlap
     ax.set_xlabel("eps")
     ax.set_ylabel("error of (1/eps) L f at fixed points")
     ax.legend(fontsize=7, loc="best")

@@ -4,6 +4,7 @@ import pytest
 
 from figures import check_drawer, drift, registry, save_check_figure
 from verify import euler_steps
+from verify.claims import load_check
 
 
 def test_registered():
@@ -12,10 +13,13 @@ def test_registered():
         assert check_drawer(name) is drift.CHECK_FIGURES[name]
 
 
-def test_euler_steps_figure(tmp_path):
-    res = euler_steps.run(n=1000, eps_grid=(0.002, 0.004, 0.008, 0.016))
-    save_check_figure(res, tmp_path / "e.png")
-    assert (tmp_path / "e.png").stat().st_size > 10_000
+@pytest.mark.parametrize("name, kwargs", [("euler_steps", {"n": 1000, "eps_grid": (0.002, 0.004, 0.008, 0.016)}),
+                                          ("drift_diffusion", {"tiers": ("circle_grid",), "grid_n": 2000}),
+                                          ("heat_rate", {"repeats": 4, "test_points": 4})])
+def test_check_figures(name, kwargs, tmp_path):
+    res = load_check(name).run(**kwargs)
+    save_check_figure(res, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000
 
 
 def test_plot_option_saves_the_check_figure(tmp_path, capsys):
