@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_heat.py --quick        # N = 10000
-    python benchmarks/bench_heat.py                # N = 50000, eps = 1e-3 (DESIGN.md 3.3 scale notes)
+    python benchmarks/bench_heat.py                # N = 50000, eps = 1e-3 (the scale of the DRIFT checks)
 
 For each path of :func:`spectral.heat_sparse.heat_markov` a fresh child process builds the
 operator and applies it to a test function; the child reports build and apply times (median of
@@ -13,7 +13,7 @@ operator and applies it to a test function; the child reports build and apply ti
   ``|S f - S_trunc f| / |f|_inf`` (and, divided by eps, on the generator): the count bound of
   :func:`spectral.heat_sparse.truncation_bound` and the shell bound of
   :func:`spectral.heat_sparse.shell_truncation_bound`.
-* ``streamed``: :class:`spectral.kernels.KernelOperator` blocks (nothing stored); every apply
+* ``streamed``: :class:`spectral.KernelOperator` blocks (nothing stored); every apply
   recomputes all ``N^2`` kernel entries.
 * baseline: ``cKDTree.sparse_distance_matrix`` + ``exp`` + CSR row normalisation written out here.
 * dense: only the byte estimate (``N^2`` float64 = 18.6 GiB at N = 50000), never allocated.
@@ -50,7 +50,7 @@ def _points(n, seed):
 
 
 def _child(path, n, eps, repeats, seed, queue):
-    from spectral.heat_sparse import heat_markov
+    from spectral import heat_markov
 
     x = _points(n, seed)
     f = x[:, 2] * x[:, 0]
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="write the rows as JSON")
     ns = parser.parse_args(argv)
     n = ns.n or (10000 if ns.quick else 50000)
-    from spectral.memory import dense_bytes
+    from spectral import dense_bytes
 
     print(f"load average: {os.getloadavg()}; N = {n}, eps = {ns.eps:g}, dense float64 would need "
           f"{dense_bytes(n) / 2**30:.1f} GiB (not allocated)")

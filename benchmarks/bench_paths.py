@@ -32,8 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from graphs import shortest_paths, to_networkx  # noqa: E402
-from spectral.kernels import dot_product_scores  # noqa: E402
-from spectral.normalize import row_normalize  # noqa: E402
+from spectral import dot_product_scores, row_normalize  # noqa: E402
 
 
 def _timed(fn):

@@ -57,8 +57,8 @@ from scipy.spatial import cKDTree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from manifolds import Circle  # noqa: E402
-from spectral.eigen import FLOAT32_FROM_N, circulant_spectrum, markov_spectrum  # noqa: E402
-from spectral.kernels import KernelOperator, fna_kernel, heat_kernel_sparse  # noqa: E402
+from spectral import KernelOperator, circulant_spectrum, fna_kernel, heat_kernel_sparse, markov_spectrum  # noqa: E402
+from spectral.eigen import FLOAT32_FROM_N  # noqa: E402
 
 ALPHA = 1.2
 BETA = 1.0 + ALPHA  # dim + alpha on S^1

@@ -354,12 +354,14 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
     x_hi = r_max + shift
     inside = x[(x >= x_lo) & (x <= x_hi)]
     if inside.size < min_count:
-        raise InputError(f"only {inside.size} samples in the window [{r_min!r}, {r_max!r}]; need at least min_count={min_count}")
+        raise InputError(f"only {inside.size} samples in the window [{r_min!r}, {r_max!r}]; "
+                         f"need at least min_count={min_count}")
     if method == "truncated-pareto":
         alpha, se = _fit_truncated_pareto(inside, x_lo, x_hi)
     else:
         if not np.any(x > x_hi):
-            raise InputError(f"no sample exceeds r_max={r_max!r}; choose r_max below the largest sample ({r.max():.6g})")
+            raise InputError(f"no sample exceeds r_max={r_max!r}; "
+                             f"choose r_max below the largest sample ({r.max():.6g})")
         alpha, se = _fit_ccdf(x, x_lo, x_hi, int(n_grid))
     return TailFit(float(alpha), float(se), float(r_min), float(r_max), int(inside.size), int(r.size), method,
                    float(shift))

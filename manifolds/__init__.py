@@ -1,6 +1,6 @@
 """Exact ground truth on manifolds: points, distances, densities, test functions, spectra.
 
-The bottom layer of attention-limits (DESIGN.md 1): nothing here is a discrete
+The bottom layer of attention-limits: nothing here is a discrete
 approximation of an attention operator; every quantity is a closed form, an
 exact series, or quadrature-free algebra, tested against independent references.
 """

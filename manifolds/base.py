@@ -48,7 +48,7 @@ class Manifold(ABC):
 
     @abstractmethod
     def grid(self, n: int) -> np.ndarray:
-        """Deterministic ``(n, ambient_dim)`` point set, or :class:`~spectral.validation.InputError` if none is defined."""
+        """Deterministic ``(n, ambient_dim)`` point set (:class:`~spectral.validation.InputError` if none)."""
 
     @abstractmethod
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
@@ -56,7 +56,7 @@ class Manifold(ABC):
 
     @abstractmethod
     def check_points(self, x, *, atol: float = 1e-10):
-        """Return ``x`` if its rows lie on the manifold within ``atol``, else raise :class:`~spectral.validation.InputError`."""
+        """Return ``x`` if its rows lie on the manifold within ``atol``, else raise an InputError."""
 
     @abstractmethod
     def project_tangent(self, x, v):

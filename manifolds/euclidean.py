@@ -44,7 +44,7 @@ class Euclidean(Manifold):
         return math.inf
 
     def check_points(self, x, *, atol: float = 1e-10):
-        """Return ``x`` if it has shape ``(n, dim)`` and finite entries, else raise :class:`~spectral.validation.InputError`.
+        """Return ``x`` if it has shape ``(n, dim)`` and finite entries, else raise an InputError.
 
         ``atol`` is accepted for interface compatibility (every point of R^dim is on it).
         """
@@ -67,7 +67,7 @@ class Euclidean(Manifold):
         )
 
     def grid(self, n: int) -> np.ndarray:
-        """Always raises :class:`~spectral.validation.InputError`: R^dim has no finite grid; use ``sample(n, density=...)``."""
+        """Always raises an InputError: R^dim has no finite grid; use ``sample(n, density=...)``."""
         check_int("n", n, low=1)
         raise InputError(
             f"grid is not defined on {self!r} (no finite grid covers R^d); "
@@ -89,7 +89,7 @@ class Euclidean(Manifold):
         return xp.sqrt(pairwise_sq_distance(x, y))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
-        """Always raises :class:`~spectral.validation.InputError`: the Laplacian on R^d has continuous spectrum [0, inf)."""
+        """Always raises an InputError: the Laplacian on R^d has continuous spectrum [0, inf)."""
         check_int("count", count, low=1)
         raise InputError(
             f"laplacian_eigenvalues is not defined on {self!r}: the Laplacian on R^d has purely "

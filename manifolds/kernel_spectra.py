@@ -4,7 +4,7 @@ A radial score ``C(x, y) = Phi(d(x, y) / s)`` on a compact homogeneous manifold 
 density defines, as the number of points goes to infinity at fixed scale ``s``, the Markov operator
 ``(A f)(x) = int Phi(d(x, y)/s) f(y) dy / int Phi(d(x, y)/s) dy``. Its eigenfunctions are the Fourier
 modes ``e^{ikx}`` on S^1 and the spherical harmonics of degree ``l`` on S^2, and its eigenvalues are
-one-dimensional integrals (DESIGN.md 3.1):
+one-dimensional integrals:
 
 * S^1 (geodesic distance ``y``; chordal distance: ``2 sin(y/2)`` inside Phi):
   ``1 - eta_k = N_k / Z``, ``N_k = 4 int_0^pi Phi(y/s) sin^2(k y/2) dy``, ``Z = 2 int_0^pi Phi(y/s) dy``;
@@ -22,11 +22,11 @@ itself (it imports nothing of :mod:`spectral` but the input validators), and use
 quadrature. The integrals are
 computed by Gauss-Legendre on panels that are geometric near 0 (they resolve the kernel core of width
 ``s``) and no longer than a quarter period ``pi / (2 k)`` elsewhere (they resolve the oscillation);
-the result agrees with mpmath quadrature to about 1e-14 relative (``tests/test_kernel_spectra.py``).
+the result agrees with mpmath quadrature to about 1e-14 relative (``tests/manifolds/test_kernel_spectra.py``).
 
 References
 ----------
-Fractional neural attention (``papers/fractional-neural-attention.txt``): eqs. (9)-(10) (profile),
+"Fractional neural attention" (FNA): eqs. (9)-(10) (profile),
 (7) (constant ``c_{d,alpha}``), (22) and Fig. 2a (Weyl law), Theorem 2 (limit operator).
 """
 
@@ -213,7 +213,7 @@ def circle_eigenvalues(k, *, alpha, scale, dim=1, distance="geodesic"):
 def circle_generator_eigenvalues(k, *, alpha, scale, dim=1, distance="geodesic", time=None):
     r"""Generator eigenvalues :math:`\lambda_k = -\log(\eta_k)/t` of the continuum operator on S^1.
 
-    ``t = scale**alpha`` unless ``time`` is given (DESIGN.md 3.1); computed as ``-log1p(-(1-eta))/t``.
+    ``t = scale**alpha`` unless ``time`` is given; computed as ``-log1p(-(1-eta))/t``.
     """
     gap = circle_relaxation(k, alpha=alpha, scale=scale, dim=dim, distance=distance)
     t = float(scale) ** float(alpha) if time is None else check_real("time", time, low=0.0, low_open=True)
@@ -304,7 +304,7 @@ def geodesic_multiplier(k, *, alpha):
              = \frac{a^{-\alpha}}{\alpha} - \Re\bigl[e^{-i\pi\alpha/2}\,\Gamma(-\alpha, -ia)\bigr],
 
     with the upper incomplete gamma function :math:`\Gamma`. This is the *non-periodised* operator
-    (the kernel truncated at the antipode), not the spectral :math:`|k|^\alpha` (DESIGN.md 3.1).
+    (the kernel truncated at the antipode), not the spectral :math:`|k|^\alpha`.
     """
     alpha = _alpha(alpha, below_two=True)  # the multiplier of the fractional operator
     k = np.abs(_degrees(k, "k")).astype(float)

@@ -110,8 +110,8 @@ def spectral_fractional_symbol(eigenvalues, alpha: float):
     Notes
     -----
     On S^1 this is ``|k|^alpha``, the *periodised spectral* operator; the FNA
-    kernel's limit is the geodesic multiplier of DESIGN.md 3.1, which differs
-    at low k.
+    kernel's limit is the geodesic multiplier
+    (:func:`manifolds.kernel_spectra.geodesic_multiplier`), which differs at low k.
     """
     alpha = check_real("alpha", alpha, low=0.0, high=2.0, low_open=True)
     if not hasattr(eigenvalues, "shape"):

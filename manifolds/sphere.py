@@ -4,7 +4,7 @@ Geodesic distance is computed as ``theta = 2 atan2(|x - y|, |x + y|)`` with the
 two norms summed coordinate by coordinate: this is accurate to a few ulps at
 every angle, whereas ``arccos(clip(x . y))`` loses about ``1e-8`` absolute near
 0 (``x . y = 1 - theta^2/2`` rounds to 1 below ``theta ~ 1.5e-8``), which
-matters at the small kernel scales of the FNA checks (DESIGN.md 1, 3.1).
+matters at the small kernel scales of the FNA checks.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def array_summary(x) -> str:
 
 
 def leading_values(x, count: int = 4) -> str:
-    """The first ``count`` entries of a 1-d array with 6 significant digits, ``...`` if there are more.
+    """The first ``count`` entries of a 1-d array with 6 significant digits, ``...`` if there are more (-0 shows as 0).
 
     Examples
     --------
@@ -42,7 +42,10 @@ def leading_values(x, count: int = 4) -> str:
     if x is None:
         return "None"
     v = np.asarray(to_numpy(x)).reshape(-1)
-    shown = ", ".join(f"{complex(e):.6g}".strip("()") if np.iscomplexobj(v) else f"{float(e):.6g}" for e in v[:count])
+    if np.iscomplexobj(v):
+        shown = ", ".join(f"{complex(e):.6g}".strip("()") for e in v[:count])
+    else:
+        shown = ", ".join(f"{float(e) + 0.0:.6g}" for e in v[:count])
     return f"[{shown}{', ...' if v.size > count else ''}]"
 
 

@@ -143,9 +143,10 @@ def check_dense_memory(
     >>> check_dense_memory(1000, dtype="float64", max_bytes=8e6)
     8000000
     >>> check_dense_memory(2000, max_bytes=8e6, what="kernel matrix", alternative="use a smaller n")
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    spectral.memory.DenseMemoryError: kernel matrix of shape (2000, 2000) x 1 in float64 needs an estimated 0.0298 GiB, over the limit max_bytes = 0.00745 GiB; use a smaller n
+    spectral.memory.DenseMemoryError: kernel matrix of shape (2000, 2000) x 1 in float64 needs ... GiB; use a smaller n
     """
     copies = check_int("copies", copies, low=1)
     needed = copies * dense_bytes(n, m, dtype)

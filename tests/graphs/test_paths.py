@@ -113,3 +113,9 @@ def test_bad_input(A, match):
 def test_bad_weight():
     with pytest.raises(InputError, match="weight must be one of"):
         edge_weights(np.eye(2), weight="log")
+
+
+def test_repr_is_short():
+    A = np.full((100, 100), 0.01)
+    text = repr(shortest_paths(A))
+    assert len(text) < 200 and text.startswith("ShortestPaths(n=100, weight='inverse', mean_hops=1, max_hops=1"), text

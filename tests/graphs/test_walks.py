@@ -182,3 +182,9 @@ def test_tail_exponent_bad_input(kwargs, match):
 def test_tail_exponent_bad_samples(bad):
     with pytest.raises(InputError, match="samples"):
         tail_exponent(bad, r_min=1.0, r_max=2.0)
+
+
+def test_tail_fit_repr_is_short():
+    r = np.random.default_rng(0).pareto(1.5, 5000) + 1.0
+    text = repr(tail_exponent(r, r_min=1.0, r_max=20.0))
+    assert len(text) < 200 and text.startswith("TailFit(alpha=1.") and "method='ccdf'" in text, text

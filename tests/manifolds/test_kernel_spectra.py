@@ -74,7 +74,7 @@ def test_gaussian_generator_is_k_squared_over_four_at_every_scale():
 
 def test_chordal_alpha_one_limit_is_pi_k_over_mass():
     # Chordal alpha = 1: the limit multiplier int (1 - cos ky) / (2 sin(y/2))^2 dy = pi |k| exactly,
-    # M0 = 2, so lambda_k -> pi k / 2. The bias is about (2/pi) (k s) ln(1/(k s)) (DESIGN.md 3.1);
+    # M0 = 2, so lambda_k -> pi k / 2. The bias is about (2/pi) (k s) ln(1/(k s));
     # measured 9.8e-7 at s = 1e-8, k <= 10; the bound below is twice that rate.
     k = np.arange(1, 11)
     for s in (1e-6, 1e-8):
@@ -148,7 +148,7 @@ def test_finite_scale_spectrum_converges_to_the_limit_at_rate_two_minus_alpha():
     for s in (1e-4, 1e-5):
         bias = ks.circle_generator_eigenvalues(k, alpha=alpha, scale=s) / limit - 1
         predicted = -c_alpha * (k * s) ** (2 - alpha)
-        # DESIGN.md: "matches to 3 digits for alpha >= 1.5"; asserted to 2 %
+        # matches to about 3 digits for alpha >= 1.5; asserted to 2 %
         np.testing.assert_allclose(bias, predicted, rtol=0.02)
 
 

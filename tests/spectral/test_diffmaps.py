@@ -116,7 +116,7 @@ def test_fna9_paper_normalisation_constant_ratio(tau):
     rhs = pairwise_sq(paper.coordinates)
     off = ~np.eye(n, dtype=bool)
     ratio = lhs[off] / rhs[off]
-    # every pair: LHS / RHS = sqrt(sum_ij C_ij) (CLAIMS FNA-9: 14.777 there); relative 1e-12,
+    # every pair: LHS / RHS = sqrt(sum_ij C_ij) (ledger FNA-9: 14.777 there); relative 1e-12,
     # measured <= 8e-14 at n = 60 (closest pairs lose digits to the differences: 1.9e-12 at
     # n = 200, tau = 3, hence n = 60 here)
     assert np.max(np.abs(ratio / np.sqrt(C.sum()) - 1.0)) <= 1e-12

@@ -259,7 +259,7 @@ def test_operator_bad_method_and_k(random_circle):
 
 @pytest.mark.slow
 def test_auto_large_grid_float32_lanczos_against_circulant():
-    # n = 10^4 (FLOAT32_FROM_N): auto picks Lanczos with float32 storage (DESIGN 3.1); the exact
+    # n = 10^4 (FLOAT32_FROM_N): auto picks Lanczos with float32 storage; the exact
     # spectrum of the equispaced grid is the FFT of the first row.  ~1 GiB, a minute here.
     n = 10_000
     C, _ = fna_on(CIRCLE.grid(n), scale=4 * np.pi / n)

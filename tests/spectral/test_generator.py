@@ -21,7 +21,7 @@ def fna_on(points, *, alpha=1.2, scale=0.05):
 
 def test_generator_eigenvalues_and_fna7_positivity():
     # FNA-7: the geodesic power law is positive definite; the geodesic Gaussian (alpha = 2,
-    # kappa = 2) on 400 circle points has negative eigenvalues (CLAIMS: min eig of C ~ -0.99;
+    # kappa = 2) on 400 circle points has negative eigenvalues (ledger: min eig of C ~ -0.99;
     # of A = D^-1 C measured -4.7e-3, far beyond round-off ~1e-13)
     x = CIRCLE.sample(400, rng=5)
     C_pl, _ = fna_on(x, alpha=1.2, scale=2.0)
@@ -68,3 +68,9 @@ def test_generator_roundtrip(xp):
 def test_generator_bad_input(eta, t, match):
     with pytest.raises(InputError, match=match):
         generator_eigenvalues(eta, t)
+
+
+def test_repr_is_short():
+    g = generator_eigenvalues(np.exp(-np.arange(500.0) / 100), 0.5)
+    text = repr(g)
+    assert len(text) < 200 and text.startswith("GeneratorEigenvalues(k=500, t=0.5, values=[0, 0.02, 0.04, 0.06, ...]"), text

@@ -98,3 +98,9 @@ def test_shell_bound_is_valid_and_tighter(sphere_points, cutoff):
     err = np.max(np.abs(op.apply(x[:, 2]) - _reference(x, x[:, 2], 0.02, 0.0)))
     tight = shell_truncation_bound(x, op.degrees, eps=0.02, cutoff=cutoff)
     assert err <= tight <= op.truncation_bound
+
+
+def test_repr_is_short():
+    x = np.random.default_rng(0).standard_normal((500, 2))
+    text = repr(heat_markov(x, eps=0.05))
+    assert len(text) < 250 and text.startswith("HeatMarkov(method='sparse', eps=0.05, a=0, cutoff=6, nnz="), text

@@ -68,7 +68,7 @@ class TestProposition1:
             c1 = fna_kernel(dist_paper, alpha=alpha, scale=kappa, dim=d)
             c2 = fna_kernel(dist_tilde, alpha=alpha, scale=kappa, dim=d)
             a1, a2 = rownorm(c1), rownorm(c2)
-            # claim tolerance 1e-12 (CLAIMS FNA-6); measured <= 1e-14
+            # claim tolerance 1e-12 (ledger FNA-6); measured <= 1e-14
             assert np.max(np.abs(c1 - c2)) <= 1e-12
             assert np.max(np.abs(a1 - a2)) <= 1e-12
             assert np.max(np.abs(a1 @ v - a2 @ v)) <= 1e-12
@@ -163,7 +163,7 @@ class TestDrift1:
         for tau in (0.1, 1.0, math.sqrt(d)):
             lhs = rownorm(dot_product_scores(q, y=k, temperature=tau))
             rhs = rownorm(heat_kernel(cdist(q, k), eps=tau))
-            # claim tolerance 1e-13 absolute (CLAIMS DRIFT-1); relative: exponents up to
+            # claim tolerance 1e-13 absolute (ledger DRIFT-1); relative: exponents up to
             # w = (max |q| + 1)^2 / (2 tau) <= 45 carry rounding ~ w eps
             w = (2.0 + 1.0) ** 2 / (2 * tau)
             assert np.max(np.abs(lhs - rhs)) <= 1e-13
@@ -210,7 +210,7 @@ class TestDrift10:
         lhs = np.concatenate([s[i] @ h_old @ v[i] for i in range(heads)], axis=1) @ np.concatenate(w, axis=1).T
         rhs = sum(s[i] @ h_old @ (v[i] @ w[i].T) for i in range(heads))
         scale = np.max(np.abs(lhs))
-        # claim tolerance 1e-13 relative to the output scale (CLAIMS DRIFT-10); reassociation error ~ d eps
+        # claim tolerance 1e-13 relative to the output scale (ledger DRIFT-10); reassociation error ~ d eps
         assert np.max(np.abs(lhs - rhs)) <= 1e-13 * scale
         # negative control: pairing V_i with the wrong head's W
         wrong = sum(s[i] @ h_old @ (v[i] @ w[(i + 1) % heads].T) for i in range(heads))
@@ -242,7 +242,7 @@ class TestNeural3:
         w1, w2 = mlp.W_h[:, :dim], mlp.W_h[:, dim:]
         pre = (q @ w1.T)[:, None, :] + (k @ w2.T + mlp.b_h)[None, :, :]
         additive = ACT[activation](pre) @ mlp.w_a + mlp.b_a
-        # claim tolerance 1e-12 (CLAIMS NEURAL-3); sums of `hidden` O(1) terms
+        # claim tolerance 1e-12 (ledger NEURAL-3); sums of `hidden` O(1) terms
         assert np.max(np.abs(concat - additive)) <= 1e-12
         assert np.max(np.abs(factored - additive)) <= 1e-12
         # b_a cancels in the softmax
@@ -294,7 +294,7 @@ class TestFna7:
         theta, chord = self.points()
         g = fna_kernel(theta, alpha=2.0, scale=kappa, dim=1)  # exp(-(theta/kappa)^2)
         ev = np.linalg.eigvalsh(g)
-        # measured -4.08e-4 (kappa 1), -1.013 (kappa 2); CLAIMS FNA-7 quotes -4.0e-4 / -0.99
+        # measured -4.08e-4 (kappa 1), -1.013 (kappa 2); ledger FNA-7 quotes -4.0e-4 / -0.99
         assert ev[0] < -1e3 * self.noise(ev)
         assert ev[0] == pytest.approx(expected, rel=0.1)
         # control: the chordal (Euclidean) Gaussian on the same points is PD up to rounding

@@ -211,3 +211,9 @@ def test_bad_entry_found_in_any_tile(rng, value, match, where):
         markov_spectrum(C, 3)
     C[where] = good  # negative control: the same matrix with the entry restored passes
     symmetric_conjugate(C)
+
+
+def test_sinkhorn_repr_is_short():
+    C = np.exp(-np.subtract.outer(np.arange(200.0), np.arange(200.0)) ** 2 / 50)
+    text = repr(sinkhorn(C))
+    assert len(text) < 150 and text.startswith("SinkhornResult(matrix=<float64 (200, 200)>, iterations="), text

@@ -117,3 +117,10 @@ def test_user_scales(circle_points):
 def test_bad_input(dist, kwargs, match):
     with pytest.raises(InputError, match=match):
         suggest_scale(dist, **kwargs)
+
+
+def test_repr_is_short():
+    t = 2 * np.pi * np.arange(300) / 300
+    d = np.abs(np.angle(np.exp(1j * (t[:, None] - t[None, :]))))
+    text = repr(suggest_scale(d))
+    assert len(text) < 200 and text.startswith("ScaleSuggestion(scale=") and "kernel='heat'" in text, text
