@@ -532,7 +532,7 @@ def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normal
     kn = layout.neighbours(xp, k, r)
     ids_b = layout.blocks(np, tok[:, None] + 1, r)[:, :, 0] - 1  # token ids per block, -1 = padding
     key_ids = layout.neighbours(np, tok[:, None] + 1, r)[:, :, 0] - 1  # (B0, s0) neighbour key ids, -1 = none
-    mask = np.broadcast_to((key_ids >= 0)[:, None, :], (key_ids.shape[0], ids_b.shape[1], key_ids.shape[1]))
+    mask = (key_ids >= 0)[:, None, :]  # (B0, 1, s0), broadcast over the block's queries
     if causal:
         mask = mask & (key_ids[:, None, :] <= ids_b[:, :, None])
     logits = xp.matmul(qb, xp.permute_dims(kn, (0, 2, 1))) * scale

@@ -1,0 +1,154 @@
+"""Benchmark: Fast Multipole Attention (spectral.fma_attention) against dense softmax attention.
+
+Run from the repository root::
+
+    python benchmarks/bench_fma.py                 # n = 2^14 comparison, fit over n = 2^10 .. 2^16
+    python benchmarks/bench_fma.py --quick         # n = 2^12 comparison, fit over 2^10 .. 2^14
+    python benchmarks/bench_fma.py --json out.json
+
+Two parts, both in one process and one run:
+
+1. **FMA vs dense at the same n** (default n = 2^14, r = 64, d = 64, float64, random Gaussian
+   q, k, v): wall time (median of ``--repeats`` runs, FMA and dense alternating so that load from
+   other jobs hits both) and peak memory allocated during the call (``tracemalloc``, which sees
+   NumPy's buffers; the inputs are allocated before tracing starts). The baseline is written out here:
+   ``S = q k^T / sqrt(d)``, row max subtracted in place, ``exp`` in place, rows normalised in place,
+   ``S @ v``: one n x n float64 buffer. Targets: FMA at least 5x faster and 5x smaller.
+2. **Growth**: FMA time for n = 2^a .. 2^b; least-squares fit of ``log t = log c + beta log n`` and of
+   ``t = c n log2 n`` (the ratio ``t / (n log2 n)`` should stay flat; for ``n log n`` cost the local
+   exponent beta is ``1 + 1 / ln n``, about 1.1 here). The number of stored scores
+   (``FMAGroups.stored_scores``) is reported next to the times.
+
+BLAS runs on ``--threads`` threads (default 1; the machine is shared). Plain script, never run by
+pytest. Timings on a shared machine are noisy; the load average is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+
+def dense_attention(q, k, v):
+    """Dense softmax attention with one n x n buffer (eq. 2 of the FMA paper)."""
+    s = q @ k.T
+    s *= 1.0 / math.sqrt(q.shape[1])
+    s -= s.max(axis=1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=1, keepdims=True)
+    return s @ v
+
+
+def _time(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - t0
+
+
+def _peak_bytes(fn, *args, **kwargs):
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn(*args, **kwargs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def compare(n, r, d, repeats, seed):
+    from spectral import fma_attention
+
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((3, n, d))
+    fma = lambda: fma_attention(q, k, v, r=r)  # noqa: E731
+    joint = lambda: fma_attention(q, k, v, r=r, normalisation="joint")  # noqa: E731
+    dense = lambda: dense_attention(q, k, v)  # noqa: E731
+    for f in (fma, joint, dense):  # warm-up
+        f()
+    times = {"fma": [], "fma_joint": [], "dense": []}
+    for _ in range(repeats):
+        times["fma"].append(_time(fma))
+        times["dense"].append(_time(dense))
+        times["fma_joint"].append(_time(joint))
+    med = {key: statistics.median(val) for key, val in times.items()}
+    peak = {"fma": _peak_bytes(fma), "fma_joint": _peak_bytes(joint), "dense": _peak_bytes(dense)}
+    return {"n": n, "r": r, "d": d, "repeats": repeats, "time_s": med, "peak_bytes": peak,
+            "time_ratio_dense_over_fma": med["dense"] / med["fma"],
+            "time_ratio_dense_over_fma_joint": med["dense"] / med["fma_joint"],
+            "memory_ratio_dense_over_fma": peak["dense"] / peak["fma"],
+            "memory_ratio_dense_over_fma_joint": peak["dense"] / peak["fma_joint"]}
+
+
+def growth(exponents, r, d, repeats, seed):
+    from spectral import fma_attention, fma_groups
+
+    rows = []
+    for e in exponents:
+        n = 2**e
+        rng = np.random.default_rng(seed + e)
+        q, k, v = rng.standard_normal((3, n, d))
+        fma_attention(q, k, v, r=r)  # warm-up
+        t = statistics.median(_time(fma_attention, q, k, v, r=r) for _ in range(repeats))
+        rows.append({"n": n, "time_s": t, "scores": fma_groups(n, r=r).stored_scores(),
+                     "time_over_nlog2n_ns": 1e9 * t / (n * e)})
+    n = np.array([row["n"] for row in rows], dtype=float)
+    t = np.array([row["time_s"] for row in rows])
+    beta, logc = np.polyfit(np.log(n), np.log(t), 1)
+    ratio = t / (n * np.log2(n))
+    nlogn = n * np.log2(n)
+    c = float(np.sum(t * nlogn) / np.sum(nlogn**2))  # least squares t = c n log2 n
+    rel_resid = float(np.max(np.abs(t - c * nlogn) / t))
+    return {"rows": rows, "beta": float(beta), "nlogn_constant_ns": 1e9 * c,
+            "nlogn_max_relative_residual": rel_resid, "ratio_spread": float(ratio.max() / ratio.min()),
+            "local_exponent_of_nlogn": [1 + 1 / math.log(x) for x in (n.min(), n.max())]}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=2**14, help="length of the FMA vs dense comparison")
+    parser.add_argument("--r", type=int, default=64, help="FMA base cell")
+    parser.add_argument("--d", type=int, default=64, help="query/key/value dimension")
+    parser.add_argument("--fit", default="10,16", help="exponent range a,b of the growth fit (n = 2^a .. 2^b)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per point (median)")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="n = 2^12 and a fit over 2^10 .. 2^14")
+    parser.add_argument("--json", help="write the results to this file")
+    ns = parser.parse_args(argv)
+    if ns.quick:
+        ns.n, ns.fit = 2**12, "10,14"
+    lo, hi = (int(x) for x in ns.fit.split(","))
+    from threadpoolctl import threadpool_limits
+
+    print(f"load average {os.getloadavg()}, BLAS threads {ns.threads}")
+    with threadpool_limits(limits=ns.threads, user_api="blas"):
+        cmp_ = compare(ns.n, ns.r, ns.d, ns.repeats, ns.seed)
+        print(f"n = {ns.n}, r = {ns.r}, d = {ns.d} (median of {ns.repeats}):")
+        for key in ("fma", "fma_joint", "dense"):
+            print(f"  {key:<10} {cmp_['time_s'][key]:8.3f} s   peak {cmp_['peak_bytes'][key] / 2**20:9.1f} MiB")
+        print(f"  dense / fma:       time {cmp_['time_ratio_dense_over_fma']:.1f}x, "
+              f"memory {cmp_['memory_ratio_dense_over_fma']:.1f}x (target >= 5x each)")
+        print(f"  dense / fma joint: time {cmp_['time_ratio_dense_over_fma_joint']:.1f}x, "
+              f"memory {cmp_['memory_ratio_dense_over_fma_joint']:.1f}x")
+        gr = growth(range(lo, hi + 1), ns.r, ns.d, ns.repeats, ns.seed)
+    print(f"growth, r = {ns.r}, d = {ns.d}:")
+    for row in gr["rows"]:
+        print(f"  n = {row['n']:>6}  {row['time_s']:8.4f} s  {row['time_over_nlog2n_ns']:6.2f} ns per n log2 n  "
+              f"scores {row['scores']}")
+    print(f"  fit t ~ n^beta: beta = {gr['beta']:.3f} (n log n has local exponent "
+          f"{gr['local_exponent_of_nlogn'][0]:.3f} .. {gr['local_exponent_of_nlogn'][1]:.3f})")
+    print(f"  fit t = c n log2 n: c = {gr['nlogn_constant_ns']:.2f} ns, max relative residual "
+          f"{gr['nlogn_max_relative_residual']:.2f}, max/min of t/(n log2 n) = {gr['ratio_spread']:.2f}")
+    if ns.json:
+        with open(ns.json, "w") as fh:
+            json.dump({"compare": cmp_, "growth": gr, "load_average": os.getloadavg()}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
