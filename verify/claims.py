@@ -173,7 +173,7 @@ READINGS = {
 #: Short names of the ledger's verdicts on the printed claims, for tables (README, docs, report).
 #: ``"see ledger"`` marks a claim with parts of different verdicts (:attr:`ClaimDetails.split`).
 VERDICT_NAMES = {
-    "should hold": "holds",
+    "should hold": "holds as printed",
     "holds only under stated assumptions": "holds under stated assumptions",
     "suspicious / likely false as stated": "false as printed",
     "see ledger": "partly false as printed",
