@@ -32,21 +32,24 @@ def _source_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def paper_table() -> str:
-    """Markdown table: per paper, the number of claims by the ledger's verdict and how they are covered."""
-    head = ["paper", "claims"] + [VERDICT_NAMES[v] for v in _COLUMNS] + ["checked by a command", "by a test only",
-                                                                         "checks"]
+def paper_table(*, checks: bool = True) -> str:
+    """Markdown table: per paper, the number of claims by the ledger's verdict and how they are covered.
+
+    ``checks=False`` leaves out the column naming the checks (the README's form).
+    """
+    head = ["paper", "claims"] + [VERDICT_NAMES[v] for v in _COLUMNS] + ["checked by a command", "by a test only"]
+    head += ["checks"] if checks else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    totals = [0] * (len(head) - 2)
+    totals = [0] * (1 + len(_COLUMNS) + 2)  # claims, one per verdict, by a command, by a test only
     for short, paper in PAPERS.items():
         entries = [c for c in LEDGER if c.paper == paper]
         counts = [sum(c.verdict == v for c in entries) for v in _COLUMNS]
         counts += [sum(c.check is not None for c in entries), sum(c.check is None and c.test is not None for c in entries)]
         totals = [t + n for t, n in zip(totals, [len(entries)] + counts)]
-        checks = ", ".join(f"`{n}`" for n in dict.fromkeys(c.check for c in entries if c.check)) or "none yet"
+        names = ", ".join(f"`{n}`" for n in dict.fromkeys(c.check for c in entries if c.check)) or "none yet"
         lines.append(f"| {short}: {PAPER_TITLES[short]} | {len(entries)} | " + " | ".join(map(str, counts))
-                     + f" | {checks} |")
-    lines.append("| all papers | " + " | ".join(map(str, totals)) + " | |")
+                     + (f" | {names} |" if checks else " |"))
+    lines.append("| all papers | " + " | ".join(map(str, totals)) + (" | |" if checks else " |"))
     return "\n".join(lines)
 
 
@@ -130,7 +133,7 @@ def readme_with_table(readme: str) -> str:
         end = readme.index(README_END, start)
     except ValueError:
         raise InputError(f"README.md has no generated table (markers {README_BEGIN!r} ... {README_END!r})") from None
-    return readme[:start] + "\n" + paper_table() + "\n" + readme[end:]
+    return readme[:start] + "\n" + paper_table(checks=False) + "\n" + readme[end:]
 
 
 def _targets(root: Path) -> dict[Path, str]:
