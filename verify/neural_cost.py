@@ -259,7 +259,7 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
             for form in ("concat", "factored"):
                 toolkit_err = max(toolkit_err,
                                   float(np.max(np.abs(np.asarray(neural_scores(q, k, mlp, form=form)) - eq4))) / scale)
-        toy_mlp = ScoreMLP(2, 2, 2, rng=child_rng(seed, "toy"), activation=act)
+        toy_mlp = ScoreMLP(2, 2, 4, rng=child_rng(seed, "toy"), activation=act)  # h = 4: varied scores at n = 3
         toy_a = mlp_score_loop(toy_q, toy_k, toy_mlp.W_h, toy_mlp.b_h, toy_mlp.w_a, toy_mlp.b_a, act)
     rec.equal("concat_tensor_difference", tensor_diff, 0.0,
               why="C[i, j] = [q'_i; k'_j] copies numbers: broadcast + concat and the loop must agree exactly",
@@ -340,13 +340,17 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
     rec.array("toy_k", toy_k)
     rec.array("toy_C", toy_c)
     rec.array("toy_A", toy_a)
-    sizes = np.array([256, 512, 1024, 2048, 4096])
+    sizes = np.array([128, 256, 512, 1024, 2048, 4096])
     rec.array("count_sizes", sizes)
     for dp in d_prime:
         for form in ("concat", "factored"):
             rec.array(f"floats_{form}_d{dp}", np.array([costs(int(s), paper_d, dp, hidden)[form]["floats"]
                                                         for s in sizes]))
     rec.array("floats_dp", np.array([costs(int(s), paper_d, 2, hidden)["dp"]["floats"] for s in sizes]))
+    rec.array("measured_sizes", np.array([memory_n // 2, memory_n]))
+    for form in ("concat", "factored"):
+        rec.array(f"measured_floats_{form}_d{big}",
+                  np.array([peaks[form, size, big] / 8 for size in (memory_n // 2, memory_n)]))
     if claim == "printed":
         statement = ("per-pair weights (eq. 8) match the reported model sizes, the Conclusion's 3.0% / 4.26% are "
                      "relative gains, and Neural Attention needs the 2 d' n^2 tensor C, as printed")

@@ -17,7 +17,7 @@ dependent part.
   re-evaluated with ``neural_scores(form="concat")`` to confirm the residual.
 
 Measured: the MLP lowers every residual well below the bilinear floor and fits ``|q_1 - k_2|``
-(two ReLUs) exactly, but at ``h = 64`` it does not reach a 5% residual on ``cos(q.k)`` or on the
+exactly (one ReLU suffices after the double centring), but at ``h = 64`` it does not reach a 5% residual on ``cos(q.k)`` or on the
 quartic, even with 10^4 iterations (0.32 and 0.10): the gain over a dot product is real, its size
 depends on ``h``. The property is that of additive attention in general, not new to Neural Attention.
 """
@@ -41,8 +41,8 @@ TARGETS = {
     "f4": ("q_1 k_1 q_2 k_2", lambda q, k: (q[:, None, 0] * q[:, None, 1]) * (k[None, :, 0] * k[None, :, 1])),
 }
 
-#: The MLP residual must be at most this fraction of the bilinear one: measured <= 0.39 (f3) over seeds
-#: 0-9 at the defaults; a width-1 MLP gives >= 0.9 on f3.
+#: The MLP residual must be at most this fraction of the bilinear one: measured <= 0.42 (f3) over seeds
+#: 0-9 at the defaults; a width-1 MLP gives 3.3 (worse than bilinear on -|q - k|).
 _GAIN = 0.5
 
 
@@ -128,9 +128,9 @@ def run(*, n=32, d_prime=4, hidden=64, max_iter=300, seed=0, device="cpu"):
     Returns
     -------
     CheckResult
-        Passes when the bilinear residual of cos(q.k) and of the quartic stays >= 0.9, the one of
-        |q_1 - k_2| and -|q - k| is clearly nonzero, -|q - k|^2 is fitted exactly, and the MLP
-        residual is at most half the bilinear one on every target (below 1% on |q_1 - k_2|).
+        Passes when the bilinear residual of cos(q.k) stays >= 0.9 and of the quartic >= 0.75, the
+        one of |q_1 - k_2| and -|q - k| is clearly nonzero, -|q - k|^2 is fitted exactly, and the
+        MLP residual is at most half the bilinear one on every target (below 1% on |q_1 - k_2|).
     """
     from spectral import ScoreMLP, neural_scores
 
@@ -153,15 +153,15 @@ def run(*, n=32, d_prime=4, hidden=64, max_iter=300, seed=0, device="cpu"):
                 why="-|q-k|^2 = 2 q.k - |q|^2 - |k|^2: bilinear plus biases, fitted exactly up to rounding "
                     "(measured <= 1e-15)",
                 label="NEURAL-8: -|q - k|^2 is not fitted by a bilinear form plus biases")
-    for name in ("f3", "f4"):
-        rec.at_least(f"bilinear_residual_{name}", bil[name], 0.9,
-                     why=f"{TARGETS[name][0]}: the centred target is orthogonal to every q_a k_b in expectation; "
-                         f"on {n} x {n} pairs the fit only picks up sampling noise (measured 0.97-1.00 over seeds "
-                         "0-9)",
-                     label=f"NEURAL-8: a bilinear form fits {TARGETS[name][0]}")
-    for name in ("f1", "f2"):
-        rec.at_least(f"bilinear_residual_{name}", bil[name], 0.1,
-                     why=f"{TARGETS[name][0]} is not bilinear; measured 0.26-0.50 over seeds 0-9",
+    floors = {"f3": (0.9, "orthogonal to every q_a k_b in expectation (even in q); on the grid the fit only picks "
+                          "up sampling noise: measured min 0.957 over seeds 0-499 at the defaults"),
+              "f4": (0.75, "orthogonal to every q_a k_b in expectation (odd moments), but heavy-tailed, so the "
+                           "sampling noise the fit picks up is larger: measured min 0.817, 1% quantile 0.897 over "
+                           "seeds 0-499"),
+              "f1": (0.1, "not bilinear: measured min 0.227 over seeds 0-499"),
+              "f2": (0.1, "not bilinear: measured min 0.325 over seeds 0-499")}
+    for name, (floor, why) in floors.items():
+        rec.at_least(f"bilinear_residual_{name}", bil[name], floor, why=f"{TARGETS[name][0]}: {why}",
                      label=f"NEURAL-8: a bilinear form fits {TARGETS[name][0]}")
 
     mlp_res, nits, held_res = {}, {}, {}
@@ -196,12 +196,12 @@ def run(*, n=32, d_prime=4, hidden=64, max_iter=300, seed=0, device="cpu"):
     elif stalled:
         hint = f"the fits of {', '.join(stalled)} used all {max_iter} iterations: raise max_iter"
     rec.at_most("mlp_over_bilinear_residual", worst, _GAIN,
-                why="largest ratio of MLP to bilinear residual over the four targets: measured <= 0.39 (cos(q.k)) "
-                    "over seeds 0-9 at the defaults; 0.5 leaves room for the seed",
+                why="largest ratio of MLP to bilinear residual over the four targets: measured 0.28-0.42 (always "
+                    "cos(q.k)) over seeds 0-9 at the defaults; h = 1 gives 3.3",
                 label="NEURAL-8: the MLP does not beat the bilinear fit on every target", hint=hint)
     rec.at_most("mlp_residual_f2", mlp_res["f2"], 0.01,
-                why="|q_1 - k_2| = relu(q_1 - k_2) + relu(k_2 - q_1): two units fit it exactly; measured < 1e-4 "
-                    "over seeds 0-9",
+                why="relu(q_1 - k_2) = (|q_1 - k_2| + q_1 - k_2) / 2 and the linear part is removed by the double "
+                    "centring: one unit fits it exactly; measured <= 6e-5 over seeds 0-9",
                 label="NEURAL-8: the MLP does not fit |q_1 - k_2|", hint=hint)
     for name in TARGETS:
         if name != "f2":  # f2 has its own assertion above
@@ -217,7 +217,7 @@ def run(*, n=32, d_prime=4, hidden=64, max_iter=300, seed=0, device="cpu"):
     rec.array("residual_bilinear", np.array([bil[name] for name in TARGETS]))
     rec.array("residual_mlp", np.array([mlp_res[name] for name in TARGETS]))
     rec.array("residual_mlp_held_out", np.array([held_res[name] for name in TARGETS]))
-    return rec.finish(f"a bilinear form leaves >= 90% of cos(q.k) and q_1 k_1 q_2 k_2 unexplained; a shared-weight "
+    return rec.finish(f"a bilinear form leaves most of cos(q.k) and q_1 k_1 q_2 k_2 unexplained; a shared-weight "
                       f"ReLU MLP (h = {hidden}, = additive attention) at most halves every bilinear residual and "
                       "fits |q_1 - k_2| exactly")
 
