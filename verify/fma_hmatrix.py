@@ -153,10 +153,10 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
                 for norm in exact:
                     out = fma_attention(q, k, v, r=cell, normalisation=norm, causal=causal)
                     exact[norm] = max(exact[norm], float(np.max(np.abs(out - ref))))
-        rng = child_rng(seed, "fma9b-ledger")
+        rng = child_rng(seed, "fma9b-base-blocks")
         q, v = rng.standard_normal((2, 64, d))
         k = rng.standard_normal((8, d))[np.arange(64) // 8]
-        ledger_blocks = float(np.max(np.abs(fma_attention(q, k, v, r=8, normalisation="joint")
+        base_blocks = float(np.max(np.abs(fma_attention(q, k, v, r=8, normalisation="joint")
                                             - softmax_attention(q, k, v))))
     rec.at_most("n16_r8_max_deviation", max(small[(16, nm)] for nm in ("per-level", "joint")), 1e-13,
                 why="FMA-9 (a) exact: n = 2r gives L = 1, N(i) = [n], one softmax over all keys (measured 0)",
@@ -179,9 +179,9 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
                     why="the printed per-level normalisation taken as a drop-in for softmax attention: it would "
                         "have to be exact wherever the joint softmax is",
                     label="FMA-9 (printed): per-level FMA is not full attention even on group-constant keys")
-    rec.info("joint_deviation_keys_constant_on_base_blocks_n64_r8", ledger_blocks)
+    rec.info("joint_deviation_keys_constant_on_base_blocks_n64_r8", base_blocks)
     rec.note("Keys constant only on base blocks of length r make the joint variant exact just for L <= 2: with "
-             f"L = 3 (n = 64, r = 8) the level-2 groups mix two blocks and the deviation is {ledger_blocks:.3g}. "
+             f"L = 3 (n = 64, r = 8) the level-2 groups mix two blocks and the deviation is {base_blocks:.3g}. "
              "Exactness needs keys constant on every far group, i.e. on blocks of r 2^(L-2).")
     return rec.finish("the FMA matrix is an H-matrix with far blocks of rank <= p reproducing eq. (4); FMA is full "
                       "attention at n <= 2r and, with the joint normalisation, on keys constant on every far group")
