@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from manifolds.points import BLOCK_ELEMENTS, as_points, pairwise_sq_distance
+from spectral.backend import to_numpy
 from spectral.testing import assert_close
 from spectral.validation import InputError
 
@@ -80,3 +81,15 @@ def test_bad_input():
         as_points(np.zeros((3, 3)), 2)
     with pytest.raises(InputError, match="real array"):
         as_points(np.zeros((3, 2), dtype=complex), 2)
+
+
+def test_numpy_fast_path_equals_generic_sums_bitwise(rng):
+    # the NumPy path (contiguous coordinates, in place) does the same operations as the generic one
+    array_api_strict = pytest.importorskip("array_api_strict")
+    x = rng.standard_normal((300, 5))
+    y = rng.standard_normal((200, 5))
+    for sign in (1.0, -1.0):
+        fast = pairwise_sq_distance(x, y, sign=sign)
+        generic = to_numpy(pairwise_sq_distance(array_api_strict.asarray(x), array_api_strict.asarray(y), sign=sign))
+        assert np.array_equal(fast, generic)
+    assert pairwise_sq_distance(np.zeros((3, 0)), np.zeros((2, 0))).shape == (3, 2)
