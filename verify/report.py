@@ -135,7 +135,8 @@ table{border-collapse:collapse;width:100%;margin:.6rem 0}th,td{border:1px solid 
  vertical-align:top;text-align:left}th{background:#f3f4f6}
 table.claims{table-layout:fixed}table.claims td.id{font-weight:600}
 table.claims td{overflow-wrap:anywhere}
-table.nums{font-size:.8rem;margin:.2rem 0}table.nums td,table.nums th{padding:.1rem .3rem}
+table.nums{font-size:.8rem;margin:.2rem 0}table.nums td,table.nums th{padding:.1rem .3rem;overflow-wrap:normal}
+table.nums td:first-child{overflow-wrap:anywhere}table.nums td:last-child{white-space:nowrap}
 .asserted{color:#333;font-size:.9rem;margin-top:.3rem}.where{color:#666;font-size:.85rem}
 .tag{display:inline-block;padding:.05rem .45rem;border-radius:.6rem;font-size:.8rem;font-weight:600}
 .PASS{background:#d7f5dd;color:#0f5c22}.FAIL{background:#fde2e1;color:#8a1c13}.ERROR{background:#fbe3c4;color:#7a4100}
@@ -192,7 +193,7 @@ def _claim_row(c, results: Mapping[str, CheckResult], errors: Mapping[str, str],
         status = res.verdict
         outcome = f'<span class="tag {status}">{status}</span> <a href="#check-{_e(c.check)}"><code>{_e(c.check)}</code></a>'
         if res.passed:
-            outcome += f'<div class="meta">{_e(READINGS.get(c.verdict, c.verdict))}</div>'
+            outcome += f'<div class="meta">{_e(READINGS.get(c.verdict, c.verdict).replace("->", "→"))}</div>'
         numbers = _numbers(claim_records(res, c.id))
         if c.check in figs and not figs[c.check].startswith("error:"):
             figure = f'<a href="#fig-{_e(c.check)}">figure</a>'
@@ -279,8 +280,8 @@ def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
         if not claims_here:
             continue
         out.append(f'<section id="paper-{_e(short)}"><h2>{_e(short)} · {_e(PAPER_TITLES.get(short, paper))}</h2>')
-        out.append('<table class="claims"><colgroup><col style="width:7%"><col style="width:36%">'
-                   '<col style="width:10%"><col style="width:13%"><col style="width:28%"><col style="width:6%">'
+        out.append('<table class="claims"><colgroup><col style="width:7%"><col style="width:32%">'
+                   '<col style="width:10%"><col style="width:12%"><col style="width:33%"><col style="width:6%">'
                    "</colgroup><thead><tr><th>claim</th><th>statement</th><th>paper's verdict</th>"
                    "<th>check outcome</th><th>deciding numbers</th><th>figure</th></tr></thead><tbody>")
         out += [_claim_row(c, results, errors, figs) for c in claims_here]
