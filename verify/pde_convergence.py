@@ -156,7 +156,7 @@ def run(*, n=200, p=50, rank=30, noise=0.5, gd_steps=300, batch=10, sgd_steps=30
                 late.append(exc)
         late = np.array(late)  # (steps/2, chains)
         floor_meas = float(late.mean())
-        batches = late.reshape(20, -1, chains).mean(axis=(1, 2))
+        batches = np.array([part.mean() for part in np.array_split(late, 20, axis=0)])
         se = float(batches.std(ddof=1) / math.sqrt(len(batches)))
         rec.array("sgd_mean_excess_loss", mean_curve)
     floor_pred = _stationary_floor(x, y, theta_mn, vk, eta_s, batch)
@@ -164,6 +164,7 @@ def run(*, n=200, p=50, rank=30, noise=0.5, gd_steps=300, batch=10, sgd_steps=30
     rec.info("sgd_floor_measured", floor_meas)
     rec.info("sgd_floor_standard_error", se)
     bound_end = (1 - eta_s * gamma) ** sgd_steps * (float(loss(theta0)) - l_star)
+    rec.array("pl_bound_sgd", (1 - eta_s * gamma) ** np.arange(1, sgd_steps + 1) * (float(loss(theta0)) - l_star))
     rec.info("eq16_bound_at_end", bound_end)
     if claim == "corrected":
         rec.close("sgd_noise_floor", floor_meas, floor_pred, atol=5 * se + 0.01 * floor_pred,

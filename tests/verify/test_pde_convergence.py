@@ -22,7 +22,7 @@ def test_printed_fails():
 
 def test_floor_tracks_the_step_size():
     # a larger batch lowers the floor; the exact stationary prediction follows it
-    res = check.run(**FAST, batch=40)
+    res = check.run(sgd_steps=3001, chains=16, batch=40)  # an odd length of the averaging window too
     assert res.passed, res.failures
     assert res.measured["sgd_floor_predicted"] < 0.5 * check.run(**FAST).measured["sgd_floor_predicted"]
 
