@@ -27,6 +27,8 @@ from verify.check import Check
 from verify.neural_reference import activation as sigma_of
 from verify.result import Recorder
 
+__all__ = ["CHECK", "run", "main", "cell_samples", "sign_codes", "crossings"]
+
 CHECK = Check("neural_geometry", claims=("NEURAL-5",))
 
 _CLAIMS = ("corrected", "printed")
@@ -52,15 +54,15 @@ def _surface(lines, w_a, b_a, act, x, y):
     return z
 
 
-def _sign_codes(lines, x, y):
-    """One integer per point: bit m set when a_m x + c_m y + b_m > 0 (h <= 62)."""
+def sign_codes(lines, x, y):
+    """ReLU sign pattern as one integer per point: bit m set when a_m x + c_m y + b_m > 0 (h <= 62)."""
     code = np.zeros(x.shape, dtype=np.int64)
     for m, (a, c, b) in enumerate(lines):
         code |= (a * x + c * y + b > 0).astype(np.int64) << m
     return code
 
 
-def _crossings(lines, w):
+def crossings(lines, w):
     """(L, I): lines crossing the open square (-w, w)^2 and pairwise intersections inside it."""
     corners = np.array([[-w, -w], [-w, w], [w, -w], [w, w]])
     vals = corners @ lines[:, :2].T + lines[:, 2]
@@ -78,7 +80,7 @@ def _crossings(lines, w):
     return int(crossing.sum()), inside, crossing
 
 
-def _cell_samples(lines, w):
+def cell_samples(lines, w):
     """Points that hit every cell of the line arrangement inside the open square (-w, w)^2.
 
     Every cell is a convex polygon with at least one vertex: a crossing of two lines, a line meeting
@@ -266,14 +268,14 @@ def run(*, hidden=16, half_width=2.0, grid=801, surface_grid=81, activation="rel
         ratio = _curvature_growth(lines, mlp.w_a, mlp.b_a, act, w, surface_grid)
     rec.info("curvature_growth", ratio)
     if act == "relu":
-        L, inter, crossing = _crossings(lines, w)
+        L, inter, crossing = crossings(lines, w)
         rec.at_least("crease_curvature_growth", ratio, _CREASE_RATIO,
                      why="a kink of slope jump J gives second differences up to J / s, so kappa(s/4) / kappa(s) "
                          "~ 4 (measured 3.5-5.1 over seeds 0-9); a smooth surface gives ~1",
                      label="NEURAL-5: no creases found on the ReLU surface",
                      hint="no crease line crosses the square: raise half_width or hidden" if L == 0 else "")
         # linear inside cells: the Hessian estimate vanishes wherever the 3x3 stencil sees one sign pattern
-        codes = _sign_codes(lines, X, Y)
+        codes = sign_codes(lines, X, Y)
         same = np.ones((surface_grid - 2, surface_grid - 2), dtype=bool)
         for di in (-1, 0, 1):
             for dj in (-1, 0, 1):
@@ -289,13 +291,13 @@ def run(*, hidden=16, half_width=2.0, grid=801, surface_grid=81, activation="rel
         rec.info("stencils_inside_cells", int(same.sum()))
         with rec.timed("regions"):
             exact = 1 + L + inter
-            samples = _cell_samples(lines, w)
-            enumerated = np.unique(_sign_codes(lines, samples[:, 0], samples[:, 1]))
+            samples = cell_samples(lines, w)
+            enumerated = np.unique(sign_codes(lines, samples[:, 0], samples[:, 1]))
             gf = np.linspace(-w, w, grid)
             counted = set()
             for row in range(0, grid, 128):  # blocks of rows keep the working set small
                 Xb, Yb = np.meshgrid(gf[row:row + 128], gf, indexing="ij")
-                counted.update(np.unique(_sign_codes(lines, Xb, Yb)).tolist())
+                counted.update(np.unique(sign_codes(lines, Xb, Yb)).tolist())
             on_grid = len(counted)
         bound = 1 + hidden + hidden * (hidden - 1) // 2
         rec.equal("regions_by_sign_patterns", int(enumerated.size), exact,
