@@ -156,7 +156,8 @@ def fig_fma3a(out_dir, *, formats=("png",)):
     ax.set_title("FMA 2-D quadtree seen from one pixel", fontsize=9)
     ax.grid(False)
     _level_legend(ax, depth)
-    _caption(fig, f"FMA Fig. 3a (computed): W = {w}, r = {r} (W/r = 16, L = {depth}), query pixel (x, y) = ({px}, {py}) "
+    _caption(fig, f"FMA Fig. 3a (computed): W = {w}, r = {r} (W/r = 16, L = {depth}), query pixel (x, y) = "
+                  f"({px}, {py}) "
                   "(red). Blue: the exact 3 x 3-cell near field; black: the far squares of side r 2^(l-1) = 2, 4, 8, "
                   "at most 27 per level. From verify.fma_quadtree.")
     return save(fig, out_dir, "fma-3a", formats)
@@ -301,7 +302,8 @@ def draw_fma_hmatrix(result, ax):
 
 def draw_fma_contract(result, ax):
     rows = np.asarray(result.arrays["row_sums_v_ones"])
-    ax.plot(rows, lw=1, label=f"output with V = 1 ({result.parameters['implementation']}, {result.parameters['claim']})")
+    params = result.parameters
+    ax.plot(rows, lw=1, label=f"output with V = 1 ({params['implementation']}, {params['claim']})")
     ax.axhline(1.0, color="k", ls="--", lw=0.8, label="softmax contract: 1")
     ax.set_xlabel("token i")
     ax.set_ylabel("output row")
@@ -313,7 +315,8 @@ def draw_fma_lowrank(result, ax):
     m = result.measured
     sizes = sorted(int(s) for s in result.parameters["block_sizes"])
     for kind, color in (("smooth", "tab:blue"), ("mix", "tab:orange"), ("iid", "tab:red")):
-        ax.plot(sizes, [m[f"eps_rank_{kind}_s{s}_eps1e-06"] for s in sizes], "-o", color=color, label=f"{kind}, eps 1e-6")
+        ax.plot(sizes, [m[f"eps_rank_{kind}_s{s}_eps1e-06"] for s in sizes], "-o", color=color,
+                label=f"{kind}, eps 1e-6")
         ax.plot(sizes, [m[f"eps_rank_{kind}_s{s}_eps0.001"] for s in sizes], "--s", color=color, ms=3,
                 label=f"{kind}, eps 1e-3")
     ax.plot(sizes, sizes, "k:", lw=0.8, label="full rank")

@@ -142,7 +142,8 @@ def run(*, max_exponent=16, count_cells=(16, 64, 128), ranks=(1, 4), reference_l
     n_max = 2**max_exponent
     rec.at_most("count_over_limit_deviation_at_n_max", limit_dev, 0.01,
                 why=f"FMA-4: count/n -> 3r + 6p/r; at n = 2^{max_exponent} the edge terms (2 r^2 near, 6p per "
-                    "level) are below 0.5 % for r <= 128 (measured 0.13 %); the log-linear count is 3.4x the limit at 2^16 (r = 16, p = 4)",
+                    "level) are below 0.5 % for r <= 128 (measured 0.13 %); the log-linear count is 3.4x the "
+                    "limit at 2^16 (r = 16, p = 4)",
                 label=f"FMA-4: {scheme} count/n is not within 1 % of 3r + 6p/r at n = {n_max}")
 
     # FMA-12: near-field shares

@@ -115,7 +115,8 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
                         blocks += 1
     rec.at_most("max_far_block_rank_minus_p", worst_excess, 0,
                 why="FMA-7 exact: a far block is (beta: rows x p) @ (pi^v: p x |G|); numerical rank = singular "
-                    "values above 1e-12 sigma_1 (seeds 0-2: trailing sigma_(p+1) <= 3.9e-16 sigma_1, kept sigma_p >= 5e-5 sigma_1)",
+                    "values above 1e-12 sigma_1 (seeds 0-2: trailing sigma_(p+1) <= 3.9e-16 sigma_1, kept "
+                    "sigma_p >= 5e-5 sigma_1)",
                 label=f"FMA-7: a far block of the {matrix} matrix has rank above p")
     rec.at_most("max_relative_reconstruction_error", worst_recon, 1e-13,
                 why="FMA-7: A_hat V and fma_attention vs eq. (4) summed query by query (measured <= 1e-14 "

@@ -156,7 +156,8 @@ def run(*, n=1024, d=64, r=16, ranks=(1, 2, 4), block_sizes=(16, 32, 64, 128), n
     smooth_rank = erank[("smooth", s_max, 1e-6)]
     iid_rank = min(erank[("iid", s, 1e-3)] / s for s in block_sizes)
     rec.at_most("smooth_eps_rank_1e-6_largest_block", smooth_rank, s_max // 8,
-                why="FMA-11: exp of a smooth kernel is analytic, eps-ranks ~ log(1/eps): seeds 0-9 give 7-9 at s = 128, "
+                why="FMA-11: exp of a smooth kernel is analytic, eps-ranks ~ log(1/eps): seeds 0-9 give 7-9 at "
+                    "s = 128, "
                     "eps = 1e-6 (5-6 at s = 64); bound s/8, i.e. >= 8x compression (i.i.d.: 128)",
                 label="FMA-11: separated blocks of smooth-token attention are not low rank")
     if claim == "corrected":
