@@ -77,7 +77,6 @@ def _measured(claim_entry, report: Mapping) -> str:
         out += ["", "  | assertion | measured | expected | ok |", "  |---|---|---|---|"]
         out += [f"  | `{_cell(r.name)}` | {_cell(format_value(r.measured))} | {_cell(r.expectation())} | "
                 f"{'yes' if r.passed else 'NO'} |" for r in records]
-        out.append("")
     return "\n".join(out)
 
 
