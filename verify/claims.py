@@ -120,10 +120,10 @@ LEDGER: tuple[Claim, ...] = (
     Claim('NEURAL-2', 'neural-attention-mlp-scores', '"A dot product only lets same-index elements interact"', 'P1', 'suspicious / likely false as stated', check='neural_equivalence', test=None),
     Claim('NEURAL-3', 'neural-attention-mlp-scores', 'Neural Attention with shared weights is exactly additive (Bahdanau) attention', 'P1', 'suspicious / likely false as stated', check='neural_equivalence', test='tests/spectral/test_kernel_identities.py'),
     Claim('NEURAL-4', 'neural-attention-mlp-scores', 'Rank and expressivity of MLP scores depend on σ; softmax removes query-only terms', 'P1', 'should hold', check='neural_rank', test=None),
-    Claim('NEURAL-5', 'neural-attention-mlp-scores', 'Fig. 1 geometry: paraboloid vs piecewise-linear surface', 'P3', 'should hold', check=None, test=None),
-    Claim('NEURAL-6', 'neural-attention-mlp-scores', 'Per-pair parameters (eq. 8, App. B) vs reported parameter counts; table arithmetic', 'P2', 'suspicious / likely false as stated', check=None, test=None),
-    Claim('NEURAL-7', 'neural-attention-mlp-scores', 'Tensor construction and cost (eq. 7, Alg. 1; §3.2 "identical O(n²) time complexity, much worse memory")', 'P2', 'should hold', check=None, test=None),
-    Claim('NEURAL-8', 'neural-attention-mlp-scores', 'Expressivity proxy: non-bilinear score targets', 'P2', 'should hold', check=None, test=None),
+    Claim('NEURAL-5', 'neural-attention-mlp-scores', 'Fig. 1 geometry: paraboloid vs piecewise-linear surface', 'P3', 'should hold', check='neural_geometry', test=None),
+    Claim('NEURAL-6', 'neural-attention-mlp-scores', 'Per-pair parameters (eq. 8, App. B) vs reported parameter counts; table arithmetic', 'P2', 'suspicious / likely false as stated', check='neural_cost', test=None),
+    Claim('NEURAL-7', 'neural-attention-mlp-scores', 'Tensor construction and cost (eq. 7, Alg. 1; §3.2 "identical O(n²) time complexity, much worse memory")', 'P2', 'should hold', check='neural_cost', test=None),
+    Claim('NEURAL-8', 'neural-attention-mlp-scores', 'Expressivity proxy: non-bilinear score targets', 'P2', 'should hold', check='neural_expressivity', test=None),
 )
 
 def _checks_from_ledger() -> dict[str, tuple[str, ...]]:
