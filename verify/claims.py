@@ -206,7 +206,8 @@ def outcome_category(claim_id: str, passed: bool | None) -> str:
     """Category of one claim in a run's summary by paper.
 
     ``confirmed``, ``confirmed under stated assumptions``, ``refuted (corrected statement verified)``,
-    ``partly refuted (corrected statement verified)`` (a claim with parts of different verdicts), ``check failed`` (the check ran and did not pass: look at it), ``error`` (the check raised) or
+    ``partly refuted (corrected statement verified)`` (a claim with parts of different verdicts),
+    ``check failed`` (the check ran and did not pass: look at it), ``error`` (the check raised) or
     ``not checked here`` (``passed is None``: no check ran for it).
     """
     if passed is None:
