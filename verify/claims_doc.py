@@ -44,7 +44,8 @@ def paper_table(*, checks: bool = True) -> str:
     for short, paper in PAPERS.items():
         entries = [c for c in LEDGER if c.paper == paper]
         counts = [sum(c.verdict == v for c in entries) for v in _COLUMNS]
-        counts += [sum(c.check is not None for c in entries), sum(c.check is None and c.test is not None for c in entries)]
+        counts += [sum(c.check is not None for c in entries),
+                   sum(c.check is None and c.test is not None for c in entries)]
         totals = [t + n for t, n in zip(totals, [len(entries)] + counts)]
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(c.check for c in entries if c.check)) or "none yet"
         lines.append(f"| {short}: {PAPER_TITLES[short]} | {len(entries)} | " + " | ".join(map(str, counts))

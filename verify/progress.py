@@ -8,8 +8,8 @@
 When stderr is a terminal and tqdm is installed (the optional ``progress`` extra:
 ``pip install "attention-limits[progress]"``) this draws a bar that names the current item;
 otherwise (a log file, CI, or no tqdm) it writes one plain line per finished item with its time,
-``verify [3/22] fna_rate 2.1 s``, and a closing ``verify: 22 done in 77.1 s``. Standard output is never touched, so tables and JSON
-printed there stay clean.
+``verify [3/22] fna_rate 2.1 s``, and a closing ``verify: 22 done in 77.1 s``. Standard output is
+never touched, so tables and JSON printed there stay clean.
 
 ``quiet=True`` silences it. ``quiet=None`` (the default) follows :func:`silenced`: a command's
 ``--quiet`` wraps its work in ``with silenced(True):`` and every ``progress`` inside (a check's own

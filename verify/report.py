@@ -72,7 +72,8 @@ def load_report(path: str | os.PathLike) -> dict:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
-        raise InputError(f"no report at {os.fspath(path)!r}; make one with python -m verify --all --report DIR") from None
+        raise InputError(f"no report at {os.fspath(path)!r}; make one with python -m verify --all --report DIR"
+                         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{os.fspath(path)!r} is not a report (invalid JSON: {exc})") from None
     if not isinstance(data, dict) or "results" not in data:
@@ -191,7 +192,8 @@ def _claim_row(c, results: Mapping[str, CheckResult], errors: Mapping[str, str],
     elif c.check in results:
         res = results[c.check]
         status = res.verdict
-        outcome = f'<span class="tag {status}">{status}</span> <a href="#check-{_e(c.check)}"><code>{_e(c.check)}</code></a>'
+        outcome = (f'<span class="tag {status}">{status}</span> '
+                   f'<a href="#check-{_e(c.check)}"><code>{_e(c.check)}</code></a>')
         if res.passed:
             outcome += f'<div class="meta">{_e(READINGS.get(c.verdict, c.verdict).replace("->", "→"))}</div>'
         numbers = _numbers(claim_records(res, c.id))
@@ -203,8 +205,8 @@ def _claim_row(c, results: Mapping[str, CheckResult], errors: Mapping[str, str],
                    f'<div class="meta">{_e(errors[c.check])}</div>')
     else:
         outcome = f'<span class="tag notrun">not run</span> <code>{_e(c.check)}</code>'
-    return (f'<tr id="claim-{_e(c.id)}" class="claim row-{status}"><td class="id">{_e(c.id)}<div class="meta">{_e(c.priority)}'
-            f'</div></td><td class="statement">{statement}</td><td>{verdict}</td><td>{outcome}</td><td>{numbers}</td>'
+    return (f'<tr id="claim-{_e(c.id)}" class="claim row-{status}"><td class="id">{_e(c.id)}'
+            f'<div class="meta">{_e(c.priority)}</div></td><td class="statement">{statement}</td><td>{verdict}</td><td>{outcome}</td><td>{numbers}</td>'
             f"<td>{figure}</td></tr>")
 
 
