@@ -31,8 +31,6 @@ from spectral import backend
 from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.circulant import check_circulant, circulant_spectrum
 from spectral.components import (
-    DisconnectedGraphError,
-    DisconnectedGraphWarning,
     count_components,
     near_one_count,
     near_one_tolerance,

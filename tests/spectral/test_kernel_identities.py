@@ -19,14 +19,7 @@ import pytest
 from scipy.spatial.distance import cdist
 from scipy.stats import ortho_group
 
-from spectral.kernels import (
-    ScoreMLP,
-    dot_product_scores,
-    fna_kernel,
-    heat_kernel,
-    neural_scores,
-    paper_kappa,
-)
+from spectral import ScoreMLP, dot_product_scores, fna_kernel, heat_kernel, neural_scores, paper_kappa
 
 EPS = np.finfo(np.float64).eps
 
