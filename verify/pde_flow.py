@@ -293,7 +293,7 @@ def _hybrid(rec, T, steps_list, seed, claim):
     rec.info("hybrid_eps0", eps0)
     rec.info("hybrid_row_mean_limit", limit)
     rec.info("hybrid_distance_final", dist_true[-1])
-    # the ledger's unbiased setting: random scores without a distance bias, same surrogate
+    # the unbiased setting (random scores without a distance bias, same surrogate): no approximation at all
     a_rand = softmax_attention(child_rng(seed, "hybrid-unbiased"), T)
     rec.info("unbiased_eps0", float(np.linalg.norm(surrogate(a_rand) - a_rand)))
     rec.info("unbiased_row_mean_limit", float(np.linalg.norm(a_rand - a_rand.mean(axis=1, keepdims=True))))

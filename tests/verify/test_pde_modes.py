@@ -24,7 +24,7 @@ def test_printed_fails():
 
 
 def test_printed_holds_below_quarter():
-    # at r <= 1/4 the printed damping statement and eq. (21) hold (the ledger's stated assumption)
+    # at r <= 1/4 the printed damping statement and eq. (21) hold (PDE-3's stated assumption r << 1/4)
     res = check.run(claim="printed", size=64, rates=(0.05, 0.1, 0.25))
     assert res.passed, res.failures
 
