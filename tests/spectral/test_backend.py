@@ -87,3 +87,25 @@ def test_linear_operator_gpu():  # pragma: no cover - needs a GPU
     op = backend.linear_operator((6, 6), lambda v: m @ v, dtype=cupy.float64, like=m)
     w, _ = backend.eigsh(op, 2, which="LA")
     np.testing.assert_allclose(np.sort(backend.to_numpy(w)), [5.0, 6.0], rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "statement, absent",
+    [
+        ("import spectral.backend", "spectral.validation"),  # the floor loads nothing else of spectral
+        ("import spectral.validation", "spectral.backend"),
+        ("import spectral", "spectral.backend"),  # the package itself is lazy
+        ("import manifolds", "spectral.eigen"),  # exact truth does not load the solvers
+    ],
+)
+def test_imports_stay_light(statement, absent):
+    import ast
+    import subprocess
+    import sys
+
+    code = f"{statement}; import sys; print(sorted(m for m in sys.modules if m.startswith('spectral')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = ast.literal_eval(out)
+    assert absent not in loaded, loaded
+    if statement == "import spectral.backend":
+        assert loaded == ["spectral", "spectral.backend"]
