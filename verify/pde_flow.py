@@ -275,7 +275,7 @@ def _hybrid(rec, T, steps_list, seed, claim):
     lap_true = float(np.linalg.norm(a_true @ stencil_matrix(T, "neumann").T))
     limit = float(np.linalg.norm(a_true - a_true.mean(axis=1, keepdims=True)))
     mu1 = laplacian_eigenvalues(T, "neumann")[1]
-    dist_true, dist_flow, decay_excess, triangle_excess = [], [], 0.0, 0.0
+    dist_true, dist_flow, decay_ratio, triangle_excess = [], [], -np.inf, -np.inf
     af, et, done = a0, a_true, 0
     for n in steps_list:
         af = evolve_attention(af, steps=n - done, alpha=r, boundary="neumann").attention
@@ -285,8 +285,9 @@ def _hybrid(rec, T, steps_list, seed, claim):
         d_flow = float(np.linalg.norm(af - et))
         dist_true.append(d_true)
         dist_flow.append(d_flow)
-        decay_excess = max(decay_excess, d_flow / (eps0 * (1 - r * mu1) ** n) - 1.0)
-        triangle_excess = max(triangle_excess, d_true - (eps0 + float(np.linalg.norm(et - a_true))))
+        if n > 0:
+            decay_ratio = max(decay_ratio, d_flow / (eps0 * (1 - r * mu1) ** n))
+            triangle_excess = max(triangle_excess, d_true - (eps0 + float(np.linalg.norm(et - a_true))))
     rec.array("hybrid_steps", np.array(steps_list))
     rec.array("hybrid_distance_to_true", np.array(dist_true))
     rec.array("hybrid_distance_to_flow", np.array(dist_flow))
@@ -308,12 +309,13 @@ def _hybrid(rec, T, steps_list, seed, claim):
         rec.at_least("hybrid_error_fraction_of_limit", dist_true[-1] / limit, 0.5,
                      why="it approaches |A_true - row mean| as N_t -> infinity (measured 0.92 at N_t = 1024)",
                      label="the hybrid error does not approach |A_true - row mean|")
-        rec.at_most("contraction_bound_excess", decay_excess, 1e-10,
+        rec.at_most("contraction_bound_ratio", decay_ratio, 1.0 + 1e-10,
                     why="(A_0 - A_true) has zero row sums: key-axis steps shrink it by max_(k>=1)|1 - r mu_k| = "
-                        "1 - r mu_1 per step (r <= 1/4); rounding (measured <= 1e-14)",
+                        "1 - r mu_1 per step (r <= 1/4); rounding (measured max ratio 0.77 over N_t >= 1)",
                     label="|A_final - E_T A_true| exceeds (1 - r mu_1)^N_t eps_0")
         rec.at_most("triangle_bound_excess", triangle_excess, 1e-12,
-                    why="|A_final - A_true| <= |E_T(A_0 - A_true)| + |E_T A_true - A_true| <= eps_0 + bias",
+                    why="|A_final - A_true| <= |E_T(A_0 - A_true)| + |E_T A_true - A_true| <= eps_0 + bias "
+                        "(measured margin >= 0.15 over N_t >= 1)",
                     label="|A_final - A_true| exceeds eps_0 + |E_T A_true - A_true|")
     else:
         rec.at_most("printed_laplacian_of_true_attention", lap_true, 1e-12,

@@ -301,7 +301,6 @@ def run(*, size=1024, rates=(0.1, 0.25, 0.5), steps=200, random_rows=4, variance
         rec.at_most("printed_linear_range_ratio", overshoot, 1.0,
                     why="Thm. D.2(3) as printed: R(t) >= R(0) + k_r t with the rate k_r of the early steps",
                     label="Thm. D.2(3) as printed: the diffusive spread falls below R(0) + k_r t (it grows like t^(1/2))")
-    rec.info("linear_extrapolation_overshoot_value", overshoot)
     return rec.finish(
         "Var_n = Var_0 + 2 alpha n dt exactly and the support grows by one token per side and step; the spread "
         "is sqrt(Var_0 + 2 alpha t) (its speed falls like t^(-1/2)); influence is exactly zero beyond N_t tokens "
