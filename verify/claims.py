@@ -65,7 +65,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('FNA-11', 'fractional-neural-attention', 'Weyl law depends on the manifold dimension', 'P2', 'holds only under stated assumptions', check='weyl', test=None),
     Claim('FNA-12', 'fractional-neural-attention', 'Theorem 2 / Lemma 1: limit operator, constant and sign', 'P1', 'holds only under stated assumptions', check='fractional_limit', test=None),
     Claim('FNA-13', 'fractional-neural-attention', 'Convergence rate of the FNA generator: O(κ^{2−α}), not O(ε)', 'P1', 'suspicious / likely false as stated', check='fna_rate', test=None),
-    Claim('FNA-14', 'fractional-neural-attention', 'Density-normalisation claims (eq. 43; A.4 a-normalisation)', 'P3', 'should hold', check='density_normalisation', test=None),
+    Claim('FNA-14', 'fractional-neural-attention', 'Density-normalisation claims (eq. 43; A.4 a-normalisation)', 'P3', 'partly false as stated', check='density_normalisation', test=None),
     Claim('FNA-15', 'fractional-neural-attention', 'Fig. 2b/2c: inter-cluster edges for α<2, intra-cluster only for α=2', 'P2', 'holds only under stated assumptions', check='fig2bc', test=None),
     Claim('FNA-16', 'fractional-neural-attention', 'Bandwidth conventions make FNA rows nearly uniform (diagnostic for FNA-17/18)', 'P1', 'should hold', check='multiscale', test=None),
     Claim('FNA-17', 'fractional-neural-attention', 'Larger spectral gap for α<2 than for α=2 and DP (Fig. 5a mechanism)', 'P1', 'holds only under stated assumptions', check='multiscale', test=None),
@@ -73,7 +73,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('FNA-19', 'fractional-neural-attention', 'Diffusion-map embeddings "in close proximity" for α=1.2, "apart" for α=2 (Fig. 5b)', 'P2', 'holds only under stated assumptions', check='multiscale', test=None),
     Claim('FNA-20', 'fractional-neural-attention', 'Heavy-tailed jump lengths of the FNA random walk (tail exponent α)', 'P2', 'should hold', check='levy_jumps', test=None),
     Claim('DRIFT-1', 'attention-drift-diffusion-metric', 'Dot-product softmax = Gaussian kernel on the sphere (Example 1)', 'P1', 'suspicious / likely false as stated', check='sphere_softmax', test=None),
-    Claim('DRIFT-2', 'attention-drift-diffusion-metric', 'Similarity taxonomy (Defs. 1–10, Table 1, §2.2) reproduces the classical kernels', 'P3', 'should hold', check='similarity_taxonomy', test=None),
+    Claim('DRIFT-2', 'attention-drift-diffusion-metric', 'Similarity taxonomy (Defs. 1–10, Table 1, §2.2) reproduces the classical kernels', 'P3', 'partly false as stated', check='similarity_taxonomy', test=None),
     Claim('DRIFT-3', 'attention-drift-diffusion-metric', 'Theorem 1 (Singer 2006): graph Laplacian convergence rate', 'P1', 'should hold', check='heat_rate', test=None),
     Claim('DRIFT-4', 'attention-drift-diffusion-metric', 'Theorem 2 (Coifman–Lafon, a=0): drift coefficient exactly 2', 'P1', 'should hold', check='drift_diffusion', test=None),
     Claim('DRIFT-5', 'attention-drift-diffusion-metric', 'Theorem 3: attention is a first-order (Euler) approximator of the drift–diffusion PDE; Fig. 2', 'P1', 'holds only under stated assumptions', check='euler_steps', test=None),
@@ -87,7 +87,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('DRIFT-13', 'attention-drift-diffusion-metric', 'Appendix C Proposition 1: first-order coefficient (spurious 1/m₀)', 'P2', 'suspicious / likely false as stated', check='appendix_c', test=None),
     Claim('DRIFT-14', 'attention-drift-diffusion-metric', 'Metric-attention satisfies Assumption 2', 'P3', 'should hold', check='metric_attention', test=None),
     Claim('PDE-1', 'pde-guided-attention', 'Row-sum (stochasticity) and positivity preservation of the refinement step', 'P1', 'holds only under stated assumptions', check='pde_conservation', test=None),
-    Claim('PDE-2', 'pde-guided-attention', 'CFL thresholds (eqs. 24 and 28) and "wave is more restrictive"', 'P1', 'see ledger', check='pde_stability', test=None),
+    Claim('PDE-2', 'pde-guided-attention', 'CFL thresholds (eqs. 24 and 28) and "wave is more restrictive"', 'P1', 'partly false as stated', check='pde_stability', test=None),
     Claim('PDE-3', 'pde-guided-attention', 'Mode damping (1 − aμΔt)^L vs exp(−aμLΔt); "high frequencies decay, low preserved"', 'P1', 'holds only under stated assumptions', check='pde_modes', test=None),
     Claim('PDE-4', 'pde-guided-attention', 'Eq. (21): |c_k^{(n)}| ≤ exp(−αλ_kT)|c_k^{(0)}|', 'P1', 'suspicious / likely false as stated', check='pde_modes', test=None),
     Claim('PDE-5', 'pde-guided-attention', 'Global error ≤ CΔt(1+t) (Prop. D.4(3), eq. 17)', 'P2', 'should hold', check='pde_flow', test=None),
@@ -95,7 +95,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('PDE-7', 'pde-guided-attention', 'Prop. D.5: hybrid error bound and "A_true is stationary"', 'P1', 'suspicious / likely false as stated', check='pde_flow', test=None),
     Claim('PDE-8', 'pde-guided-attention', '√t spread of information (Thm. 1 / D.1 item 1; E.1 "diffusion length √(2αt)")', 'P1', 'should hold', check='pde_spread', test=None),
     Claim('PDE-9', 'pde-guided-attention', '"Polynomial instead of exponential decay of distant interactions" (Thm. D.1 item 2)', 'P1', 'suspicious / likely false as stated', check='pde_spread', test=None),
-    Claim('PDE-10', 'pde-guided-attention', 'Bounded gradients / contraction; "8 steps → NaN as predicted" (Thm. D.1 item 3; §5.4.1, C.5)', 'P2', 'see ledger', check='pde_stability', test=None),
+    Claim('PDE-10', 'pde-guided-attention', 'Bounded gradients / contraction; "8 steps → NaN as predicted" (Thm. D.1 item 3; §5.4.1, C.5)', 'P2', 'partly false as stated', check='pde_stability', test=None),
     Claim('PDE-11', 'pde-guided-attention', 'Smoothness and consistency decay (Thm. D.2 items 1–2)', 'P2', 'holds only under stated assumptions', check='pde_smoothing', test=None),
     Claim('PDE-12', 'pde-guided-attention', 'Linear range growth R_h(t) ≥ R_h(0) + k_r t (Thm. D.2 item 3)', 'P2', 'suspicious / likely false as stated', check='pde_spread', test=None),
     Claim('PDE-13', 'pde-guided-attention', 'Thm. D.3: PL-type exponential convergence', 'P3', 'holds only under stated assumptions', check='pde_convergence', test=None),
@@ -109,7 +109,7 @@ LEDGER: tuple[Claim, ...] = (
     Claim('FMA-3', 'fast-multipole-attention', 'Source counts: ≤ 3r + 3(L−1) per query (1-D), O(n log n) total; memory O(rn + np log(n/r))', 'P1', 'should hold', check='fma_structure', test=None),
     Claim('FMA-4', 'fast-multipole-attention', 'Query downsampling gives O(n) (FMA-linear)', 'P2', 'should hold', check='fma_counts', test=None),
     Claim('FMA-5', 'fast-multipole-attention', '2-D quadtree: disjoint cover, tiling, ≤ 9r² + 27(L−1) sources; non-divisible W', 'P1', 'should hold', check='fma_quadtree', test=None),
-    Claim('FMA-6', 'fast-multipole-attention', '2-D stencil "isotropic … independent of the query\'s location"', 'P3', 'see ledger', check='fma_quadtree', test=None),
+    Claim('FMA-6', 'fast-multipole-attention', '2-D stencil "isotropic … independent of the query\'s location"', 'P3', 'partly false as stated', check='fma_quadtree', test=None),
     Claim('FMA-7', 'fast-multipole-attention', 'Hierarchical-matrix structure of the effective attention matrix (far blocks have rank ≤ p)', 'P1', 'should hold', check='fma_hmatrix', test=None),
     Claim('FMA-8', 'fast-multipole-attention', 'Normalisation: per-level softmax ⇒ effective row sums ≠ 1', 'P1', 'suspicious / likely false as stated', check='fma_contract', test=None),
     Claim('FMA-9', 'fast-multipole-attention', 'Exactness limits', 'P2', 'should hold', check='fma_hmatrix', test=None),
@@ -167,16 +167,16 @@ READINGS = {
     "should hold": "confirmed",
     "holds only under stated assumptions": "holds only under stated assumptions",
     "suspicious / likely false as stated": "false as stated -> corrected statement holds",
-    "see ledger": "partly false as stated -> corrected statement holds",
+    "partly false as stated": "partly false as stated -> corrected statement holds",
 }
 
 #: Short names of the ledger's verdicts on the printed claims, for tables (README, docs, report).
-#: ``"see ledger"`` marks a claim with parts of different verdicts (:attr:`ClaimDetails.split`).
+#: ``"partly false as stated"`` marks a claim with parts of different verdicts (:attr:`ClaimDetails.split`).
 VERDICT_NAMES = {
     "should hold": "holds as printed",
     "holds only under stated assumptions": "holds under stated assumptions",
     "suspicious / likely false as stated": "false as printed",
-    "see ledger": "partly false as printed",
+    "partly false as stated": "partly false as printed",
 }
 
 
@@ -194,8 +194,8 @@ def paper_reading(claim_ids, *, printed: bool = False) -> str:
     for cid in claim_ids:
         c = claim(cid)
         text = c.verdict if printed else _reading(c.verdict)
-        if printed and c.verdict in ("suspicious / likely false as stated", "see ledger"):
-            text = "false as stated" if c.verdict != "see ledger" else "partly false as stated"
+        if printed and c.verdict in ("suspicious / likely false as stated", "partly false as stated"):
+            text = "false as stated" if c.verdict != "partly false as stated" else "partly false as stated"
         groups.setdefault(text, []).append(cid)
     if len(groups) == 1:
         return f"paper: {next(iter(groups))}"
@@ -218,7 +218,7 @@ def outcome_category(claim_id: str, passed: bool | None) -> str:
     return {"should hold": "confirmed",
             "holds only under stated assumptions": "confirmed under stated assumptions",
             "suspicious / likely false as stated": "refuted (corrected statement verified)",
-            "see ledger": "partly refuted (corrected statement verified)"}.get(verdict, "confirmed")
+            "partly false as stated": "partly refuted (corrected statement verified)"}.get(verdict, "confirmed")
 
 
 # -- What each claim says, where, and what the toolkit asserts ------------------------------------
@@ -344,7 +344,8 @@ DETAILS: dict[str, ClaimDetails] = {
         "Eq. (43) does not hold as printed: for A^(a) = rownorm(D^{−a} C D^{−a}) the column sums (1/n) Σ_i A_ij "
         "tend to 1 for every a, not to ρ. What holds: A^(a) is reversible with stationary law ∝ ρ^{1−2a} (ρ for "
         "a = 0, uniform for a = 1/2), and a = 1 removes the density drift of the limit operator (DRIFT-4's "
-        "check with a = 1)."),
+        "check with a = 1).",
+        split="The a = 1 statement (no density drift in the limit) holds; eq. (43) about column sums does not."),
     "FNA-15": D(
         "text after the Fig. 2 caption; Fig. 2b/2c",
         "On 18 points of a 3-component Gaussian mixture (means (3, 0), (−3, 0), (0, √3), covariance I/4), attention "
@@ -400,7 +401,8 @@ DETAILS: dict[str, ClaimDetails] = {
         "fuzzy union, k-nearest neighbours, Markov clustering and fuzzy c-means (which tends to k-means).",
         "Every composition matches its classical formula to machine precision except the fuzzy c-means centre "
         "update: the paper weights points by the memberships u where standard fuzzy c-means uses u^m; the two "
-        "reach different fixed points for m ≠ 1 and agree only in the k-means limit m → 1⁺."),
+        "reach different fixed points for m ≠ 1 and agree only in the k-means limit m → 1⁺.",
+        split="Every composition holds; the fuzzy c-means centre update as printed does not."),
     "DRIFT-3": D(
         "§2.3, Theorem 1 (Singer 2006)",
         "For N i.i.d. uniform samples of a compact d-manifold, W_ij = exp(−|x_i − x_j|²/(2ε)) and L = D^{−1}W − I: "

@@ -20,6 +20,7 @@ from typing import Any
 
 from spectral.memory import DenseMemoryError
 from spectral.validation import ConvergenceError, InputError, UnavailableError
+from verify.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_parser",
            "check_output_path", "report_error", "run_cli"]
@@ -245,7 +246,8 @@ def run_cli(run: Callable, argv=None, *, plot: Callable | None = None, prog: str
         draw = (plot() if plot is not None else None) if ns.plot else None
         if ns.plot and draw is None:
             raise InputError("--plot: this check has no figure")
-        result = run(**kwargs)
+        with silenced(ns.quiet):  # --quiet also silences progress inside the check
+            result = run(**kwargs)
     except (*USER_ERRORS, ConvergenceError) as exc:
         return report_error(prog, exc)
     if not ns.quiet:

@@ -19,9 +19,9 @@ def test_every_ledger_id_has_details():
 def test_details_say_what_is_asserted_where_the_paper_is_wrong(entry):
     d = claims.details(entry.id)
     assert d.where.strip() and len(d.claim) > 30
-    if entry.verdict in ("suspicious / likely false as stated", "see ledger"):
+    if entry.verdict in ("suspicious / likely false as stated", "partly false as stated"):
         assert d.asserted, f"{entry.id}: the paper is wrong as printed, so say what the toolkit asserts"
-    if entry.verdict == "see ledger":
+    if entry.verdict == "partly false as stated":
         assert d.split, f"{entry.id}: say which part holds and which does not"
     assert entry.verdict in claims.VERDICT_NAMES and entry.verdict in claims.READINGS
     for text in (d.where, d.claim, d.asserted or "", d.split or ""):
@@ -34,8 +34,8 @@ def test_unknown_ids_are_input_errors():
 
 
 def test_partly_false_claims_read_and_count_as_such():
-    assert claims.READINGS["see ledger"].startswith("partly false")
-    mixed = [c for c in claims.LEDGER if c.verdict == "see ledger"]
+    assert claims.READINGS["partly false as stated"].startswith("partly false")
+    mixed = [c for c in claims.LEDGER if c.verdict == "partly false as stated"]
     for c in mixed:
         assert claims.outcome_category(c.id, True) == "partly refuted (corrected statement verified)"
         assert claims.paper_reading([c.id], printed=True) == "paper: partly false as stated"
