@@ -130,8 +130,8 @@ def fig_neural2(out_dir, *, formats=("png",)):
     _caption(fig, f"NEURAL Figs. 2/3 regenerated with numbers: n = {n}, d' = {dp}; q'_i = (i.1, i.2) and "
                   "k'_j = -(j.1, j.2) so that every entry names its row. The broadcast copies q'_i along j and k'_j "
                   "along i; C concatenates them along the last axis (checked entry by entry against a loop). A uses "
-                  f"one shared MLP (h = 4, {p['activation']}, seeded weights, seed {p['seed']}); the paper's eq. (8) would give every "
-                  "pair its own W_h[i, j], W_a[i, j] (App. B, Figs. 7/8), which contradicts its parameter counts "
+                  f"one shared MLP (h = 4, {p['activation']}, seeded weights, seed {p['seed']}); the paper's eq. (8) "
+                  "would give every pair its own W_h[i, j], W_a[i, j] (App. B, Figs. 7/8), which contradicts its parameter counts "
                   f"(check neural_cost: {res.verdict}).", width=150)
     return save(fig, out_dir, "neural-2", formats)
 

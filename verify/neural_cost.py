@@ -32,10 +32,10 @@ import numpy as np
 
 from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
-from verify.neural_reference import (ACTIVATIONS, check_ints, concat_loop, mlp_score_loop, one_blas_thread,
-                                     per_pair_score_loop)
+from verify.neural_reference import ACTIVATIONS, check_ints, concat_loop, mlp_score_loop, per_pair_score_loop
 from verify.neural_reference import activation as sigma_of
 from verify.result import Recorder
+from verify.threads import single_blas_thread
 
 CHECK = Check("neural_cost", claims=("NEURAL-6", "NEURAL-7"))
 
@@ -227,7 +227,7 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
     # ---------------------------------------------------------------- NEURAL-7 (a): tensors vs loops
     tensor_diff = 0.0
     per_pair_err = shared_err = toolkit_err = 0.0
-    with rec.timed("tensors"), one_blas_thread():
+    with rec.timed("tensors"), single_blas_thread():
         toy_q, toy_k = _toy()
         toy_c = _broadcast_concat(toy_q, toy_k)
         tensor_diff = float(np.max(np.abs(toy_c - concat_loop(toy_q, toy_k))))
@@ -299,7 +299,7 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
                   "differences); 'identical O(n^2) time complexity' (section 3.2) holds",
               label="NEURAL-7: a score computation is not of degree 2 in n")
     peaks = {}
-    with rec.timed("memory"), one_blas_thread():
+    with rec.timed("memory"), single_blas_thread():
         for size in (memory_n // 2, memory_n):
             for dp in sorted({min(d_prime), max(d_prime)}):
                 rng = child_rng(seed, "memory", size, dp)

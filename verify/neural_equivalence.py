@@ -24,8 +24,9 @@ import numpy as np
 from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
 from verify.neural_reference import (additive_score_loop, check_activations, check_ints, mlp_score_loop,
-                                     one_blas_thread, softmax_rows)
+                                     softmax_rows)
 from verify.result import Recorder
+from verify.threads import single_blas_thread
 
 CHECK = Check("neural_equivalence", claims=("NEURAL-2", "NEURAL-3"))
 
@@ -97,7 +98,7 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
     realise_err = 0.0
     basis_err = 0.0
     cross_fraction = 1.0
-    with rec.timed("bilinear"), one_blas_thread():
+    with rec.timed("bilinear"), single_blas_thread():
         rng = child_rng(seed, "embeddings")
         x = rng.standard_normal((n, d))
         y = rng.standard_normal((m, d))
@@ -157,7 +158,7 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
     # ---------------------------------------------------------------- NEURAL-3
     worst_identity = worst_concat = worst_factored = worst_bias = 0.0
     min_identity = np.inf
-    with rec.timed("additive"), one_blas_thread():
+    with rec.timed("additive"), single_blas_thread():
         for dp in d_prime:
             irng = child_rng(seed, "mlp-inputs", dp)
             q = irng.standard_normal((n, dp))

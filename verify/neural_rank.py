@@ -32,9 +32,9 @@ import numpy as np
 
 from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
-from verify.neural_reference import (RANK_TOLERANCES, check_activations, check_ints, one_blas_thread,
-                                     rank_profile, softmax_rows)
+from verify.neural_reference import RANK_TOLERANCES, check_activations, check_ints, rank_profile, softmax_rows
 from verify.result import Recorder
+from verify.threads import single_blas_thread
 
 CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"))
 
@@ -116,7 +116,7 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     rec = Recorder()
 
     # ---------------------------------------------------------------- NEURAL-1: logits vs softmax
-    with rec.timed("logits"), one_blas_thread():
+    with rec.timed("logits"), single_blas_thread():
         rng = child_rng(seed, "logits")
         Q = rng.standard_normal((n, d))
         K = rng.standard_normal((n, d))
@@ -164,7 +164,7 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     shift = 0.0
     query_indep = 0.0
     printed_ratio = 0.0
-    with rec.timed("mlp_scores"), one_blas_thread():
+    with rec.timed("mlp_scores"), single_blas_thread():
         for dp in d_prime:
             irng = child_rng(seed, "mlp-inputs", dp)
             q = irng.standard_normal((n, dp))

@@ -24,7 +24,7 @@ from spectral.validation import InputError, check_option
 
 __all__ = ["ACTIVATIONS", "RANK_TOLERANCES", "RankProfile", "activation", "check_activations", "mlp_score_loop",
            "additive_score_loop", "per_pair_score_loop", "concat_loop", "rank_profile", "softmax_rows",
-           "check_ints", "one_blas_thread"]
+           "check_ints"]
 
 #: Hidden non-linearities of the score MLP ("gelu" is the tanh approximation).
 ACTIVATIONS = ("tanh", "relu", "gelu", "identity", "square", "exp")
@@ -75,22 +75,6 @@ def check_ints(name: str, values, *, low: int, high: int) -> tuple[int, ...]:
     if not out:
         raise InputError(f"{name} must hold at least one integer in [{low}, {high}]")
     return tuple(out)
-
-
-def one_blas_thread():
-    """Context manager limiting BLAS to one thread (threadpoolctl, which comes with scikit-learn).
-
-    The NEURAL checks make many small SVDs and a quasi-Newton fit; on a shared 2-core machine threaded
-    BLAS oversubscribes the cores (measured 12.7 s instead of 2 s for the rank sweep, and 4.2 s instead
-    of 0.68 s for one L-BFGS fit). One thread also fixes the summation order, so a fit is reproducible.
-    """
-    import contextlib
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _matrix(name: str, a, ndim: int) -> np.ndarray:
