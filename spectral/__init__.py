@@ -17,7 +17,9 @@ job each:
   (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
   :mod:`spectral.generator` (``-log(eta) / t``);
 * built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
-  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth suggestion);
+  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth suggestion),
+  :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
+  attention);
 * support: :mod:`spectral.memory` (memory guard), :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
