@@ -226,7 +226,7 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     if "square" in worst["deviation"]:
         rec.equal("square_rank_deviation", worst["deviation"]["square"], 0,
                   why="A = g 1^T + 1 c^T + Q M K^T, rank M = min(d', h): rank exactly min(d', h) + 2 at every "
-                      "tolerance (the ledger's d' + 2 is this bound for h >= d')",
+                      "tolerance (d' + 2 once h >= d')",
                   label="NEURAL-4: square scores do not have rank min(d', h) + 2")
     if "exp" in worst["excess"]:
         rec.at_most("exp_rank_excess", worst["excess"]["exp"], 0,
