@@ -406,12 +406,30 @@ def _operator(T, boundary, sym, anti):
     return sp.csr_array(op)
 
 
-def _apply_sparse(a, op, axes, keep):
-    out = keep * a if keep != 0.0 else None
-    for ax in axes:
-        term = a @ op.T if ax == 1 else op @ a
-        out = term if out is None else out + term
-    return out.tocsr()
+@functools.lru_cache(maxsize=32)
+def _sparse_step(T, boundary, sym, anti, keep):
+    """Cached :class:`_SparseStep` (read-only matrices: scipy.sparse products never modify them)."""
+    return _SparseStep(T, boundary, sym, anti, keep)
+
+
+class _SparseStep:
+    """The operator ``op`` and the step matrix ``keep I + op`` (and transposes) in CSR, built once."""
+
+    def __init__(self, T, boundary, sym, anti, keep):
+        import scipy.sparse as sp
+
+        self.op = _operator(T, boundary, sym, anti)
+        self.op_t = sp.csr_array(self.op.T)
+        self.step = sp.csr_array(keep * sp.eye_array(T, format="csr") + self.op) if keep != 0.0 else self.op
+        self.step_t = sp.csr_array(self.step.T)
+
+    def apply(self, a, axes):
+        """``keep a + op(a)`` along the axes: one sparse product per axis (the step matrix on the first)."""
+        first, rest = axes[0], axes[1:]
+        out = a @ self.step_t if first == 1 else self.step @ a
+        for ax in rest:
+            out = out + (a @ self.op_t if ax == 1 else self.op @ a)
+        return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -442,7 +460,9 @@ def _validate_sparse(A0):
     shape = tuple(A0.shape)
     if len(shape) != 2 or shape[0] != shape[1]:
         raise InputError(f"A0 must be a square 2-D array (T, T), got shape {shape}")
-    a = sp.csr_array(A0, dtype=np.float64)
+    a = A0 if isinstance(A0, sp.csr_array) else sp.csr_array(A0)  # no copy for CSR arrays
+    if a.dtype != np.float64:
+        a = a.astype(np.float64)
     if not np.all(np.isfinite(a.data)):
         raise InputError("A0 must be finite (it holds nan or inf)")
     return a
@@ -659,25 +679,26 @@ def _evolve_sparse(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_re
     import scipy.sparse as sp
 
     T = a.shape[0]
-    op = _operator(T, boundary, sym, anti)
+    step = _sparse_step(T, boundary, sym, anti, 0.0 if pde == "wave" else 1.0)
     v = (sp.csr_array((T, T)) if v0 is None else v0) if pde == "wave" else None
     for _ in range(steps):
         if pde == "wave":
-            v = (v + _apply_sparse(a, op, axes, 0.0)).tocsr()
+            v = v + step.apply(a, axes)
             if causal_remask:
-                v = sp.csr_array(sp.tril(v))
-            a = (a + dt * v).tocsr()
+                v = sp.tril(v, format="csr")
+            a = a + dt * v
         else:
-            new = _apply_sparse(a, op, axes, 1.0)
+            new = step.apply(a, axes)
             if pde == "reaction-diffusion":
                 new = new + (dt * beta) * (a - a.multiply(a))
-            a = sp.csr_array(new)
+            a = new
         if causal_remask:
-            a = sp.csr_array(sp.tril(a))
+            a = sp.tril(a, format="csr")
         if renormalize:
             sums = np.asarray(a.sum(axis=1)).ravel()
-            a = sp.csr_array(sp.diags_array(1.0 / sums) @ a)
-    return a, v
+            a = sp.diags_array(1.0 / sums, format="csr") @ a
+    a = sp.csr_array(a)
+    return a, (sp.csr_array(v) if v is not None else None)
 
 
 def _evolve_factored(f, xp, pde, steps, dt, axis, boundary, sym, anti, renormalize, v0):
