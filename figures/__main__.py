@@ -1,47 +1,143 @@
 """Regenerate the papers' figures from the checks' data.
 
-``python -m figures NAME [NAME...] | all --out DIR [--format png|pdf]``. Every module
-``figures/<paper>_*.py`` exports ``FIGURES = {"fna-1": function, ...}``; each function takes
-``(out_dir, *, formats)`` and returns the list of files written. Figures take their numbers from
-``verify`` runs and do no numerics of their own; settings a paper left unstated are stated in the
-caption.
+``python -m figures`` lists every figure with one line saying what it shows.
+``python -m figures NAME [NAME...] | all --out DIR [--format png,pdf] [--dpi 300] [--seed 0] [--quiet]``
+draws them into DIR (created if missing) and prints the files written. The output folder, formats,
+dpi and seed are checked before any figure is computed: a bad one is one line on stderr, exit 2.
+A figure whose check refuses its settings or does not converge is reported in one line and the others
+are still drawn (exit 2 or 1 at the end). Progress goes to stderr (``--quiet`` silences it).
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 import sys
+from pathlib import Path
 
-from figures import registry
-from verify.cli import OneLineParser
+from figures import describe, registry
+from spectral.memory import DenseMemoryError
+from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int
+from verify.cli import EXIT_PASS, OneLineParser, report_error
+from verify.progress import progress, silenced
+
+PROG = "python -m figures"
+FORMATS = ("png", "pdf", "svg")  # the formats figures._plotting.save writes
+DPI_RANGE = (50, 1200)
+
+
+def check_out_dir(path: str) -> Path:
+    """The output folder ``path`` if it is, or can be made, a writable folder; else InputError (no work done).
+
+    A missing folder is fine when its nearest existing parent is a writable folder (it is created
+    when the first figure is saved).
+    """
+    out = Path(path)
+    if out.exists():
+        if not out.is_dir():
+            raise InputError(f"--out {path!r} exists and is not a folder")
+        if not os.access(out, os.W_OK):
+            raise InputError(f"--out {path!r} is not writable")
+        return out
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"--out {path!r}: {str(parent)!r} is not a folder, so no folder can be made inside it")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"--out {path!r}: cannot create it, {str(parent)!r} is not writable")
+    return out
+
+
+def parse_formats(values) -> tuple[str, ...]:
+    """``["png,pdf", "svg"]`` -> ``("png", "pdf", "svg")``: comma lists, repeats allowed, order kept."""
+    out: list[str] = []
+    for value in values or ["png,pdf"]:
+        for fmt in (v.strip().lower() for v in value.split(",")):
+            if fmt not in FORMATS:
+                raise InputError(f"--format must be a comma list of {', '.join(FORMATS)}, got {fmt!r}")
+            if fmt not in out:
+                out.append(fmt)
+    return tuple(out)
+
+
+def _takes_seed(function) -> bool:
+    return "seed" in inspect.signature(function).parameters
+
+
+def _listing(reg: dict) -> str:
+    if not reg:
+        return "no figures installed"
+    width = max(len(n) for n in reg)
+    rows = [f"{name:<{width}}  {describe(fn)}" for name, fn in reg.items()]
+    return "\n".join(rows + ["", f"Draw with: {PROG} NAME [NAME...] | all --out DIR [--format png,pdf] [--dpi N] "
+                                 "[--seed N]"])
 
 
 def main(argv=None) -> int:
-    parser = OneLineParser(prog="python -m figures", description=__doc__.strip().split("\n\n")[0])
-    parser.add_argument("names", nargs="*", help="figure names, or 'all' (default: list them)")
-    parser.add_argument("--out", default=None, help="output directory (required to draw)")
-    parser.add_argument("--format", action="append", choices=("png", "pdf", "svg"), default=None,
-                        help="file format; repeat for several (default png)")
+    parser = OneLineParser(prog=PROG, description=__doc__.strip().split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="figure names, or 'all' (default: list them with a description)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder, created if missing (required "
+                                                                    "to draw)")
+    parser.add_argument("--format", action="append", default=None, metavar="FMT[,FMT]",
+                        help=f"file formats, a comma list of {', '.join(FORMATS)} (default png,pdf: 300-dpi PNG and "
+                             "vector PDF)")
+    parser.add_argument("--dpi", default=None, metavar="N",
+                        help=f"PNG resolution in dots per inch, {DPI_RANGE[0]}..{DPI_RANGE[1]} (default 300)")
+    parser.add_argument("--seed", default=None, metavar="N",
+                        help="seed (integer >= 0) of the figures that draw random data (default 0); the others are "
+                             "deterministic")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
     reg = registry()
     if not ns.names:
-        print("\n".join(reg) if reg else "no figures installed")
-        return 0
-    names = list(reg) if ns.names == ["all"] else ns.names
-    unknown = [n for n in names if n not in reg]
-    if unknown:
-        sys.stderr.write(f"python -m figures: error: unknown figure {unknown[0]!r}; available: {', '.join(reg)}\n")
-        return 2
-    if not ns.out:
-        sys.stderr.write("python -m figures: error: --out DIR is required to draw figures\n")
-        return 2
-    formats = tuple(ns.format or ["png"])
-    for name in names:
-        for path in reg[name](ns.out, formats=formats):
-            print(path)
-    return 0
+        print(_listing(reg))
+        return EXIT_PASS
+    try:
+        names = list(reg) if ns.names == ["all"] else list(dict.fromkeys(ns.names))
+        unknown = [n for n in names if n not in reg]
+        if unknown:
+            raise InputError(f"unknown figure {unknown[0]!r}; available: {', '.join(reg)} (or 'all')")
+        if not ns.out:
+            raise InputError("--out DIR is required to draw figures")
+        out = check_out_dir(ns.out)
+        formats = parse_formats(ns.format)
+        from figures._plotting import DEFAULT_DPI
+
+        dpi = DEFAULT_DPI if ns.dpi is None else check_int("--dpi", _int(ns.dpi, "--dpi"), low=DPI_RANGE[0],
+                                                            high=DPI_RANGE[1])
+        seed = 0 if ns.seed is None else check_int("--seed", _int(ns.seed, "--seed"), low=0)
+    except InputError as exc:
+        return report_error(PROG, exc)
+    if ns.seed is not None:
+        fixed = [n for n in names if not _takes_seed(reg[n])]
+        if fixed:
+            sys.stderr.write(f"{PROG}: note: --seed does not change {', '.join(fixed)} (they take no seed: their "
+                             "checks run at fixed settings)\n")
+    from figures._plotting import output_options
+
+    status = EXIT_PASS
+    with silenced(ns.quiet), output_options(dpi=dpi):
+        for name in progress(names, desc="figures", label=str):
+            fn = reg[name]
+            try:
+                paths = fn(out, formats=formats, **({"seed": seed} if _takes_seed(fn) else {}))
+            except (InputError, UnavailableError, ConvergenceError, DenseMemoryError) as exc:
+                status = max(status, report_error(f"{PROG} {name}", exc))
+                continue
+            for path in paths:
+                print(path, flush=True)
+    return status
+
+
+def _int(text: str, option: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{option} must be an integer, got {text!r}") from None
 
 
 if __name__ == "__main__":

@@ -1,36 +1,112 @@
-"""Matplotlib set-up in one place: the Agg backend, house style, saving to a directory.
+"""Matplotlib set-up in one place: the Agg backend, the house style, captions, log ticks, saving.
 
+Every figure module gets ``pyplot`` from here, so all figures share one look: the style file
+``figures/house.mplstyle`` (fonts, sizes, grid, 300-dpi PNG, PDF with embedded TrueType fonts).
 Imported only by figure modules (never at ``import figures``), so the checks start fast.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+import textwrap
 from pathlib import Path
+
+__all__ = ["STYLE_FILE", "FORMATS", "DEFAULT_DPI", "pyplot", "caption", "plain_log_ticks", "output_options",
+           "current_dpi", "save"]
+
+#: The house style applied to every figure.
+STYLE_FILE = Path(__file__).with_name("house.mplstyle")
+#: File formats a figure can be saved in (PDF and SVG are vector; PNG is raster at the chosen dpi).
+FORMATS = ("png", "pdf", "svg")
+#: Raster resolution of PNG files unless ``python -m figures --dpi`` says otherwise.
+DEFAULT_DPI = 300
+
+_DPI = contextvars.ContextVar("figures_dpi", default=DEFAULT_DPI)
 
 
 def pyplot():
-    """``matplotlib.pyplot`` with the non-interactive Agg backend selected."""
+    """``matplotlib.pyplot`` with the non-interactive Agg backend selected and the house style applied."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "font.size": 9,
-                         "axes.grid": True, "grid.alpha": 0.3})
+    plt.style.use(os.fspath(STYLE_FILE))
     return plt
 
 
+def caption(fig, text: str, *, fontsize: float = 7.0) -> None:
+    """Write ``text`` under the axes of ``fig``, wrapped to the figure width, and lay the axes out above it.
+
+    Call it once, after every axes is drawn (it runs ``tight_layout`` on the room left above the text).
+    """
+    width_in, height_in = fig.get_size_inches()
+    # DejaVu Sans averages ~0.56 em per character: 7 pt text holds about 72 / 3.9 characters per inch
+    lines = textwrap.wrap(" ".join(text.split()), width=max(int(width_in * 72 / (0.56 * fontsize)) - 2, 20))
+    room = (len(lines) * fontsize * 1.3 / 72 + 0.12) / height_in
+    fig.tight_layout(rect=(0, room, 1, 1))
+    fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=fontsize, linespacing=1.3)
+
+
+def plain_log_ticks(ax, axis: str = "both") -> None:
+    """Label a log axis with plain numbers of one kind (0.01, 2, 30) instead of mixing 10^k and 2x10^0.
+
+    Major ticks are labelled; minor ticks (2..9 per decade) are labelled only when the axis spans
+    less than two decades, where the major ticks alone would leave it nearly bare.
+    """
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def plain(v, _pos=None):
+        return f"{v:g}" if v > 0 else ""
+
+    for name in ("x", "y") if axis == "both" else (axis,):
+        ax_ = ax.xaxis if name == "x" else ax.yaxis
+        if ax_.get_scale() != "log":
+            continue
+        lo, hi = sorted(ax.get_xlim() if name == "x" else ax.get_ylim())
+        ax_.set_major_locator(LogLocator(base=10))
+        ax_.set_major_formatter(FuncFormatter(plain))
+        ax_.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
+        if lo > 0 and math.log10(hi / lo) < 2:
+            ax_.set_minor_formatter(FuncFormatter(lambda v, _p: plain(v) if round(v / 10 ** math.floor(
+                math.log10(v) + 1e-9)) in (2, 5) else ""))
+        else:
+            ax_.set_minor_formatter(NullFormatter())
+
+
+@contextlib.contextmanager
+def output_options(*, dpi: int = DEFAULT_DPI):
+    """Within the block, :func:`save` writes PNG files at ``dpi`` (``python -m figures --dpi``)."""
+    token = _DPI.set(int(dpi))
+    try:
+        yield
+    finally:
+        _DPI.reset(token)
+
+
+def current_dpi() -> int:
+    """The PNG resolution :func:`save` uses now (``DEFAULT_DPI`` unless inside :func:`output_options`)."""
+    return _DPI.get()
+
+
 def save(fig, out_dir, name: str, formats=("png",)) -> list[Path]:
-    """Save ``fig`` as ``out_dir/name.<fmt>`` for each format; returns the paths written."""
+    """Save ``fig`` as ``out_dir/name.<fmt>`` for each format, close it and return the paths written."""
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {bad[0]!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in formats:
-        if fmt not in ("png", "pdf", "svg"):
-            raise ValueError(f"format must be one of png, pdf, svg, got {fmt!r}")
         path = out / f"{name}.{fmt}"
-        fig.savefig(os.fspath(path))
+        # no creation date in vector files: regenerating a figure gives the same bytes for the same data
+        metadata = {"Creator": "attention-limits figures", **({"CreationDate": None} if fmt == "pdf" else {}),
+                    **({"Date": None} if fmt == "svg" else {})}
+        fig.savefig(os.fspath(path), format=fmt, dpi=current_dpi() if fmt == "png" else None, metadata=metadata)
         paths.append(path)
     import matplotlib.pyplot as plt
 

@@ -1,0 +1,158 @@
+"""python -m figures: the listing, options checked before any work, formats/dpi/seed passed through, errors.
+
+The figures themselves are tested per module (tests/figures/test_<module>.py); here stand-in figures
+record what the command line hands them, so nothing heavy runs.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+import figures
+from figures import __main__ as cli
+from figures._plotting import pyplot, save
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A registry of two stand-in figures: 'seeded' (takes a seed) and 'fixed' (does not); calls recorded."""
+    calls = []
+
+    def seeded(out_dir, *, formats=("png",), seed=0):
+        """Seeded stand-in: a line."""
+        calls.append(("seeded", seed, formats))
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(2.0, 1.0))
+        ax.plot([0, 1], [0, 1])
+        return save(fig, out_dir, "seeded", formats)
+
+    def fixed(out_dir, *, formats=("png",)):
+        """Fixed stand-in: nothing random."""
+        calls.append(("fixed", None, formats))
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(2.0, 1.0))
+        return save(fig, out_dir, "fixed", formats)
+
+    monkeypatch.setattr(cli, "registry", lambda: {"fixed": fixed, "seeded": seeded})
+    return calls
+
+
+def test_listing_has_one_description_line_per_figure(capsys):
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out.splitlines()
+    reg = figures.registry()
+    for name, fn in reg.items():
+        row = next(line for line in out if line.split()[:1] == [name])
+        assert row.split(None, 1)[1] == figures.describe(fn) != "(no description)"
+    assert len([line for line in out if line.split()[:1] and line.split()[0] in reg]) == len(reg)
+
+
+def test_every_registered_figure_takes_out_dir_and_formats():
+    import inspect
+
+    for name, fn in figures.registry().items():
+        params = inspect.signature(fn).parameters
+        assert "formats" in params and params["formats"].kind is inspect.Parameter.KEYWORD_ONLY, name
+        if "seed" in params:
+            assert params["seed"].default == 0, name
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["nope", "--out", "{tmp}"], ["unknown figure 'nope'", "available"]),
+    (["fixed"], ["--out DIR is required"]),
+    (["fixed", "--out", "/dev/null/x"], ["--out", "'/dev/null' is not a folder"]),
+    (["fixed", "--out", "{tmp}/file.txt"], ["--out", "is not a folder"]),
+    (["fixed", "--out", "{tmp}", "--format", "png,jpg"], ["--format", "'jpg'"]),
+    (["fixed", "--out", "{tmp}", "--dpi", "10"], ["--dpi", "[50, 1200]", "10"]),
+    (["fixed", "--out", "{tmp}", "--dpi", "3e2"], ["--dpi must be an integer"]),
+    (["fixed", "--out", "{tmp}", "--seed", "-1"], ["--seed", "-1"]),
+])
+def test_bad_input_is_one_line_before_any_work(fake, tmp_path, capsys, argv, words):
+    (tmp_path / "file.txt").write_text("x")
+    assert cli.main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m figures: error:")
+    for w in words:
+        assert w in err
+    assert fake == []  # nothing was computed
+
+
+def test_unwritable_folder_is_refused(fake, monkeypatch, tmp_path, capsys):
+    # the tests run as root, who may write anywhere: stand in an access check that says no
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+    assert cli.main(["fixed", "--out", str(tmp_path / "figs")]) == 2
+    assert "is not writable" in capsys.readouterr().err
+    assert cli.main(["fixed", "--out", str(tmp_path)]) == 2
+    assert "is not writable" in capsys.readouterr().err
+    assert fake == []
+
+
+def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys):
+    out = tmp_path / "new" / "figs"  # created on demand
+    assert cli.main(["seeded", "fixed", "--out", str(out), "--format", "png,pdf", "--format", "svg",
+                     "--dpi", "100", "--seed", "7", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert ("seeded", 7, ("png", "pdf", "svg")) in fake and ("fixed", None, ("png", "pdf", "svg")) in fake
+    printed = captured.out.split()
+    assert sorted(printed) == sorted(str(out / f"{n}.{e}") for n in ("seeded", "fixed") for e in ("png", "pdf", "svg"))
+    assert "--seed does not change fixed" in captured.err
+    from PIL import Image
+
+    with Image.open(out / "seeded.png") as im:  # 2 x 1 inch at 100 dpi, bbox tight trims a little
+        assert 120 <= im.size[0] <= 205 and im.info["dpi"][0] == pytest.approx(100, abs=0.5)
+    assert (out / "seeded.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_default_is_300_dpi_png_and_vector_pdf(fake, tmp_path, capsys):
+    assert cli.main(["all", "--out", str(tmp_path), "--quiet"]) == 0
+    capsys.readouterr()
+    from PIL import Image
+
+    with Image.open(tmp_path / "seeded.png") as im:
+        assert im.info["dpi"][0] == pytest.approx(300, abs=0.5)
+    assert (tmp_path / "seeded.pdf").exists()
+
+
+def test_a_refusing_figure_is_reported_and_the_others_still_drawn(monkeypatch, tmp_path, capsys):
+    from spectral.validation import InputError
+
+    def refusing(out_dir, *, formats=("png",)):
+        """Refuses."""
+        raise InputError("n must be an integer in [8, inf), got 3")
+
+    def fine(out_dir, *, formats=("png",)):
+        """Draws."""
+        plt = pyplot()
+        fig, _ = plt.subplots(figsize=(1.0, 1.0))
+        return save(fig, out_dir, "fine", formats)
+
+    monkeypatch.setattr(cli, "registry", lambda: {"a": refusing, "b": fine})
+    assert cli.main(["all", "--out", str(tmp_path), "--format", "png", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "python -m figures a: error: n must be an integer in [8, inf), got 3"
+    assert captured.out.split() == [str(tmp_path / "fine.png")]
+
+
+def test_a_bug_is_not_hidden(monkeypatch, tmp_path):
+    def broken(out_dir, *, formats=("png",)):
+        """Broken."""
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli, "registry", lambda: {"broken": broken})
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["broken", "--out", str(tmp_path), "--quiet"])
+
+
+def test_progress_lines_on_stderr(fake, tmp_path, capsys):
+    assert cli.main(["fixed", "--out", str(tmp_path), "--format", "png"]) == 0
+    err = capsys.readouterr().err
+    assert "figures [1/1] fixed" in err
+
+
+def test_module_entry_point_refuses_dev_null_fast(tmp_path):
+    # the reported bug: `--out /dev/null/x` computed for 6 s, then printed a traceback
+    proc = subprocess.run([sys.executable, "-m", "figures", "fna-2b", "--out", "/dev/null/x"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
