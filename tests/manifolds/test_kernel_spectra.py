@@ -91,7 +91,9 @@ def test_fractional_constant_normalises_the_symbol(alpha):
     integral = (
         _near_zero(alpha, 1, 1)  # int_0^1, endpoint singularity u^(1-alpha) taken out analytically
         + 1 / mp.mpf(alpha)  # int_1^inf u^(-1-alpha)
-        - mp.quadosc(lambda u: mp.cos(u) * u ** (-1 - alpha), [1, mp.inf], omega=1)
+        # int_1^inf cos(u) u^(-1-alpha) du = Re E_{1+alpha}(-i), the generalised exponential integral
+        # (equal to mpmath.quadosc at 25 digits, 1000x faster)
+        - mp.re(mp.expint(1 + alpha, -1j))
     )
     assert ks.fractional_constant(1, alpha) * 2 * float(integral) == pytest.approx(1.0, rel=1e-12)
     # d = 2 against the Fourier form c = alpha 2^(alpha-1) Gamma(1 + alpha/2) / (pi Gamma(1 - alpha/2))
