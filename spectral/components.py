@@ -232,10 +232,10 @@ def report_components(ncomp, exact: bool, strict: bool, *, near_one: int | None 
         bound = "at least " if (not complete and eta.size and near_one == eta.size) else ""
         msg = (
             f"the kernel graph is numerically disconnected: {bound}{near_one} eigenvalues lie within "
-            f"{tol:.2g} of 1 (|1 - eta| = {gaps}{', ...' if close.size > 4 else ''}) although every component "
-            f"count of C > 0 gives {ncomp or 1}; scores between the parts are below round-off, so eigenvalue 1 "
-            "is multiple in floating point and its eigenvectors are not unique; analyse the parts separately "
-            "or enlarge the kernel scale"
+            f"{tol:.2g} of 1 (|1 - eta| = {gaps}{', ...' if close.size > 4 else ''}) although the graph "
+            "C > 0 is connected; scores between the parts are below round-off, so eigenvalue 1 is multiple in "
+            "floating point and its eigenvectors are not unique; analyse the parts separately or enlarge the "
+            "kernel scale"
         )
     else:
         return

@@ -439,7 +439,7 @@ def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype,
                              "attribute and with keys different from queries")
         symmetric = bool(op_sym)
     ncomp, exact = operator_components(op, n, d, symmetric=symmetric, strict=strict)
-    report_components(ncomp, exact, strict)
+    report_components(ncomp, exact, strict, stacklevel=4)  # warn at markov_spectrum's caller
     storage = dtype_name(getattr(op, "dtype", "float64"))
     if symmetric:
         s = 1.0 / xp.sqrt(d)
