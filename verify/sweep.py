@@ -1,20 +1,31 @@
-"""Parameter sweeps of a check: serial by default, on Dask with --scheduler.
+"""Parameter sweeps of a check: serial by default, on Dask with --scheduler, resumable with --jsonl.
 
 ``python -m verify.sweep weyl --grid alpha=1.0,1.2,1.5 --grid n=1000,2000 [--repeats 3] [--seed 0]
-[--scheduler ADDRESS] [--json PATH]`` runs the check's public ``run`` at every point of the
-Cartesian grid, ``--repeats`` times per point, prints one line per point (its parameters and
-verdict, and what failed) and exits 1 if any point failed.
+[--scheduler ADDRESS] [--jsonl PATH] [--json PATH]`` runs the check's public ``run`` at every point
+of the Cartesian grid, ``--repeats`` times per point, prints one line per point (its parameters,
+its verdict and, on a FAIL, what failed) and exits 1 if any point failed.
 
-Seeds: unless ``seed`` itself is swept, every run gets its own child seed from
-``numpy.random.SeedSequence(seed).spawn``, so each draws from an independent stream whatever the
-execution order; the root seed and every child seed are recorded. Grid values are read as the
-check's own command line reads them (``n=1e3`` is an integer, a choice must be one of its
-values); a tuple-valued parameter takes its points separated by ``;``
+Seeds: unless ``seed`` itself is swept, every run gets its own child seed, drawn from
+``numpy.random.SeedSequence(seed)`` with a spawn key made of the point's values and the repeat
+number. Each run draws from an independent stream whatever the execution order, and adding a value
+to the grid never changes another point's seed (so a resumed sweep with a longer grid reuses every
+run already done). The root seed and every child seed are recorded. Grid values are read as the
+check's own command line reads them (``n=1e3`` is an integer, a choice must be one of its values);
+a tuple-valued parameter takes its points separated by ``;``
 (``--grid "eps-grid=0.002,0.004,0.008,0.016;0.004,0.008,0.016,0.032"``), and a grid with one
 value fixes a parameter (``--grid claim=printed``).
 
-Points are independent, so on Dask each becomes one ``dask.delayed`` call of ``run`` and the whole
-sweep is one compute; workers return :class:`~verify.result.CheckResult` objects (host data only).
+Deterministic settings: with ``--repeats`` >= 2 the first two repeats of every point run first.
+Where their records, arrays and notes are identical (two different seeds, the same numbers: the
+check does not use the seed there, like weyl on an equispaced grid), the point is shown once, the
+sweep says so once, and its remaining repeats are skipped instead of repeating the same run.
+
+Resuming: ``--jsonl PATH`` appends every finished run to PATH as one JSON line the moment it
+finishes (a header line first). Rerunning the same command reads PATH and skips the runs already
+there, so an interrupted sweep continues where it stopped.
+
+Points are independent, so on Dask each run becomes one ``dask.delayed`` call of ``run``; workers
+return :class:`~verify.result.CheckResult` objects (host data only) and only this process writes.
 A point whose numerics did not converge is an ERROR row and the others still run. Dask is the
 optional ``dask`` extra (``pip install "attention-limits[dask]"``).
 """
@@ -22,9 +33,11 @@ optional ``dask`` extra (``pip install "attention-limits[dask]"``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import itertools
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -40,13 +53,20 @@ __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", 
 #: Dask's local schedulers; anything else given as ``scheduler`` is a cluster address.
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
 _ADDRESS = re.compile(r"^[a-z]+://\S+$|^[\w.\-]+:\d+$")  # tcp://host:8786, inproc://..., host:8786
+_JSONL_FORMAT = "attention-limits sweep runs v1"
 
 
 @dataclasses.dataclass(frozen=True)
 class SweepPoint:
-    """One run of a sweep: the keyword arguments passed to ``run`` (seed included)."""
+    """One run of a sweep: the keyword arguments passed to ``run`` (seed included).
+
+    ``index`` is the position of the point's values in the grid and ``repeat`` the repeat number
+    (0-based); they are bookkeeping and are not passed to ``run``.
+    """
 
     params: Mapping[str, Any]
+    index: int = 0
+    repeat: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,11 +74,16 @@ class PointResult:
     """The outcome of one run: its keyword arguments and the check's result, or why it has none.
 
     ``error`` is set (and ``result`` is None) when the check's numerics did not converge.
+    ``identical_seeds`` lists the seeds of further repeats that gave identical records, arrays and
+    notes (the check is deterministic at this point), and ``skipped`` counts the repeats left out
+    because of it; such a point is one row standing for all its repeats.
     """
 
     params: Mapping[str, Any]
     result: CheckResult | None
     error: str = ""
+    identical_seeds: tuple[int, ...] = ()
+    skipped: int = 0
 
     @property
     def verdict(self) -> str:
@@ -70,10 +95,17 @@ class PointResult:
         """What failed, one line each (the error for an ERROR row)."""
         return (self.error,) if self.result is None else self.result.failures
 
+    @property
+    def deterministic(self) -> bool:
+        """Whether two different seeds gave identical records here (the seed is not used)."""
+        return bool(self.identical_seeds)
+
     def to_dict(self, parameters: Mapping[str, Any] | None = None) -> dict:
         """Readable summary: the parameters, the verdict and the deciding records (or the error)."""
         out: dict[str, Any] = {"parameters": jsonable(dict(self.params if parameters is None else parameters)),
                                "verdict": self.verdict}
+        if self.deterministic:
+            out["deterministic"] = {"identical_seeds": list(self.identical_seeds), "repeats_skipped": self.skipped}
         if self.result is None:
             out["error"] = self.error
             return out
@@ -100,11 +132,14 @@ class SweepResult:
     repeats : int
         Runs per grid point (each with its own child seed).
     seed : int
-        Root seed of the spawned child seeds (unused when ``seed`` is swept).
+        Root seed of the child seeds (unused when ``seed`` is swept).
     points : tuple of PointResult
-        One per run, in grid order (repeats adjacent).
+        One per run in grid order (repeats adjacent); a point where the check is deterministic is
+        one row for all its repeats.
     versions : dict
         Provenance: toolkit and library versions, git commit, time and the command line.
+    resumed : int
+        Runs read back from the ``jsonl`` file of an earlier, interrupted sweep instead of computed.
     """
 
     check: str
@@ -113,6 +148,7 @@ class SweepResult:
     seed: int
     points: tuple[PointResult, ...]
     versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    resumed: int = 0
 
     @property
     def passed(self) -> bool:
@@ -121,12 +157,17 @@ class SweepResult:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Number of points per verdict."""
+        """Number of rows per verdict (a deterministic point is one row)."""
         return {v: sum(p.verdict == v for p in self.points) for v in ("PASS", "FAIL", "ERROR")}
 
     @property
+    def runs(self) -> int:
+        """Number of check runs behind the rows (identical repeats included, skipped ones not)."""
+        return sum(1 + len(p.identical_seeds) for p in self.points)
+
+    @property
     def results(self) -> tuple[CheckResult | None, ...]:
-        """Each point's CheckResult (None for an ERROR row)."""
+        """Each row's CheckResult (None for an ERROR row)."""
         return tuple(p.result for p in self.points)
 
     def fixed_parameters(self) -> dict[str, Any]:
@@ -146,15 +187,29 @@ class SweepResult:
             out.update({k: v for k, v in point.result.parameters.items() if k not in fixed and k not in out})
         return out
 
+    def deterministic_note(self) -> str:
+        """One sentence when the check gave identical records for different seeds somewhere (else "")."""
+        same = [p for p in self.points if p.deterministic]
+        if not same:
+            return ""
+        settings = len({_key({k: v for k, v in p.params.items() if k != "seed"}) for p in self.points})
+        where = "every swept setting" if len(same) == settings else f"{len(same)} of {settings} swept settings"
+        skipped = sum(p.skipped for p in same)
+        tail = f", and their other {skipped} repeats were skipped" if skipped else ""
+        return (f"{self.check} is deterministic at {where}: two different seeds gave identical records there, "
+                f"so each such point is shown once{tail}")
+
     def to_dict(self) -> dict:
         """Plain-JSON dictionary meant to be read: provenance first, then one entry per point."""
         fixed = self.fixed_parameters()
         claims = next((list(p.result.claims) for p in self.points if p.result is not None), [])
-        return {
+        out = {
             "check": self.check,
             "claims": claims,
             "passed": self.passed,
             "counts": self.counts,
+            "runs": self.runs,
+            "resumed": self.resumed,
             "root_seed": self.seed,
             "repeats": self.repeats,
             "grid": jsonable(dict(self.grid)),
@@ -162,6 +217,10 @@ class SweepResult:
             "versions": jsonable(dict(self.versions)),
             "points": [p.to_dict(self._point_parameters(p, fixed)) for p in self.points],
         }
+        note = self.deterministic_note()
+        if note:
+            out["note"] = note
+        return out
 
     def to_json(self, path=None, *, indent: int | None = 2) -> str:
         """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
@@ -172,20 +231,38 @@ class SweepResult:
         return text
 
     def lines(self) -> list[str]:
-        """One line per point (verdict and parameters), its failures indented below it."""
-        out = []
+        """One line per row: the verdict, the parameters and, on a FAIL or ERROR, why.
+
+        A row where the check is deterministic leaves the seed out (it does not matter there); the
+        sweep's :meth:`deterministic_note` comes first when there is one.
+        """
+        note = self.deterministic_note()
+        out = [f"note: {note}"] if note else []
         for p in self.points:
-            out.append(f"{p.verdict:<5}  {_describe(p.params)}")
-            out += [f"         {f}" for f in (p.failures if p.verdict != "PASS" else ())]
+            params = {k: v for k, v in p.params.items() if not (p.deterministic and k == "seed")}
+            head = f"{p.verdict:<5}  {_describe(params)}"
+            if p.verdict == "PASS":
+                out.append(head)
+                continue
+            first, *rest = p.failures or ("(no failure recorded)",)
+            out.append(f"{head}: {first}")
+            out += [f"         and: {f}" for f in rest]
         return out
 
     def final_line(self) -> str:
         c = self.counts
         text = f"{self.check}: {c['PASS']} passed, {c['FAIL']} failed"
-        return text + (f", {c['ERROR']} did not converge" if c["ERROR"] else "") + f" ({len(self.points)} runs)"
+        text += f", {c['ERROR']} did not converge" if c["ERROR"] else ""
+        extra = [f"{self.runs} runs"]
+        if self.resumed:
+            extra.append(f"{self.resumed} read back from the run log")
+        skipped = sum(p.skipped for p in self.points)
+        if skipped:
+            extra.append(f"{skipped} identical repeats skipped")
+        return text + f" ({'; '.join(extra)})"
 
     def __repr__(self) -> str:
-        return (f"SweepResult(check={self.check!r}, runs={len(self.points)}, "
+        return (f"SweepResult(check={self.check!r}, runs={self.runs}, "
                 f"counts={self.counts}, grid={dict(self.grid)})")
 
 
@@ -193,12 +270,25 @@ def _describe(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
 
 
+def _key(params: Mapping[str, Any]) -> str:
+    """Canonical text of a run's parameters: the same run always gives the same key."""
+    return json.dumps(jsonable(dict(params)), sort_keys=True)
+
+
+def _child_seed(root: int, values: Mapping[str, Any], repeat: int) -> int:
+    """The seed of one run: ``SeedSequence(root)`` spawned by the point's values and the repeat number."""
+    digest = int.from_bytes(hashlib.sha256(_key(values).encode()).digest()[:8], "little")
+    return int(np.random.SeedSequence(root, spawn_key=(digest, repeat)).generate_state(1)[0])
+
+
 def sweep_points(grid: Mapping[str, Sequence], *, repeats: int = 1, seed: int = 0) -> list[SweepPoint]:
     """Cartesian product of ``grid`` times ``repeats`` runs, each with an independent child seed.
 
-    Child seeds come from ``SeedSequence(seed).spawn(number of runs)``, so every run draws from its
-    own stream whatever the execution order (SPEC 7). When ``seed`` is itself a grid parameter its
-    values are used as given and ``repeats`` must be 1 (repeats would be identical runs).
+    A run's seed comes from ``SeedSequence(seed)`` with a spawn key made of the point's values and
+    the repeat number, so every run draws from its own stream whatever the execution order, and
+    adding a value to the grid never changes the seed of another point. When ``seed`` is itself a
+    grid parameter its values are used as given and ``repeats`` must be 1 (repeats would be
+    identical runs).
 
     Raises
     ------
@@ -215,12 +305,15 @@ def sweep_points(grid: Mapping[str, Sequence], *, repeats: int = 1, seed: int = 
         raise InputError(f"repeats must be 1 when seed is swept (repeats of one seed are identical runs), "
                          f"got repeats={repeats}")
     names = list(grid)
-    combos = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
-    combos = [dict(c) for c in combos for _ in range(repeats)]
-    if "seed" not in grid:
-        for combo, child in zip(combos, np.random.SeedSequence(seed).spawn(len(combos))):
-            combo["seed"] = int(child.generate_state(1)[0])
-    return [SweepPoint(c) for c in combos]
+    points = []
+    for index, values in enumerate(itertools.product(*(grid[n] for n in names))):
+        combo = dict(zip(names, values))
+        for repeat in range(repeats):
+            params = dict(combo)
+            if "seed" not in grid:
+                params["seed"] = _child_seed(seed, combo, repeat)
+            points.append(SweepPoint(params, index, repeat))
+    return points
 
 
 def _check_grid_names(run: Callable, grid: Mapping[str, Sequence]) -> None:
@@ -243,8 +336,104 @@ def _check_name(run: Callable) -> str:
     return getattr(run, "__module__", "check").rpartition(".")[2]
 
 
+def _identical(a: PointResult, b: PointResult) -> bool:
+    """Same records, arrays and notes (NaN never counts as identical: conservative)."""
+    if a.result is None or b.result is None:
+        return False
+    ra, rb = a.result, b.result
+    if ra.records != rb.records or tuple(ra.notes) != tuple(rb.notes) or set(ra.arrays) != set(rb.arrays):
+        return False
+    return all(np.array_equal(np.asarray(ra.arrays[k]), np.asarray(rb.arrays[k])) for k in ra.arrays)
+
+
+class _RunLog:
+    """The ``jsonl`` file of a sweep: runs already finished (read once) and new runs (appended at once)."""
+
+    def __init__(self, path, check: str, root_seed: int):
+        self.path = path
+        self.done: dict[str, PointResult] = {}
+        if path is None:
+            return
+        header = {"format": _JSONL_FORMAT, "check": check}
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            self._read(check)
+        else:
+            self._append({**header, "root_seed": root_seed})
+
+    def _read(self, check: str) -> None:
+        with open(self.path, encoding="utf-8") as fh:
+            text = fh.read()
+        complete, _, torn = text.rpartition("\n")
+        lines = complete.split("\n") if complete else []
+        if torn:  # a line cut short by an interrupted write: dropped, so the next line starts clean
+            with open(self.path, "r+", encoding="utf-8") as fh:
+                fh.truncate(len(complete.encode("utf-8")) + (1 if complete else 0))
+        try:
+            header = json.loads(lines[0]) if lines else {}
+        except json.JSONDecodeError:
+            header = {}
+        if header.get("format") != _JSONL_FORMAT:
+            raise InputError(f"jsonl {self.path!r} is not a sweep run log; give a new path or that of an "
+                             f"earlier sweep to resume it")
+        if header.get("check") != check:
+            raise InputError(f"jsonl {self.path!r} holds runs of {header.get('check')!r}, not {check!r}; "
+                             f"give another path")
+        for number, line in enumerate(lines[1:], 2):
+            try:
+                entry = json.loads(line)
+                params = entry["params"]
+                if "error" in entry:
+                    self.done[_key(params)] = PointResult(params, None, entry["error"])
+                else:
+                    self.done[_key(params)] = PointResult(params, CheckResult.from_json(json.dumps(entry["result"])))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"jsonl {self.path!r} line {number} is not a run of this sweep ({exc}); "
+                                 f"give another path") from None
+
+    def _append(self, entry: Mapping[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+
+    def write(self, outcome: PointResult) -> None:
+        if self.path is None:
+            return
+        entry: dict[str, Any] = {"params": jsonable(dict(outcome.params))}
+        if outcome.result is None:
+            entry["error"] = outcome.error
+        else:
+            entry["result"] = outcome.result.to_dict()
+        self._append(entry)
+
+
+def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: bool, desc: str):
+    """Outcomes of ``points`` in their order: read back from the log, or computed and logged at once."""
+    outcomes: dict[int, PointResult] = {}
+    todo = []
+    for i, point in enumerate(points):
+        done = log.done.get(_key(point.params))
+        if done is not None:
+            # the log holds JSON types (tuples as lists): keep the parameters as this sweep gave them
+            outcomes[i] = dataclasses.replace(done, params=dict(point.params))
+        else:
+            todo.append(i)
+    resumed = len(outcomes)
+    if todo and scheduler is None:
+        from verify.progress import progress as report  # a bar on a terminal, plain lines otherwise
+
+        for i in report(todo, desc=desc, quiet=not progress, label=lambda i: _describe(points[i].params)):
+            outcomes[i] = _run_point(run, points[i].params)
+            log.write(outcomes[i])
+    elif todo:
+        def done(i, outcome):
+            outcomes[i] = outcome
+            log.write(outcome)
+
+        _dask_compute(run, [points[i] for i in todo], todo, scheduler, progress, done)
+    return [outcomes[i] for i in range(len(points))], resumed
+
+
 def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repeats: int = 1, seed: int = 0,
-          scheduler: str | None = None, progress: bool = False) -> SweepResult:
+          scheduler: str | None = None, progress: bool = False, jsonl=None) -> SweepResult:
     """Run ``run(**point)`` for every point of the grid; serial, or on Dask when ``scheduler`` is set.
 
     Parameters
@@ -254,14 +443,19 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     grid : mapping
         Parameter name of ``run`` -> the values to sweep (typed as ``run`` takes them).
     repeats : int
-        Runs per grid point, each with its own child seed (>= 1).
+        Runs per grid point, each with its own child seed (>= 1). With 2 or more, a point whose
+        first two repeats give identical records is deterministic there: it is shown once and its
+        other repeats are skipped.
     seed : int
-        Root seed of the spawned child seeds (>= 0).
+        Root seed of the child seeds (>= 0).
     scheduler : str, optional
         ``None`` for a serial loop; ``"threads"``, ``"processes"`` or ``"synchronous"`` for a local
         Dask scheduler; a Dask scheduler address (``tcp://host:8786``) for a cluster.
     progress : bool
         Report completed points on stderr (serial) or show Dask's progress bar.
+    jsonl : str or path, optional
+        Run log: every finished run is appended as one JSON line the moment it finishes, and runs
+        already in the file (from an interrupted sweep of the same check) are read back, not rerun.
 
     Returns
     -------
@@ -271,8 +465,8 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     Raises
     ------
     InputError
-        An unknown grid parameter (the message lists the valid ones), a bad grid, or a point whose
-        values the check refuses.
+        An unknown grid parameter (the message lists the valid ones), a bad grid, a point whose
+        values the check refuses, or a ``jsonl`` file that is not a run log of this check.
     UnavailableError
         ``scheduler`` given without Dask installed, or a cluster that cannot be reached.
     """
@@ -283,34 +477,48 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
         raise InputError(f"scheduler must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
                          f"tcp://host:8786, got {scheduler!r}")
     points = sweep_points(grid, repeats=repeats, seed=seed)
-    if scheduler is None:
-        from verify.progress import progress as report  # a bar on a terminal, plain lines otherwise
+    name = _check_name(run)
+    log = _RunLog(jsonl, name, seed)
+    desc = f"sweep {name}"
+    # First the first two repeats of every point; the rest only where those two differ.
+    first = [p for p in points if p.repeat < 2]
+    outcomes, resumed = _execute(run, first, log, scheduler, progress, desc)
+    by_point: dict[int, list[PointResult]] = {}
+    for point, outcome in zip(first, outcomes):
+        by_point.setdefault(point.index, []).append(outcome)
+    rest = [p for p in points if p.repeat >= 2 and not _pair_identical(by_point[p.index])]
+    more, resumed_more = _execute(run, rest, log, scheduler, progress, desc)
+    for point, outcome in zip(rest, more):
+        by_point[point.index].append(outcome)
+    rows: list[PointResult] = []
+    for index in sorted(by_point):
+        runs = by_point[index]
+        if _pair_identical(runs):
+            rows.append(dataclasses.replace(runs[0], identical_seeds=(int(runs[1].params["seed"]),),
+                                            skipped=repeats - 2))
+        else:
+            rows += runs
+    check = next((o.result.check for o in rows if o.result is not None), name)
+    return SweepResult(check=check, grid={k: tuple(v) for k, v in grid.items()}, repeats=repeats, seed=seed,
+                       points=tuple(rows), versions=versions(), resumed=resumed + resumed_more)
 
-        outcomes = [_run_point(run, point.params) for point in report(
-            points, desc=f"sweep {_check_name(run)}", quiet=not progress, label=lambda p: _describe(p.params))]
-    else:
-        outcomes = _dask_compute(run, points, scheduler, progress)
-    name = next((o.result.check for o in outcomes if o.result is not None), _check_name(run))
-    return SweepResult(check=name, grid={k: tuple(v) for k, v in grid.items()}, repeats=repeats, seed=seed,
-                       points=tuple(outcomes), versions=versions())
+
+def _pair_identical(runs: list[PointResult]) -> bool:
+    return len(runs) >= 2 and _identical(runs[0], runs[1])
 
 
-def _dask_compute(run, points, scheduler, progress) -> list[PointResult]:
-    """All points as ``dask.delayed`` calls, computed at once; workers return host results only."""
+def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
+    """Compute the runs on Dask, calling ``on_done(id, outcome)`` in this process as each one finishes."""
     try:
         import dask
     except ImportError:
         raise UnavailableError("scheduler needs Dask: pip install 'attention-limits[dask]'") from None
     tasks = [dask.delayed(_run_point, pure=False)(run, point.params) for point in points]
     if scheduler in LOCAL_SCHEDULERS:
-        if progress:
-            from dask.diagnostics import ProgressBar
-
-            with ProgressBar(out=sys.stderr):
-                return list(dask.compute(*tasks, scheduler=scheduler))
-        return list(dask.compute(*tasks, scheduler=scheduler))
+        _local_compute(tasks, ids, scheduler, progress, on_done)
+        return
     try:
-        from dask.distributed import Client, progress as show_progress  # lazy: optional extra
+        from dask.distributed import Client, as_completed, progress as show_progress  # lazy: optional extra
     except ImportError:
         raise UnavailableError("a scheduler address needs dask.distributed: pip install "
                                "'attention-limits[dask]'") from None
@@ -320,9 +528,34 @@ def _dask_compute(run, points, scheduler, progress) -> list[PointResult]:
         raise UnavailableError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     with client:
         futures = client.compute(tasks)
+        index = {f.key: i for f, i in zip(futures, ids)}
         if progress:
             show_progress(futures)
-        return list(client.gather(futures))
+        for future in as_completed(futures):
+            on_done(index[future.key], future.result())
+
+
+def _local_compute(tasks, ids, scheduler, progress, on_done) -> None:
+    """A local Dask scheduler; its callbacks run in this process, so each run is logged as it finishes."""
+    import contextlib
+
+    import dask
+    from dask.callbacks import Callback
+
+    keys = {task.key: i for task, i in zip(tasks, ids)}
+
+    class Finished(Callback):
+        def _posttask(self, key, result, dsk, state, worker_id):  # dask's callback signature
+            if key in keys:
+                on_done(keys[key], result)
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(Finished())
+        if progress:
+            from dask.diagnostics import ProgressBar
+
+            stack.enter_context(ProgressBar(out=sys.stderr))
+        dask.compute(*tasks, scheduler=scheduler)
 
 
 def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
@@ -376,20 +609,23 @@ def main(argv=None) -> int:
     prog = "python -m verify.sweep"
     parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0],
                            epilog="example: python -m verify.sweep appendix_c --grid c=1,2 "
-                                  "--grid claim=corrected,printed --repeats 2 --json sweep.json")
+                                  "--grid claim=corrected,printed --repeats 2 --jsonl runs.jsonl")
     parser.add_argument("check", help="check name (python -m verify lists them)")
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
                         help="a swept parameter and its values (repeat for a Cartesian product; ';' separates the "
                              "points of a tuple-valued parameter)")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs per grid point, each with its own child seed (default: 1)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed of the spawned child seeds (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed of the child seeds (default: 0)")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (tcp://host:8786), or threads, processes, synchronous "
                              "(default: a serial loop, no Dask)")
     parser.add_argument("--json", metavar="PATH", default=None,
                         help="write the sweep (grid, seeds, provenance, each point's parameters, verdict and deciding "
                              "records) as JSON to PATH")
+    parser.add_argument("--jsonl", metavar="PATH", default=None,
+                        help="run log: append every finished run to PATH as one JSON line; rerunning the same command "
+                             "skips the runs already in PATH (resume an interrupted sweep)")
     parser.add_argument("--quiet", action="store_true", help="print only the final summary line")
     try:
         ns = parser.parse_args(argv)
@@ -397,13 +633,14 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     try:
         check_output_path("--json", ns.json)
+        check_output_path("--jsonl", ns.jsonl)
         try:
             run = load_check(ns.check).run
         except ValueError as exc:
             raise InputError(str(exc)) from None
         grid = parse_grid(ns.grid, run)
         result = sweep(run, grid, repeats=ns.repeats, seed=ns.seed, scheduler=ns.scheduler,
-                       progress=not ns.quiet)
+                       progress=not ns.quiet, jsonl=ns.jsonl)
     except (*USER_ERRORS, ConvergenceError) as exc:
         return report_error(prog, exc)
     if not ns.quiet:

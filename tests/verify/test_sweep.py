@@ -1,5 +1,6 @@
 """verify.sweep: grid expansion, independent child seeds, typed records in the output, serial/Dask parity."""
 
+import functools
 import json
 
 import pytest
@@ -13,7 +14,7 @@ TOY = Check("toy", claims=("FNA-10",))
 
 
 @TOY.define
-def toy_run(*, alpha=1.2, n=8, stall=False, seed=0, device="cpu"):
+def toy_run(*, alpha=1.2, n=8, stall=False, noise=True, seed=0, device="cpu"):
     """A stand-in check: passes for alpha below 1.5.
 
     Parameters
@@ -24,6 +25,8 @@ def toy_run(*, alpha=1.2, n=8, stall=False, seed=0, device="cpu"):
         Unused size.
     stall : bool
         Raise ConvergenceError (a point whose numerics did not converge).
+    noise : bool
+        Record a random draw (False: the check does not use its seed).
     seed : int
         Seed of the one random draw.
     device : {"cpu"}
@@ -32,7 +35,8 @@ def toy_run(*, alpha=1.2, n=8, stall=False, seed=0, device="cpu"):
     if stall:
         raise ConvergenceError("toy iteration stalled; raise the iteration limit")
     rec = Recorder()
-    rec.info("draw", float(child_rng(seed, "draw").standard_normal()))
+    if noise:
+        rec.info("draw", float(child_rng(seed, "draw").standard_normal()))
     rec.at_most("alpha", alpha, 1.5, why="toy bound", label="alpha too large")
     return rec.finish("toy")
 
@@ -59,7 +63,7 @@ def test_bad_grid(grid, kwargs, match):
 
 
 def test_unknown_grid_name_lists_the_valid_parameters():
-    with pytest.raises(InputError, match="'beta'; valid parameters: alpha, n, stall, seed, device"):
+    with pytest.raises(InputError, match="'beta'; valid parameters: alpha, n, stall, noise, seed, device"):
         sw.sweep(toy_run, {"beta": [1.0]})
     with pytest.raises(InputError, match="scheduler"):
         sw.sweep(toy_run, {"alpha": [1.0]}, scheduler="thread")
@@ -73,7 +77,7 @@ def test_serial_results_read_typed_records():
     data = json.loads(res.to_json())
     assert data["root_seed"] == 3 and data["repeats"] == 2 and data["grid"] == {"alpha": [1.0, 1.6]}
     assert data["versions"]["command"] is not None and data["versions"]["attention-limits"]
-    assert data["fixed_parameters"] == {"n": 8, "stall": False, "device": "cpu"}
+    assert data["fixed_parameters"] == {"n": 8, "stall": False, "noise": True, "device": "cpu"}
     point = data["points"][2]
     assert point["parameters"] == {"alpha": 1.6, "seed": res.points[2].params["seed"]}
     assert point["verdict"] == "FAIL" and point["failures"]
@@ -99,14 +103,120 @@ def test_dask_parity():
         assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
 
 
-@pytest.mark.slow
-def test_dask_cluster_address():
-    distributed = pytest.importorskip("dask.distributed")
-    from verify import appendix_c
+def _counting(run):
+    """``run`` with a call counter (``wrapped.calls``); same signature, so sweeps accept it."""
+    @functools.wraps(run)
+    def wrapped(**kwargs):
+        wrapped.calls += 1
+        return run(**kwargs)
 
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as cl:
-        res = sw.sweep(appendix_c.run, {"claim": ["corrected", "printed"]}, scheduler=cl.scheduler_address)
-    assert [p.verdict for p in res.points] == ["PASS", "FAIL"]
+    wrapped.calls = 0
+    return wrapped
+
+
+def test_seeds_depend_on_the_point_not_on_the_rest_of_the_grid():
+    small = {p.params["alpha"]: p.params["seed"] for p in sw.sweep_points({"alpha": [1.0]}, seed=4)}
+    large = {p.params["alpha"]: p.params["seed"] for p in sw.sweep_points({"alpha": [0.5, 1.0, 2.0]}, seed=4)}
+    assert small[1.0] == large[1.0] and len(set(large.values())) == 3
+
+
+def test_a_fail_line_says_why():
+    res = sw.sweep(toy_run, {"alpha": [1.0, 1.6]})
+    lines = res.lines()
+    assert lines[0].startswith("PASS   alpha=1, seed=") and ":" not in lines[0]
+    assert lines[1].startswith("FAIL   alpha=1.6, seed=") and lines[1].endswith(
+        ": alpha too large: alpha = 1.6, expected <= 1.5")
+    stalled = sw.sweep(toy_run, {"stall": [True]}).lines()
+    assert stalled[0].startswith("ERROR  stall=True") and "did not converge: toy iteration stalled" in stalled[0]
+
+
+def test_a_deterministic_point_is_said_so_once_and_not_repeated():
+    run = _counting(toy_run)
+    res = sw.sweep(run, {"noise": [False, True]}, repeats=4, seed=2)
+    assert run.calls == 2 + 4  # two runs prove noise=False deterministic; noise=True runs every repeat
+    quiet, noisy = res.points[0], res.points[1:]
+    assert quiet.deterministic and len(quiet.identical_seeds) == 1 and quiet.skipped == 2
+    assert not any(p.deterministic for p in noisy) and len({p.params["seed"] for p in noisy}) == 4
+    assert res.counts == {"PASS": 5, "FAIL": 0, "ERROR": 0} and res.runs == 6
+    lines = res.lines()
+    assert sum("deterministic" in line for line in lines) == 1
+    assert lines[0] == ("note: toy is deterministic at 1 of 2 swept settings: two different seeds gave identical "
+                        "records there, so each such point is shown once, and their other 2 repeats were skipped")
+    assert lines[1] == "PASS   noise=False"  # its seed does not matter: not shown
+    assert res.final_line() == "toy: 5 passed, 0 failed (6 runs; 2 identical repeats skipped)"
+    data = json.loads(res.to_json())
+    assert data["points"][0]["deterministic"] == {"identical_seeds": list(quiet.identical_seeds),
+                                                  "repeats_skipped": 2}
+    assert data["note"] == res.deterministic_note()
+    # with one repeat there is nothing to compare: no claim of determinism
+    assert not sw.sweep(toy_run, {"noise": [False]}).deterministic_note()
+
+
+def test_the_run_log_resumes_an_interrupted_sweep(tmp_path):
+    log = tmp_path / "runs.jsonl"
+    grid = {"alpha": [1.0, 1.6], "stall": [False, True]}
+    first = sw.sweep(toy_run, grid, repeats=2, seed=7, jsonl=log)
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[0]) == {"format": "attention-limits sweep runs v1", "check": "test_sweep",
+                                    "root_seed": 7} and len(lines) == 1 + 8
+    run = _counting(toy_run)
+    again = sw.sweep(run, grid, repeats=2, seed=7, jsonl=log)
+    assert run.calls == 0 and again.resumed == 8
+    assert [p.params for p in again.points] == [p.params for p in first.points]
+    assert again.results[0].records == first.results[0].records and again.points[2].verdict == "ERROR"
+    assert "8 read back from the run log" in again.final_line()
+    # an interrupted write leaves a torn last line: it is dropped and that run is done again
+    log.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])
+    run = _counting(toy_run)
+    sw.sweep(run, grid, repeats=2, seed=7, jsonl=log)
+    assert run.calls == 1 and sw.sweep(toy_run, grid, repeats=2, seed=7, jsonl=log).resumed == 8
+    assert len(log.read_text().splitlines()) == 1 + 8
+    # a longer grid keeps the seeds of the points already done, so only the new point runs
+    run = _counting(toy_run)
+    longer = sw.sweep(run, {"alpha": [1.0, 1.6, 1.2], "stall": [False, True]}, repeats=2, seed=7, jsonl=log)
+    assert run.calls == 4 and longer.resumed == 8
+
+
+def test_the_run_log_refuses_a_file_that_is_not_one(tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"format": "attention-limits sweep runs v1", "check": "appendix_c", "root_seed": 0}\n')
+    with pytest.raises(InputError, match="holds runs of 'appendix_c', not 'test_sweep'"):
+        sw.sweep(toy_run, {"alpha": [1.0]}, jsonl=other)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    with pytest.raises(InputError, match="not a sweep run log"):
+        sw.sweep(toy_run, {"alpha": [1.0]}, jsonl=text)
+
+
+def test_local_dask_schedulers_log_each_run(tmp_path):
+    pytest.importorskip("dask")
+    log = tmp_path / "runs.jsonl"
+    res = sw.sweep(toy_run, {"alpha": [1.0, 1.6]}, repeats=2, scheduler="threads", jsonl=log)
+    assert len(log.read_text().splitlines()) == 1 + 4
+    run = _counting(toy_run)
+    assert sw.sweep(run, {"alpha": [1.0, 1.6]}, repeats=2, jsonl=log).results == res.results and run.calls == 0
+
+
+def test_a_local_cluster_of_two_worker_processes_gives_the_serial_results(tmp_path):
+    """A real dask.distributed cluster: two worker processes on loopback, reached by its address."""
+    distributed = pytest.importorskip("dask.distributed")
+    from verify import appendix_c, metric_attention
+
+    grid = {"tensor": ["inverse", "direct"], "triples": [2000]}  # random draws: every repeat differs
+    serial = sw.sweep(metric_attention.run, grid, repeats=2, seed=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        log = tmp_path / "runs.jsonl"
+        parallel = sw.sweep(metric_attention.run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
+        quadrature = sw.sweep(appendix_c.run, {"claim": ["corrected", "printed"]}, repeats=3, scheduler=address)
+    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
+    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
+    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
+    assert len(log.read_text().splitlines()) == 1 + 4  # written here as the workers finished
+    assert [p.verdict for p in quadrature.points] == ["PASS", "FAIL"]
+    assert all(p.deterministic and p.skipped == 1 for p in quadrature.points) and quadrature.runs == 4
 
 
 def test_parse_grid_reads_values_like_the_checks_cli():
@@ -121,6 +231,18 @@ def test_parse_grid_reads_values_like_the_checks_cli():
                          (["size=3"], "valid parameters: claim, dim")):
         with pytest.raises(InputError, match=match):
             sw.parse_grid(items, nearest_point.run)
+
+
+def test_cli_resumes_from_its_run_log(capsys, tmp_path):
+    log = tmp_path / "runs.jsonl"
+    argv = ["appendix_c", "--grid", "claim=corrected,printed", "--repeats", "3", "--jsonl", str(log)]
+    assert sw.main(argv) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("note: appendix_c is deterministic at every swept setting")
+    assert out.strip().endswith("1 passed, 1 failed (4 runs; 2 identical repeats skipped)")
+    assert sw.main(argv + ["--quiet"]) == 1
+    assert capsys.readouterr().out == ("appendix_c: 1 passed, 1 failed (4 runs; 4 read back from the run log; "
+                                       "2 identical repeats skipped)\n")
 
 
 def test_cli(capsys, tmp_path):
@@ -141,6 +263,7 @@ def test_cli(capsys, tmp_path):
     (["appendix_c", "--grid", "cc=1"], "valid parameters: claim, c, d3"),
     (["appendix_c", "--grid", "c=0.1"], "c must be in"), (["appendix_c", "--repeats", "0"], "repeats"),
     (["appendix_c", "--repeats", "x"], "--repeats"), (["appendix_c", "--json", "/no/such/dir/x.json"], "--json"),
+    (["appendix_c", "--jsonl", "/no/such/dir/x.jsonl"], "--jsonl"),
 ])
 def test_cli_errors_are_one_line(capsys, argv, message):
     assert sw.main(argv) == 2
