@@ -72,6 +72,17 @@ def test_backends(xp, rng):
     assert_close(d2, xp.asarray(pairwise_sq_distance(xh)))
 
 
+def test_blocks_backends(xp, rng):
+    # a last row block shorter than the others: array_api_strict refuses a slice that ends past the
+    # axis, so the blocks must stop at n (the generic path, not NumPy's in-place one, on array_api_strict)
+    m = 600
+    n = BLOCK_ELEMENTS // m + 50
+    x = rng.standard_normal((n, 2))
+    y = rng.standard_normal((m, 2))
+    assert_close(pairwise_sq_distance(xp.asarray(x), xp.asarray(y)), xp.asarray(pairwise_sq_distance(x, y)),
+                 rtol=0, atol=0)
+
+
 def test_bad_input():
     with pytest.raises(InputError, match="same number of columns"):
         pairwise_sq_distance(np.zeros((3, 2)), np.zeros((3, 3)))
