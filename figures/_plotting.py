@@ -53,8 +53,9 @@ def caption(fig, text: str, *, fontsize: float = 7.0) -> None:
 def plain_log_ticks(ax, axis: str = "both") -> None:
     """Label a log axis with plain numbers of one kind (0.01, 2, 30) instead of mixing 10^k and 2x10^0.
 
-    Major ticks are labelled; minor ticks (2..9 per decade) are labelled only when the axis spans
-    less than two decades, where the major ticks alone would leave it nearly bare.
+    Major ticks (powers of ten) are always labelled. Minor ticks are labelled where the powers of ten
+    alone would leave the axis nearly bare: at 2 and 5 times a power of ten when it spans less than two
+    decades, at 2, 3, 4, 5, 6 and 8 times when it spans less than one.
     """
     import math
 
@@ -63,19 +64,27 @@ def plain_log_ticks(ax, axis: str = "both") -> None:
     def plain(v, _pos=None):
         return f"{v:g}" if v > 0 else ""
 
+    def minor(labelled):
+        def fmt(v, _pos=None):
+            mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
+            return plain(v) if mantissa in labelled else ""
+        return FuncFormatter(fmt)
+
     for name in ("x", "y") if axis == "both" else (axis,):
-        ax_ = ax.xaxis if name == "x" else ax.yaxis
-        if ax_.get_scale() != "log":
+        axis_ = ax.xaxis if name == "x" else ax.yaxis
+        if axis_.get_scale() != "log":
             continue
         lo, hi = sorted(ax.get_xlim() if name == "x" else ax.get_ylim())
-        ax_.set_major_locator(LogLocator(base=10))
-        ax_.set_major_formatter(FuncFormatter(plain))
-        ax_.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
-        if lo > 0 and math.log10(hi / lo) < 2:
-            ax_.set_minor_formatter(FuncFormatter(lambda v, _p: plain(v) if round(v / 10 ** math.floor(
-                math.log10(v) + 1e-9)) in (2, 5) else ""))
+        decades = math.log10(hi / lo) if lo > 0 else math.inf
+        axis_.set_major_locator(LogLocator(base=10))
+        axis_.set_major_formatter(FuncFormatter(plain))
+        axis_.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
+        if decades < 1:
+            axis_.set_minor_formatter(minor((2, 3, 4, 5, 6, 8)))
+        elif decades < 2:
+            axis_.set_minor_formatter(minor((2, 5)))
         else:
-            ax_.set_minor_formatter(NullFormatter())
+            axis_.set_minor_formatter(NullFormatter())
 
 
 @contextlib.contextmanager

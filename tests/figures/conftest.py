@@ -1,0 +1,59 @@
+"""Helpers of the figure tests: capture a figure before it is saved, find data hidden under a legend."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """``captured(module)``: ``module.save`` keeps every figure (open, laid out) in the returned list and
+    writes its files as usual."""
+    figs = []
+
+    def install(module):
+        def keep(fig, out_dir, name, formats=("png",)):
+            fig.canvas.draw()  # lay the figure out as saving does, so extents are final
+            figs.append(fig)
+            paths = []
+            for fmt in formats:
+                path = Path(out_dir) / f"{name}.{fmt}"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fig.savefig(path)
+                paths.append(path)
+            return paths
+
+        monkeypatch.setattr(module, "save", keep)
+        return figs
+
+    yield install
+    import matplotlib.pyplot as plt
+
+    for fig in figs:
+        plt.close(fig)
+
+
+def points_under_legend(ax) -> int:
+    """How many plotted data points (line vertices, scatter offsets) lie inside the axes' legend box."""
+    legend = ax.get_legend()
+    if legend is None:
+        return 0
+    fig = ax.figure
+    fig.canvas.draw()
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+
+    def inside(xy):
+        x, y = xy[:, 0], xy[:, 1]
+        return int(np.sum((x >= box.x0) & (x <= box.x1) & (y >= box.y0) & (y <= box.y1)))
+
+    count = 0
+    for line in ax.get_lines():
+        xy = np.column_stack([np.asarray(v, dtype=float) for v in line.get_data()])
+        if xy.size:
+            count += inside(line.get_transform().transform(xy))
+    for coll in ax.collections:
+        offsets = np.asarray(coll.get_offsets(), dtype=float)
+        if offsets.ndim == 2 and offsets.size:
+            count += inside(coll.get_offset_transform().transform(offsets))
+    return count
