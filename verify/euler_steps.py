@@ -3,8 +3,9 @@
 On S^1 with density ``p ~ 1 + a cos theta`` (deterministic quantile grid), ``L`` heat-kernel
 attention steps ``H <- S_eps H`` (``W = exp(-|x-y|^2/(2 eps))``, ``S = D^-1 W``) approximate the
 solution of ``dH/dt = H'' + 2 (log p)' H'`` at ``t = L eps / 2`` (one layer = one Euler step of length
-``eps/2``). The reference is a Fourier collocation solution (matrix exponential on a fine equispaced
-grid, evaluated at the sample angles by trigonometric interpolation), independent of the kernel code.
+``eps/2``). The reference is ``manifolds.drift_pde_solution``: Fourier collocation on 512 equispaced
+points, exact in time, evaluated at the sample angles by trigonometric interpolation (independent of
+the kernel code).
 At fixed ``t`` the error decreases like ``eps^1``. The printed claim (the PDE of the Appendix-B proof,
 without the factor 2 on the drift) fails, and so does the negative control ``t = L eps`` (one layer =
 one step of length ``eps``). The result carries, for the smallest eps, the initial condition, the
@@ -13,7 +14,6 @@ attention iterate and the PDE solution by angle (what DRIFT Fig. 2 draws).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -23,106 +23,12 @@ from verify.check import Check
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
-__all__ = ["CHECK", "run", "main", "collocation_operator", "pde_solution"]
+__all__ = ["CHECK", "run", "main"]
 
 CHECK = Check("euler_steps", claims=("DRIFT-5",))
 
 #: drift coefficient c of dH/dt = H'' + c (log p)' H': Theorem 3 (corrected) and the Appendix-B proof (printed)
 _DRIFT = {"corrected": 2.0, "printed": 1.0}
-_M = 512  # collocation points of the reference solver
-
-
-def collocation_operator(m: int, amplitude: float, drift: float):
-    """Fourier collocation matrix of ``H'' + drift (log p)' H'`` on S^1, ``p ~ 1 + amplitude cos theta``.
-
-    Parameters
-    ----------
-    m : int
-        Number of equispaced collocation points ``theta_j = 2 pi j / m``.
-    amplitude : float
-        Density ``p ~ 1 + amplitude cos theta``, ``|amplitude| < 1``.
-    drift : float
-        Drift coefficient (Theorem 3 of the DRIFT paper: 2).
-
-    Returns
-    -------
-    theta : ndarray of shape (m,)
-    matrix : ndarray of shape (m, m)
-        Spectral differentiation by FFT; the odd derivative of the Nyquist mode is set to zero
-        (real, symmetric differentiation).
-    """
-    th = 2 * np.pi * np.arange(m) / m
-    k = np.fft.fftfreq(m, d=1.0 / m)
-    fhat = np.fft.fft(np.eye(m), axis=0)
-    k1 = 1j * k
-    k1[m // 2] = 0.0
-    d1 = np.real(np.fft.ifft(k1[:, None] * fhat, axis=0))
-    d2 = np.real(np.fft.ifft(-(k**2)[:, None] * fhat, axis=0))
-    log_p_prime = -amplitude * np.sin(th) / (1.0 + amplitude * np.cos(th))
-    return th, d2 + drift * log_p_prime[:, None] * d1
-
-
-def _trig_interpolate(values, theta):
-    """Evaluate the trigonometric interpolant of equispaced ``values`` (``_M`` points) at ``theta``."""
-    c = np.fft.rfft(values) / _M
-    k = np.arange(c.size)
-    w = np.full(c.size, 2.0)
-    w[0] = 1.0
-    if _M % 2 == 0:
-        w[-1] = 1.0
-    return np.real(np.exp(1j * np.outer(theta, k)) @ (w * c))
-
-
-def _smooth_h0(theta):
-    return np.cos(theta) + 0.5 * np.sin(2 * theta) + 0.3 * np.cos(3 * theta)
-
-
-def _step_h0(theta):
-    return (np.abs(theta) < np.pi / 2).astype(float)
-
-
-def _step_h0_series(theta, kmax):
-    """Fourier series (to ``kmax``) of the step ``1_{|theta| < pi/2}``: 1/2 + sum 2 sin(k pi/2)/(k pi) cos k theta."""
-    k = np.arange(1, kmax + 1)
-    return 0.5 + np.cos(np.outer(theta, k)) @ (2 * np.sin(k * np.pi / 2) / (k * np.pi))
-
-
-@functools.lru_cache(maxsize=8)
-def _eigen_decomposition(amplitude, drift):
-    """Eigen-decomposition of the collocation operator (cached: one O(M^3) solve per density and drift).
-
-    The operator is self-adjoint in L^2(p^2) in the continuum, so its eigenvalues are real and the
-    eigenvectors well conditioned; exp(t A) = V exp(t Lambda) V^-1 then costs one matrix product per t.
-    """
-    th, op = collocation_operator(_M, amplitude, drift)
-    with single_blas_thread():
-        lam, vec = np.linalg.eig(op)
-        vinv = np.linalg.inv(vec)
-    return th, lam, vec, vinv
-
-
-def pde_solution(theta, t, *, amplitude=0.5, drift=2.0, initial="smooth"):
-    """Reference ``H(theta, t)`` of ``dH/dt = H'' + drift (log p)' H'`` (Fourier collocation, exact in time).
-
-    Parameters
-    ----------
-    theta : array_like
-        Angles at which the solution is evaluated (trigonometric interpolation).
-    t : float
-        Time.
-    amplitude : float
-        Density ``p ~ 1 + amplitude cos theta``.
-    drift : float
-        Drift coefficient (Theorem 3: 2).
-    initial : {"smooth", "step"}
-        ``cos theta + 0.5 sin 2 theta + 0.3 cos 3 theta`` or the step ``1_{|theta| < pi/2}`` (its Fourier
-        series to ``M/2 - 1`` modes, ``M = 512``).
-    """
-    check_option("initial", initial, ("smooth", "step"))
-    th, lam, vec, vinv = _eigen_decomposition(float(amplitude), float(drift))
-    h0 = _smooth_h0(th) if initial == "smooth" else _step_h0_series(th, _M // 2 - 1)
-    ht = np.real(vec @ (np.exp(t * lam) * (vinv @ h0)))
-    return _trig_interpolate(ht, np.asarray(theta))
 
 
 @CHECK.define
@@ -175,19 +81,18 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
     if gap > math.sqrt(min(eps_grid)):
         raise InputError(f"n too small: widest grid gap {gap:.3g} > sqrt(min eps_grid) {math.sqrt(min(eps_grid)):.3g}; "
                          f"increase n or the smallest eps")
-    from manifolds import CosineDensity
+    from manifolds import CosineDensity, drift_pde_initial, drift_pde_solution
     from spectral import heat_markov
     from verify.fits import fit_power_law
 
     drift = _DRIFT[claim]
-    h0_of = _smooth_h0 if initial == "smooth" else _step_h0
     rec = Recorder()
     dens = CosineDensity(amplitude)
     errors, steps = [], []
     with rec.timed("iterate"):
         x = dens.quantile_grid(n)
         theta = np.arctan2(x[:, 1], x[:, 0])
-        h0 = h0_of(theta)
+        h0 = drift_pde_initial(theta, initial)
         for j, eps in enumerate(eps_grid):
             L = max(1, int(round(t_final / (time_per_step * eps))))
             t = L * time_per_step * eps
@@ -195,7 +100,8 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
             h = h0.copy()
             for _ in range(L):
                 h = op.apply(h)
-            ref = pde_solution(theta, t, amplitude=amplitude, drift=drift, initial=initial)
+            with single_blas_thread():  # one dense 512 x 512 eigensolve per density and drift (cached)
+                ref = drift_pde_solution(theta, t, amplitude=amplitude, drift=drift, initial=initial)
             errors.append(float(np.max(np.abs(h - ref))))
             steps.append(L)
             if j == 0:  # the smallest-eps run, by angle, for DRIFT Fig. 2

