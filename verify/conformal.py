@@ -72,9 +72,9 @@ def _spectrum_comparison(claim, *, modes=8, cells=4000):
     (spectrally accurate); f Delta_gt with gt = f dtheta^2 by second differences in the arclength
     s = int sqrt(f) dtheta of gt (Delta_gt = d^2/ds^2 in one dimension).
     """
-    from verify.euler_steps import collocation_operator
+    from manifolds import drift_collocation_matrix
 
-    _, at = collocation_operator(256, 0.5, 2.0)
+    _, at = drift_collocation_matrix(256, 0.5, 2.0)
     lam_at = np.sort(-np.real(np.linalg.eigvals(at)))[1:modes + 1]
     power = -4.0 if claim == "corrected" else 2.0  # 4/(n-2) vs 4/n - 2 at n = 1
     fine = np.linspace(0, 2 * np.pi, 2**16 + 1)
