@@ -25,7 +25,7 @@ from spectral.validation import InputError, check_int, check_option, check_real,
 from verify.check import Check
 from verify.result import Recorder
 
-CHECK = Check("drift_diffusion", claims=("DRIFT-4",))
+CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"))
 
 TIERS = ("circle_grid", "circle_iid", "sphere_iid", "mixture_fna", "mixture_mild", "sphere_continuum")
 #: (Laplacian coefficient A, drift coefficient B as a multiple of (1 - a)) of each operator asserted
@@ -142,8 +142,10 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
         Larger i.i.d. tiers (N = 16000 on S^1, 8000 on S^2, 32000 / 16000 for the mixtures; slow).
     seed : int
         Seed of the i.i.d. samples (one stream per tier).
-    device : {"cpu"}
-        Array device; this check runs on the host only.
+    device : {"cpu", "gpu"}
+        Array device of the streamed kernel sums of the i.i.d. tiers (points and reference drawn on
+        the host); the quantile-grid tier's sparse kernel (a k-d tree) and the continuum quadrature
+        run on the host.
 
     Returns
     -------
@@ -168,7 +170,10 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
         raise InputError(f"tiers=('sphere_continuum',) cannot test the {asserted!r} limit: it differs only in the "
                          f"drift and that tier's density is uniform; add a tier with a non-uniform density")
     from spectral import heat_markov
+    from spectral.backend import to_numpy
+    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
+    xp = device_namespace(device)
     rec = Recorder()
     settings = _tier_settings(full, grid_n)
     for tier in tiers:
@@ -186,9 +191,11 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
         st = settings[tier]
         with rec.timed(tier):
             x, vals, half_lap, drift, truth = _problem(tier, st["n"], child_rng(seed, tier), a)
-            hm = heat_markov(x, eps=st["eps"], a=a, method=st["method"])
-            op = np.asarray(hm.generator(vals))
-            deg = np.asarray(hm.degrees)
+            # the streamed kernel runs in the device namespace; the sparse one is host-only
+            to_device = xp.asarray if st["method"] == "streamed" else np.asarray
+            hm = heat_markov(to_device(x), eps=st["eps"], a=a, method=st["method"])
+            op = to_numpy(hm.generator(to_device(vals)))
+            deg = to_numpy(hm.degrees)
         keep = np.ones(len(x), dtype=bool)
         if "min_degree" in st:
             # R^2 has unbounded support: in the tails N p (2 pi eps) is tiny and the sampling error

@@ -2,6 +2,7 @@
 
 import pytest
 
+from spectral.backend import array_namespace
 from spectral.validation import InputError
 from verify import drift_diffusion as check
 
@@ -47,6 +48,31 @@ def test_drift_only_claim_needs_a_non_uniform_tier():
         check.run(tiers=("sphere_continuum",), wrong_limit="no_drift")
     with pytest.raises(InputError, match="cannot test the 'printed' limit"):
         check.run(tiers=("sphere_continuum",), claim="printed")
+
+
+def test_streamed_tiers_compute_in_the_device_namespace(monkeypatch, default_result):
+    # array_api_strict stands in for the device: the i.i.d. tiers' streamed kernel must run on arrays of
+    # that namespace, and give numpy's records up to summation order (measured: equal or 1 ulp apart);
+    # each tier has its own random stream, so the default run's sphere_iid records are the reference
+    array_api_strict = pytest.importorskip("array_api_strict")
+    import spectral
+
+    built = []
+    heat_markov = spectral.heat_markov
+
+    def spy(x, **kwargs):
+        hm = heat_markov(x, **kwargs)
+        built.append((kwargs["method"], array_namespace(x), array_namespace(hm.degrees)))
+        return hm
+
+    monkeypatch.setattr(spectral, "heat_markov", spy)
+    monkeypatch.setattr("verify.check.device_namespace", lambda device: array_api_strict)
+    res = check.run(tiers=("sphere_iid",))
+    assert built == [("streamed", array_api_strict, array_api_strict)]
+    ref = default_result("drift_diffusion")
+    assert res.passed == ref.passed and [r.name for r in res.records]
+    for rec in res.records:
+        assert rec.measured == pytest.approx(ref.record(rec.name).measured, rel=1e-12), rec.name
 
 
 @pytest.mark.parametrize("kwargs, match", [({"a": 1.5}, "a must"), ({"grid_n": 100}, "grid_n"),
