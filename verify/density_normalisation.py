@@ -76,7 +76,7 @@ def run(*, alphas=(1.2, 2.0), exponents=(0.0, 0.5, 1.0), scale=0.02, n=2000, den
         Passes when pi A = pi to rounding, the law slope is within 0.1 (alpha < 2) or 0.01 (alpha 2)
         of the asserted exponent, and the column sums satisfy the asserted statement.
     """
-    from manifolds.densities import CIRCLE_DENSITIES, circle_density
+    from manifolds import CIRCLE_DENSITIES, circle_density
     from spectral import anisotropic_normalize, fna_kernel
 
     alphas = check_reals("alphas", alphas, low=0.5, high=2.0)

@@ -125,7 +125,7 @@ def run(*, alphas=(1.2, 1.5, 1.8), modes=(2, 5), scale_min=2e-4, scale_max=1e-2,
         Passes when every fitted exponent is within 0.03 of the asserted one, every amplitude within
         15 % of C_alpha ("corrected"), the grid is discretisation-free and the stable control unbiased.
     """
-    from manifolds.fractional import generator_bias_constants
+    from manifolds import generator_bias_constants
     from manifolds.kernel_spectra import circle_generator_eigenvalues, limit_generator_eigenvalues
 
     alphas = check_reals("alphas", alphas, low=1, high=2, low_open=True, high_open=True)

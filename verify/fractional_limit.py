@@ -88,7 +88,7 @@ def limits(density, theta, *, alpha, scale, mode, n_fft=256):
     """
     from manifolds import fourier_multiplier, theorem2_operator
     from manifolds.kernel_spectra import circle_relaxation, fractional_constant, geodesic_multiplier, profile_mass
-    from manifolds.operators import attention_increment
+    from manifolds import attention_increment
 
     grid = 2 * math.pi * np.arange(n_fft) / n_fft
     rho_g, f_g = density.angle_pdf(grid), np.cos(mode * grid)
@@ -158,7 +158,7 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
         (and, for "corrected", the fitted constant times M0 is 1 +- 0.03), and the i.i.d. run is
         within 0.3 sqrt(4000 / iid_n) of the exact finite-s operator.
     """
-    from manifolds.densities import CIRCLE_DENSITIES, circle_density
+    from manifolds import CIRCLE_DENSITIES, circle_density
     from manifolds.kernel_spectra import profile_mass
 
     alpha = check_real("alpha", alpha, low=1, high=2, low_open=True, high_open=True)
