@@ -37,16 +37,17 @@ def pyplot():
     return plt
 
 
-def caption(fig, text: str, *, fontsize: float = 7.0) -> None:
+def caption(fig, text: str, *, fontsize: float = 7.0, top: float = 1.0) -> None:
     """Write ``text`` under the axes of ``fig``, wrapped to the figure width, and lay the axes out above it.
 
-    Call it once, after every axes is drawn (it runs ``tight_layout`` on the room left above the text).
+    Call it once, after every axes is drawn (it runs ``tight_layout`` on the room left above the text);
+    ``top`` < 1 keeps a band free at the top of the figure (for a figure-wide legend or title).
     """
     width_in, height_in = fig.get_size_inches()
     # DejaVu Sans averages ~0.56 em per character: 7 pt text holds about 72 / 3.9 characters per inch
     lines = textwrap.wrap(" ".join(text.split()), width=max(int(width_in * 72 / (0.56 * fontsize)) - 2, 20))
     room = (len(lines) * fontsize * 1.3 / 72 + 0.12) / height_in
-    fig.tight_layout(rect=(0, room, 1, 1))
+    fig.tight_layout(rect=(0, room, 1, top))
     fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=fontsize, linespacing=1.3)
 
 
