@@ -1,4 +1,4 @@
-"""figures.fna_levy: FNA Fig. 1, the Fig. 2a convergence inset and the levy / levy_jumps check figures."""
+"""figures.fna_levy: FNA Fig. 1 and the levy / levy_jumps check figures."""
 
 import pytest
 
@@ -12,18 +12,30 @@ JUMPS_CHEAP = dict(alphas=(1.5, 2.0), circle_n=800, circle_scale=0.12, circle_wi
 
 def test_registered():
     reg = figures.registry()
-    assert reg["fna-1"] is fna_levy.fig_fna1 and reg["fna-2a-inset"] is fna_levy.fig_fna2a_inset
+    assert reg["fna-1"] is fna_levy.fig_fna1
     assert figures.check_drawer("levy") is fna_levy.draw_levy
     assert figures.check_drawer("levy_jumps") is fna_levy.draw_levy_jumps
 
 
-def test_figures_cheap(tmp_path, monkeypatch):
-    # cheaper verify settings than the figures' defaults (same code paths)
+def test_fig1_cheap(tmp_path, monkeypatch, captured):
+    # cheaper verify settings than the figure's (same code paths)
     monkeypatch.setattr(fna_levy, "LEVY_ARGS", LEVY_CHEAP)
-    monkeypatch.setattr(fna_levy, "RATE_ARGS", dict(alphas=(1.5,), n_scales=4, scale_min=1e-3))
-    for fn, name in ((fna_levy.fig_fna1, "fna-1"), (fna_levy.fig_fna2a_inset, "fna-2a-inset")):
-        paths = fn(tmp_path, formats=("png",))
-        assert [p.name for p in paths] == [f"{name}.png"] and paths[0].stat().st_size > 5000
+    kept = captured(fna_levy)
+    paths = fna_levy.fig_fna1(tmp_path, formats=("png", "pdf"), seed=2)
+    assert [p.name for p in paths] == ["fna-1.png", "fna-1.pdf"] and paths[0].stat().st_size > 5000
+    (fig,) = kept
+    ccdf, flight, gauss = fig.axes[:3]
+    from .conftest import points_under_legend
+
+    assert points_under_legend(ccdf) == 0
+    assert ccdf.get_xscale() == "log" and len(flight.get_lines()) >= 2 and gauss.get_lines()
+    text = fig.texts[-1].get_text()
+    assert "seed 2" in text and "2·10⁵" in text and "assumed" in text
+
+
+def test_fig1_defaults_follow_the_figure_table():
+    # the figure table: alpha in {1.2, 1.5, 2}, 10^6 Chambers-Mallows-Stuck samples
+    assert fna_levy.LEVY_ARGS == dict(alphas=(1.2, 1.5, 2.0), n_samples=1_000_000)
 
 
 def test_check_figures_through_plot_option(tmp_path, capsys):

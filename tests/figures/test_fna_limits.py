@@ -23,6 +23,7 @@ CHEAP_RATE = dict(alphas=(1.5,), n_scales=4, scale_min=1e-3, control_scales=0)
 
 def test_registered():
     assert figures.registry()["fna-2a"] is fna_limits.fig_fna2a
+    assert figures.registry()["fna-2a-inset"] is fna_limits.fig_fna2a_inset
     for name in CHEAP:
         assert figures.check_drawer(name) is getattr(fna_limits, f"draw_{name}")
 
@@ -115,7 +116,7 @@ def test_fna2a_draws_both_settings_both_alphas_and_the_convergence_panel(tmp_pat
         measured = [line for line in ax.get_lines() if line.get_label().endswith("(measured)")]
         assert all(len(line.get_xdata()) == fna_limits.FIG2A_MODES for line in measured)
         assert points_under_legend(ax) == 0
-    assert c.get_xscale() == "log" and len(c.get_lines()) >= 2
+    assert c.get_xscale() == "log" and len(c.get_lines()) >= 2 and points_under_legend(c) == 0
     text = fig.texts[-1].get_text()
     from verify import weyl
 
@@ -123,3 +124,12 @@ def test_fna2a_draws_both_settings_both_alphas_and_the_convergence_panel(tmp_pat
     for needed in ("d_M = 1", "not stated in the paper", "assumed", f"{paper.measured['naive_slope_j']:.3f}",
                    f"{paper.measured['slope']:.3f}", "FNA-13"):
         assert needed in text, needed
+
+
+def test_fna2a_inset(tmp_path, monkeypatch, captured):
+    monkeypatch.setattr(fna_limits, "RATE_ARGS", CHEAP_RATE)
+    kept = captured(fna_limits)
+    paths = fna_limits.fig_fna2a_inset(tmp_path, formats=("png",))
+    assert [p.name for p in paths] == ["fna-2a-inset.png"] and paths[0].stat().st_size > 5000
+    text = kept[0].texts[-1].get_text()
+    assert "not like t = κ^α" in text and "(α = 1.5, k = 2)" in text
