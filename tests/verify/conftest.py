@@ -17,3 +17,36 @@ def default_result():
         return _CACHE[name]
 
     return get
+
+
+class NamespaceSpy:
+    """Array namespace that delegates to array_api_strict and remembers which names were used."""
+
+    def __init__(self, xp):
+        self._xp, self.used = xp, set()
+
+    def __getattr__(self, name):
+        self.used.add(name)
+        return getattr(self._xp, name)
+
+
+class _DeviceSpy:
+    def __init__(self, monkeypatch):
+        self._monkeypatch = monkeypatch
+
+    def install(self) -> NamespaceSpy:
+        """Make ``verify.check.device_namespace`` return a spy over array_api_strict, for any device."""
+        array_api_strict = pytest.importorskip("array_api_strict")
+        spy = NamespaceSpy(array_api_strict)
+        self._monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+        return spy
+
+
+@pytest.fixture
+def device_spy(monkeypatch):
+    """``spy = device_spy.install()`` stands array_api_strict in for the device namespace.
+
+    A check declared for the GPU must then create its arrays through the spy (``spy.used`` names
+    what it called) and, since array_api_strict wraps NumPy, give the same records as on NumPy.
+    """
+    return _DeviceSpy(monkeypatch)

@@ -38,22 +38,9 @@ def test_six_sigma_seed_ensemble_boundary():
     assert check.run(separations=(6.5,), seed=0).passed
 
 
-class _Spy:
-    """Array namespace that delegates to array_api_strict and remembers what was called."""
-
-    def __init__(self, xp):
-        self._xp, self.used = xp, set()
-
-    def __getattr__(self, name):
-        self.used.add(name)
-        return getattr(self._xp, name)
-
-
-def test_computes_in_the_device_namespace(monkeypatch):
-    array_api_strict = pytest.importorskip("array_api_strict")
+def test_computes_in_the_device_namespace(device_spy):
     ref = check.run(**FAST)
-    spy = _Spy(array_api_strict)
-    monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+    spy = device_spy.install()
     res = check.run(**FAST)
     assert {"asarray", "exp", "linalg", "take"} <= spy.used
     assert res.records == ref.records  # array_api_strict wraps numpy: the same numbers

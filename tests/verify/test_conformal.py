@@ -37,22 +37,9 @@ def test_wrong_invariant_density_fails():
     assert any("symmetric" in f for f in res.failures) and any("stationary density" in f for f in res.failures)
 
 
-class _Spy:
-    """Array namespace that delegates to array_api_strict and remembers what was called."""
-
-    def __init__(self, xp):
-        self._xp, self.used = xp, set()
-
-    def __getattr__(self, name):
-        self.used.add(name)
-        return getattr(self._xp, name)
-
-
-def test_computes_in_the_device_namespace(monkeypatch):
-    array_api_strict = pytest.importorskip("array_api_strict")
+def test_computes_in_the_device_namespace(device_spy):
     ref = check.run(n=1000, bins=8)
-    spy = _Spy(array_api_strict)
-    monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+    spy = device_spy.install()
     res = check.run(n=1000, bins=8)
     assert {"asarray", "exp", "clip", "sum"} <= spy.used
     assert res.records == ref.records  # array_api_strict wraps numpy: the same numbers

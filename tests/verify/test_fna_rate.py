@@ -68,22 +68,9 @@ def test_full_resolves_the_ladder(monkeypatch):
     assert r.passed, r.failures
 
 
-class _Spy:
-    """Array namespace that delegates to array_api_strict and remembers what was called."""
-
-    def __init__(self, xp):
-        self._xp, self.used = xp, set()
-
-    def __getattr__(self, name):
-        self.used.add(name)
-        return getattr(self._xp, name)
-
-
-def test_computes_in_the_device_namespace(monkeypatch):
-    array_api_strict = pytest.importorskip("array_api_strict")
+def test_computes_in_the_device_namespace(device_spy):
     ref = fna_rate.run(**CHEAP)
-    spy = _Spy(array_api_strict)
-    monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+    spy = device_spy.install()
     res = fna_rate.run(**CHEAP)
     assert {"arange", "minimum"} <= spy.used
     assert res.records == ref.records  # array_api_strict wraps numpy: same numbers

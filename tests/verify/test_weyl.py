@@ -211,23 +211,10 @@ def test_random_points_come_from_the_points_stream():
 # ------------------------------------------------------------------------------------ devices
 
 
-class _Spy:
-    """Array namespace that delegates to array_api_strict and remembers what was called."""
-
-    def __init__(self, xp):
-        self._xp, self.used = xp, set()
-
-    def __getattr__(self, name):
-        self.used.add(name)
-        return getattr(self._xp, name)
-
-
 @pytest.mark.parametrize("kwargs", [dict(), dict(n=400, method="dense"), dict(manifold="sphere", n=300, modes=15)])
-def test_computes_in_the_device_namespace(monkeypatch, kwargs):
-    array_api_strict = pytest.importorskip("array_api_strict")
+def test_computes_in_the_device_namespace(device_spy, kwargs):
     ref = weyl.run(**kwargs)
-    spy = _Spy(array_api_strict)
-    monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+    spy = device_spy.install()
     res = weyl.run(**kwargs)
     assert "asarray" in spy.used
     assert res.parameters["method"] == ref.parameters["method"]
