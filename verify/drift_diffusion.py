@@ -224,6 +224,8 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
             rec.array("grid_theta", np.arctan2(x[:, 1], x[:, 0]))
             rec.array("grid_operator", op[:, 0])
             rec.array("grid_reference", truth[:, 0])
+            # the limit this run asserts (differs from the exact one for claim="printed" or a wrong_limit)
+            rec.array("grid_asserted", (lap_claim * half_lap + drift_claim * ((1.0 - a) * drift))[:, 0])
         rec.resolve(f"{tier}_n", st["n"])
         rec.resolve(f"{tier}_eps", st["eps"])
     statement = (f"(1/eps)(rownorm(D^-a W D^-a) - I) f -> (1/2)(Delta f + 2(1-a) <grad log p, grad f>) with a = {a:g} "

@@ -1,8 +1,11 @@
 """figures.drift: DRIFT Fig. 2 from verify.euler_steps, and the --plot figures of three DRIFT checks."""
 
+import numpy as np
 import pytest
 
 from figures import check_drawer, drift, registry, save_check_figure
+
+from .conftest import points_under_legend
 from verify import euler_steps
 from verify.claims import load_check
 
@@ -28,6 +31,39 @@ def test_plot_option_saves_the_check_figure(tmp_path, capsys):
     assert euler_steps.main(argv) == 0
     assert path.stat().st_size > 10_000
     capsys.readouterr()
+
+
+def test_drift2_cheap(tmp_path, monkeypatch, captured):
+    monkeypatch.setattr(drift, "_FIG2_N", 1000)
+    monkeypatch.setattr(drift, "_FIG2_EPS", (0.002, 0.004, 0.008, 0.016))
+    monkeypatch.setattr(drift, "_FIG2_TIMES", (0.0125, 0.05))
+    kept = captured(drift)
+    paths = drift.fig_drift2(tmp_path, formats=("png", "pdf"))
+    assert [p.name for p in paths] == ["drift-2.png", "drift-2.pdf"]
+    (fig,) = kept
+    density, layers = fig.axes[:2]
+    assert points_under_legend(layers) == 0
+    assert len([line for line in layers.get_lines() if line.get_label().startswith("L = ")]) == 2
+    text = fig.texts[-1].get_text()
+    assert "N = 1000" in text and "not stated in the paper" in text and "t = Lε/2" in text
+
+
+def test_drift_diffusion_figure_shows_the_asserted_limit_when_it_is_wrong():
+    from verify import drift_diffusion
+
+    from figures._plotting import pyplot
+
+    plt = pyplot()
+    for wrong, curves in (("none", 2), ("sign_flip", 3)):
+        res = drift_diffusion.run(tiers=("circle_grid",), grid_n=2000, wrong_limit=wrong)
+        fig, ax = plt.subplots()
+        try:
+            drift.draw_drift_diffusion(res, ax)
+            assert len(ax.get_lines()) == curves
+            assert ax.get_title().startswith(f"drift_diffusion: {'PASS' if wrong == 'none' else 'FAIL'}")
+        finally:
+            plt.close(fig)
+    assert not np.allclose(res.arrays["grid_asserted"], res.arrays["grid_reference"])
 
 
 @pytest.mark.slow
