@@ -488,7 +488,7 @@ def _validate_velocity(v, a0, form):
     if form == "factored":
         if not isinstance(v, FactoredAttention):
             raise InputError("velocity must be a FactoredAttention like A0")
-        xp = _validate_factored(v)
+        _validate_factored(v)
         if tuple(v.key.shape) != tuple(a0.key.shape):
             raise InputError(f"velocity factors must have shape {tuple(a0.key.shape)}, got {tuple(v.key.shape)}")
         return v

@@ -38,6 +38,7 @@ __all__ = [
     "check_option",
     "check_seed",
     "check_reals",
+    "check_ints",
     "as_generator",
     "child_rng",
 ]
@@ -132,6 +133,23 @@ def check_reals(name: str, values, *, min_count: int = 1, **bounds) -> tuple[flo
     out = tuple(check_real(name, v, **bounds) for v in values)
     if len(out) < min_count:
         raise InputError(f"{name} must hold at least {min_count} value(s), got {len(out)}")
+    return out
+
+
+def check_ints(name: str, values, *, low=None, high=None, min_count: int = 1) -> tuple[int, ...]:
+    """A tuple of at least ``min_count`` integers, each checked as by :func:`check_int`.
+
+    Examples
+    --------
+    >>> check_ints("sizes", [32, 128], low=8)
+    (32, 128)
+    """
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InputError(f"{name} must be a sequence of integers in {_interval(low, high, False, False)}, "
+                         f"got {values!r}")
+    out = tuple(check_int(name, v, low=low, high=high) for v in values)
+    if len(out) < min_count:
+        raise InputError(f"{name} must hold at least {min_count} integer(s), got {len(out)}")
     return out
 
 

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
+from spectral.validation import check_int, check_option, check_real, child_rng
 from verify.check import Check
 from verify.result import Recorder
 

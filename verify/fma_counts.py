@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option
+from spectral.validation import check_int, check_ints, check_option
 from verify.check import Check
 from verify.result import Recorder
 
@@ -34,15 +34,6 @@ CHECK = Check("fma_counts", claims=("FMA-4", "FMA-12"))
 CONFIG_1D = ((512, 64), (1024, 64), (2048, 128), (4096, 128))
 CONFIG_2D = ((14, 4), (24, 8))
 SCHEMES = ("linear", "loglinear")
-
-
-def _ints(name, values, low, high):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InputError(f"{name} must be a sequence of integers, got {values!r}")
-    out = tuple(check_int(name, v, low=low, high=high) for v in values)
-    if not out:
-        raise InputError(f"{name} must hold at least one integer")
-    return out
 
 
 def _near_total_by_blocks(n: int, r: int) -> int:
@@ -88,9 +79,9 @@ def run(*, max_exponent=16, count_cells=(16, 64, 128), ranks=(1, 4), reference_l
     from verify.fma_reference import hierarchy_1d
 
     max_exponent = check_int("max_exponent", max_exponent, low=9, high=22)
-    count_cells = _ints("count_cells", count_cells, 1, 256)
-    ranks = _ints("ranks", ranks, 1, 16)
-    reference_lengths = _ints("reference_lengths", reference_lengths, 16, 4096)
+    count_cells = check_ints("count_cells", count_cells, low=1, high=256)
+    ranks = check_ints("ranks", ranks, low=1, high=16)
+    reference_lengths = check_ints("reference_lengths", reference_lengths, low=16, high=4096)
     check_option("scheme", scheme, SCHEMES)
     pooled = scheme == "linear"
 

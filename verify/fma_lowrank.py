@@ -23,19 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.validation import check_int, check_ints, check_option, check_real
 from verify.check import Check
 from verify.result import Recorder
 
 CHECK = Check("fma_lowrank", claims=("FMA-11",))
 
 KINDS = ("smooth", "mix", "iid")
-
-
-def _ints(name, values, low, high):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not len(values):
-        raise InputError(f"{name} must be a non-empty sequence of integers, got {values!r}")
-    return tuple(check_int(name, v, low=low, high=high) for v in values)
 
 
 def _tokens(kind, n, d, noise, max_frequency, rng):
@@ -117,8 +111,8 @@ def run(*, n=1024, d=64, r=16, ranks=(1, 2, 4), block_sizes=(16, 32, 64, 128), n
     n = check_int("n", n, low=256, high=2048)
     d = check_int("d", d, low=8, high=128)
     r = check_int("r", r, low=4, high=n // 8)
-    ranks = tuple(sorted(set(_ints("ranks", ranks, 1, r))))
-    block_sizes = tuple(sorted(set(_ints("block_sizes", block_sizes, 4, n // 4))))
+    ranks = tuple(sorted(set(check_ints("ranks", ranks, low=1, high=r))))
+    block_sizes = tuple(sorted(set(check_ints("block_sizes", block_sizes, low=4, high=n // 4))))
     noise = check_real("noise", noise, low=0.0, high=2.0)
     max_frequency = check_real("max_frequency", max_frequency, low=0.25, high=64.0, low_open=True)
     check_option("claim", claim, ("corrected", "printed"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option
+from spectral.validation import InputError, check_int, check_ints, check_option
 from verify.check import Check
 from verify.result import Recorder
 
@@ -30,15 +30,6 @@ CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"))
 #: FMA Fig. 3: (a) W / r = 16 (L = 4) seen from one pixel, (b) W / r = 8 (L = 3), the whole matrix
 FIG3A = (32, 2, (12, 19))
 FIG3B = (16, 2)
-
-
-def _ints(name, values, low, high):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InputError(f"{name} must be a sequence of integers, got {values!r}")
-    out = tuple(check_int(name, v, low=low, high=high) for v in values)
-    if not out:
-        raise InputError(f"{name} must hold at least one integer")
-    return out
 
 
 def _far_stencils(h, side, dim):
@@ -96,8 +87,8 @@ def run(*, widths=(14, 24, 16, 28, 32, 32, 64), cells=(4, 8, 2, 4, 2, 8, 4), ste
     from spectral import fma_groups_2d, fma_levels_2d
     from verify.fma_reference import hierarchy_1d, hierarchy_2d
 
-    widths = _ints("widths", widths, 1, 64)
-    cells = _ints("cells", cells, 1, 64)
+    widths = check_ints("widths", widths, low=1, high=64)
+    cells = check_ints("cells", cells, low=1, high=64)
     if len(cells) != len(widths):
         raise InputError(f"cells must hold one r per width ({len(widths)}), got {len(cells)}")
     for w, r in zip(widths, cells):

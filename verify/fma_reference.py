@@ -173,7 +173,6 @@ def eq4_reference(q, k, v, hier: Hierarchy, *, normalisation: str = "per-level",
             near = near[near <= i]
         logits = [k[near] @ q[i] / np.sqrt(d)]
         values = [v[near]]
-        parts = [len(near)]
         for lev in range(1, hier.depth):
             lg, vals = [], []
             qi = q[i]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option
+from spectral.validation import InputError, check_int, check_ints, check_option
 from verify.check import Check
 from verify.result import Recorder
 
@@ -29,15 +29,6 @@ CHECK = Check("fma_structure", claims=("FMA-1", "FMA-2", "FMA-3", "FMA-10"))
 WINDOWS = {"paper": 0, "group-length": 1}
 #: FMA Table 6: n = 1024 with r = 16, 32, 64 has 6, 5, 4 levels
 TABLE6_LEVELS = {16: 6, 32: 5, 64: 4}
-
-
-def _ints(name, values, low, high):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InputError(f"{name} must be a sequence of integers, got {values!r}")
-    out = tuple(check_int(name, v, low=low, high=high) for v in values)
-    if not out:
-        raise InputError(f"{name} must hold at least one integer")
-    return out
 
 
 @CHECK.define
@@ -78,16 +69,16 @@ def run(*, lengths=(64, 96, 100, 40, 16, 24, 1024, 1024, 4096), cells=(4, 4, 5, 
     from spectral.validation import child_rng
     from verify.fma_reference import hierarchy_1d, python_sets_1d
 
-    lengths = _ints("lengths", lengths, 1, 8192)
-    cells = _ints("cells", cells, 1, 256)
+    lengths = check_ints("lengths", lengths, low=1, high=8192)
+    cells = check_ints("cells", cells, low=1, high=256)
     if len(cells) != len(lengths):
         raise InputError(f"cells must hold one r per length ({len(lengths)}), got {len(cells)}")
     for n, r in zip(lengths, cells):
         if r > n:
             raise InputError(f"cells must be in [1, n]: r = {r} > n = {n}")
     max_exponent = check_int("max_exponent", max_exponent, low=8, high=20)
-    count_cells = _ints("count_cells", count_cells, 1, 256)
-    ranks = _ints("ranks", ranks, 1, 16)
+    count_cells = check_ints("count_cells", count_cells, low=1, high=256)
+    ranks = check_ints("ranks", ranks, low=1, high=16)
     check_option("window", window, tuple(WINDOWS))
     shift = WINDOWS[window]
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
+from spectral.validation import InputError, check_int, check_ints, check_option, check_real, check_reals, child_rng
 from verify.check import Check
 from verify.result import Recorder
 from verify.threads import single_blas_thread
@@ -138,20 +138,10 @@ def diffusion_spread(A_scores, *, tau: float = 1.0) -> tuple[float, float, np.nd
     return float(dist.sum() / (n * (n - 1))), float(np.max(np.abs(eta)) ** tau), coords
 
 
-
 # -------------------------------------------------------------------------------------- run
 
 #: the full protocol (``full=True``): n = 32..512, 20 token sets per (data, d, n)
 FULL = dict(sizes=(32, 64, 128, 256, 512), draws=20)
-
-
-def _ints(name, values, *, low, high, min_count=1):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InputError(f"{name} must be integers in [{low}, {high}], got {values!r}")
-    out = tuple(check_int(name, v, low=low, high=high) for v in values)
-    if len(out) < min_count:
-        raise InputError(f"{name} must hold at least {min_count} integer(s) in [{low}, {high}], got {values!r}")
-    return out
 
 
 @CHECK.define
@@ -199,11 +189,11 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
         Passes when every FNA-16..19 assertion of the chosen claim holds.
     """
     alpha = check_real("alpha", alpha, low=0.5, high=2.0, high_open=True)
-    dims = _ints("dims", dims, low=2, high=256)
-    dm_dims = _ints("dm_dims", dm_dims, low=2, high=256)
+    dims = check_ints("dims", dims, low=2, high=256)
+    dm_dims = check_ints("dm_dims", dm_dims, low=2, high=256)
     if full:
         sizes, draws = FULL["sizes"], FULL["draws"]
-    sizes = _ints("sizes", sizes, low=8, high=1024, min_count=2)
+    sizes = check_ints("sizes", sizes, low=8, high=1024, min_count=2)
     if list(sizes) != sorted(set(sizes)):
         raise InputError(f"sizes must be at least two increasing integers in [8, 1024], got {sizes!r}")
     draws = check_int("draws", draws, low=2, high=200)

@@ -22,7 +22,6 @@ reaction-diffusion fail.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
