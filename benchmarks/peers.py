@@ -1,0 +1,352 @@
+"""Peers: datafold, pydiffmap, graphtools and networkx against the toolkit, same data, same kernel.
+
+Run from the repository root, with the peers installed in a throwaway virtual environment (they
+are never dependencies of the toolkit; datafold pins numpy < 2, which the toolkit does not run on)::
+
+    python3 -m venv /tmp/peers-venv
+    /tmp/peers-venv/bin/pip install datafold pydiffmap graphtools networkx
+    python benchmarks/peers.py --peers-python /tmp/peers-venv/bin/python            # n = 2000
+    python benchmarks/peers.py --peers-python /tmp/peers-venv/bin/python --n 5000 --table peers.md
+
+The task, for every method: from n points to the top ``k`` eigenvalues of the Markov matrix
+``A = D^-1 W`` of the heat kernel ``W_ij = exp(-|x_i - x_j|^2 / (2 eps))`` (no density
+normalisation, a = 0), with entries beyond ``6 sqrt(eps)`` dropped (below exp(-18) = 1.5e-8).
+Each peer is configured to build exactly this kernel (the parameter mapping is in ``PEER_KERNELS``):
+
+* toolkit: ``spectral.heat_kernel_sparse`` + ``spectral.markov_spectrum`` (its automatic method);
+* datafold: ``DiffusionMaps(GaussianKernel(epsilon=eps, distance={"cut_off": 6 sqrt(eps)}), alpha=0)``
+  (its kernel is exp(-D / (2 eps)) on squared distances D);
+* pydiffmap: ``DiffusionMap.from_sklearn(epsilon=eps / 2, alpha=0, k=K)`` (its Gaussian is
+  exp(-d^2 / (4 epsilon)); K = the largest number of points within the cutoff, plus one, so its
+  k-nearest-neighbour kernel holds every entry the others keep, and a few below 1.5e-8 more);
+* graphtools: ``Graph(decay=2, bandwidth=sqrt(2 eps), thresh=exp(-18), knn=K)`` (its kernel is
+  exp(-(d / bandwidth)^decay), cut where it falls below thresh), then ARPACK on its symmetric
+  ``diff_aff``;
+* networkx: the same sparse kernel (scipy cKDTree), ``networkx.from_scipy_sparse_array``,
+  ``normalized_laplacian_matrix`` and ARPACK on it (eigenvalues 1 - mu); networkx has no kernel
+  builder of its own, so its row times the graph round trip on top of scipy.
+
+Accuracy is measured against an independent reference computed here from the definitions: the dense
+float64 kernel, its symmetric conjugate ``D^-1/2 W D^-1/2`` and ``scipy.linalg.eigh`` (top k only),
+once with the cutoff (the kernel every method was asked to build: the error of the method) and once
+without (the exact Gaussian: the cutoff's effect included); the columns are max |lambda_j -
+lambda_j^ref| over the k eigenvalues. Data (one seed for all methods): a swiss roll in R^3, uniform
+points on S^2, and a 2-D mixture of three Gaussians 6 sigma apart. On S^2 the reference also gives
+the Laplace-Beltrami eigenvalues l(l+1) = 2, 6, 12 through -log(lambda) / (eps / 2) (heat kernel
+time eps / 2); that row is printed as a sanity check of the setting, the same for every method.
+
+Timing: one untimed warm-up run, then the median of ``--repeats`` runs, each from the points to the
+eigenvalues. Peers run in child processes of ``--peers-python`` (imports outside the timer); the
+toolkit runs here, half its repeats before the peers and half after, so machine load affects both.
+Ratios are peer time / toolkit time within this one run (> 1: the toolkit is faster). A peer that
+is not installed in that environment is skipped and said so. This is a plain script, never run by
+pytest; it writes a markdown table (``--table``) that benchmarks/README.md shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+CUTOFF = 6.0  # kernel entries kept within CUTOFF * sqrt(eps)
+PEERS = ("datafold", "pydiffmap", "graphtools", "networkx")
+#: dataset -> heat-kernel eps (chosen so that the cutoff graph is connected and has ~100-200 neighbours at n = 2000)
+DATASETS = {"swiss-roll": 1.0, "sphere": 0.02, "mixture": 0.1}
+PEER_KERNELS = {
+    "datafold": "GaussianKernel(epsilon=eps, cut_off=6 sqrt(eps)), DiffusionMaps(alpha=0)",
+    "pydiffmap": "from_sklearn(epsilon=eps/2, alpha=0, k=K), kernel exp(-d^2/(4 epsilon))",
+    "graphtools": "Graph(decay=2, bandwidth=sqrt(2 eps), thresh=exp(-18), knn=K), eigsh(diff_aff)",
+    "networkx": "cKDTree kernel, from_scipy_sparse_array, normalized_laplacian_matrix, eigsh",
+}
+
+
+# ----------------------------------------------------------------------------- data (host, seeded)
+
+
+def make_points(name: str, n: int, seed: int) -> np.ndarray:
+    """The benchmark's point sets (one seed, the same points for every method)."""
+    rng = np.random.default_rng([seed, sorted(DATASETS).index(name)])
+    if name == "swiss-roll":
+        t = 1.5 * np.pi * (1.0 + 2.0 * rng.random(n))
+        h = 21.0 * rng.random(n)
+        return np.column_stack([t * np.cos(t), h, t * np.sin(t)])
+    if name == "sphere":
+        x = rng.standard_normal((n, 3))
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+    centres = np.array([[0.0, 0.0], [6.0, 0.0], [3.0, 5.2]])
+    return centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
+
+
+def reference_eigenvalues(x: np.ndarray, eps: float, k: int, *, cutoff: bool) -> np.ndarray:
+    """Top-k eigenvalues of D^-1 W for the dense heat kernel, with or without the cutoff (float64, scipy eigh)."""
+    import scipy.linalg
+
+    sq = np.sum(x * x, axis=1)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (x @ x.T)
+    np.maximum(d2, 0.0, out=d2)
+    w = np.exp(d2 * (-1.0 / (2.0 * eps)))
+    if cutoff:
+        w[d2 > CUTOFF**2 * eps] = 0.0
+    del d2
+    s = 1.0 / np.sqrt(w.sum(axis=1))
+    w *= s[:, None]
+    w *= s[None, :]
+    n = len(x)
+    lam = scipy.linalg.eigh(w, eigvals_only=True, subset_by_index=(n - k, n - 1))
+    return np.sort(lam)[::-1]
+
+
+def neighbour_stats(x: np.ndarray, eps: float) -> tuple[int, int, int]:
+    """(largest and median number of points within the cutoff, self included; components of that graph)."""
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(x)
+    graph = tree.sparse_distance_matrix(tree, CUTOFF * math.sqrt(eps), output_type="coo_matrix").tocsr()
+    counts = np.diff(graph.indptr)  # the coo output keeps the diagonal's explicit zero distances: self included
+    return int(counts.max()), int(np.median(counts)), int(connected_components(graph, directed=False)[0])
+
+
+# ----------------------------------------------------------------------------- the toolkit (this process)
+
+
+def toolkit_eigenvalues(x, eps, k):
+    from spectral import heat_kernel_sparse, markov_spectrum
+
+    scores = heat_kernel_sparse(x, eps=eps, cutoff=CUTOFF)
+    return np.asarray(markov_spectrum(scores, k, rng=0).eigenvalues)
+
+
+def time_toolkit(x, eps, k, repeats):
+    toolkit_eigenvalues(x, eps, k)  # warm-up: lazy imports, caches
+    times, lam = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        lam = toolkit_eigenvalues(x, eps, k)
+        times.append(time.perf_counter() - t0)
+    return times, lam
+
+
+# ----------------------------------------------------------------------------- the peers (child processes)
+
+
+def _peer_datafold(x, eps, k, kmax):
+    import datafold.pcfold as pf
+    from datafold.dynfold import DiffusionMaps
+
+    kernel = pf.GaussianKernel(epsilon=eps, distance=dict(cut_off=CUTOFF * math.sqrt(eps)))
+    dm = DiffusionMaps(kernel=kernel, n_eigenpairs=k, alpha=0).fit(pf.PCManifold(x, kernel=kernel))
+    return np.real(dm.eigenvalues_)
+
+
+def _peer_pydiffmap(x, eps, k, kmax):
+    from pydiffmap import diffusion_map
+
+    dm = diffusion_map.DiffusionMap.from_sklearn(n_evecs=k - 1, epsilon=eps / 2.0, alpha=0.0, k=kmax)
+    dm.fit(x)
+    # pydiffmap returns the eigenvalues of L = (P - I) / epsilon without the trivial one
+    return np.concatenate([[1.0], 1.0 + dm.epsilon_fitted * np.asarray(dm.evals)])
+
+
+def _eigsh_top(S, k, n):
+    from scipy.sparse.linalg import eigsh
+
+    v0 = np.random.default_rng(0).standard_normal(n)
+    return eigsh(S, k=k, which="LA", v0=v0, tol=0, return_eigenvectors=False)
+
+
+def _peer_graphtools(x, eps, k, kmax):
+    import graphtools
+
+    graph = graphtools.Graph(x, n_pca=None, knn=kmax, decay=2, bandwidth=math.sqrt(2.0 * eps),
+                             thresh=math.exp(-CUTOFF**2 / 2.0), anisotropy=0, verbose=0, random_state=0)
+    return _eigsh_top(graph.diff_aff, k, len(x))
+
+
+def _peer_networkx(x, eps, k, kmax):
+    import networkx as nx
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import eigsh
+    from scipy.spatial import cKDTree
+
+    tree = cKDTree(x)
+    d = tree.sparse_distance_matrix(tree, CUTOFF * math.sqrt(eps), output_type="coo_matrix")
+    w = sp.csr_array((np.exp(-d.data**2 / (2.0 * eps)), (d.row, d.col)), shape=(len(x), len(x)))
+    graph = nx.from_scipy_sparse_array(w)
+    lap = nx.normalized_laplacian_matrix(graph, nodelist=range(len(x)))
+    v0 = np.random.default_rng(0).standard_normal(len(x))
+    mu = eigsh(lap, k=k, which="SA", v0=v0, tol=0, return_eigenvectors=False)
+    return 1.0 - mu
+
+
+_PEER_RUNNERS = {"datafold": _peer_datafold, "pydiffmap": _peer_pydiffmap, "graphtools": _peer_graphtools,
+                 "networkx": _peer_networkx}
+
+
+def _peer_version(peer: str) -> str:
+    from importlib.metadata import version
+
+    return version(peer)
+
+
+def child_main(peer: str, points: str, eps: float, k: int, kmax: int, repeats: int) -> int:
+    """Child process: time one peer on the saved points; one JSON line on stdout."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # peers' deprecation chatter would end up in the captured output
+    try:
+        version = _peer_version(peer)
+        runner = _PEER_RUNNERS[peer]
+        x = np.load(points)
+        runner(x, eps, k, kmax)  # warm-up: imports inside the peer, caches
+    except ImportError as exc:
+        print(json.dumps({"skipped": f"not installed here ({exc})"}))
+        return 0
+    times, lam = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        lam = runner(x, eps, k, kmax)
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"version": version, "times": times, "eigenvalues": sorted(map(float, lam), reverse=True)}))
+    return 0
+
+
+def run_peer(python: str, peer: str, points: str, eps: float, k: int, kmax: int, repeats: int) -> dict:
+    cmd = [python, os.path.abspath(__file__), "--child", peer, points, repr(eps), str(k), str(kmax), str(repeats)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        err = proc.stderr.strip().splitlines()
+        return {"skipped": f"failed: {err[-1] if err else 'no output'}"}
+    return json.loads(lines[-1])
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def run_dataset(name, n, k, repeats, seed, peers_python, peers, log):
+    eps = DATASETS[name]
+    x = make_points(name, n, seed)
+    kmax, kmed, components = neighbour_stats(x, eps)
+    ref = reference_eigenvalues(x, eps, k, cutoff=True)
+    full = reference_eigenvalues(x, eps, k, cutoff=False)
+    truncation = float(np.max(np.abs(ref - full)))
+    log(f"\n[{name}] n = {n}, d = {x.shape[1]}, eps = {eps}, cutoff {CUTOFF} sqrt(eps): {kmed} neighbours "
+        f"(median, max {kmax}), {components} component(s); the cutoff moves the reference eigenvalues by "
+        f"{truncation:.1e}")
+    if components > 1:
+        log(f"  warning: the cutoff graph has {components} components; eigenvalue 1 is multiple")
+    if name == "sphere":
+        lb = -np.log(full[1:]) / (eps / 2.0)
+        log(f"  sanity: reference -log(lambda)/(eps/2) = {np.round(lb, 2).tolist()}; continuum l(l+1) = 2 (x3), "
+            f"6 (x5), 12 (x7): random points and O(eps) bias, the same for every method")
+    half = max(1, repeats // 2)
+    t_before, lam = time_toolkit(x, eps, k, half)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "points.npy")
+        np.save(path, x)
+        for peer in peers:
+            if not peers_python:
+                rows.append({"method": peer, "skipped": "no --peers-python given"})
+                continue
+            out = run_peer(peers_python, peer, path, eps, k, kmax, repeats)
+            rows.append({"method": peer, **out})
+    t_after, _ = time_toolkit(x, eps, k, repeats - half) if repeats > half else ([], None)
+    t_toolkit = statistics.median(t_before + t_after)
+    lam = np.sort(lam)[::-1]
+    err, err_full = float(np.max(np.abs(lam - ref))), float(np.max(np.abs(lam - full)))
+    result = [{"dataset": name, "n": n, "eps": eps, "neighbours": kmed, "method": "toolkit",
+               "seconds": t_toolkit, "times": t_before + t_after, "ratio": 1.0, "error": err, "error_full": err_full}]
+    log(f"  {'toolkit':<11} {t_toolkit:8.3f} s   ratio 1.00   max|lambda - ref| {err:.1e} (full kernel {err_full:.1e})")
+    for row in rows:
+        entry = {"dataset": name, "n": n, "eps": eps, "neighbours": kmed, "method": row["method"]}
+        if "skipped" in row:
+            entry["skipped"] = row["skipped"]
+            log(f"  {row['method']:<11} skipped: {row['skipped']}")
+        else:
+            sec = statistics.median(row["times"])
+            got = np.array(row["eigenvalues"][:k])
+            e, e_full = float(np.max(np.abs(got - ref))), float(np.max(np.abs(got - full)))
+            entry.update(seconds=sec, times=row["times"], ratio=sec / t_toolkit, error=e, error_full=e_full,
+                         version=row["version"])
+            log(f"  {row['method']:<11} {sec:8.3f} s   ratio {sec / t_toolkit:5.2f}   max|lambda - ref| {e:.1e} "
+                f"(full kernel {e_full:.1e})   ({row['method']} {row['version']})")
+        result.append(entry)
+    return result
+
+
+def markdown_table(results, k, repeats) -> str:
+    lines = [f"| data | method | time (median of {repeats}) | time / toolkit | top-{k} eigenvalues: max abs error, "
+             f"same kernel | vs the kernel without cutoff |",
+             "|---|---|---|---|---|---|"]
+    for r in results:
+        data = f"{r['dataset']} n={r['n']} eps={r['eps']}"
+        if "skipped" in r:
+            lines.append(f"| {data} | {r['method']} | skipped: {r['skipped']} | | | |")
+            continue
+        name = r["method"] + (f" {r['version']}" if "version" in r else "")
+        lines.append(f"| {data} | {name} | {r['seconds']:.3f} s | {r['ratio']:.2f} | {r['error']:.1e} | "
+                     f"{r['error_full']:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        peer, points, eps, k, kmax, repeats = argv[1:7]
+        return child_main(peer, points, float(eps), int(k), int(kmax), int(repeats))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peers-python", default=None,
+                        help="python of the virtual environment holding the peers (none: toolkit and reference only)")
+    parser.add_argument("--n", type=int, default=2000, help="points per data set (default 2000)")
+    parser.add_argument("--k", type=int, default=10, help="eigenvalues compared (default 10)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per method (median; default 3)")
+    parser.add_argument("--datasets", default=",".join(DATASETS), help=f"subset of {','.join(DATASETS)}")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"subset of {','.join(PEERS)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--table", default=None, help="write the markdown table to this path")
+    parser.add_argument("--json", default=None, help="write every number as JSON to this path")
+    ns = parser.parse_args(argv)
+    datasets = [d for d in ns.datasets.split(",") if d]
+    peers = [p for p in ns.peers.split(",") if p]
+    bad = [d for d in datasets if d not in DATASETS] + [p for p in peers if p not in PEERS]
+    if bad or ns.n < 50 or not 2 <= ns.k < ns.n - 1 or ns.repeats < 1:
+        parser.error(f"need datasets in {list(DATASETS)}, peers in {list(PEERS)}, n >= 50, 2 <= k < n - 1, "
+                     f"repeats >= 1 (got {bad or 'sizes out of range'})")
+    sys.stdout.reconfigure(line_buffering=True)
+    print(f"peers benchmark: n = {ns.n}, top {ns.k} eigenvalues, {ns.repeats} timed runs, load average {_load()}")
+    results = []
+    for name in datasets:
+        results += run_dataset(name, ns.n, ns.k, ns.repeats, ns.seed, ns.peers_python, peers, print)
+    table = markdown_table(results, ns.k, ns.repeats)
+    print("\n" + table)
+    if ns.table:
+        with open(ns.table, "w", encoding="utf-8") as fh:
+            fh.write(table)
+    if ns.json:
+        with open(ns.json, "w", encoding="utf-8") as fh:
+            json.dump({"n": ns.n, "k": ns.k, "repeats": ns.repeats, "seed": ns.seed, "load": _load(),
+                       "results": results}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
