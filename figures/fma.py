@@ -22,26 +22,16 @@ import functools
 
 import numpy as np
 
-from figures._plotting import pyplot, save
+from figures._plotting import caption, pyplot, save
 
 FIG1_QUERY = 37
 
 
 @functools.lru_cache(maxsize=None)
-def _run(check: str):
+def _run(check: str, seed: int = 0):
     from verify.claims import load_check
 
-    return load_check(check).run()
-
-
-def _caption(fig, text):
-    import textwrap
-
-    width_in, height_in = fig.get_size_inches()
-    lines = textwrap.wrap(text, width=int(width_in * 72 / 4.1))
-    room = (len(lines) * 7 * 1.35 / 72 + 0.1) / height_in
-    fig.tight_layout(rect=(0, room, 1, 1))
-    fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=7)
+    return load_check(check).run(seed=seed)
 
 
 def _level_cmap(depth: int):
@@ -109,7 +99,7 @@ def fig_fma1(out_dir, *, formats=("png",)):
     bottom.set_title("FMA: exact 3r window (white) and one interaction per group (grey, darker = coarser)", fontsize=9)
     bottom.set_xlabel("token index j")
     _level_legend(bottom, depth)
-    _caption(fig, f"FMA Fig. 1 (computed): n = 64, r = 4, L = {depth}, query i = {FIG1_QUERY} (red). Level-l groups "
+    caption(fig, f"FMA Fig. 1 (computed): n = 64, r = 4, L = {depth}, query i = {FIG1_QUERY} (red). Level-l groups "
                   "have length r 2^(l-1) = 4, 8, 16; at most 3 per level. From verify.fma_structure "
                   "(spectral.fma_levels, checked against the definitions).")
     return save(fig, out_dir, "fma-1", formats)
@@ -123,7 +113,7 @@ def fig_fma2(out_dir, *, formats=("png",)):
     fig, ax = plt.subplots(figsize=(6.4, 4.9))
     depth = _matrix_image(ax, levels, "FMA 1-D sparsified attention matrix")
     _level_legend(ax, depth)
-    _caption(fig, "FMA Fig. 2 (computed): level l(i, j) of key j for query i, n = 64, r = 4 (L = 4). White: near "
+    caption(fig, "FMA Fig. 2 (computed): level l(i, j) of key j for query i, n = 64, r = 4 (L = 4). White: near "
                   "field, exact; darker grey: coarser group summaries. From verify.fma_structure.")
     return save(fig, out_dir, "fma-2", formats)
 
@@ -156,7 +146,7 @@ def fig_fma3a(out_dir, *, formats=("png",)):
     ax.set_title("FMA 2-D quadtree seen from one pixel", fontsize=9)
     ax.grid(False)
     _level_legend(ax, depth)
-    _caption(fig, f"FMA Fig. 3a (computed): W = {w}, r = {r} (W/r = 16, L = {depth}), query pixel (x, y) = "
+    caption(fig, f"FMA Fig. 3a (computed): W = {w}, r = {r} (W/r = 16, L = {depth}), query pixel (x, y) = "
                   f"({px}, {py}) "
                   "(red). Blue: the exact 3 x 3-cell near field; black: the far squares of side r 2^(l-1) = 2, 4, 8, "
                   "at most 27 per level. From verify.fma_quadtree.")
@@ -171,18 +161,18 @@ def fig_fma3b(out_dir, *, formats=("png",)):
     fig, ax = plt.subplots(figsize=(6.6, 5.3))
     depth = _matrix_image(ax, levels, "FMA 2-D sparsified attention matrix")
     _level_legend(ax, depth)
-    _caption(fig, "FMA Fig. 3b (computed): level of pixel j for pixel i on a 16 x 16 image, r = 2 (W/r = 8, L = 3), "
+    caption(fig, "FMA Fig. 3b (computed): level of pixel j for pixel i on a 16 x 16 image, r = 2 (W/r = 8, L = 3), "
                   "pixels flattened row-major (x W + y): the top-left quarter of Fig. 3a's image. From "
                   "verify.fma_quadtree.")
     return save(fig, out_dir, "fma-3b", formats)
 
 
-def fig_fma7(out_dir, *, formats=("png",)):
+def fig_fma7(out_dir, *, formats=("png",), seed=0):
     """FMA Fig. 7: groups per level, near block A, far blocks B^(l) and their sum (n = 64, r = 4)."""
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Rectangle
 
-    res = _run("fma_hmatrix")
+    res = _run("fma_hmatrix", seed)
     a = np.asarray(res.arrays["fig7_matrix"])
     levels = np.asarray(res.arrays["fig7_levels"])
     n = a.shape[0]
@@ -221,7 +211,7 @@ def fig_fma7(out_dir, *, formats=("png",)):
     ax.set_yticks([])
     ax.grid(False)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
-    _caption(fig, f"FMA Fig. 7 (computed): bidirectional FMA with n = {n}, r = 4 ({depth} levels, n/r = 16), per-level "
+    caption(fig, f"FMA Fig. 7 (computed): bidirectional FMA with n = {n}, r = 4 ({depth} levels, n/r = 16), per-level "
                   "normalisation as printed, group means, random Gaussian queries and keys (d = "
                   f"{res.parameters['d']}, seed {res.parameters['seed']}); entries of the effective matrix on a log "
                   "scale, blank = not in this block. Far blocks have rank <= p = 1 (FMA-7). From verify.fma_hmatrix.")
@@ -234,7 +224,7 @@ def fig_fma9_left(out_dir, *, formats=("png",)):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
     _draw_counts(res, ax)
-    _caption(fig, "Analogue of FMA Fig. 9 (left): number of attention scores stored per head (exact counts, not "
+    caption(fig, "Analogue of FMA Fig. 9 (left): number of attention scores stored per head (exact counts, not "
                   "GPU memory): full n^2, FMA (one query per token, p = 4) with its bound 3rn + 3p(L-1)n, and "
                   "FMA-linear (queries pooled per group, the toolkit's reading of FMA-4). From verify.fma_counts.")
     return save(fig, out_dir, "fma-9-left", formats)

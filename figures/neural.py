@@ -17,41 +17,32 @@ surface as a map with its creases), ``neural_cost`` (stored floats against n) an
 from __future__ import annotations
 
 import functools
-import textwrap
 
 import numpy as np
 
-from figures._plotting import pyplot, save
+from figures._plotting import caption, pyplot, save
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "fig_neural1", "fig_neural2", "draw_neural_rank", "draw_neural_geometry",
            "draw_neural_cost", "draw_neural_expressivity"]
 
 
-@functools.lru_cache(maxsize=1)
-def _geometry():
+@functools.lru_cache(maxsize=4)
+def _geometry(seed: int = 0):
     from verify import neural_geometry
 
-    return neural_geometry.run()
+    return neural_geometry.run(seed=seed)
 
 
-@functools.lru_cache(maxsize=1)
-def _cost():
+@functools.lru_cache(maxsize=4)
+def _cost(seed: int = 0):
     from verify import neural_cost
 
-    return neural_cost.run()
+    return neural_cost.run(seed=seed)
 
 
-def _caption(fig, text, width=110):
-    lines = textwrap.wrap(text, width=width)
-    height = fig.get_size_inches()[1]
-    room = (len(lines) * 7 * 1.35 / 72 + 0.12) / height
-    fig.tight_layout(rect=(0, room, 1, 1))
-    fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=7)
-
-
-def fig_neural1(out_dir, *, formats=("png",)):
+def fig_neural1(out_dir, *, formats=("png",), seed=0):
     """NEURAL Fig. 1: paraboloid (dot product) vs creased ReLU-MLP surface (Neural Attention)."""
-    res = _geometry()
+    res = _geometry(seed)
     a = res.arrays
     g = np.asarray(a["grid"], dtype=float)
     X, Y = np.meshgrid(g, g, indexing="ij")
@@ -78,7 +69,7 @@ def fig_neural1(out_dir, *, formats=("png",)):
         ax.set_zlabel("score z", fontsize=8)
         ax.tick_params(labelsize=7)
     p, m = res.parameters, res.measured
-    _caption(fig, f"NEURAL Fig. 1 regenerated: q = k = (x, y) on [-{p['half_width']:g}, {p['half_width']:g}]^2. "
+    caption(fig, f"NEURAL Fig. 1 regenerated: q = k = (x, y) on [-{p['half_width']:g}, {p['half_width']:g}]^2. "
                   f"Right: h = {p['hidden']} hidden units with seeded random weights (seed {p['seed']}; the paper "
                   f"gives neither h nor the weights). The surface is linear on each of its "
                   f"{m['regions_by_sign_patterns']} cells (bound 1 + h + C(h, 2) = {m['arrangement_bound']}) and "
@@ -99,9 +90,9 @@ def _table(ax, cells, rows, cols, title, color):
     ax.set_title(title, fontsize=8.5)
 
 
-def fig_neural2(out_dir, *, formats=("png",)):
+def fig_neural2(out_dir, *, formats=("png",), seed=0):
     """NEURAL Figs. 2/3 (+7/8): reshape/broadcast/concat of toy Q', K' and the resulting score matrix."""
-    res = _cost()
+    res = _cost(seed)
     a = res.arrays
     q = np.asarray(a["toy_q"], dtype=float)
     k = np.asarray(a["toy_k"], dtype=float)
@@ -127,12 +118,12 @@ def fig_neural2(out_dir, *, formats=("png",)):
            "C[i, j, :] = [q'_i; k'_j]  (eq. 7, n x n x 2d')", "#e8e1f2")
     _table(axes[1, 2], [[f"{v:.4f}" for v in row] for row in A], [f"i={i}" for i in idx],
            [f"j={j}" for j in idx], f"A[i, j] = w_a.{p['activation']}(W_h C[i, j] + b_h) + b_a", "#e3f1e0")
-    _caption(fig, f"NEURAL Figs. 2/3 regenerated with numbers: n = {n}, d' = {dp}; q'_i = (i.1, i.2) and "
+    caption(fig, f"NEURAL Figs. 2/3 regenerated with numbers: n = {n}, d' = {dp}; q'_i = (i.1, i.2) and "
                   "k'_j = -(j.1, j.2) so that every entry names its row. The broadcast copies q'_i along j and k'_j "
                   "along i; C concatenates them along the last axis (checked entry by entry against a loop). A uses "
                   f"one shared MLP (h = 4, {p['activation']}, seeded weights, seed {p['seed']}); the paper's eq. (8) "
                   "would give every pair its own W_h[i, j], W_a[i, j] (App. B, Figs. 7/8), which contradicts its parameter counts "
-                  f"(check neural_cost: {res.verdict}).", width=150)
+                  f"(check neural_cost: {res.verdict}).")
     return save(fig, out_dir, "neural-2", formats)
 
 

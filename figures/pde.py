@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from figures._plotting import pyplot, save
+from figures._plotting import caption, pyplot, save
 
 _PDES = ("diffusion", "wave", "reaction_diffusion", "advection_diffusion")
 _LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction_diffusion": "reaction-diffusion",
@@ -35,16 +35,6 @@ def _run(check: str, **kwargs):
     from verify.claims import load_check
 
     return load_check(check).run(**kwargs)
-
-
-def _caption(fig, text):
-    import textwrap
-
-    width_in, height_in = fig.get_size_inches()
-    lines = textwrap.wrap(text, width=int(width_in * 72 / 4.1))
-    room = (len(lines) * 7 * 1.35 / 72 + 0.12) / height_in
-    fig.tight_layout(rect=(0, room, 1, 1))
-    fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=7)
 
 
 # ------------------------------------------------------------------------------ drawers (one axes)
@@ -215,10 +205,10 @@ CHECK_FIGURES = {
 
 
 # ------------------------------------------------------------------------------ paper figures
-def fig_pde16(out_dir, *, formats=("png",)):
+def fig_pde16(out_dir, *, formats=("png",), seed=0):
     """PDE Fig. 16 analogue: rows after each PDE type at N_t in {1, 2, 4, 8}, and the mode-damping panel."""
-    cons = _run("pde_conservation")
-    modes = _run("pde_modes", rates=FIG16_RATES)
+    cons = _run("pde_conservation", seed=seed)
+    modes = _run("pde_modes", rates=FIG16_RATES, seed=seed)
     plt = pyplot()
     fig = plt.figure(figsize=(11.0, 6.4))
     grid = fig.add_gridspec(2, 3)
@@ -230,7 +220,7 @@ def fig_pde16(out_dir, *, formats=("png",)):
     _draw_damping(modes, fig.add_subplot(grid[:, 2]), rates=FIG16_RATES)
     fig.suptitle("PDE Fig. 16 (computed): attention after each PDE type, and the mode damping of diffusion",
                  fontsize=10)
-    _caption(fig, "A(0) = softmax(QK^T/4) of random Q, K (T = 64, d = 16); query row 32 after N_t explicit steps along "
+    caption(fig, f"A(0) = softmax(QK^T/4) of random Q, K (T = 64, d = 16, seed {cons.parameters['seed']}); query row 32 after N_t explicit steps along "
                   "the key axis with cell-centred Neumann ends; dt = ds = 1 (the paper leaves axis, ends, dt and ds "
                   "unstated); alpha = 0.1, c = 0.15 (wave, V(0) = 0), beta = 0.02 (reaction A(1 - A)), beta = 0.03 "
                   "(central advection). Annotations: largest |row sum - 1| and smallest entry of the whole matrix "
@@ -255,7 +245,7 @@ def fig_pde2(out_dir, *, formats=("png",)):
     ax1.set_title("the wave front moves linearly", fontsize=9)
     ax1.legend(fontsize=7)
     fig.suptitle("PDE Fig. 2 (computed): information spread under the refinement", fontsize=10)
-    _caption(fig, f"Left: a delta row (T = {res.parameters['size']}, centre, key axis, Neumann ends, dt = ds = 1) under "
+    caption(fig, f"Left: a delta row (T = {res.parameters['size']}, centre, key axis, Neumann ends, dt = ds = 1) under "
                   "explicit diffusion; its variance is exactly 2 alpha t (points on the lines), so the spread grows "
                   "like t^(1/2) and its speed falls like t^(-1/2) (the paper's v_eff = Omega(t^(1/2)) has the wrong "
                   "sign). Right: a Gaussian pulse (width 8 tokens) under the wave scheme (c = 0.15, V(0) = 0): "
@@ -263,16 +253,16 @@ def fig_pde2(out_dir, *, formats=("png",)):
     return save(fig, out_dir, "pde-2", formats)
 
 
-def fig_pde3(out_dir, *, formats=("png",)):
+def fig_pde3(out_dir, *, formats=("png",), seed=0):
     """PDE Fig. 3 analogue: S(t) and C(t) per PDE type."""
-    res = _run("pde_smoothing")
+    res = _run("pde_smoothing", seed=seed)
     plt = pyplot()
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10.0, 4.2))
     _draw_smoothing(res, ax0, "S")
     _draw_smoothing(res, ax1, "C")
-    ax1.legend(fontsize=6, loc="lower left")
+    ax1.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # outside: the curves fill both panels
     fig.suptitle("PDE Fig. 3 (computed): smoothness S(t) and consistency C(t) per PDE type", fontsize=10)
-    _caption(fig, f"Random softmax A(0) (T = {res.parameters['size']}, d = 16), key axis, periodic ends, dt = 1, "
+    caption(fig, f"Random softmax A(0) (T = {res.parameters['size']}, d = 16, seed {res.parameters['seed']}), key axis, periodic ends, dt = 1, "
                   "alpha = 0.1, c = 0.15, beta_AD = 0.03. Diffusion and advection-diffusion decay at least like "
                   "rho^(2n) (rho the largest non-constant mode factor); the wave conserves its discrete energy and "
                   "does not decay; reaction-diffusion first increases C (logistic growth towards 1), for beta = 1 "
@@ -281,14 +271,15 @@ def fig_pde3(out_dir, *, formats=("png",)):
     return save(fig, out_dir, "pde-3", formats)
 
 
-def fig_pde4(out_dir, *, formats=("png",)):
+def fig_pde4(out_dir, *, formats=("png",), seed=0):
     """PDE Fig. 4 analogue: PL convergence of GD and SGD on least squares."""
-    res = _run("pde_convergence")
+    res = _run("pde_convergence", seed=seed)
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     _draw_convergence(res, ax)
     ax.set_title("PDE Fig. 4 (computed): PL convergence (Thm. D.3)", fontsize=10)
-    _caption(fig, "Least squares 1/2 |X theta - y|^2 with X of shape (200, 50), rank 30, noisy y; PL constant "
+    caption(fig, f"Least squares 1/2 |X theta - y|^2 with X of shape (200, 50), rank 30, noisy y (seed "
+                 f"{res.parameters['seed']}); PL constant "
                   f"gamma = {res.measured['pl_gamma']:.3g}, smoothness mu = {res.measured['smoothness_mu']:.4g}. GD meets "
                   "eq. (16); SGD (minibatches of 10 drawn with replacement, constant step) stalls at its exact "
                   "stationary noise floor, so eq. (16) without a floor fails after the transient. "

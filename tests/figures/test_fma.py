@@ -31,10 +31,18 @@ def test_check_figures(tmp_path, result):
 
 def test_fig1_from_a_structure_run(tmp_path, monkeypatch):
     small = fma_structure.run(lengths=(64,), cells=(4,), max_exponent=9)
-    monkeypatch.setattr(fma, "_run", lambda check: small)
+    monkeypatch.setattr(fma, "_run", lambda check, seed=0: small)
     paths = fma.fig_fma1(tmp_path)
     assert [p.name for p in paths] == ["fma-1.png"] and paths[0].stat().st_size > 10_000
     assert fma.fig_fma2(tmp_path)[0].stat().st_size > 10_000
+
+
+def test_fig7_and_fig9_at_their_settings(tmp_path):
+    # cheap at the figure's own settings; fig. 7 draws random tokens and takes the seed
+    paths = fma.fig_fma7(tmp_path, formats=("png", "pdf"), seed=3)
+    assert [p.name for p in paths] == ["fma-7.png", "fma-7.pdf"]
+    assert fma._run("fma_hmatrix", 3).parameters["seed"] == 3
+    assert fma.fig_fma9_left(tmp_path)[0].stat().st_size > 10_000
 
 
 @pytest.mark.slow

@@ -16,8 +16,8 @@ def runs():
 def cheap_runs(runs, monkeypatch):
     """Draw from cheap verify runs: the drawing code is what is tested here."""
     geometry, cost = runs
-    monkeypatch.setattr(figs, "_geometry", lambda: geometry)
-    monkeypatch.setattr(figs, "_cost", lambda: cost)
+    monkeypatch.setattr(figs, "_geometry", lambda seed=0: geometry)
+    monkeypatch.setattr(figs, "_cost", lambda seed=0: cost)
 
 
 def test_registry_names():
@@ -30,6 +30,16 @@ def test_figure_writes_png(name, cheap_runs, tmp_path):
     paths = figs.FIGURES[name](tmp_path, formats=("png",))
     assert [p.name for p in paths] == [f"{name}.png"]
     assert paths[0].stat().st_size > 5000
+
+
+def test_seed_reaches_the_checks(monkeypatch, tmp_path, runs):
+    seen = []
+    geometry, cost = runs
+    monkeypatch.setattr(figs, "_geometry", lambda seed=0: seen.append(("geometry", seed)) or geometry)
+    monkeypatch.setattr(figs, "_cost", lambda seed=0: seen.append(("cost", seed)) or cost)
+    figs.fig_neural1(tmp_path, formats=("png",), seed=5)
+    figs.fig_neural2(tmp_path, formats=("png",), seed=5)
+    assert seen == [("geometry", 5), ("cost", 5)]
 
 
 def test_pdf_on_request(cheap_runs, tmp_path):

@@ -40,6 +40,30 @@ def test_plot_option_saves_the_check_figure(tmp_path, capsys):
     capsys.readouterr()
 
 
+CHEAP = {
+    "pde_conservation": lambda seed: pde_conservation.run(sizes=(16,), steps=(1, 20), seed=seed),
+    "pde_modes": lambda seed: pde_modes.run(size=64, rates=pde.FIG16_RATES, seed=seed),
+    "pde_spread": lambda seed: pde_spread.run(size=512, steps=64, softmax_draws=8, seed=seed),
+    "pde_smoothing": lambda seed: pde_smoothing.run(size=32, steps=200, seed=seed),
+    "pde_convergence": lambda seed: pde_convergence.run(sgd_steps=500, chains=8, seed=seed),
+}
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_paper_figures_from_cheap_runs(name, tmp_path, monkeypatch):
+    seen = []
+
+    def cheap(check, seed=0, **kwargs):
+        seen.append((check, seed))
+        return CHEAP[check](seed)
+
+    monkeypatch.setattr(pde, "_run", cheap)
+    takes_seed = name != "pde-2"  # pde-2 draws a delta row and a pulse: nothing random
+    paths = pde.FIGURES[name](tmp_path, formats=("png", "pdf"), **({"seed": 4} if takes_seed else {}))
+    assert [p.name for p in paths] == [f"{name}.png", f"{name}.pdf"]
+    assert all(seed == (4 if takes_seed else 0) for _, seed in seen)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_write_png(name, tmp_path):
