@@ -115,8 +115,7 @@ def main(argv=None) -> int:
     if ns.seed is not None:
         fixed = [n for n in names if not _takes_seed(reg[n])]
         if fixed:
-            sys.stderr.write(f"{PROG}: note: --seed does not change {', '.join(fixed)} (they take no seed: their "
-                             "checks run at fixed settings)\n")
+            sys.stderr.write(f"{PROG}: note: --seed does not change {', '.join(fixed)} (deterministic data)\n")
     from figures._plotting import output_options
 
     status = EXIT_PASS

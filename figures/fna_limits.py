@@ -31,6 +31,18 @@ FIG2A_SETTINGS = (("paper", dict(paper_setting=True)), ("resolved", dict()))
 RATE_ARGS: dict = {}
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_rate(items: tuple):
+    from verify import fna_rate
+
+    return fna_rate.run(**dict(items))
+
+
+def _rate():
+    """verify.fna_rate at RATE_ARGS, computed once per process (Fig. 2a and its inset share it)."""
+    return _cached_rate(tuple(sorted(RATE_ARGS.items())))
+
+
 def _measured(result, name):
     """The measured value of record ``name``, or None when the check did not make it."""
     return result.measured.get(name)
@@ -199,11 +211,11 @@ def _info(result, name, fmt=".3f") -> str:
 
 def fig_fna2a(out_dir, *, formats=("png",)):
     """FNA Fig. 2a: eigenvalues lambda_j vs j with j^1.2 and j^2 guides, paper's and resolved setting, convergence."""
-    from verify import fna_rate, weyl
+    from verify import weyl
 
     runs = {(name, a): weyl.run(alpha=a, modes=FIG2A_MODES, **kwargs) for name, kwargs in FIG2A_SETTINGS
             for a in ALPHA_COLOURS}
-    rate = fna_rate.run(**RATE_ARGS)
+    rate = _rate()
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [1, 1, 1]})
     titles = {"paper": "(a) the paper's setting", "resolved": "(b) resolved"}
@@ -254,9 +266,7 @@ def fig_fna2a(out_dir, *, formats=("png",)):
 
 def fig_fna2a_inset(out_dir, *, formats=("png",)):
     """FNA Fig. 2a convergence inset: relative eigenvalue bias against the kernel scale, kappa^(2-alpha) guides."""
-    from verify import fna_rate
-
-    rate = fna_rate.run(**RATE_ARGS)
+    rate = _rate()
     p = rate.parameters
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 4.0))

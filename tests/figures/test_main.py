@@ -48,6 +48,16 @@ def test_listing_has_one_description_line_per_figure(capsys):
     assert len([line for line in out if line.split()[:1] and line.split()[0] in reg]) == len(reg)
 
 
+#: every figure of the papers that can be regenerated from synthetic data (the ledger's figure table)
+PAPER_FIGURES = {"fna-1", "fna-2a", "fna-2a-inset", "fna-2b", "fna-2c", "fna-5a", "fna-5b", "fna-5c", "fna-5d", "fna-5e",
+                 "drift-2", "pde-16", "pde-2", "pde-3", "pde-4", "fma-1", "fma-2", "fma-3a", "fma-3b", "fma-7",
+                 "fma-9-left", "neural-1", "neural-2"}
+
+
+def test_the_figure_table_is_complete():
+    assert PAPER_FIGURES <= set(figures.registry())
+
+
 def test_every_registered_figure_takes_out_dir_and_formats():
     import inspect
 
