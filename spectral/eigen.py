@@ -37,7 +37,8 @@ from spectral.components import (
     operator_components,
     report_components,
 )
-from spectral.memory import DenseMemoryError, check_dense_memory
+from spectral.block import basis_size, block_eigsh, block_size
+from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
@@ -58,6 +59,12 @@ DENSE_MAX_N = 1000
 #: From this n the Lanczos path stores the conjugate in float32 (ARPACK on the stored matrix needs
 #: 3 GiB in float64 at n = 20000).
 FLOAT32_FROM_N = 10_000
+#: Default residual target of the block solver on float32 tiles (their rounding floor is ~1e-6 relative:
+#: measured 1.4e-6 for FNA tiles on S^1, n = 10^4).
+FLOAT32_BLOCK_TOL = 1e-5
+#: Largest number of block products per phase of the matrix-free (block Krylov) path; the FNA spectra
+#: of the benchmarks and checks need 10-25.
+BLOCK_MAX_PRODUCTS = 300
 
 
 def _check_k(k, n: int, *, method: str):
@@ -224,7 +231,8 @@ def markov_spectrum(
         raise InputError(f"symmetric must be True, False or None, got {symmetric!r}")
     if _is_operator(C):
         spec, ncomp, exact = _operator_spectrum(C, k, method=method, vectors=vectors, strict=strict,
-                                                symmetric=symmetric, tol=tol, dtype=dtype, rng=rng)
+                                                symmetric=symmetric, tol=tol, dtype=dtype, rng=rng,
+                                                max_memory=max_memory)
         return _with_near_one(spec, ncomp=ncomp, exact=exact, strict=strict, solver_tol=tol, complete=False)
     circulant = method == "circulant" or (method == "auto" and grid)
     # one tiled pass: NaN/inf, negatives, min, max and (not for the circulant path, whose structure
@@ -275,7 +283,7 @@ def markov_spectrum(
 
     if use_sym:
         spec = _symmetric_paths(C, d, xp, k=k, method=method, vectors=vectors, ncomp=ncomp, tol=tol,
-                                dtype=dtype, rng=rng)
+                                dtype=dtype, rng=rng, max_memory=max_memory)
     else:
         spec = _general_paths(C, d, xp, k=k, method=method, vectors=vectors, ncomp=ncomp, tol=tol,
                               want_real=want_real, rng=rng)
@@ -312,7 +320,7 @@ def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory
         raise InputError("method='circulant' needs a circulant score matrix (grid=True) or circulant_spectrum")
 
 
-def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
+def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng, max_memory=None):
     n = C.shape[0]
     s = 1.0 / xp.sqrt(d)
     if method == "dense":
@@ -352,33 +360,52 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng):
         return s[:, None] * (C @ (s[:, None] * X))
 
     return _matrix_free_symmetric(apply_S, d, xp, like=C, n=n, k=k, vectors=vectors, ncomp=ncomp, exact=True,
-                                  tol=tol, rng=rng, storage=dtype_name(C.dtype))
+                                  tol=tol, rng=rng, storage=dtype_name(C.dtype), max_memory=max_memory)
 
 
-def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact, tol, rng, storage):
-    if backend.is_cupy_array(like):
-        # GPU: the Lanczos iteration and every product stay on the device (no host round trip)
-        def mv_device(v):
-            return apply_S(v.reshape(n, -1)).reshape(v.shape)
+def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact, tol, rng, storage,
+                           apply_fast=None, fast_storage=None, max_memory=None):
+    """Block Krylov-Schur (:func:`spectral.block.block_eigsh`) on block products with ``S``.
 
-        op = backend.linear_operator((n, n), mv_device, matmat=mv_device, dtype=like.dtype, like=like)
-        w, V = backend.eigsh(op, k, which="LA", tol=tol)
-        solver = "cupyx.scipy.sparse.linalg.eigsh(LinearOperator)"
-    else:
-        def mv(v):
-            v = np.asarray(v)
-            X = from_numpy(v.reshape(n, -1), like=like)
-            return to_numpy(apply_S(X)).reshape(v.shape)
+    ``apply_fast`` (float32 kernel tiles of an operator) drives the iteration first; ``apply_S``
+    then refines from its Ritz vectors. The residual is measured with the accurate images that the
+    solver returns (no further product).
+    """
+    b = block_size(k, n)
+    m = _basis_for_memory(n, k, b, max_memory)
+    res = block_eigsh(apply_S, n, k, like=like, apply_fast=apply_fast, tol=tol, block=b, max_basis=m, rng=rng,
+                      max_products=BLOCK_MAX_PRODUCTS)
+    V, AV = res.vectors, res.images
+    Vt = V.T if not hasattr(xp, "matrix_transpose") else xp.matrix_transpose(V)
 
-        op = backend.linear_operator((n, n), mv, matmat=mv, dtype=np.float64)
-        w, V = _arpack(lambda: backend.eigsh(op, k, which="LA", v0=_v0(n, rng), tol=tol),
-                       what="eigsh, method='matrix-free'", k=k, tol=tol)
-        w = from_numpy(np.asarray(w, dtype=np.float64), like=like)
-        V = from_numpy(np.asarray(V, dtype=np.float64), like=like)
-        solver = "scipy.sparse.linalg.eigsh(LinearOperator)"
-    V = V / column_norms(V)[None, :]
-    return symmetric_spectrum(w, V, d, k=k, vectors=vectors, method="matrix-free",
-                              solver=solver, apply_S=apply_S, ncomp=ncomp, exact=exact, storage=storage)
+    def images(X):  # S X for X in the span of the Ritz vectors, from the stored images
+        return AV @ (Vt @ X)
+
+    phases = (f"{res.fast_products} {fast_storage} + {res.products} {storage}" if res.fast_products
+              else f"{res.products} {storage}")
+    solver = f"spectral.block_eigsh (block Krylov-Schur, {phases} block products, width {b})"
+    return symmetric_spectrum(res.eigenvalues, V, d, k=k, vectors=vectors, method="matrix-free", solver=solver,
+                              apply_S=images, ncomp=ncomp, exact=exact, storage=storage)
+
+
+def _basis_for_memory(n: int, k: int, b: int, max_memory) -> int:
+    """Largest basis (columns) of the block solver within the memory limit, at most its default.
+
+    The solver holds the basis and its images (``2 n m`` float64) plus a few ``n x (k + b)``
+    blocks; refused (:class:`DenseMemoryError`) when even ``m = k + 2 b`` does not fit.
+    """
+    default = basis_size(k, b, n)
+    limit = available_memory_bytes() if max_memory is None else int(max_memory)
+    fixed = 4 * n * (k + b) * 8
+    fits = (limit - fixed) // (2 * n * 8)
+    low = min(n, k + 2 * b)
+    if fits < low:
+        need = (2 * low * n + 4 * n * (k + b)) * 8
+        where = "memory available now:" if max_memory is None else "limit max_memory ="
+        raise DenseMemoryError(
+            f"block eigensolver basis of {low} vectors of length {n} needs an estimated {need / 2**30:.3g} GiB, "
+            f"over the {where} {limit / 2**30:.3g} GiB; ask for fewer eigenpairs (a smaller k)")
+    return int(min(default, fits))
 
 
 def _general_paths(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):
@@ -413,7 +440,7 @@ def _general_paths(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):
                             want_real=want_real, n=n)
 
 
-def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype, rng):
+def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype, rng, max_memory=None):
     """Matrix-free spectrum of an operator; returns ``(Spectrum, n_components, exact)``."""
     if method not in ("auto", "matrix-free"):
         raise InputError(f"method must be 'auto' or 'matrix-free' for an operator C (no stored matrix), "
@@ -438,17 +465,30 @@ def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype,
             raise InputError("symmetric must be given (True/False) for an operator C without a 'symmetric' "
                              "attribute and with keys different from queries")
         symmetric = bool(op_sym)
-    ncomp, exact = operator_components(op, n, d, symmetric=symmetric, strict=strict)
-    report_components(ncomp, exact, strict, stacklevel=4)  # warn at markov_spectrum's caller
+    low = getattr(op, "min_score", None)
+    if low is not None and low > 0:
+        ncomp, exact = 1, True  # every off-diagonal score is positive: the graph C > 0 is complete
+    else:
+        ncomp, exact = operator_components(op, n, d, symmetric=symmetric, strict=strict)
+    report_components(ncomp, exact, strict)
     storage = dtype_name(getattr(op, "dtype", "float64"))
     if symmetric:
         s = 1.0 / xp.sqrt(d)
+        tiles = _tile_precisions(op, storage, dtype)
 
-        def apply_S(X):
-            return s[:, None] * _op_matmat(op, s[:, None] * X, xp)
+        def product(tile_dtype):
+            def apply(X):
+                if tile_dtype is None:
+                    return s[:, None] * _op_matmat(op, s[:, None] * X, xp)
+                return s[:, None] * op.matmat(s[:, None] * X, tile_dtype=tile_dtype)
+            return apply
 
-        spec = _matrix_free_symmetric(apply_S, d, xp, like=d, n=n, k=k, vectors=vectors, ncomp=ncomp, exact=exact,
-                                      tol=tol, rng=rng, storage=storage)
+        fast, accurate = tiles
+        spec = _matrix_free_symmetric(product(accurate), d, xp, like=d, n=n, k=k, vectors=vectors, ncomp=ncomp,
+                                      exact=exact, tol=_block_tol(tol, accurate or storage), rng=rng,
+                                      storage=accurate or storage,
+                                      apply_fast=None if fast is None else product(fast), fast_storage=fast,
+                                      max_memory=max_memory)
         return spec, ncomp, exact
     import scipy.sparse.linalg as sla
 
@@ -482,3 +522,33 @@ def _op_matmat(op, X, xp):
         pass
     cols = [op.matvec(X[:, j]) for j in range(X.shape[1])]
     return xp.stack(cols, axis=1)
+
+
+def _tile_precisions(op, storage: str, dtype):
+    """(cheap, accurate) tile dtypes of an operator's block products; None: the operator's own products.
+
+    Operators whose ``matmat`` takes ``tile_dtype`` (:class:`spectral.KernelOperator`) with float64
+    points iterate on float32 tiles first and refine on float64 tiles (``dtype=None``); ``dtype``
+    fixes one precision for both phases.
+    """
+    import inspect
+
+    takes = hasattr(op, "matmat") and "tile_dtype" in inspect.signature(op.matmat).parameters
+    if not takes:
+        return None, None
+    if dtype is not None:
+        return None, dtype
+    if storage == "float64":
+        return "float32", "float64"
+    return None, storage
+
+
+def _block_tol(tol: float, storage: str) -> float:
+    """Residual target of the block solver: ``tol``, or for 0 the default of the tile precision.
+
+    float64: sqrt(eps64) = 1.5e-8 (:data:`spectral.block.DEFAULT_TOL`); float32 tiles have a rounding
+    floor near 1e-6 (relative), so their default is :data:`FLOAT32_BLOCK_TOL`.
+    """
+    if tol > 0:
+        return tol
+    return FLOAT32_BLOCK_TOL if storage == "float32" else 0.0

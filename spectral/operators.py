@@ -9,11 +9,14 @@ array namespace, e.g. CuPy); :class:`SparseScores` wraps a SciPy CSR matrix on t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
+from spectral.backend import array_namespace, dtype_name, from_numpy
 from spectral.memory import check_dense_memory
-from spectral.validation import InputError, check_int
+from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
 
@@ -77,7 +80,7 @@ class SparseScores:
 
 
 class KernelOperator:
-    r"""Matrix-free score matrix: ``C @ v`` computed block by block without storing ``C``.
+    r"""Matrix-free score matrix: ``C @ X`` computed tile by tile without storing ``C``.
 
     Parameters
     ----------
@@ -90,15 +93,21 @@ class KernelOperator:
         ``distance(xa, xb)`` -> distance block ``(len(xa), len(xb))``, e.g.
         ``manifolds.Circle().distance``.
     y : array of shape (m, D), optional
-        Key points; default ``x``.
+        Key points; default ``x`` (then ``C`` is symmetric and products use each tile twice).
     block_rows : int, optional
-        Rows per block; default from a working-set budget of about four ``(b, m)``
-        temporaries (distances, scores, the kernel's intermediates): 4 MiB for
-        NumPy (cache-sized blocks, 3x faster than 64 MiB ones here), 64 MiB for
-        other backends (GPUs want large blocks).
+        Rows per block of the non-symmetric products; default from a working-set budget of about
+        four ``(b, m)`` temporaries (distances, scores, the kernel's intermediates): 4 MiB for
+        NumPy (cache-sized blocks, 3x faster than 64 MiB ones here), 64 MiB for other backends
+        (GPUs want large blocks).
     dtype : dtype, optional
         Dtype of the points, distances and scores (e.g. ``float32`` to halve the
         traffic); default the dtype of ``x``.
+    zero_diagonal : bool
+        Leave out the self scores ``C_ii`` (keys = queries only): the matrix is ``C - diag(C)``.
+        On i.i.d. points the self score is an atom that biases every eigenvalue.
+    tile : int, optional
+        Edge of the square tiles of the symmetric products; default from the same budget
+        (about four ``tile x tile`` temporaries).
 
     Notes
     -----
@@ -106,21 +115,26 @@ class KernelOperator:
     ``distance=lambda a, b: d(g(a), g(b))`` with ``kernel=partial(heat_kernel, eps=...)``,
     and any positive score of a pairwise statistic fits the same pattern.
 
-    Each product recomputes every distance and score (``n m`` kernel
-    evaluations), trading time for memory: the resident set is ``O(block_rows m)``.
-    The same code runs on CuPy arrays.  ``.shape``, ``.dtype``, ``matvec``,
-    ``rmatvec`` and ``@`` follow :class:`scipy.sparse.linalg.LinearOperator`
-    (:meth:`aslinearoperator` wraps it for SciPy solvers on NumPy inputs).
-    ``symmetric`` is True when ``y`` is omitted (``C(x, x)`` of a symmetric
-    distance); :func:`spectral.markov_spectrum` reads it to choose the
-    symmetric-conjugate path.
+    Each product recomputes the scores, trading time for memory: the resident set is
+    ``O(tile^2 + n k)``. With keys = queries (``y`` omitted) :meth:`matmat` computes only the tiles
+    on and above the diagonal and uses each twice (``C_IJ X_J`` and ``C_IJ^T X_I``): half the kernel
+    evaluations, and ``C`` is exactly symmetric (its upper triangle defines it). A block product
+    ``C @ X`` with ``X`` of ``k`` columns evaluates the kernel once for all ``k`` columns, which is
+    what the block eigensolver of :func:`spectral.markov_spectrum` relies on; ``tile_dtype``
+    evaluates the tiles in another precision (e.g. float32) and accumulates in the dtype of ``X``.
+    The same code runs on CuPy arrays.  ``.shape``, ``.dtype``, ``matvec``, ``rmatvec`` and ``@``
+    follow :class:`scipy.sparse.linalg.LinearOperator` (:meth:`aslinearoperator` wraps it for SciPy
+    solvers on NumPy inputs).  ``symmetric`` is True when ``y`` is omitted (``C(x, x)`` of a symmetric
+    distance); :func:`spectral.markov_spectrum` reads it to choose the symmetric-conjugate path.
     """
 
-    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None):
+    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None):
         if not callable(kernel):
             raise InputError(f"kernel must be callable (distance block -> score block), got {type(kernel).__name__}")
         if not callable(distance):
             raise InputError(f"distance must be callable (xa, xb) -> distance block, got {type(distance).__name__}")
+        if not isinstance(zero_diagonal, bool):
+            raise InputError(f"zero_diagonal must be True or False, got {zero_diagonal!r}")
         xp, x = as_float_array(x, "x")
         if x.ndim == 1:
             x = xp.reshape(x, (-1, 1))
@@ -131,6 +145,8 @@ class KernelOperator:
         if y is None:
             y = x
         else:
+            if zero_diagonal:
+                raise InputError("zero_diagonal needs keys = queries (leave y out)")
             y = like_array(y, "y", like=x)
             if y.ndim == 1:
                 y = xp.reshape(y, (-1, 1))
@@ -141,30 +157,77 @@ class KernelOperator:
         self.y = y
         # C(x, x) of a kernel of a (symmetric) distance is symmetric; read by markov_spectrum
         self.symmetric = y is x
+        self.zero_diagonal = zero_diagonal
         self.kernel = kernel
         self.distance = distance
         n, m = x.shape[0], y.shape[0]
         self.shape = (n, m)
         self.dtype = x.dtype
         itemsize = numpy_dtype(x.dtype).itemsize
+        budget = HOST_BLOCK_BYTES if xp is np else DEFAULT_BLOCK_BYTES
         if block_rows is None:
-            budget = HOST_BLOCK_BYTES if xp is np else DEFAULT_BLOCK_BYTES
             block_rows = max(1, budget // (4 * m * itemsize))
         else:
             block_rows = check_int("block_rows", block_rows, low=1)
         self.block_rows = min(block_rows, max(n, 1))
+        if tile is None:
+            tile = max(64, math.isqrt(budget // (4 * itemsize)))
+        else:
+            tile = check_int("tile", tile, low=1)
+        self.tile = min(tile, max(n, 1))
+        self._cast = {dtype_name(x.dtype): x}
+        #: smallest off-diagonal score, recorded by :meth:`row_sums` (None before, or when unknown)
+        self.min_score = None
+
+    # ------------------------------------------------------------------------------ blocks
+
+    def _score(self, xa, xb, rows: int, cols: int):
+        c = self.kernel(self.distance(xa, xb))
+        if tuple(c.shape) != (rows, cols):
+            raise InputError(f"kernel(distance(xa, xb)) must return a ({rows}, {cols}) block, got shape "
+                             f"{tuple(c.shape)}")
+        return c
+
+    def _without_diagonal(self, c, start: int):
+        """Zero the entries ``C_ii`` of a row block starting at row ``start`` (``zero_diagonal``)."""
+        xp = self._xp
+        rows = c.shape[0]
+        if xp is np:
+            c[np.arange(rows), start + np.arange(rows)] = 0.0
+            return c
+        cols = xp.arange(c.shape[1])[None, :]
+        mask = cols == (start + xp.arange(rows))[:, None]
+        return xp.where(mask, xp.zeros_like(c), c)
 
     def _blocks(self):
         n = self.shape[0]
         for start in range(0, n, self.block_rows):
             stop = min(n, start + self.block_rows)
-            c = self.kernel(self.distance(self.x[start:stop, ...], self.y))
-            if tuple(c.shape) != (stop - start, self.shape[1]):
-                raise InputError(
-                    f"kernel(distance(xa, xb)) must return a ({stop - start}, {self.shape[1]}) block, "
-                    f"got shape {tuple(c.shape)}"
-                )
+            c = self._score(self.x[start:stop, ...], self.y, stop - start, self.shape[1])
+            if self.zero_diagonal:
+                c = self._without_diagonal(c, start)
             yield start, stop, c
+
+    def _points(self, dtype):
+        """The points cast to ``dtype`` (cached; the original for its own dtype)."""
+        name = dtype_name(dtype)
+        if name not in self._cast:
+            self._cast[name] = self._xp.astype(self.x, getattr(self._xp, name))
+        return self._cast[name]
+
+    def _tiles(self, dtype, keep_diagonal=False):
+        """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix."""
+        n, t = self.shape[0], self.tile
+        pts = self._points(dtype)
+        for i0 in range(0, n, t):
+            i1 = min(n, i0 + t)
+            xi = pts[i0:i1, ...]
+            for j0 in range(i0, n, t):
+                j1 = min(n, j0 + t)
+                c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
+                if self.zero_diagonal and j0 == i0 and not keep_diagonal:
+                    c = self._without_diagonal(c, 0)
+                yield i0, i1, j0, j1, c
 
     def _vector(self, v, length: int, name: str):
         v = like_array(v, name, like=self.x)
@@ -172,15 +235,84 @@ class KernelOperator:
             raise InputError(f"{name} must have shape ({length},) or ({length}, k), got {tuple(v.shape)}")
         return v
 
+    # ---------------------------------------------------------------------------- products
+
+    def matmat(self, X, *, tile_dtype=None):
+        """``C @ X`` for ``X`` of shape (m,) or (m, k): the kernel is evaluated once for all k columns.
+
+        Parameters
+        ----------
+        X : array of shape (m,) or (m, k)
+            Real floating, in the namespace of the points; the result has its dtype (float32 points
+            and a float64 ``X`` accumulate in float64).
+        tile_dtype : {None, "float32", "float64"}
+            Precision of the distances and scores (default the operator's dtype); the products are
+            accumulated in the dtype of ``X``.
+        """
+        xp = self._xp
+        X = _as_block(X, self.shape[1], "X", like=self.x)
+        tdt = self.dtype if tile_dtype is None else getattr(xp, check_option("tile_dtype", tile_dtype,
+                                                                             ("float32", "float64")))
+        vector = X.ndim == 1
+        X2 = xp.reshape(X, (-1, 1)) if vector else X
+        if self.symmetric:
+            out = self._symmetric_product(X2, tdt)
+        else:
+            acc = X2.dtype
+            parts = []
+            for start, stop, c in self._blocks_in(tdt):
+                parts.append(_cast(c, acc, xp) @ X2)
+            out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+        return xp.reshape(out, (-1,)) if vector else out
+
+    def _blocks_in(self, dtype):
+        if dtype_name(dtype) == dtype_name(self.dtype):
+            yield from self._blocks()
+            return
+        n = self.shape[0]
+        pts_x = self._points(dtype)
+        pts_y = pts_x if self.y is self.x else self._xp.astype(self.y, dtype)
+        for start in range(0, n, self.block_rows):
+            stop = min(n, start + self.block_rows)
+            c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
+            if self.zero_diagonal:
+                c = self._without_diagonal(c, start)
+            yield start, stop, c
+
+    def _symmetric_product(self, X, tile_dtype):
+        """``C @ X`` from the tiles on and above the diagonal, each used for ``C_IJ X_J`` and ``C_IJ^T X_I``."""
+        xp = self._xp
+        n, k = X.shape
+        acc = X.dtype
+        if xp is np:
+            out = np.zeros((n, k), dtype=acc)
+            for i0, i1, j0, j1, c in self._tiles(tile_dtype):
+                c = _cast(c, acc, xp)
+                out[i0:i1] += c @ X[j0:j1]
+                if j0 != i0:
+                    out[j0:j1] += c.T @ X[i0:i1]
+            return out
+        starts = list(range(0, n, self.tile))
+        parts = {s: None for s in starts}
+        for i0, i1, j0, j1, c in self._tiles(tile_dtype):
+            c = _cast(c, acc, xp)
+            p = c @ X[j0:j1, ...]
+            parts[i0] = p if parts[i0] is None else parts[i0] + p
+            if j0 != i0:
+                q = matrix_transpose(c) @ X[i0:i1, ...]
+                parts[j0] = q if parts[j0] is None else parts[j0] + q
+        return parts[starts[0]] if len(starts) == 1 else xp.concat([parts[s] for s in starts], axis=0)
+
     def matvec(self, v):
-        """``C @ v`` for ``v`` of shape (m,) or (m, k), block by block."""
+        """``C @ v`` for ``v`` of shape (m,) or (m, k) (tiles in the operator's dtype)."""
         v = self._vector(v, self.shape[1], "v")
-        parts = [c @ v for _, _, c in self._blocks()]
-        return parts[0] if len(parts) == 1 else self._xp.concat(parts, axis=0)
+        return self.matmat(v)
 
     def rmatvec(self, v):
         """``C^T @ v`` for ``v`` of shape (n,) or (n, k), block by block."""
         v = self._vector(v, self.shape[0], "v")
+        if self.symmetric:
+            return self.matmat(v)
         out = None
         for start, stop, c in self._blocks():
             part = matrix_transpose(c) @ v[start:stop, ...]
@@ -191,13 +323,45 @@ class KernelOperator:
         return self.matvec(v)
 
     def row_sums(self):
-        """Degrees ``D_ii = sum_j C_ij`` (one pass, no stored matrix)."""
+        """Degrees ``D_ii = sum_j C_ij`` (one pass, no stored matrix; half the tiles when symmetric).
+
+        The same pass records :attr:`min_score`, the smallest score off the diagonal: when it is
+        positive the graph ``C > 0`` is complete, hence connected, and :func:`spectral.markov_spectrum`
+        needs no search for its components.
+        """
         xp = self._xp
-        parts = [xp.sum(c, axis=1) for _, _, c in self._blocks()]
+        low = None
+        if self.symmetric:
+            n, t = self.shape[0], self.tile
+            parts = {s: None for s in range(0, n, t)}
+            for i0, i1, j0, j1, c in self._tiles(self.dtype, keep_diagonal=True):
+                if i1 - i0 > 1 or j0 != i0:  # a 1 x 1 diagonal tile holds no off-diagonal score
+                    m = float(xp.min(c))
+                    low = m if low is None else min(low, m)
+                if self.zero_diagonal and j0 == i0:
+                    c = self._without_diagonal(c, 0)
+                p = xp.sum(c, axis=1)
+                parts[i0] = p if parts[i0] is None else parts[i0] + p
+                if j0 != i0:
+                    q = xp.sum(c, axis=0)
+                    parts[j0] = q if parts[j0] is None else parts[j0] + q
+            keys = sorted(parts)
+            self.min_score = low
+            return parts[keys[0]] if len(keys) == 1 else xp.concat([parts[s] for s in keys], axis=0)
+        parts = []
+        for _, _, c in self._blocks():
+            m = float(xp.min(c))
+            low = m if low is None else min(low, m)
+            parts.append(xp.sum(c, axis=1))
+        self.min_score = None if self.zero_diagonal else low
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
     def to_dense(self, max_bytes=None):
-        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.memory.check_dense_memory`)."""
+        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.memory.check_dense_memory`).
+
+        Built from row blocks; for keys = queries it equals the products' (upper-triangle) matrix up to
+        the rounding asymmetry of ``distance`` (a few ulps).
+        """
         n, m = self.shape
         check_dense_memory(n, m, dtype=self.dtype, max_bytes=max_bytes, what="dense copy of the kernel operator",
                            alternative="use the operator's products (matvec, @) or markov_spectrum(operator, k)")
@@ -214,7 +378,33 @@ class KernelOperator:
                               matmat=self.matvec, rmatmat=self.rmatvec, dtype=self.dtype)
 
     def __repr__(self) -> str:
-        return f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows})"
+        extra = ", zero_diagonal=True" if self.zero_diagonal else ""
+        return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
+                f"tile={self.tile}{extra})")
+
+
+def _cast(c, dtype, xp):
+    if c.dtype == dtype:
+        return c
+    return xp.astype(c, dtype)
+
+
+def _as_block(X, length: int, name: str, *, like):
+    """``X`` as a finite real array of shape (length,) or (length, k) in the namespace of ``like``,
+    keeping a floating dtype of its own (float64 accumulation with float32 points)."""
+    xp = array_namespace(like)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X, dtype=float)
+    if isinstance(X, np.ndarray) and xp is not np:
+        X = from_numpy(X, like=like)
+    xa, X = as_float_array(X, name)
+    if xa is not xp and getattr(xa, "__name__", None) != getattr(xp, "__name__", None):
+        raise InputError(f"{name} must be an array of the same library as the points")
+    if X.ndim not in (1, 2) or X.shape[0] != length:
+        raise InputError(f"{name} must have shape ({length},) or ({length}, k), got {tuple(X.shape)}")
+    if numpy_dtype(X.dtype).itemsize < numpy_dtype(like.dtype).itemsize:
+        X = xp.astype(X, like.dtype)
+    return X
 
 
 def pairwise(x, y=None, *, kernel, distance, max_bytes=None):

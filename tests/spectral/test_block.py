@@ -1,0 +1,127 @@
+"""Tests of spectral.block (block Krylov-Schur): eigenpairs against numpy.linalg.eigh, the mixed-precision
+phases, restarts, other array namespaces, non-convergence, and the few block products it needs.
+
+Tolerances: the solver stops at a relative residual ``tol``; a symmetric Ritz value is then within
+``residual^2 / gap`` of an eigenvalue (measured errors <= 3e-14 below, against bounds of 1e-11).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from manifolds import Circle, Sphere
+from spectral import fna_kernel
+from spectral.backend import to_numpy
+from spectral.block import DEFAULT_TOL, FAST_TOL, basis_size, block_eigsh, block_size
+from spectral.validation import ConvergenceError
+
+
+def _conjugate(C):
+    s = 1.0 / np.sqrt(C.sum(axis=1))
+    return s[:, None] * C * s[None, :]
+
+
+@pytest.fixture(scope="module")
+def circle_S(random_circle):
+    _, C, _ = random_circle
+    return _conjugate(C)
+
+
+@pytest.fixture(scope="module")
+def sphere_S():
+    """Fibonacci S^2, n = 600, FNA alpha = 1.2 at s = 3h: 49 leading eigenvalues in shells of 2l+1."""
+    sphere = Sphere(2)
+    x = sphere.grid(600)
+    h = math.sqrt(4 * math.pi / 600)
+    C = fna_kernel(sphere.distance(x), alpha=1.2, scale=3 * h, dim=2)
+    C32 = fna_kernel(sphere.distance(x.astype(np.float32)), alpha=1.2, scale=3 * h, dim=2).astype(np.float64)
+    return _conjugate(C), _conjugate(C32)
+
+
+def _check(res, S, k, tol):
+    w = np.linalg.eigvalsh(S)[::-1][:k]
+    ev = to_numpy(res.eigenvalues)
+    V = to_numpy(res.vectors)
+    assert res.residual <= tol
+    # Ritz values of a symmetric matrix: error <= residual^2 / gap; the gap to the rest is >= 1e-3 here
+    assert np.max(np.abs(ev - w)) <= max(1e3 * tol**2, 1e-12)
+    assert np.max(np.abs(V.T @ V - np.eye(k))) <= 1e-12  # orthonormal Ritz vectors
+    R = S @ V - V * ev[None, :]
+    assert np.max(np.linalg.norm(R, axis=0)) <= 1.01 * tol + 1e-14  # the reported residual is the true one
+    np.testing.assert_allclose(to_numpy(res.images), S @ V, atol=1e-13)
+
+
+def test_leading_eigenpairs_of_fna_conjugate(circle_S):
+    S = circle_S
+    res = block_eigsh(lambda X: S @ X, S.shape[0], 10, like=S, rng=0)
+    _check(res, S, 10, DEFAULT_TOL)
+    # few block products: the cost of a matrix-free solve is one kernel sweep per product
+    assert res.products <= 20 and res.fast_products == 0
+    # negative control: without the last products the pairs are not converged
+    early = block_eigsh(lambda X: S @ X, S.shape[0], 10, like=S, rng=0, tol=1e-3)
+    assert early.products < res.products and early.residual > 10 * DEFAULT_TOL
+
+
+def test_restarts_and_narrow_blocks_on_a_clustered_spectrum(sphere_S):
+    S, _ = sphere_S
+    # k = 49 (shells l <= 6) with a block of 8 and a basis of k + 3 b: many thick restarts
+    res = block_eigsh(lambda X: S @ X, S.shape[0], 49, like=S, rng=1, block=8, max_basis=49 + 24)
+    _check(res, S, 49, DEFAULT_TOL)
+    assert res.columns > 49 + 24  # it did restart
+
+
+def test_mixed_precision_refines_float32_iterations(sphere_S):
+    S, S32 = sphere_S
+    assert np.linalg.norm(S - S32, 2) > 1e-8  # the cheap operator really differs
+    calls = {"fast": 0, "accurate": 0}
+
+    def fast(X):
+        calls["fast"] += 1
+        return S32 @ X
+
+    def accurate(X):
+        calls["accurate"] += 1
+        return S @ X
+
+    res = block_eigsh(accurate, S.shape[0], 49, like=S, apply_fast=fast, rng=2)
+    _check(res, S, 49, DEFAULT_TOL)
+    assert res.fast_products == calls["fast"] > res.products == calls["accurate"] >= 1
+    # negative control: the cheap operator alone stalls near its own rounding (eigenvalues off by > 1e-9)
+    only = block_eigsh(fast, S.shape[0], 49, like=S, rng=2, tol=10 * FAST_TOL)
+    assert np.max(np.abs(to_numpy(only.eigenvalues) - np.linalg.eigvalsh(S)[::-1][:49])) > 1e-9
+
+
+def test_other_namespaces(xp, circle_S):
+    S = xp.asarray(circle_S)
+    res = block_eigsh(lambda X: S @ X, S.shape[0], 6, like=S, rng=0)
+    assert type(res.eigenvalues) is type(S) and type(res.vectors) is type(S)
+    ref = np.linalg.eigvalsh(circle_S)[::-1][:6]
+    assert np.max(np.abs(to_numpy(res.eigenvalues) - ref)) <= 1e-12
+
+
+def test_non_convergence_is_a_convergence_error(circle_S):
+    S = circle_S
+    with pytest.raises(ConvergenceError, match=r"did not converge to the 10 leading eigenpairs in 3 block products"):
+        block_eigsh(lambda X: S @ X, S.shape[0], 10, like=S, rng=0, max_products=3)
+
+
+def test_exact_invariant_subspace():
+    # a rank-3 operator: the Krylov space closes after one block; the 3 nonzero eigenvalues are exact
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.standard_normal((40, 3)))
+    S = U @ np.diag([3.0, 2.0, 1.0]) @ U.T
+    res = block_eigsh(lambda X: S @ X, 40, 3, like=S, rng=0, block=4)
+    np.testing.assert_allclose(to_numpy(res.eigenvalues), [3.0, 2.0, 1.0], atol=1e-13)
+    more = block_eigsh(lambda X: S @ X, 40, 5, like=S, rng=0, block=4)  # basis 4 + 3: the zeros come too
+    np.testing.assert_allclose(to_numpy(more.eigenvalues), [3.0, 2.0, 1.0, 0.0, 0.0], atol=1e-13)
+    # one start vector of a rank-1 operator: the Krylov space has dimension 2 < k
+    u = U[:, :1]
+    with pytest.raises(ConvergenceError, match="invariant subspace of dimension 2 < k = 3"):
+        block_eigsh(lambda X: u @ (u.T @ X), 40, 3, like=S, rng=0, block=1)
+
+
+def test_default_sizes():
+    assert block_size(10, 20000) == 20 and block_size(49, 20000) == 32 and block_size(2, 20000) == 12
+    assert block_size(10, 12) == 3  # at most n // 4
+    assert basis_size(10, 20, 20000) == 170 and basis_size(10, 20, 100) == 100
