@@ -12,7 +12,8 @@ job each:
   (matrix-free and sparse score matrices, the guarded dense builder);
 * checks and normalisations: :mod:`spectral.arrays` (array inputs), :mod:`spectral.scores` (score
   and attention matrices), :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
-* spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`),
+* spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
+  (the block Krylov-Schur solver of its matrix-free path),
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
   (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
   :mod:`spectral.generator` (``-log(eta) / t``);
@@ -34,7 +35,11 @@ import importlib
 _EXPORTS = {
     "anisotropic_normalize": "spectral.normalize",
     "available_memory_bytes": "spectral.memory",
+    "block_eigsh": "spectral.block",
+    "block_workspace_bytes": "spectral.block",
+    "BlockEigenResult": "spectral.block",
     "check_dense_memory": "spectral.memory",
+    "check_memory": "spectral.memory",
     "circulant_spectrum": "spectral.circulant",
     "count_components": "spectral.components",
     "dense_bytes": "spectral.memory",
@@ -58,6 +63,7 @@ _EXPORTS = {
     "fna_kernel": "spectral.fna",
     "fna_profile": "spectral.fna",
     "fna_time": "spectral.fna",
+    "format_bytes": "spectral.memory",
     "generator_eigenvalues": "spectral.generator",
     "GeneratorEigenvalues": "spectral.generator",
     "heat_kernel": "spectral.heat",

@@ -34,9 +34,9 @@ from collections.abc import Callable
 import numpy as np
 
 from spectral.backend import array_namespace, from_numpy, to_numpy
-from spectral.validation import ConvergenceError, as_generator
+from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_real
 
-__all__ = ["BlockEigenResult", "block_eigsh", "block_size", "basis_size"]
+__all__ = ["BlockEigenResult", "block_eigsh", "block_size", "basis_size", "block_workspace_bytes"]
 
 #: Residual target of the accurate phase when the caller gives tol = 0: sqrt(eps64) relative to the
 #: largest Ritz value. Eigenvalues are then accurate to ~ residual^2 / gap (machine precision).
@@ -58,6 +58,22 @@ def block_size(k: int, n: int) -> int:
 def basis_size(k: int, b: int, n: int) -> int:
     """Default largest basis before a thick restart: ``k + 8 b`` (at most ``n``)."""
     return min(n, k + 8 * b)
+
+
+def block_workspace_bytes(n: int, k: int, *, block: int | None = None, max_basis: int | None = None,
+                          itemsize: int = 8) -> int:
+    """Bytes the solver holds at its peak: the basis and its images (``2 n m``) and four ``n x (k + b)``
+    blocks (Ritz vectors, their images, the residual block and the next block), in ``itemsize`` floats.
+
+    Defaults as :func:`block_eigsh` (``m = basis_size(k, b, n)``). The products' own working memory
+    (kernel tiles) is the operator's and not counted here.
+    """
+    n = check_int("n", n, low=1)
+    k = check_int("k", k, low=1)
+    b = block_size(k, n) if block is None else check_int("block", block, low=1)
+    m = basis_size(k, b, n) if max_basis is None else check_int("max_basis", max_basis, low=0)
+    itemsize = check_int("itemsize", itemsize, low=1)
+    return (2 * n * m + 4 * n * (k + b)) * itemsize
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -232,9 +248,15 @@ def block_eigsh(apply: Callable, n: int, k: int, *, like, apply_fast: Callable |
     spectral.validation.ConvergenceError
         The accurate phase did not reach ``tol`` within ``max_products`` products.
     """
+    if not callable(apply) or (apply_fast is not None and not callable(apply_fast)):
+        raise InputError("apply (and apply_fast) must be callables X -> S @ X")
+    n = check_int("n", n, low=1)
+    k = check_int("k", k, low=1, high=n)
+    tol = check_real("tol", tol, low=0.0)
+    b = block_size(k, n) if block is None else check_int("block", block, low=1, high=n)
+    m = basis_size(k, b, n) if max_basis is None else check_int("max_basis", max_basis, low=1)
+    max_products = check_int("max_products", max_products, low=1)
     xp = array_namespace(like)
-    b = block_size(k, n) if block is None else int(block)
-    m = basis_size(k, b, n) if max_basis is None else int(max_basis)
     m = max(m, min(n, k + 2 * b))
     target = DEFAULT_TOL if tol == 0 else float(tol)
     Z = from_numpy(as_generator(rng).standard_normal((n, b)), like=like)

@@ -5,8 +5,10 @@ and 2) are solved through the symmetric conjugate ``D^-1/2 C D^-1/2`` (FNA eq. 3
 eigenvalues, orthonormal ``v``, right eigenvectors ``psi = D^-1/2 v`` and left ones
 ``phi = D^1/2 v`` (eq. 35). Non-symmetric scores (``Q != K``, dot-product attention) give complex
 eigenvalues ordered by modulus. Paths: dense (LAPACK), Lanczos (ARPACK on the stored conjugate),
-matrix-free (ARPACK on products with ``C``, also for operators such as
-:class:`spectral.KernelOperator`) and circulant (one FFT, :mod:`spectral.circulant`). Before solving,
+matrix-free (symmetric: the block Krylov-Schur solver of :mod:`spectral.block` on block products
+with ``C``, also for operators such as :class:`spectral.KernelOperator`, where one block product is
+one sweep over the kernel; non-symmetric: ARPACK ``eigs``) and circulant (one FFT,
+:mod:`spectral.circulant`). Before solving,
 the components of the kernel graph are counted and, after solving, the eigenvalues near 1
 (:mod:`spectral.components`); dense requests pass the memory guard (:mod:`spectral.memory`) first.
 Every path returns a :class:`spectral.Spectrum` built in :mod:`spectral.spectrum`.
@@ -14,7 +16,8 @@ Every path returns a :class:`spectral.Spectrum` built in :mod:`spectral.spectrum
 Host boundary: component counting and the non-symmetric eigensolvers (``numpy.linalg.eig``,
 ARPACK ``eigs``) run on the host (``to_numpy``); the array API has no general eigensolver.
 Symmetric dense solves use :func:`spectral.backend.eigh` on the input's namespace (CuPy stays on
-the GPU), and Lanczos uses ``cupyx`` on CuPy arrays.
+the GPU), Lanczos uses ``cupyx`` on CuPy arrays, and the block solver works in the input's namespace
+(only its small projected matrices are solved on the host).
 
 References
 ----------
@@ -37,8 +40,8 @@ from spectral.components import (
     operator_components,
     report_components,
 )
-from spectral.block import basis_size, block_eigsh, block_size
-from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory
+from spectral.block import basis_size, block_eigsh, block_size, block_workspace_bytes
+from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
@@ -145,7 +148,7 @@ def markov_spectrum(
         ``y`` are its queries ``x``: a kernel of a symmetric distance).
     k : int, optional
         Number of leading eigenpairs; ``None``: all ``n`` (dense or circulant only).
-        ``1 <= k <= n-2`` for ``"lanczos"`` and ``"matrix-free"`` (ARPACK). With ``k >= 2``
+        ``1 <= k <= n-2`` for ``"lanczos"`` and ``"matrix-free"``. With ``k >= 2
         a numerically disconnected graph is detected (eigenvalues near 1, see ``strict``).
     method : {"auto", "dense", "lanczos", "matrix-free", "circulant"}
         ``"auto"``: circulant when ``grid=True``; operator input: matrix-free;
@@ -171,12 +174,19 @@ def markov_spectrum(
         Byte limit for dense work (default: memory available now); see ``method`` for what
         ``"auto"`` does when a path does not fit.
     tol : float >= 0
-        ARPACK relative accuracy (0: machine precision of the storage dtype).
+        ARPACK relative accuracy (0: machine precision of the storage dtype).  Symmetric
+        matrix-free path (block solver): relative residual ``||S v - eta v|| <= tol |eta_1|`` of
+        the conjugate ``S``; 0 means sqrt(eps64) = 1.5e-8 (eigenvalues then accurate to about
+        residual^2 / gap, i.e. machine precision), or ``FLOAT32_BLOCK_TOL`` on float32 tiles.
     dtype : {None, "float32", "float64"}
         Storage dtype for the Lanczos / matrix-free paths; None: float32 from
-        ``n = FLOAT32_FROM_N`` for Lanczos, else the input's dtype.
+        ``n = FLOAT32_FROM_N`` for Lanczos, else the input's dtype.  For a
+        :class:`spectral.KernelOperator` with float64 points, None iterates on float32 tiles
+        (float64 accumulation) and refines with float64 tiles; ``"float32"`` / ``"float64"``
+        use one tile precision throughout.
     rng : numpy.random.Generator or int, optional
-        Seeds ARPACK's start vector (results agree to round-off across seeds).
+        Seeds ARPACK's start vector or the block solver's start block (results agree to
+        round-off across seeds).
 
     Returns
     -------
@@ -193,7 +203,8 @@ def markov_spectrum(
     spectral.memory.DenseMemoryError
         An explicitly requested dense/Lanczos path would exceed the memory limit.
     spectral.validation.ConvergenceError
-        ARPACK did not converge, or a solver returned NaN/inf (the message says what to try).
+        ARPACK or the block solver did not converge, or a solver returned NaN/inf (the message
+        says what to try).
 
     Notes
     -----
@@ -202,11 +213,13 @@ def markov_spectrum(
     left :math:`\\phi = D^{1/2} v` (FNA eqs. 33-35), so :math:`\\phi_i^T \\psi_j = \\delta_{ij}`.
     Host boundary: the non-symmetric paths run on the host (the array API has no
     general ``eig``); Lanczos runs ARPACK on NumPy and cupyx on CuPy arrays, and on a
-    host copy of the stored conjugate for other namespaces; matrix-free products cross
-    the host boundary once per ARPACK iteration except on NumPy.
+    host copy of the stored conjugate for other namespaces; the symmetric matrix-free path
+    stays in the input's namespace (block products, orthogonalisation, Ritz vectors).
     Connectivity: the components of the graph ``C > 0`` are counted before solving
-    (:func:`spectral.count_components`; operators: breadth-first search by indicator matvecs,
-    at most ``OPERATOR_BFS_MATVECS`` of them) and reported as ``n_components``; after solving,
+    (:func:`spectral.count_components`; operators: none when the smallest off-diagonal score
+    recorded by ``row_sums`` (``min_score``) is positive, else a breadth-first search by
+    indicator matvecs, at most ``OPERATOR_BFS_MATVECS`` of them) and reported as
+    ``n_components``; after solving,
     the computed eigenvalues within the near-1 tolerance are counted as ``near_one``.
 
     References
@@ -391,20 +404,19 @@ def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact,
 def _basis_for_memory(n: int, k: int, b: int, max_memory) -> int:
     """Largest basis (columns) of the block solver within the memory limit, at most its default.
 
-    The solver holds the basis and its images (``2 n m`` float64) plus a few ``n x (k + b)``
-    blocks; refused (:class:`DenseMemoryError`) when even ``m = k + 2 b`` does not fit.
+    The solver holds the basis and its images (``2 n m`` float64) plus four ``n x (k + b)`` blocks
+    (:func:`spectral.block.block_workspace_bytes`); refused (:class:`DenseMemoryError`) when even
+    ``m = k + 2 b`` does not fit.
     """
     default = basis_size(k, b, n)
     limit = available_memory_bytes() if max_memory is None else int(max_memory)
-    fixed = 4 * n * (k + b) * 8
+    fixed = block_workspace_bytes(n, k, block=b, max_basis=0)
     fits = (limit - fixed) // (2 * n * 8)
     low = min(n, k + 2 * b)
     if fits < low:
-        need = (2 * low * n + 4 * n * (k + b)) * 8
-        where = "memory available now:" if max_memory is None else "limit max_memory ="
-        raise DenseMemoryError(
-            f"block eigensolver basis of {low} vectors of length {n} needs an estimated {need / 2**30:.3g} GiB, "
-            f"over the {where} {limit / 2**30:.3g} GiB; ask for fewer eigenpairs (a smaller k)")
+        check_memory(block_workspace_bytes(n, k, block=b, max_basis=low), max_bytes=limit if max_memory else None,
+                     limit_name="max_memory", what=f"block eigensolver basis of {low} vectors of length {n}",
+                     alternative="ask for fewer eigenpairs (a smaller k)")
     return int(min(default, fits))
 
 

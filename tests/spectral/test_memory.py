@@ -95,3 +95,50 @@ class TestGuard:
     def test_bad_copies(self):
         with pytest.raises(InputError, match=r"copies must be an integer in \[1, inf\)"):
             check_dense_memory(10, copies=0)
+
+
+class TestLimits:
+    def test_address_space_limit_is_respected(self):
+        # under ulimit -v (RLIMIT_AS) the free memory is what the limit leaves, not the machine's
+        import subprocess
+        import sys
+
+        code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+                "from spectral.memory import available_memory_bytes, check_memory; "
+                "print(available_memory_bytes()); check_memory(4 << 30, what='four GiB')")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        avail = int(proc.stdout.split()[0])
+        assert 0 < avail < 3 << 30
+        assert "DenseMemoryError: four GiB needs an estimated 4 GiB, over the memory available now:" in proc.stderr
+
+    def test_cgroup_limits(self, tmp_path):
+        from spectral.memory import _cgroup_headroom
+
+        assert _cgroup_headroom(str(tmp_path)) is None  # no control files: no limit
+        (tmp_path / "memory.max").write_text("max\n")
+        assert _cgroup_headroom(str(tmp_path)) is None
+        (tmp_path / "memory.max").write_text(f"{3 << 30}\n")
+        (tmp_path / "memory.current").write_text(f"{1 << 30}\n")
+        assert _cgroup_headroom(str(tmp_path)) == 2 << 30
+        v1 = tmp_path / "v1"
+        (v1 / "memory").mkdir(parents=True)
+        (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1 "unlimited"
+        assert _cgroup_headroom(str(v1)) is None
+        (v1 / "memory" / "memory.limit_in_bytes").write_text(f"{1 << 30}\n")
+        (v1 / "memory" / "memory.usage_in_bytes").write_text(f"{1 << 28}\n")
+        assert _cgroup_headroom(str(v1)) == (1 << 30) - (1 << 28)
+
+
+class TestCheckMemory:
+    def test_estimate_against_limit(self):
+        from spectral import check_memory, format_bytes
+
+        assert check_memory(1000, what="x", max_bytes=1000) == 1000
+        with pytest.raises(DenseMemoryError, match=r"^the dense path needs an estimated 1\.5 GiB, over the limit "
+                                                   r"max_memory = 1 GiB; use a smaller n$"):
+            check_memory(1.5 * 2**30, what="the dense path", max_bytes=2**30, limit_name="max_memory",
+                         alternative="use a smaller n")
+        assert [format_bytes(v) for v in (512, 3 << 20, 1.5 * 2**30, 8e12)] == ["0.5 KiB", "3 MiB", "1.5 GiB",
+                                                                                "7.28 TiB"]
+        with pytest.raises(InputError, match="needed must be"):
+            check_memory(-1, what="x")

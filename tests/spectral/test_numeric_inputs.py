@@ -71,6 +71,23 @@ CASES = [
     (lambda v: spectral.dense_bytes(v), "n"),
     (lambda v: spectral.check_dense_memory(10, copies=v), "copies"),
     (lambda v: spectral.check_dense_memory(10, max_bytes=v), "max_bytes"),
+    (lambda v: spectral.check_memory(v, what="x"), "needed"),
+    (lambda v: spectral.check_memory(10, what="x", max_bytes=v), "max_bytes"),
+    (lambda v: spectral.format_bytes(v), "nbytes"),
+    (lambda v: spectral.KernelOperator(X, kernel=abs, distance=lambda a, b: a @ b.T, tile=v), "tile"),
+    (lambda v: spectral.KernelOperator(X, kernel=abs, distance=lambda a, b: a @ b.T, zero_diagonal=int(v)),
+     "zero_diagonal"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, v, 2, like=C), "n"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, v, like=C), "k"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, 2, like=C, tol=v), "tol"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, 2, like=C, block=v), "block"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, 2, like=C, max_basis=v), "max_basis"),
+    (lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, 2, like=C, max_products=v), "max_products"),
+    (lambda v: spectral.block_workspace_bytes(v, 2), "n"),
+    (lambda v: spectral.block_workspace_bytes(10, v), "k"),
+    (lambda v: spectral.block_workspace_bytes(10, 2, block=v), "block"),
+    (lambda v: spectral.block_workspace_bytes(10, 2, max_basis=v), "max_basis"),
+    (lambda v: spectral.block_workspace_bytes(10, 2, itemsize=v), "itemsize"),
 ]
 
 
@@ -87,9 +104,10 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "heat_time", "heat_kernel_sparse", "dot_product_scores", "ResidualMLP", "metric_kernel", "ScoreMLP",
                "neural_scores", "KernelOperator", "pairwise", "anisotropic_normalize", "sinkhorn", "markov_spectrum",
                "circulant_spectrum", "generator_eigenvalues", "diffusion_map", "diffusion_distance", "heat_markov",
-               "truncation_bound", "suggest_scale", "dense_bytes", "check_dense_memory"}
+               "truncation_bound", "suggest_scale", "dense_bytes", "check_dense_memory", "check_memory",
+               "format_bytes", "block_eigsh", "block_workspace_bytes"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
-                       "SparseScores"}
+                       "SparseScores", "BlockEigenResult"}
     # the PDE and FMA modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in ("spectral.pde", "spectral.fma")]
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)
