@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import os
 import textwrap
 from pathlib import Path
@@ -26,9 +27,19 @@ DEFAULT_DPI = 300
 _DPI = contextvars.ContextVar("figures_dpi", default=DEFAULT_DPI)
 
 
+def _quiet_font_timestamps(record) -> bool:
+    # matplotlib's bundled cmsy10.ttf (a mathtext fallback glyph font) has zero creation/modification dates in
+    # its 'head' table; fontTools warns about it on every PDF that embeds a subset. Nothing is wrong.
+    return "timestamp seems very low" not in record.getMessage()
+
+
 def pyplot():
     """``matplotlib.pyplot`` with the non-interactive Agg backend selected and the house style applied."""
     import matplotlib
+
+    font_log = logging.getLogger("fontTools.ttLib.tables._h_e_a_d")
+    if _quiet_font_timestamps not in font_log.filters:
+        font_log.addFilter(_quiet_font_timestamps)
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt

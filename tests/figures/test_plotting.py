@@ -74,3 +74,15 @@ def test_pdf_bytes_do_not_depend_on_the_time(tmp_path):
         ax.plot([0, 1], [1, 0])
         out.append(save(fig, tmp_path / sub, "f", ("pdf",))[0].read_bytes())
     assert out[0] == out[1]
+
+
+def test_pdf_with_mathtext_symbols_saves_without_font_warnings(tmp_path, caplog):
+    # the prime of H'' comes from matplotlib's cmsy10.ttf, whose zero timestamps made fontTools warn
+    import logging
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(2.0, 1.0))
+    ax.set_title(r"PDE $\partial_t H = H'' + 2(\log p)'H'$")
+    with caplog.at_level(logging.WARNING):
+        save(fig, tmp_path, "f", ("pdf",))
+    assert not [r for r in caplog.records if r.name.startswith("fontTools")]
