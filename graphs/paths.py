@@ -6,28 +6,40 @@ attention matrix ``A`` as a directed graph: token i -> token j with edge weight 
 FNA-18) is about the number of hops on the weighted shortest paths, so :func:`shortest_paths`
 returns both the path lengths and the hop counts.
 
-Host boundary: Dijkstra runs in ``scipy.sparse.csgraph`` on the host (``spectral.backend.to_numpy``);
-the hop counts are computed on the host from the predecessor matrix by pointer doubling (no loop
-over pairs), and all results are moved back to the input's namespace. networkx is used only by
+Algorithm: ``scipy.sparse.csgraph`` on the host (``spectral.backend.to_numpy``), Dijkstra from
+every source on sparse graphs and Floyd-Warshall on dense ones, chosen by the edge density and the
+size (:func:`floyd_warshall_from_density`; the crossover was measured, see its docstring). The hop
+counts are computed on the host from the predecessor matrix by pointer doubling (no loop over
+pairs), and all results are moved back to the input's namespace. networkx is used only by
 :func:`to_networkx` (interoperability) and as the test oracle, never as the engine.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
 
 from spectral.backend import from_numpy, to_numpy
 from spectral.display import array_summary, result_repr
+from spectral.memory import DenseMemoryError, available_memory_bytes
 from spectral.scores import check_row_stochastic
-from spectral.validation import InputError, check_int, check_option
+from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["ShortestPaths", "WEIGHTS", "edge_weights", "shortest_paths", "hops_from_predecessors", "path",
-           "to_networkx"]
+__all__ = ["ShortestPaths", "WEIGHTS", "METHODS", "edge_weights", "shortest_paths", "hops_from_predecessors",
+           "floyd_warshall_from_density", "path", "to_networkx"]
 
 WEIGHTS = ("inverse", "neg-log")
+METHODS = ("auto", "dijkstra", "floyd-warshall")
+
+#: Peak bytes per matrix entry of :func:`shortest_paths` (n x n): the weights (float64), the edge
+#: mask, csgraph's outputs (float64 lengths, int32 predecessors), the pointer-doubling workspace
+#: (two intp pointer arrays, two int16 counters) and the int64 outputs; tracemalloc measured 41.0
+#: (Floyd-Warshall; Dijkstra on a sparse graph) and 49.0 (Dijkstra on the complete graph: its CSR
+#: copy) bytes per entry at n = 1000 and 2000, densities 0.1 and 1.
+PEAK_BYTES_PER_ENTRY = 52
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -83,7 +95,11 @@ def edge_weights(A, *, weight: str = "inverse") -> np.ndarray:
     a = np.asarray(to_numpy(A), dtype=np.float64)
     w = np.full(a.shape, np.inf)
     pos = a > 0
-    w[pos] = 1.0 / a[pos] if weight == "inverse" else -np.log(a[pos])
+    if weight == "inverse":
+        np.divide(1.0, a, out=w, where=pos)
+    else:
+        np.log(a, out=w, where=pos)
+        np.negative(w, out=w, where=pos)
     np.fill_diagonal(w, np.inf)
     return w
 
@@ -110,30 +126,54 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
     ``ceil(log2(max hops)) + 1`` steps every pointer reaches the root and ``h`` is the hop count:
     O(n^2 log(max hops)) work in whole-array operations, no loop over pairs.
     """
-    pred = np.asarray(to_numpy(predecessors), dtype=np.int64)
+    pred = np.asarray(to_numpy(predecessors))
     if pred.ndim != 2 or pred.shape[0] != pred.shape[1]:
         raise InputError(f"predecessors must be a square (n, n) integer matrix, got shape {pred.shape}")
     n = pred.shape[0]
     if pred.size and pred.max() >= n:
         raise InputError(f"predecessors entries must be node indices in [0, {n - 1}] or negative")
-    rows = np.arange(n)[:, None]
+    # flat pointers (intp: numpy gathers convert any other index type first) and small hop counters
+    node = np.arange(n, dtype=np.intp)
     missing = pred < 0
-    unreachable = missing & (rows != np.arange(n)[None, :])
-    p = np.where(missing, rows, pred)
-    h = np.where(missing, 0, 1).astype(np.int64)
+    # pointer to the pair (i, pred[i, j]) as a flat index; the root and unreachable j point to (i, i)
+    pf = np.where(missing, node[:, None], pred).astype(np.intp, copy=False)
+    pf += (node * n)[:, None]
+    pf = pf.ravel()
+    hf = (~missing).astype(np.int16 if n < 2**15 else np.int32).ravel()
+    step, hop = np.empty_like(pf), np.empty_like(hf)
     for _ in range(64):  # 2^64 > any hop count
-        done = p == rows
-        if done.all():
+        np.take(hf, pf, out=hop, mode="clip")  # indices are in range: "clip" only skips the bounds check
+        if not hop.any():  # every pointer is at its root (a non-root pair always counts >= 1 hop)
             break
-        h = h + np.take_along_axis(h, p, axis=1)
-        p = np.take_along_axis(p, p, axis=1)
+        hf += hop  # hop holds the old counts: a simultaneous update
+        np.take(pf, pf, out=step, mode="clip")
+        pf, step = step, pf
     else:  # pragma: no cover - only a predecessor matrix with a cycle gets here
         raise InputError("predecessors contain a cycle (not a shortest-path tree)")
-    h[unreachable] = -1
-    return h
+    out = hf.reshape(n, n).astype(np.int64)
+    out[missing] = -1
+    out[node, node] = 0
+    return out
 
 
-def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
+def floyd_warshall_from_density(n, density) -> bool:
+    """Whether Floyd-Warshall beats Dijkstra-from-every-source for ``n`` nodes at this edge density.
+
+    Dijkstra costs O(n (E + n log n)), Floyd-Warshall O(n^3) with a small constant; the crossover
+    density (fraction of the ``n (n - 1)`` possible edges) measured with ``scipy.sparse.csgraph`` on
+    top-k sparsified dot-product attention graphs (weights ``1 / A_ij``, one BLAS thread, min of 3)
+    is 0.10 at n = 250, 0.15 at 500, 0.20 at 1000 and 0.26 at 2000, i.e.
+    ``0.2 + 0.053 log2(n / 1000)``; at the crossover both take the same time, and 1.2x apart at
+    densities 0.1 around it, so the rule stays within 1.2x of the faster method. At density 1 and
+    n = 1000 Floyd-Warshall takes 0.60 s, Dijkstra 2.05 s.
+    """
+    n = check_int("n", n, low=1)
+    density = check_real("density", density, low=0.0, high=1.0)
+    crossover = min(0.5, max(0.05, 0.2 + 0.053 * math.log2(max(n, 2) / 1000)))
+    return density >= crossover
+
+
+def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", max_bytes=None) -> ShortestPaths:
     """All-pairs weighted shortest paths and hop counts on the attention graph of ``A``.
 
     Parameters
@@ -143,6 +183,12 @@ def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
         edge i -> j (query i attends to key j); zeros are missing edges; the diagonal is ignored.
     weight : {"inverse", "neg-log"}
         Edge weights ``1 / A_ij`` (FNA, default) or ``-log A_ij``.
+    method : {"auto", "dijkstra", "floyd-warshall"}
+        ``scipy.sparse.csgraph`` algorithm; ``"auto"`` picks by edge density and size
+        (:func:`floyd_warshall_from_density`). All give the same lengths, and the same hops
+        wherever the shortest path is unique.
+    max_bytes : float, optional
+        Memory limit in bytes for the whole request (default: the memory available now).
 
     Returns
     -------
@@ -153,13 +199,18 @@ def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
     ------
     spectral.validation.InputError
         ``A`` not square, not finite, with negative entries, or not row-stochastic (row sums
-        within ``4 sqrt(eps)`` of 1); unknown ``weight``.
+        within ``4 sqrt(eps)`` of 1); unknown ``weight`` or ``method``.
+    spectral.memory.DenseMemoryError
+        The n x n outputs and their workspace (``PEAK_BYTES_PER_ENTRY`` bytes per entry) would not
+        fit: raised before anything n x n is allocated.
 
     Notes
     -----
-    Host boundary: Dijkstra (``scipy.sparse.csgraph.shortest_path(method="D", directed=True)``)
-    runs on the host on a CSR copy with explicit edge weights (so zero-weight ``neg-log`` edges of
-    a one-hot row are kept). Cost O(n (E + n log n)) = O(n^3) for a dense attention matrix.
+    Host boundary: ``scipy.sparse.csgraph`` runs on the host. Dijkstra gets a CSR copy with
+    explicit edge weights, so zero-weight ``neg-log`` edges of a one-hot row are kept; csgraph's
+    Floyd-Warshall reads a zero weight as no edge, so ``"auto"`` uses Dijkstra when there are
+    zero weights and an explicit ``"floyd-warshall"`` refuses them.
+    Cost: Dijkstra O(n (E + n log n)), Floyd-Warshall O(n^3); hops O(n^2 log(max hops)).
 
     References
     ----------
@@ -193,15 +244,55 @@ def shortest_paths(A, *, weight: str = "inverse") -> ShortestPaths:
     ((20, 20), True)
     """
     from scipy import sparse
-    from scipy.sparse.csgraph import shortest_path
+    from scipy.sparse.csgraph import dijkstra, floyd_warshall
 
+    check_option("method", method, METHODS)
+    _check_memory(getattr(A, "shape", ()), max_bytes)
     w = edge_weights(A, weight=weight)
-    i, j = np.nonzero(np.isfinite(w))
-    graph = sparse.csr_array((w[i, j], (i, j)), shape=w.shape)
-    lengths, pred = shortest_path(graph, method="D", directed=True, return_predecessors=True)
+    n = w.shape[0]
+    missing = ~np.isfinite(w)
+    edges = n * n - int(np.count_nonzero(missing))
+    # csgraph's Floyd-Warshall reads a weight of 0 as a missing edge: -log A_ij = 0 (a one-hot row)
+    zero_weights = weight == "neg-log" and bool(np.any(w == 0.0))
+    if method == "auto":
+        dense = floyd_warshall_from_density(n, edges / max(n * (n - 1), 1))
+        method = "floyd-warshall" if dense and not zero_weights else "dijkstra"
+    elif method == "floyd-warshall" and zero_weights:
+        raise InputError("method='floyd-warshall' cannot keep the zero-weight edges -log A_ij = 0 of this A "
+                         "(csgraph reads a weight of 0 as no edge); use method='dijkstra' or 'auto'")
+    if method == "floyd-warshall":
+        # the masked entries are the missing edges; overwrite=True computes the lengths in w itself
+        lengths, pred = floyd_warshall(np.ma.masked_array(w, mask=missing), directed=True,
+                                       return_predecessors=True, overwrite=True)
+    else:
+        # CSR straight from the mask (rows in order: no sort), explicit zero weights kept as edges
+        present = ~missing
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.count_nonzero(present, axis=1), out=indptr[1:])
+        graph = sparse.csr_array((w[present], np.nonzero(present)[1], indptr), shape=(n, n))
+        del present
+        lengths, pred = dijkstra(graph, directed=True, return_predecessors=True)
+        del graph
+    del w, missing
     hops = hops_from_predecessors(pred)
     pred = np.where(pred < 0, -1, pred).astype(np.int64)
     return ShortestPaths(from_numpy(lengths, like=A), from_numpy(hops, like=A), from_numpy(pred, like=A), weight)
+
+
+def _check_memory(shape, max_bytes) -> None:
+    """Refuse, before anything n x n exists, a graph whose outputs and workspace would not fit."""
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+        return  # not square: edge_weights says so
+    n = int(shape[0])
+    needed = PEAK_BYTES_PER_ENTRY * n * n
+    limit = available_memory_bytes() if max_bytes is None else check_real("max_bytes", max_bytes, low=0.0,
+                                                                           low_open=True)
+    if needed > limit:
+        source = "the memory available now" if max_bytes is None else "max_bytes"
+        raise DenseMemoryError(
+            f"all-pairs shortest paths on n = {n} nodes need an estimated {needed / 2**30:.3g} GiB (lengths, hops, "
+            f"predecessors and workspace: {PEAK_BYTES_PER_ENTRY} bytes per pair), over {source} "
+            f"({limit / 2**30:.3g} GiB); every algorithm here stores the n x n outputs, so only a smaller graph fits")
 
 
 def path(result: ShortestPaths, source: int, target: int) -> list[int]:

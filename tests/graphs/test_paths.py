@@ -4,7 +4,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from graphs.paths import edge_weights, hops_from_predecessors, path, shortest_paths, to_networkx
+from graphs.paths import (
+    PEAK_BYTES_PER_ENTRY,
+    edge_weights,
+    floyd_warshall_from_density,
+    hops_from_predecessors,
+    path,
+    shortest_paths,
+    to_networkx,
+)
+from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from spectral.testing import assert_close
 
@@ -28,10 +37,11 @@ def _networkx_reference(A, weight="inverse"):
     return lengths, hops
 
 
+@pytest.mark.parametrize("method", ["auto", "dijkstra", "floyd-warshall"])
 @pytest.mark.parametrize("weight", ["inverse", "neg-log"])
-def test_matches_networkx(rng, weight):
+def test_matches_networkx(rng, weight, method):
     A = _sparse_stochastic(rng, 50)
-    sp = shortest_paths(A, weight=weight)
+    sp = shortest_paths(A, weight=weight, method=method)
     ref_len, ref_hops = _networkx_reference(A, weight)
     fin = np.isfinite(ref_len)
     np.testing.assert_array_equal(np.isfinite(sp.lengths), fin)
@@ -40,6 +50,48 @@ def test_matches_networkx(rng, weight):
     # random continuous weights: shortest paths are unique, so hop counts must agree exactly
     np.testing.assert_array_equal(sp.hops, ref_hops)
     assert sp.weight == weight
+
+
+@pytest.mark.parametrize("drop", [0.0, 0.5, 0.97])
+def test_both_algorithms_give_the_same_lengths_and_hops(rng, drop):
+    """Dense and sparse graphs: Floyd-Warshall and Dijkstra agree (continuous weights: unique paths)."""
+    A = _sparse_stochastic(rng, 120, drop=drop)
+    fw, dj = shortest_paths(A, method="floyd-warshall"), shortest_paths(A, method="dijkstra")
+    np.testing.assert_array_equal(np.isfinite(fw.lengths), np.isfinite(dj.lengths))
+    fin = np.isfinite(dj.lengths)
+    np.testing.assert_allclose(fw.lengths[fin], dj.lengths[fin], rtol=4 * np.sqrt(np.finfo(float).eps))
+    np.testing.assert_array_equal(fw.hops, dj.hops)
+    assert fw.hops.dtype == np.int64 and fw.predecessors.dtype == np.int64
+
+
+def test_zero_weight_edges_are_kept():
+    # neg-log weight of a one-hot row is -log 1 = 0: an edge of weight 0, not a missing edge; csgraph's
+    # Floyd-Warshall would read it as no edge, so auto takes Dijkstra even on this dense graph
+    A = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
+    for method in ("auto", "dijkstra"):
+        sp = shortest_paths(A, weight="neg-log", method=method)
+        assert sp.lengths[0, 2] == 0.0 and sp.hops[0, 2] == 2 and path(sp, 0, 2) == [0, 1, 2]
+    with pytest.raises(InputError, match="floyd-warshall' cannot keep the zero-weight edges"):
+        shortest_paths(A, weight="neg-log", method="floyd-warshall")
+    assert shortest_paths(A, method="floyd-warshall").hops[0, 2] == 2  # inverse weights are never 0
+
+
+def test_the_algorithm_follows_the_measured_crossover():
+    # crossover density 0.2 + 0.053 log2(n / 1000): 0.094 at 250, 0.2 at 1000, 0.253 at 2000
+    assert not floyd_warshall_from_density(1000, 0.19) and floyd_warshall_from_density(1000, 0.21)
+    assert floyd_warshall_from_density(250, 0.1) and not floyd_warshall_from_density(250, 0.09)
+    assert not floyd_warshall_from_density(2000, 0.25) and floyd_warshall_from_density(2000, 0.26)
+    assert floyd_warshall_from_density(10, 1.0) and not floyd_warshall_from_density(10**6, 0.4)
+
+
+def test_memory_is_refused_before_anything_n_by_n_is_allocated():
+    A = np.full((300, 300), 1 / 300)
+    need = PEAK_BYTES_PER_ENTRY * 300 * 300
+    with pytest.raises(DenseMemoryError, match=r"n = 300 nodes need an estimated 0.00436 GiB .* over max_bytes"):
+        shortest_paths(A, max_bytes=need - 1)
+    with pytest.raises(InputError, match="max_bytes"):
+        shortest_paths(A, max_bytes=0)
+    assert shortest_paths(A, max_bytes=need).max_hops() == 1
 
 
 def test_unreachable_and_diagonal():
@@ -110,9 +162,11 @@ def test_bad_input(A, match):
         shortest_paths(A)
 
 
-def test_bad_weight():
+def test_bad_weight_and_method():
     with pytest.raises(InputError, match="weight must be one of"):
         edge_weights(np.eye(2), weight="log")
+    with pytest.raises(InputError, match="method must be one of"):
+        shortest_paths(np.eye(2), method="johnson")
 
 
 def test_repr_is_short():
