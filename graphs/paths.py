@@ -24,7 +24,7 @@ import numpy as np
 
 from spectral.backend import from_numpy, to_numpy
 from spectral.display import array_summary, result_repr
-from spectral.memory import DenseMemoryError, available_memory_bytes
+from spectral.memory import check_memory
 from spectral.scores import check_row_stochastic
 from spectral.validation import InputError, check_int, check_option, check_real
 
@@ -284,15 +284,10 @@ def _check_memory(shape, max_bytes) -> None:
     if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
         return  # not square: edge_weights says so
     n = int(shape[0])
-    needed = PEAK_BYTES_PER_ENTRY * n * n
-    limit = available_memory_bytes() if max_bytes is None else check_real("max_bytes", max_bytes, low=0.0,
-                                                                           low_open=True)
-    if needed > limit:
-        source = "the memory available now" if max_bytes is None else "max_bytes"
-        raise DenseMemoryError(
-            f"all-pairs shortest paths on n = {n} nodes need an estimated {needed / 2**30:.3g} GiB (lengths, hops, "
-            f"predecessors and workspace: {PEAK_BYTES_PER_ENTRY} bytes per pair), over {source} "
-            f"({limit / 2**30:.3g} GiB); every algorithm here stores the n x n outputs, so only a smaller graph fits")
+    check_memory(PEAK_BYTES_PER_ENTRY * n * n, max_bytes=max_bytes,
+                 what=f"all-pairs shortest paths on n = {n} nodes (lengths, hops, predecessors and workspace: "
+                      f"{PEAK_BYTES_PER_ENTRY} bytes per pair)",
+                 alternative="every algorithm here stores the n x n outputs, so only a smaller graph fits")
 
 
 def path(result: ShortestPaths, source: int, target: int) -> list[int]:
