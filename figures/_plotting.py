@@ -63,24 +63,25 @@ def caption(fig, text: str, *, fontsize: float = 7.0, top: float = 1.0) -> None:
 
 
 def plain_log_ticks(ax, axis: str = "both") -> None:
-    """Label a log axis with plain numbers of one kind (0.01, 2, 30) instead of mixing 10^k and 2x10^0.
+    """Label a log axis with tick labels of one kind instead of mixing 10^k, 2x10^0 and 0.5.
 
-    Major ticks (powers of ten) are always labelled. Minor ticks are labelled where the powers of ten
-    alone would leave the axis nearly bare: at 2 and 5 times a power of ten when it spans less than two
-    decades, at 2, 3, 4, 5, 6 and 8 times when it spans less than one.
+    Within [1e-4, 1e5] the labels are plain numbers (0.001, 2, 30); an axis reaching outside that range
+    is labelled 10^k throughout. Major ticks (powers of ten) are always labelled; minor ticks are labelled
+    where the powers of ten alone would leave the axis nearly bare: at 2 and 5 times a power of ten when
+    the axis spans less than two decades, at 2, 3, 4, 5, 6 and 8 times when it spans less than one.
     """
     import math
 
+    import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    def plain(v, _pos=None):
-        return f"{v:g}" if v > 0 else ""
+    def plain(v):
+        return np.format_float_positional(float(f"{v:.6g}"), trim="-")
 
-    def minor(labelled):
-        def fmt(v, _pos=None):
-            mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
-            return plain(v) if mantissa in labelled else ""
-        return FuncFormatter(fmt)
+    def sci(v):
+        e = math.floor(math.log10(v) + 1e-9)
+        m = round(v / 10**e)
+        return f"$10^{{{e}}}$" if m == 1 else rf"${m}\times10^{{{e}}}$"
 
     for name in ("x", "y") if axis == "both" else (axis,):
         axis_ = ax.xaxis if name == "x" else ax.yaxis
@@ -88,13 +89,23 @@ def plain_log_ticks(ax, axis: str = "both") -> None:
             continue
         lo, hi = sorted(ax.get_xlim() if name == "x" else ax.get_ylim())
         decades = math.log10(hi / lo) if lo > 0 else math.inf
+        style = plain if lo >= 1e-4 and hi <= 1e5 else sci
+
+        def label(labelled, style=style):
+            def fmt(v, _pos=None):
+                if v <= 0:
+                    return ""
+                mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
+                return style(v) if mantissa in labelled else ""
+            return FuncFormatter(fmt)
+
         axis_.set_major_locator(LogLocator(base=10))
-        axis_.set_major_formatter(FuncFormatter(plain))
+        axis_.set_major_formatter(label((1,)))
         axis_.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
         if decades < 1:
-            axis_.set_minor_formatter(minor((2, 3, 4, 5, 6, 8)))
+            axis_.set_minor_formatter(label((2, 3, 4, 5, 6, 8)))
         elif decades < 2:
-            axis_.set_minor_formatter(minor((2, 5)))
+            axis_.set_minor_formatter(label((2, 5)))
         else:
             axis_.set_minor_formatter(NullFormatter())
 

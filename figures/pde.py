@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from figures._plotting import caption, pyplot, save
+from figures._plotting import caption, plain_log_ticks, pyplot, save
 
 _PDES = ("diffusion", "wave", "reaction_diffusion", "advection_diffusion")
 _LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction_diffusion": "reaction-diffusion",
@@ -38,6 +38,11 @@ def _run(check: str, **kwargs):
 
 
 # ------------------------------------------------------------------------------ drawers (one axes)
+def _check_title(result, ax, what: str) -> None:
+    """The title of a --plot figure: check, verdict, then what the panel shows."""
+    ax.set_title(f"{result.check}: {result.verdict}; {what}", fontsize=8)
+
+
 def _draw_rows(result, ax, pde):
     steps = np.asarray(result.arrays["fig16_steps"])
     rows = np.asarray(result.arrays[f"fig16_rows_{pde}"])
@@ -61,6 +66,7 @@ def draw_pde_conservation(result, ax):
     """Row 32 of A(N_t) under diffusion (Fig. 16 setting), with its row-sum and minimum annotations."""
     _draw_rows(result, ax, "diffusion")
     ax.legend(fontsize=6, loc="upper left")
+    _check_title(result, ax, "row 32 of A after N_t diffusion steps (key axis, Neumann)")
 
 
 def _draw_damping(result, ax, rates=None):
@@ -90,6 +96,7 @@ def _draw_damping(result, ax, rates=None):
 def draw_pde_modes(result, ax):
     """Mode factors of periodic diffusion against the exponential, per r and L."""
     _draw_damping(result, ax)
+    _check_title(result, ax, "(1 - alpha mu_k dt)^L (bold) vs exp(-alpha mu_k L dt) (thin)")
 
 
 def draw_pde_flow(result, ax):
@@ -99,7 +106,8 @@ def draw_pde_flow(result, ax):
     ax.loglog(t, result.arrays["error_vs_t_wave"], "s-", label="wave")
     ax.set_xlabel("pseudo-time t")
     ax.set_ylabel("|A_scheme(t) - A_exact(t)|_F")
-    ax.set_title(f"explicit schemes vs exact semi-discrete flow (dt = {result.parameters['long_dt']:g})", fontsize=8)
+    plain_log_ticks(ax)
+    _check_title(result, ax, f"explicit schemes vs exact semi-discrete flow (dt = {result.parameters['long_dt']:g})")
     ax.legend(fontsize=7)
 
 
@@ -118,6 +126,8 @@ def _draw_spread(result, ax):
 def draw_pde_spread(result, ax):
     """Spread of a delta row against pseudo-time, with the exact sqrt(2 alpha t)."""
     _draw_spread(result, ax)
+    plain_log_ticks(ax)
+    _check_title(result, ax, "diffusive spread grows like t^(1/2)")
 
 
 def _draw_smoothing(result, ax, which):
@@ -141,7 +151,8 @@ def _draw_smoothing(result, ax, which):
 def draw_pde_smoothing(result, ax):
     """C(t) / C(0) per PDE type."""
     _draw_smoothing(result, ax, "C")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)  # the curves fill the axes
+    _check_title(result, ax, "consistency C = Var(A) per PDE type")
 
 
 def _draw_convergence(result, ax):
@@ -166,6 +177,7 @@ def _draw_convergence(result, ax):
 def draw_pde_convergence(result, ax):
     """Excess loss of GD and SGD against the PL bound and the exact SGD noise floor."""
     _draw_convergence(result, ax)
+    _check_title(result, ax, "PL convergence of GD and SGD on least squares")
 
 
 def draw_pde_causal(result, ax):
@@ -175,7 +187,7 @@ def draw_pde_causal(result, ax):
     ax.axhline(0.0, color="k", lw=0.8, label="re-masked after every step")
     ax.set_xlabel("steps N_t")
     ax.set_ylabel("mean_i sum_(j>i) A_ij(N_t)")
-    ax.set_title("future weight leaked into causal attention", fontsize=9)
+    _check_title(result, ax, "future weight leaked into causal attention")
     ax.legend(fontsize=7)
 
 
@@ -187,8 +199,10 @@ def draw_pde_cost(result, ax):
         y = np.asarray(result.arrays[key], dtype=float)
         ok = np.isfinite(y)
         ax.loglog(t[ok], y[ok], "o-", label=label)
+    plain_log_ticks(ax)
     ax.set_xlabel("sequence length T")
     ax.set_ylabel("flops of the refinement")
+    _check_title(result, ax, f"flops of N_t = {result.parameters.get('steps', '?')} refinement steps")
     ax.legend(fontsize=7)
 
 
