@@ -1,0 +1,76 @@
+"""Memory first in the checks: estimate the peak of a request, refuse it before allocating anything.
+
+A check whose size options can build an ``n x n`` (or ``n x n x d``, or a very long ``n x d``) array
+calls :func:`require_memory` right after validating its options, with its estimate of the peak bytes
+of the whole request (every array alive at once: distances, kernel, copies, solver workspace) as a
+function of one size option. The coefficients are measured (tracemalloc peaks at two sizes, stated
+next to each estimate) and the growth is the cost's exact power of the size. A request over the
+memory available now (:func:`spectral.memory.available_memory_bytes`: the smallest of the free
+memory, the ``RLIMIT_AS`` headroom and the cgroup limit's) is refused with
+:class:`spectral.memory.DenseMemoryError` -- on the command line one ``memory:`` line, exit 2 --
+stating the estimate, the memory available and the largest value of the option that fits. Only
+options that exist in that command are named (tests hold every check to this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from spectral.memory import available_memory_bytes, check_memory
+
+__all__ = ["require_memory", "largest_that_fits"]
+
+
+def largest_that_fits(estimate: Callable[[int], float], low: int, high: int, *, limit: float) -> int | None:
+    """The largest integer ``v`` in ``[low, high]`` with ``estimate(v) <= limit`` (None if not even ``low``).
+
+    ``estimate`` must not decrease with ``v``.
+    """
+    if estimate(low) > limit:
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate(mid) <= limit:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def require_memory(estimate: Callable[[int], float], value: int, *, option: str, low: int, what: str,
+                   other: str = "") -> int:
+    """Refuse ``estimate(value)`` bytes when they would not fit; the advice names ``option``'s largest fit.
+
+    Parameters
+    ----------
+    estimate : callable
+        Peak bytes of the whole request as a function of the size option (the others fixed).
+    value : int
+        The option's requested value.
+    option : str
+        The command-line spelling of the option (``"--n"``), named in the advice.
+    low : int
+        The option's smallest allowed value.
+    what : str
+        The request in words, e.g. ``"the dense n x n kernels at --n 100000"``.
+    other : str
+        A further alternative naming other options of the command (e.g. ``"or fewer --dims"``).
+
+    Returns
+    -------
+    int
+        The estimate in bytes, when it fits.
+
+    Raises
+    ------
+    spectral.memory.DenseMemoryError
+        The estimate exceeds the memory available now.
+    """
+    needed = estimate(value)
+    limit = available_memory_bytes()
+    if needed <= limit:
+        return int(needed)
+    fits = largest_that_fits(estimate, low, value, limit=limit)
+    advice = (f"lower {option} (at most {fits} fits now)" if fits is not None
+              else f"even {option} {low} does not fit now")
+    return check_memory(needed, what=what, alternative=advice + (f", {other}" if other else ""))
