@@ -29,7 +29,7 @@ from spectral.validation import InputError, check_int, check_option, check_real,
 from verify.check import Check
 from verify.result import Recorder
 
-CHECK = Check("fractional_limit", claims=("FNA-12",))
+CHECK = Check("fractional_limit", claims=("FNA-12",), devices=("cpu", "gpu"))
 
 #: claim -> the limit operator it asserts (names used in the record names ``rel_l2_vs_<operator>_*``)
 OPERATORS = {"corrected": "theorem2", "printed": "eq18", "no-density": "no-density", "wrong-sign": "wrong-sign",
@@ -53,27 +53,31 @@ def _rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
-def discrete_operator(theta, rows, *, alpha, scale, f, block=16):
+def discrete_operator(theta, rows, *, alpha, scale, f, block=16, xp=np):
     """``((A f)(x_i) - f(x_i))/t`` for the query indices ``rows``, A = N_R(Phi(d/s)) over all points.
 
-    Returns ``(with_diagonal, without_diagonal)``: the numerator ``sum_j C_ij (f_j - f_i)`` does not
-    see the self term, only the degree does, so dropping it multiplies row i by ``D_i/(D_i - Phi(0))``.
+    Returns host arrays ``(with_diagonal, without_diagonal)``: the numerator ``sum_j C_ij (f_j - f_i)``
+    does not see the self term, only the degree does, so dropping it multiplies row i by
+    ``D_i/(D_i - Phi(0))``. The kernel rows are built ``block`` at a time in the namespace ``xp``
+    (``block x n`` distances and kernel values at once) and brought back once.
     """
     from spectral import fna_kernel, fna_time
+    from spectral.backend import to_numpy
 
-    fx = f(theta)
     t = fna_time(scale, alpha)
-    kept, dropped = np.empty(len(rows)), np.empty(len(rows))
+    th, fx = xp.asarray(theta), xp.asarray(f(theta))
+    phi0 = float(fna_kernel(np.zeros(1), alpha=alpha, scale=scale, dim=1)[0])  # the self term Phi(0)
+    kept, dropped = [], []
     for b in range(0, len(rows), block):
-        idx = rows[b:b + block]
-        d = np.abs(theta[idx, None] - theta[None, :])
-        d = np.minimum(d, 2 * math.pi - d)
+        idx = xp.asarray(rows[b:b + block])
+        d = xp.abs(xp.take(th, idx)[:, None] - th[None, :])
+        d = xp.minimum(d, 2 * math.pi - d)
         c = fna_kernel(d, alpha=alpha, scale=scale, dim=1)
-        degree = np.sum(c, axis=1)
-        num = c @ fx - degree * fx[idx]
-        kept[b:b + block] = num / degree / t
-        dropped[b:b + block] = num / (degree - c[np.arange(len(idx)), idx]) / t
-    return kept, dropped
+        degree = xp.sum(c, axis=1)
+        num = c @ fx - degree * xp.take(fx, idx)
+        kept.append(num / degree / t)
+        dropped.append(num / (degree - phi0) / t)
+    return to_numpy(xp.concat(kept)), to_numpy(xp.concat(dropped))
 
 
 def limits(density, theta, *, alpha, scale, mode, n_fft=256):
@@ -148,8 +152,8 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
         Kernel scale for the i.i.d. part (compared with the exact finite-s operator), in [1e-3, 0.5].
     seed : int
         Seed of the i.i.d. sample (stream "iid").
-    device : {"cpu"}
-        Array device; this check evaluates its kernel rows on the host only.
+    device : {"cpu", "gpu"}
+        Array device of the kernel rows, degrees and products (the exact FFT references on the host).
 
     Returns
     -------
@@ -177,6 +181,9 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
         raise InputError(f"iid_n must be 0 (skip) or in [500, 40000], got {iid_n}")
     iid_scale = check_real("iid_scale", iid_scale, low=1e-3, high=0.5)
 
+    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+
+    xp = device_namespace(device)
     operator = OPERATORS[claim]
     m0 = profile_mass(alpha, 1)
 
@@ -190,7 +197,7 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
             theta = density.quantile_angles(n)
         rows = np.unique(np.linspace(0, n - 1, queries).round().astype(int))
         with rec.timed("discrete"):
-            disc, disc_nodiag = discrete_operator(theta, rows, alpha=alpha, scale=scale, f=f)
+            disc, disc_nodiag = discrete_operator(theta, rows, alpha=alpha, scale=scale, f=f, xp=xp)
         with rec.timed("reference"):
             ref = limits(density, theta[rows], alpha=alpha, scale=scale, mode=mode)
         target = ref[operator]
@@ -234,7 +241,7 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
             pts = density.sample(iid_n, rng=child_rng(seed, "iid"))
             theta = np.mod(np.arctan2(pts[:, 1], pts[:, 0]), 2 * math.pi)
             rows = np.arange(iid_n)
-            kept, dropped = discrete_operator(theta, rows, alpha=alpha, scale=iid_scale, f=f, block=256)
+            kept, dropped = discrete_operator(theta, rows, alpha=alpha, scale=iid_scale, f=f, block=256, xp=xp)
             ref = limits(density, theta, alpha=alpha, scale=iid_scale, mode=mode)
         iid_tol = _IID_TOL * math.sqrt(4000 / iid_n)
         rec.at_most(f"iid_rel_l2_{name}", _rel(dropped, ref["finite_s"]), iid_tol,
