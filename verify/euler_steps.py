@@ -20,6 +20,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 from verify.check import Check
+from verify.peak_memory import circle_pairs, require_memory
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
@@ -81,6 +82,16 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
     if gap > math.sqrt(min(eps_grid)):
         raise InputError(f"n too small: widest grid gap {gap:.3g} > sqrt(min eps_grid) {math.sqrt(min(eps_grid)):.3g}; "
                          f"increase n or the smallest eps")
+    # Memory first: the sparse kernel cut at 7 sqrt(eps) at the largest eps holds circle_pairs(...)
+    # entries (within 1 % of the stored count at n = 4000); tracemalloc peaks 59.4 / 156.6 MiB at
+    # n = 2000 / 4000 (the defaults otherwise) fit 27.0 MiB + 37.2 bytes per entry (cKDTree pairs, CSR,
+    # the normalised operator); 44 bytes leave a margin.
+    def peak(m):
+        return (32 << 20) + 44 * circle_pairs(m, 7 * math.sqrt(max(eps_grid)), contrast=amplitude)
+
+    require_memory(peak, n, option="--n", low=500,
+                   what=f"the sparse heat kernel (cut at 7 sqrt(eps)) at --n {n}, largest eps {max(eps_grid):g}",
+                   other="or smaller --eps-grid values (fewer neighbours within the cutoff)")
     from manifolds import CosineDensity, drift_pde_initial, drift_pde_solution
     from spectral import heat_markov
     from verify.fits import fit_power_law

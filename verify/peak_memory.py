@@ -14,11 +14,12 @@ options that exist in that command are named (tests hold every check to this).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from spectral.memory import available_memory_bytes, check_memory
 
-__all__ = ["require_memory", "largest_that_fits"]
+__all__ = ["require_memory", "largest_that_fits", "circle_pairs"]
 
 
 def largest_that_fits(estimate: Callable[[int], float], low: int, high: int, *, limit: float) -> int | None:
@@ -74,3 +75,17 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     advice = (f"lower {option} (at most {fits} fits now)" if fits is not None
               else f"even {option} {low} does not fit now")
     return check_memory(needed, what=what, alternative=advice + (f", {other}" if other else ""))
+
+
+def circle_pairs(n: int, chord: float, *, radius: float = 1.0, contrast: float = 0.0) -> float:
+    """Stored entries of a sparse kernel cut at ``chord`` on ``n`` quantile-grid points of a circle.
+
+    The points follow a density ``(1 + contrast cos theta) / (2 pi)`` on a circle of ``radius``; a
+    point has the others within the angle ``2 asin(chord / (2 radius))`` on either side, so the pairs
+    number ``n^2 (2 angle / 2 pi) (1 + contrast^2 / 2)`` (the density-weighted mean of the local
+    density), at most ``n^2``, plus the ``n`` diagonal entries.
+    """
+    if chord >= 2 * radius:
+        return float(n) * n
+    angle = 2 * math.asin(chord / (2 * radius))
+    return min(1.0, 2 * angle / (2 * math.pi) * (1 + contrast**2 / 2)) * n * n + n

@@ -1,0 +1,85 @@
+"""Memory first: every check that can build an n x n (or n x n x d, or very long) array refuses an
+oversized request before allocating it, with the estimate and options that exist in that command."""
+
+import re
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from spectral.memory import DenseMemoryError
+from verify import peak_memory
+from verify.claims import load_check
+from verify.cli import build_parser
+
+GIB = 1 << 30
+
+#: (check, keyword arguments far beyond one GiB, the option the advice must name)
+OVERSIZED = [
+    ("density_normalisation", dict(n=6000), "--n"),
+    ("metric_scaling", dict(n=100000, eps=1e-2), "--n"),
+    ("euler_steps", dict(n=100000), "--n"),
+]
+
+
+@pytest.fixture
+def one_gib(monkeypatch):
+    """The memory available is 1 GiB, whatever the machine (the checks read it at run time)."""
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: GIB)
+    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: GIB)
+
+
+def _options(name):
+    parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+@pytest.mark.parametrize("name, kwargs, option", OVERSIZED, ids=[c[0] for c in OVERSIZED])
+def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, option):
+    with pytest.raises(DenseMemoryError) as info:
+        load_check(name).run(**kwargs)
+    message = str(info.value)
+    assert "needs an estimated" in message and "over the memory available now: 1 GiB" in message
+    assert f"lower {option} (at most " in message
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
+    assert named and named <= _options(name), named - _options(name)
+    # the advised value fits: the same request at that value is not refused for memory
+    fits = int(re.search(rf"lower {option} \(at most (\d+) fits", message).group(1))
+    key = option[2:].replace("-", "_")
+    bigger = dict(kwargs, **{key: fits + 1})
+    with pytest.raises(DenseMemoryError):
+        load_check(name).run(**bigger)
+
+
+def test_largest_that_fits_and_circle_pairs():
+    assert peak_memory.largest_that_fits(lambda v: v * v, 1, 1000, limit=1e4) == 100
+    assert peak_memory.largest_that_fits(lambda v: v * v, 200, 1000, limit=1e4) is None
+    # every pair of a circle within a chord of its diameter; a tenth of the circle's angle otherwise
+    assert peak_memory.circle_pairs(100, 2.0) == 100 * 100
+    assert peak_memory.circle_pairs(100, 2 * 0.30901699437494745) == pytest.approx(0.2 * 100 * 100 + 100)
+
+
+def _limited(megabytes):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+    return apply
+
+
+#: commands that would take tens to hundreds of GiB; under a 2 GiB address-space limit each must
+#: stop at the estimate: exit 2, one line, no traceback (a MemoryError would print a traceback)
+COMMANDS = [
+    ["metric_scaling", "--n", "100000", "--eps", "1e-2"],
+    ["euler_steps", "--n", "100000"],
+    ["metric_attention", "--triples", "10000000", "--dim", "256"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_clean_refusal_under_an_address_space_limit(argv):
+    proc = subprocess.run([sys.executable, "-m", f"verify.{argv[0]}", *argv[1:]], capture_output=True, text=True,
+                          timeout=120, preexec_fn=_limited(2048))
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert lines[0].startswith(f"python -m verify.{argv[0]}: memory: ") and "needs an estimated" in lines[0]
