@@ -91,7 +91,7 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
 
     require_memory(peak, n, option="--n", low=500,
                    what=f"the sparse heat kernel (cut at 7 sqrt(eps)) at --n {n}, largest eps {max(eps_grid):g}",
-                   other="or smaller --eps-grid values (fewer neighbours within the cutoff)")
+                   other="smaller --eps-grid values (fewer neighbours within the cutoff)")
     from manifolds import CosineDensity, drift_pde_initial, drift_pde_solution
     from spectral import heat_markov
     from verify.fits import fit_power_law

@@ -18,6 +18,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("metric_attention", claims=("DRIFT-14",), devices=("cpu", "gpu"))
@@ -82,6 +83,13 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
     if 1.0 / grid > math.sqrt(eps) / 2:
         raise InputError(f"grid too coarse for eps: spacing {1 / grid:.3g} > sqrt(eps)/2 = {math.sqrt(eps) / 2:.3g}; "
                          f"increase grid to >= {math.ceil(2 / math.sqrt(eps))} or eps")
+    # Memory first: the triples (3 x triples x dim), their images under the MLP (hidden width 4 dim)
+    # and the distances, then the token part (512 x 512 x dim differences). tracemalloc peaks: 39.1 /
+    # 76.6 MiB at triples 2e4 / 8e4 (dim 8), 267 MiB at 8e4 (dim 32): about 100 bytes per triple and
+    # coordinate; 112 and 24 bytes per token pair and coordinate leave a margin.
+    require_memory(lambda t: (32 << 20) + 112 * t * dim + 24 * _TOKENS**2 * dim, triples, option="--triples",
+                   low=100, what=f"the random triples and their MLP images at --triples {triples}, --dim {dim}",
+                   other="a smaller --dim")
     from spectral import ResidualMLP, metric_kernel
     from spectral.backend import to_numpy
     from verify.check import device_namespace

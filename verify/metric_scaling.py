@@ -85,7 +85,7 @@ def run(*, power=2.0, n=3000, eps=1e-4, scales=(1.0, 2.0, 4.0), modes=6, seed=0,
 
     require_memory(peak, n, option="--n", low=500,
                    what=f"the sparse heat kernels (cut at 7 sqrt(eps)) at --n {n}, --eps {eps:g}",
-                   other="or a smaller --eps or smaller --scales (fewer neighbours within the cutoff)")
+                   other="a smaller --eps or smaller --scales (fewer neighbours within the cutoff)")
     from manifolds import CosineDensity
     from spectral import heat_kernel
     from spectral.validation import child_rng

@@ -55,7 +55,8 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     what : str
         The request in words, e.g. ``"the dense n x n kernels at --n 100000"``.
     other : str
-        A further alternative naming other options of the command (e.g. ``"or fewer --dims"``).
+        A further alternative naming other options of the command, as a noun phrase (e.g. ``"a smaller
+        --dim"``); the advice reads "lower --n (at most N fits now), or <other>".
 
     Returns
     -------
@@ -72,9 +73,11 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     if needed <= limit:
         return int(needed)
     fits = largest_that_fits(estimate, low, value, limit=limit)
-    advice = (f"lower {option} (at most {fits} fits now)" if fits is not None
-              else f"even {option} {low} does not fit now")
-    return check_memory(needed, what=what, alternative=advice + (f", {other}" if other else ""))
+    if fits is not None:
+        advice = f"lower {option} (at most {fits} fits now)" + (f", or use {other}" if other else "")
+    else:
+        advice = f"even {option} {low} does not fit now" + (f": use {other}" if other else "")
+    return check_memory(needed, what=what, alternative=advice)
 
 
 def circle_pairs(n: int, chord: float, *, radius: float = 1.0, contrast: float = 0.0) -> float:

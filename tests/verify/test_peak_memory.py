@@ -20,6 +20,7 @@ OVERSIZED = [
     ("density_normalisation", dict(n=6000), "--n"),
     ("metric_scaling", dict(n=100000, eps=1e-2), "--n"),
     ("euler_steps", dict(n=100000), "--n"),
+    ("metric_attention", dict(triples=10**7, dim=64), "--triples"),
 ]
 
 
@@ -50,6 +51,12 @@ def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, opti
     bigger = dict(kwargs, **{key: fits + 1})
     with pytest.raises(DenseMemoryError):
         load_check(name).run(**bigger)
+
+
+def test_when_even_the_smallest_value_does_not_fit_the_advice_names_another_option(one_gib):
+    # the 512 x 512 x dim token differences alone exceed 1 GiB at dim = 256
+    with pytest.raises(DenseMemoryError, match=r"even --triples 100 does not fit now: use a smaller --dim$"):
+        load_check("metric_attention").run(triples=10**7, dim=256)
 
 
 def test_largest_that_fits_and_circle_pairs():
