@@ -23,6 +23,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
 from verify.check import Check
+from verify.peak_memory import circle_pairs, require_memory
 from verify.result import Recorder
 
 CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"))
@@ -169,6 +170,15 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
     if tiers == ("sphere_continuum",) and asserted != "corrected" and lap_claim == _CLAIMED["corrected"][0]:
         raise InputError(f"tiers=('sphere_continuum',) cannot test the {asserted!r} limit: it differs only in the "
                          f"drift and that tier's density is uniform; add a tier with a non-uniform density")
+    if "circle_grid" in tiers:
+        # Memory first: the grid tier's sparse kernel (heat_markov's cutoff 6 sqrt(eps), eps = 1e-3) on the
+        # von Mises (kappa 1) quantile grid, concentration I0(2) / I0(1)^2 = 1.4221; tracemalloc peaks
+        # 257 / 970 MiB at grid_n 1e4 / 2e4 (all tiers) fit 20 MB + 29 bytes per stored entry; 36 bytes
+        # leave a margin (the streamed tiers hold block x n kernel rows only).
+        require_memory(lambda m: (32 << 20) + 36 * circle_pairs(m, 6 * math.sqrt(1e-3), concentration=1.4221),
+                       grid_n, option="--grid-n", low=1400,
+                       what=f"the circle_grid tier's sparse heat kernel at --grid-n {grid_n}",
+                       other="--tiers without circle_grid")
     from spectral import heat_markov
     from spectral.backend import to_numpy
     from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)

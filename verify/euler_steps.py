@@ -87,7 +87,7 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
     # n = 2000 / 4000 (the defaults otherwise) fit 27.0 MiB + 37.2 bytes per entry (cKDTree pairs, CSR,
     # the normalised operator); 44 bytes leave a margin.
     def peak(m):
-        return (32 << 20) + 44 * circle_pairs(m, 7 * math.sqrt(max(eps_grid)), contrast=amplitude)
+        return (32 << 20) + 44 * circle_pairs(m, 7 * math.sqrt(max(eps_grid)), concentration=1 + amplitude**2 / 2)
 
     require_memory(peak, n, option="--n", low=500,
                    what=f"the sparse heat kernel (cut at 7 sqrt(eps)) at --n {n}, largest eps {max(eps_grid):g}",

@@ -27,6 +27,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("fractional_limit", claims=("FNA-12",), devices=("cpu", "gpu"))
@@ -181,6 +182,12 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
         raise InputError(f"iid_n must be 0 (skip) or in [500, 40000], got {iid_n}")
     iid_scale = check_real("iid_scale", iid_scale, low=1e-3, high=0.5)
 
+    # Memory first: per grid point the quantile grid, f and 16 kernel rows' temporaries (block 16 x n);
+    # per i.i.d. point 256 rows' (block 256 x iid_n). tracemalloc peaks 216.6 / 418.1 MiB at n = 4e5 /
+    # 8e5 (iid_n 4000) fit 16 MiB + 528 bytes per grid point; 600 bytes per grid point and 12 KiB per
+    # i.i.d. point (256 x 8 bytes x 6 arrays) leave a margin.
+    require_memory(lambda m: (32 << 20) + 600 * m + (12 << 10) * iid_n, n, option="--n", low=1000,
+                   what=f"the quantile grid and kernel rows at --n {n}, --iid-n {iid_n}", other="a smaller --iid-n")
     from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)

@@ -21,6 +21,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_real, check_reals, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("levy_jumps", claims=("FNA-20",))
@@ -114,6 +115,13 @@ def run(*, alphas=(1.2, 1.5, 2.0), circle_n=2000, circle_scale=0.05, circle_wind
     jumps = check_int("jumps", jumps, low=0, high=10**7)
     dim_offset = check_real("dim_offset", dim_offset, low=0.0, high=3.0)
 
+    # Memory first: the circle's and the torus's n x n distances, kernels and window weights are alive
+    # together; tracemalloc peaks 247.3 MiB at the defaults (2000, 2000), 573.5 at circle_n 4000 and
+    # 764.2 at torus_n 4000 give 28.5 bytes per circle pair and 45.2 per torus pair (its coordinate
+    # differences); 32 and 48 leave a margin (the sum over-counts: the parts' peaks do not coincide).
+    require_memory(lambda c: (16 << 20) + 32 * c * c + 48 * torus_n * torus_n, circle_n, option="--circle-n",
+                   low=200, what=f"the dense jump laws at --circle-n {circle_n}, --torus-n {torus_n}",
+                   other="a smaller --torus-n")
     rec = Recorder()
     theta = 2 * math.pi * np.arange(circle_n) / circle_n
     circle_pts = np.stack([np.cos(theta), np.sin(theta)], axis=1)

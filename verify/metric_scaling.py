@@ -81,7 +81,7 @@ def run(*, power=2.0, n=3000, eps=1e-4, scales=(1.0, 2.0, 4.0), modes=6, seed=0,
     # n = 4000); tracemalloc peaks 55.7 / 149.1 MiB at n = 3000 / 6000 fit 24.5 MiB + 36 bytes per entry
     # (cKDTree pairs, CSR, the scaled conjugate, ARPACK); 44 bytes leave a margin.
     def peak(m):
-        return (32 << 20) + 44 * circle_pairs(m, 7 * math.sqrt(eps), radius=1 / max(scales), contrast=0.5)
+        return (32 << 20) + 44 * circle_pairs(m, 7 * math.sqrt(eps), radius=1 / max(scales), concentration=1 + 0.5**2 / 2)
 
     require_memory(peak, n, option="--n", low=500,
                    what=f"the sparse heat kernels (cut at 7 sqrt(eps)) at --n {n}, --eps {eps:g}",

@@ -80,15 +80,17 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     return check_memory(needed, what=what, alternative=advice)
 
 
-def circle_pairs(n: int, chord: float, *, radius: float = 1.0, contrast: float = 0.0) -> float:
+def circle_pairs(n: int, chord: float, *, radius: float = 1.0, concentration: float = 1.0) -> float:
     """Stored entries of a sparse kernel cut at ``chord`` on ``n`` quantile-grid points of a circle.
 
-    The points follow a density ``(1 + contrast cos theta) / (2 pi)`` on a circle of ``radius``; a
-    point has the others within the angle ``2 asin(chord / (2 radius))`` on either side, so the pairs
-    number ``n^2 (2 angle / 2 pi) (1 + contrast^2 / 2)`` (the density-weighted mean of the local
-    density), at most ``n^2``, plus the ``n`` diagonal entries.
+    A point of a circle of ``radius`` has the others within the angle ``2 asin(chord / (2 radius))`` on
+    either side; with the points at the quantiles of a density ``p`` the pairs number
+    ``n^2 (2 angle / 2 pi) concentration`` (at most ``n^2``), plus the ``n`` diagonal entries, where
+    ``concentration = 2 pi int p^2`` is the density-weighted mean of the density relative to the
+    uniform one: 1 uniform, ``1 + c^2 / 2`` for ``(1 + c cos theta) / (2 pi)``, ``I0(2 kappa) /
+    I0(kappa)^2`` for von Mises.
     """
     if chord >= 2 * radius:
         return float(n) * n
     angle = 2 * math.asin(chord / (2 * radius))
-    return min(1.0, 2 * angle / (2 * math.pi) * (1 + contrast**2 / 2)) * n * n + n
+    return min(1.0, 2 * angle / (2 * math.pi) * concentration) * n * n + n

@@ -21,6 +21,10 @@ OVERSIZED = [
     ("metric_scaling", dict(n=100000, eps=1e-2), "--n"),
     ("euler_steps", dict(n=100000), "--n"),
     ("metric_attention", dict(triples=10**7, dim=64), "--triples"),
+    ("levy", dict(n_samples=10**8), "--n-samples"),
+    ("levy_jumps", dict(circle_n=6000, torus_n=2000), "--circle-n"),
+    ("fractional_limit", dict(n=5_000_000), "--n"),
+    ("drift_diffusion", dict(grid_n=200_000), "--grid-n"),
 ]
 
 
@@ -65,6 +69,7 @@ def test_largest_that_fits_and_circle_pairs():
     # every pair of a circle within a chord of its diameter; a tenth of the circle's angle otherwise
     assert peak_memory.circle_pairs(100, 2.0) == 100 * 100
     assert peak_memory.circle_pairs(100, 2 * 0.30901699437494745) == pytest.approx(0.2 * 100 * 100 + 100)
+    assert peak_memory.circle_pairs(100, 2 * 0.30901699437494745, concentration=1.5) == pytest.approx(3100)
 
 
 def _limited(megabytes):
