@@ -243,7 +243,11 @@ def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n,
                             res = {"fna": _graph_stats(attention(x, "fna", alpha=alpha, kappa=kf)),
                                    "local": _graph_stats(attention(x, "local", alpha=alpha, kappa=kl)), "dp": dp}
                             for m in METHODS:
-                                stats.setdefault((data, d, n, protocol, m), []).append(res[m])
+                                # the n x n hop and predecessor matrices are kept for the example graph only:
+                                # every other graph's would pile up (16 bytes per entry per graph, 113 MB at
+                                # sizes (32, 256) with the default grid), the statistics are scalars
+                                scalars = {k: v for k, v in res[m].items() if not k.startswith("_")}
+                                stats.setdefault((data, d, n, protocol, m), []).append(scalars)
                             if s == 0 and data == datasets[-1] and d == dims[0] and n == sizes[-1]:
                                 example[protocol] = res
 
