@@ -34,6 +34,7 @@ from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
 from verify.neural_reference import ACTIVATIONS, check_ints, concat_loop, mlp_score_loop, per_pair_score_loop
 from verify.neural_reference import activation as sigma_of
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
@@ -154,6 +155,16 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
     act = check_option("activation", activation, ACTIVATIONS)
     memory_n = check_int("memory_n", memory_n, low=64, high=2048)
     claim = check_option("claim", claim, _CLAIMS)
+    # Memory first. The peak-memory part holds the concatenated (m, m, 2 d') tensor, the pre-activations
+    # and the hidden layer: this check's own peaks at m = 256, h = 8 were 456 bytes per pair for d' = 16
+    # (8 (2 d' + 3 h + 1)) and 200 for the factored form (8 (3 h + 1)); 10 (2 d' + 3 h + 2) bytes per pair
+    # leave a margin. The per-pair-weight tensors (n, n, h, 2 d') and their broadcast temporaries take
+    # about 8 n^2 h (2 d' + 5) bytes, 12 allowed.
+    big = max(d_prime)
+    require_memory(lambda m: (16 << 20) + 10 * (2 * big + 3 * hidden + 2) * m * m + 12 * n * n * hidden * (2 * big + 5),
+                   memory_n, option="--memory-n", low=64,
+                   what=f"the score tensors at --memory-n {memory_n}, --hidden {hidden}, --d-prime up to {big}",
+                   other="a smaller --hidden or --d-prime")
     rec = Recorder()
 
     # ---------------------------------------------------------------- NEURAL-6: parameter arithmetic

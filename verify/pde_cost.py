@@ -28,6 +28,7 @@ import numpy as np
 
 from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("pde_cost", claims=("PDE-16", "PDE-18"))
@@ -100,6 +101,12 @@ def run(*, sizes=(256, 512, 1024, 2048), steps=4, band=33, n_global=4, features=
     value_dim = check_int("value_dim", value_dim, low=1, high=64)
     claim = check_option("claim", claim, ("corrected", "printed"))
     sizes = tuple(sorted(set(sizes)))
+    # Memory first: the banded surrogate is built and checked through dense T x T arrays (random values,
+    # the normalised band, the sparsity patterns); tracemalloc peaks 186.7 / 546.7 MiB with the largest
+    # size 2048 / 4096 (dense runs stop at 2048): about 34 bytes per entry of the largest T x T; 44 bytes
+    # and 32 MiB leave a margin.
+    require_memory(lambda t: (32 << 20) + 44 * t * t, sizes[-1], option="--sizes", low=64,
+                   what=f"the dense T x T pattern checks at the largest of --sizes, {sizes[-1]}")
 
     rec = Recorder()
     h = band // 2

@@ -25,6 +25,8 @@ OVERSIZED = [
     ("levy_jumps", dict(circle_n=6000, torus_n=2000), "--circle-n"),
     ("fractional_limit", dict(n=5_000_000), "--n"),
     ("drift_diffusion", dict(grid_n=200_000), "--grid-n"),
+    ("neural_cost", dict(memory_n=2048, hidden=256), "--memory-n"),
+    ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
 ]
 
 
@@ -52,7 +54,8 @@ def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, opti
     # the advised value fits: the same request at that value is not refused for memory
     fits = int(re.search(rf"lower {option} \(at most (\d+) fits", message).group(1))
     key = option[2:].replace("-", "_")
-    bigger = dict(kwargs, **{key: fits + 1})
+    value = fits + 1 if not isinstance(kwargs[key], tuple) else kwargs[key][:-1] + (fits + 1,)
+    bigger = dict(kwargs, **{key: value})
     with pytest.raises(DenseMemoryError):
         load_check(name).run(**bigger)
 
