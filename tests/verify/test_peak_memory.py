@@ -27,6 +27,7 @@ OVERSIZED = [
     ("drift_diffusion", dict(grid_n=200_000), "--grid-n"),
     ("neural_cost", dict(memory_n=2048, hidden=256), "--memory-n"),
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
+    ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500), "--points-per-cluster"),
 ]
 
 
@@ -87,6 +88,9 @@ COMMANDS = [
     ["metric_scaling", "--n", "100000", "--eps", "1e-2"],
     ["euler_steps", "--n", "100000"],
     ["metric_attention", "--triples", "10000000", "--dim", "256"],
+    ["levy", "--n-samples", "1e8"],
+    ["drift_diffusion", "--grid-n", "200000"],
+    ["neural_cost", "--memory-n", "2048", "--hidden", "256"],
 ]
 
 
