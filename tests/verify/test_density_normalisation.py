@@ -72,11 +72,3 @@ def test_computes_in_the_device_namespace(device_spy):
     assert [r.measured for r in res.records] == pytest.approx([r.measured for r in ref.records], rel=1e-12)
     assert res.passed == ref.passed
 
-
-@pytest.mark.gpu
-def test_gpu_matches_cpu(default_result):
-    res = dn.run(device="gpu")
-    ref = default_result("density_normalisation")
-    assert res.passed, res.failures
-    for rec in ref.records:
-        assert res.record(rec.name).measured == pytest.approx(rec.measured, rel=1e-9, abs=1e-14), rec.name

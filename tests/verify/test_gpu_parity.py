@@ -1,0 +1,35 @@
+"""GPU parity: every check declared for the GPU gives the host's verdict and numbers on a CUDA device.
+
+Skipped (never failed) without CuPy and a CUDA device. The host draws every random number, so the
+device runs see the same samples; only the order of floating-point reductions differs (float64 on
+both sides), hence a relative tolerance of 1e-6 on every record. weyl has its own device tests.
+That the same code runs on a namespace other than NumPy is proved here without a GPU: each check's
+own test stands array_api_strict in for ``verify.check.device_namespace``.
+"""
+
+import pytest
+
+from verify.claims import available_checks, load_check
+
+GPU_CHECKS = sorted(name for name in available_checks()
+                    if "gpu" in load_check(name).CHECK.devices and name != "weyl")
+
+
+def test_the_gpu_checks_are_the_expected_ones():
+    # a check that gains or loses the GPU must say so here (and in its own device test)
+    assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
+                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "sphere_softmax"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", GPU_CHECKS)
+def test_gpu_matches_cpu(name, default_result):
+    ref = default_result(name)
+    res = load_check(name).run(device="gpu")
+    assert res.verdict == ref.verdict, res.failures
+    for rec in ref.records:
+        got = res.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str)) or rec.measured is None:
+            assert got == rec.measured, rec.name
+        else:
+            assert got == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name
