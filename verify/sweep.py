@@ -518,7 +518,7 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
         _local_compute(tasks, ids, scheduler, progress, on_done)
         return
     try:
-        from dask.distributed import Client, as_completed, progress as show_progress  # lazy: optional extra
+        from dask.distributed import Client, as_completed  # lazy: optional extra
     except ImportError:
         raise UnavailableError("a scheduler address needs dask.distributed: pip install "
                                "'attention-limits[dask]'") from None
@@ -526,12 +526,14 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
         client = Client(scheduler, timeout=30)
     except OSError as exc:
         raise UnavailableError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    from verify.progress import progress as report  # stderr lines (or a bar): stdout stays the table's
+
     with client:
         futures = client.compute(tasks)
         index = {f.key: i for f, i in zip(futures, ids)}
-        if progress:
-            show_progress(futures)
-        for future in as_completed(futures):
+        params = {f.key: point.params for f, point in zip(futures, points)}
+        for future in report(as_completed(futures), total=len(futures), desc="sweep on dask", quiet=not progress,
+                             label=lambda f: _describe(params[f.key])):
             on_done(index[future.key], future.result())
 
 
