@@ -20,6 +20,7 @@ import numpy as np
 from spectral.validation import check_int, check_option, check_reals, child_rng
 from verify.check import Check
 from verify.fits import fit_power_law
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", "gpu"))
@@ -170,6 +171,12 @@ def run(*, claim="corrected", dim=3, trials=20, candidates=200000, n_lattice=500
     candidates = check_int("candidates", candidates, low=1000, high=5000000)
     n_lattice = check_int("n_lattice", n_lattice, low=1000, high=1000000)
     eps_grid = check_reals("eps_grid", eps_grid, min_count=4, low=1e-4, high=0.5)
+    # Memory first: Example 3 holds the candidates and their projections (tracemalloc: 272 bytes per
+    # candidate at dim 16, about 17 dim), the limit part the test points x lattice scores (489 bytes per
+    # lattice point at the defaults); the parts run one after the other. 20 dim and 600 bytes leave a margin.
+    require_memory(lambda c: (16 << 20) + max(20 * dim * c, 600 * n_lattice), candidates, option="--candidates",
+                   low=1000, what=f"the Example-3 candidates and the lattice scores at --candidates {candidates}, "
+                                  f"--n-lattice {n_lattice}", other="a smaller --n-lattice or --dim")
     from verify.check import device_namespace
 
     xp = device_namespace(device)

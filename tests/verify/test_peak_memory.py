@@ -28,6 +28,7 @@ OVERSIZED = [
     ("neural_cost", dict(memory_n=2048, hidden=256), "--memory-n"),
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
     ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500), "--points-per-cluster"),
+    ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
 ]
 
 
