@@ -29,6 +29,7 @@ OVERSIZED = [
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
     ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500), "--points-per-cluster"),
     ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
+    ("heat_rate", dict(test_points=1000), "--test-points"),
 ]
 
 
