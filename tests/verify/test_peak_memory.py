@@ -29,7 +29,6 @@ OVERSIZED = [
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
     ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500), "--points-per-cluster"),
     ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
-    ("heat_rate", dict(test_points=1000), "--test-points"),
 ]
 
 
@@ -61,6 +60,14 @@ def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, opti
     bigger = dict(kwargs, **{key: value})
     with pytest.raises(DenseMemoryError):
         load_check(name).run(**bigger)
+
+
+def test_a_check_whose_largest_request_fits_in_one_gib_still_refuses_beyond_the_memory_available(monkeypatch):
+    # heat_rate's largest request is about 1 GiB (1000 test points x 64000 samples): refused at 256 MiB
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: 256 << 20)
+    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: 256 << 20)
+    with pytest.raises(DenseMemoryError, match=r"lower --test-points \(at most 229 fits now\)$"):
+        load_check("heat_rate").run(test_points=1000)
 
 
 def test_when_even_the_smallest_value_does_not_fit_the_advice_names_another_option(one_gib):
