@@ -92,16 +92,24 @@ _TOLERANCES = {
         "best_fit_alpha": (0.02, "S^1 grid at the paper setting, alpha 1-2: the grid biases the fit low by <= 0.0096 "
                                  "(2.1x); kernel alpha 1.25 claimed as 1.2 gives |diff| 0.042"),
     },
-    # S^2, Fibonacci grid, n = 2000, s = 3 h (h = sqrt(4 pi / n)), degrees l = 1..6, alpha in
-    # {1, 1.2, 1.5, 1.8, 2}: kernel alpha 1.5 claimed as 1.2 gives 0.051 / 0.054 / 0.26.
+    # S^2, Fibonacci grid, n = 5000, s = 8 h (h = sqrt(4 pi / n)), degrees l = 1..6, alpha in
+    # {1, 1.2, 1.5, 1.8, 2}: slope gap and shape error <= 0.0010, best-fit alpha low by 0.0049-0.0066
+    # (alpha < 2; 0 at alpha = 2), shell spread <= 0.0001. Kernels 0.1 away (alpha -+ 0.1 for every alpha,
+    # 1.9 claimed as 2) give gap >= 0.0144, shape >= 0.0153, |best fit - alpha| >= 0.093; 0.05 away (1.25
+    # and 1.15 claimed as 1.2) 0.0069 / 0.0074 / 0.045 and 0.0084 / 0.0087 / 0.055: all fail. The
+    # remaining bias of the best fit is the self score Phi(0) = 1 of each node, a point mass where the
+    # continuum has the mean of Phi over the node's cell: with that mean on the diagonal the best fit is
+    # 1.203 (n = 5000, s = 6 h) and 1.211 (n = 2000, s = 3 h) instead of 1.193 and 1.165. (Before: n = 2000,
+    # s = 3 h, best fit 1.165 and tolerance 0.1; kernel 1.3 claimed as 1.2 passed with 1.263.)
     ("sphere", "grid"): {
-        "slope_gap": (0.02, "S^2 Fibonacci grid, s = 3 h, l = 1..6, alpha 1-2: measured <= 0.0081 (2.5x); kernel "
-                            "1.5 claimed as 1.2 gives 0.051"),
-        "shape_error": (0.02, "S^2 Fibonacci grid, s = 3 h, l = 1..6, alpha 1-2: measured <= 0.0080 (2.5x); kernel "
-                              "1.5 claimed as 1.2 gives 0.054"),
-        "best_fit_alpha": (0.1, "S^2 Fibonacci grid: measured |diff| <= 0.044 (the Fibonacci quadrature biases the "
-                                "family fit low; 2.3x); kernel 1.5 claimed as 1.2 gives 0.26"),
-        "shell_spread": (0.01, "S^2 Fibonacci grid, l = 1..6: measured relative spread <= 0.0015 within a shell (6x)"),
+        "slope_gap": (0.004, "S^2 Fibonacci grid, n = 5000, s = 8 h, l = 1..6, alpha 1-2: measured <= 0.0010 (4x); "
+                             "kernels 0.1 away give >= 0.0144"),
+        "shape_error": (0.004, "S^2 Fibonacci grid, n = 5000, s = 8 h, l = 1..6, alpha 1-2: measured <= 0.0010 (4x); "
+                               "kernels 0.1 away give >= 0.0153"),
+        "best_fit_alpha": (0.03, "S^2 Fibonacci grid, n = 5000, s = 8 h, alpha 1-2: measured |diff| <= 0.0066 (the "
+                                 "self score Phi(0) biases the fit low; 4.5x); kernels 0.1 away give >= 0.093"),
+        "shell_spread": (0.001, "S^2 Fibonacci grid, n = 5000, l = 1..6: measured relative spread <= 0.0001 within a "
+                                "shell (10x)"),
     },
     # S^2, i.i.d. points, n = 3000, h/s = 1/4, diagonal dropped, degrees l = 1..6: ensemble of seeds
     # 0..9 (alpha = 1.2) and 0..2 (alpha = 1.0, 1.5, 1.8, 2.0); random points cluster by 2l+1 only
@@ -154,15 +162,15 @@ def _settings(*, alpha, manifold, n, scale, points, modes, fit_range, distance, 
                              "scale with it")
         n, scale = PAPER_N, PAPER_SCALE
     if n is None:
-        n = {("circle", "grid"): 2000, ("circle", "random"): 4000, ("sphere", "grid"): 2000,
+        n = {("circle", "grid"): 2000, ("circle", "random"): 4000, ("sphere", "grid"): 5000,
              ("sphere", "random"): 3000}[(manifold, points)]
     n = check_int("n", n, low=8)
     h = 2 * math.pi / n if manifold == "circle" else math.sqrt(4 * math.pi / n)
     if scale is None:
-        # S^1 grid: h/s = 1/2; S^2 Fibonacci grid: h/s = 1/3 (the discrete-continuum shape error is
-        # 0.011-0.014 at 2 h, 0.006-0.008 at 3 h, while a kernel-alpha error of 0.3 moves it by ~0.05 at
-        # both); random points: h/s = 1/4.
-        scale = (4.0 if points == "random" else 2.0 if manifold == "circle" else 3.0) * h
+        # S^1 grid: h/s = 1/2; S^2 Fibonacci grid: h/s = 1/8 (best-fit bias of alpha = 1.2 at n = 5000:
+        # -0.016 at 3 h, -0.011 at 4 h, -0.007 at 6 h, -0.005 at 8 h; at n = 2000 -0.035 at 3 h, while a kernel
+        # 0.1 away moves the best fit by 0.099 at every setting); random points: h/s = 1/4.
+        scale = (4.0 if points == "random" else 2.0 if manifold == "circle" else 8.0) * h
         if points == "random" and manifold == "circle" and alpha == 2:
             # The local Gaussian kernel sees only ~8 neighbours within s = 4 h: on i.i.d. points its
             # generator is then dominated by sampling noise (slope gap 0.16, shape 0.135, pair splitting
@@ -428,7 +436,12 @@ def _best_fit_alpha(lam, family) -> float:
     from scipy.optimize import minimize_scalar
 
     def err(a):
-        return _shape_error(lam, family(a))
+        # at large scales the continuum family of some alphas has eta_l <= 0 (no generator): never the best fit
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ref = family(a)
+        if not np.all(np.isfinite(ref) & (ref > 0)):
+            return np.inf
+        return _shape_error(lam, ref)
 
     grid = np.linspace(0.05, 1.999, 40)
     errs = np.array([err(a) for a in grid])
@@ -590,10 +603,10 @@ def run(*, alpha=1.2, manifold="circle", n=None, scale=None, points="grid", mode
     manifold : {"circle", "sphere"}
         S^1 ("circle", Fig. 2a) or S^2 ("sphere", FNA-11: lambda_j ~ j^(alpha/2)).
     n : int, optional
-        Number of points, >= 8 (automatic: 2000 on the circle grid, 4000 random on the circle, 2000 on
+        Number of points, >= 8 (automatic: 2000 on the circle grid, 4000 random on the circle, 5000 on
         the sphere grid, 3000 random on the sphere).
     scale : float, optional
-        Kernel scale kappa > 0 (FNA eq. 13); automatic: 2 h on the circle grid, 3 h on the sphere grid,
+        Kernel scale kappa > 0 (FNA eq. 13); automatic: 2 h on the circle grid, 8 h on the sphere grid,
         4 h on random points (16 h for alpha = 2 on the circle), h = 2 pi / n on S^1, sqrt(4 pi / n) on S^2.
     points : {"grid", "random"}
         "grid" (equispaced S^1 / Fibonacci S^2) or "random" (i.i.d. uniform; the diagonal self score
@@ -654,6 +667,10 @@ def run(*, alpha=1.2, manifold="circle", n=None, scale=None, points="grid", mode
     rec.resolve("method", solver)
     if p["points"] == "random":
         rec.note("diagonal self score Phi(0) dropped (i.i.d. points)")
+    elif p["manifold"] == "sphere":
+        rec.note("on the Fibonacci grid the best-fit alpha is biased low (by 0.005-0.007 for alpha < 2 at the default "
+                 "n = 5000, s = 8 h): the self score Phi(0) of each node is a point mass where the continuum has the "
+                 "mean of Phi over the node's cell; it shrinks as s/h grows (0.035 at n = 2000, s = 3 h)")
     t = p["scale"] ** p["alpha"]  # generator time t = kappa^alpha = eps^(alpha/2) (FNA Methods)
     lam_j = _generator(eta[1 : p["modes"] + 1], t)
     lo, hi = p["fit_range"]
@@ -685,7 +702,7 @@ def run(*, alpha=1.2, manifold="circle", n=None, scale=None, points="grid", mode
             shape = _shape_error(lam[window], ref[window])
             best = _best_fit_alpha(lam[window], lambda a: family(a)[window])
             naive = fit_power_law(np.arange(1, p["modes"] + 1), lam_j).slope
-        calibrated = {"circle": 0.5, "sphere": 1 / 3}[p["manifold"]] if p["points"] == "grid" else 0.25
+        calibrated = {"circle": 0.5, "sphere": 1 / 8}[p["manifold"]] if p["points"] == "grid" else 0.25
         if p["paper_setting"]:
             calibrated = (2 * math.pi / PAPER_N) / PAPER_SCALE  # the paper tolerances were measured there
         ratio = p["h"] / p["scale"]
