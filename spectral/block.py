@@ -171,10 +171,11 @@ def _phase(apply, Z, *, k, b, max_basis, tol, max_products, stall, xp):
     problem (Rayleigh-Ritz); the next block is the part of the image new to the basis (block Krylov,
     the width of the start block ``Z``). When the basis would exceed ``max_basis`` it shrinks to the
     ``k + b`` leading Ritz vectors, whose images are ``AV U`` (no product); the next block was made
-    orthogonal to the whole old basis before, so the Krylov-Schur relation survives the restart. Returns ``(theta, U, V, AV, history, products,
-    columns)``; ``history`` holds the largest relative residual of the top ``k`` pairs after each
-    product. With ``stall`` the phase also stops once that residual, already within 100x of ``tol``,
-    has not halved over two products (the rounding floor of an inexact ``apply``).
+    orthogonal to the whole old basis before, so the Krylov-Schur relation survives the restart.
+    Returns ``(theta, U, V, AV, history, products, columns)``; ``history`` holds the largest relative
+    residual of the top ``k`` pairs after each product. With ``stall`` the phase also stops once that
+    residual, already within 100x of ``tol``, has not halved over two products (the rounding floor of an
+    inexact ``apply``).
     """
     V = AV = None
     products = columns = 0
@@ -271,8 +272,9 @@ def block_eigsh(apply: Callable, n: int, k: int, *, like, apply_fast: Callable |
     theta, U, V, AV, history, products, cols = _phase(apply, Z, k=k, b=b, max_basis=max(m, int(Z.shape[1]) + b),
                                                       tol=target, max_products=max_products, stall=False, xp=xp)
     columns += cols
-    if theta.size < k:
-        raise ConvergenceError(f"block Krylov found an invariant subspace of dimension {theta.size} < k = {k}; "
+    if theta is None or theta.size < k:
+        size = 0 if theta is None else theta.size
+        raise ConvergenceError(f"block Krylov found an invariant subspace of dimension {size} < k = {k}; "
                                "ask for fewer eigenpairs (a smaller k)")
     _, res, Y, AY = _residuals(V, AV, U, theta, k, xp)
     worst = float(np.max(res))

@@ -193,9 +193,10 @@ def check_memory(needed, *, what: str, alternative: str | None = None, max_bytes
     >>> check_memory(2**20, what="one MiB", max_bytes=2**21)
     1048576
     >>> check_memory(2**40, what="the request", max_bytes=2**30, alternative="use a smaller n")
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    spectral.memory.DenseMemoryError: the request needs an estimated 1 TiB, over the limit max_bytes = 1 GiB; use a smaller n
+    spectral.memory.DenseMemoryError: the request needs an estimated 1 TiB, over the limit max_bytes = 1 GiB; ...
     """
     needed = int(check_real("needed", needed, low=0.0))
     if max_bytes is None:
