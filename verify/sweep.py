@@ -617,7 +617,9 @@ def main(argv=None) -> int:
                         help="a swept parameter and its values (repeat for a Cartesian product; ';' separates the "
                              "points of a tuple-valued parameter)")
     parser.add_argument("--repeats", type=int, default=1,
-                        help="runs per grid point, each with its own child seed (default: 1)")
+                        help="runs per grid point, each with its own child seed; where the first two give identical "
+                             "records the check is deterministic there: shown once, the other repeats skipped "
+                             "(default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="root seed of the child seeds (default: 0)")
     parser.add_argument("--scheduler", default=None,
                         help="Dask scheduler address (tcp://host:8786), or threads, processes, synchronous "
