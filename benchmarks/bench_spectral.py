@@ -4,6 +4,7 @@ Run from the repository root::
 
     python benchmarks/bench_spectral.py --quick     # n in {2000, 5000}, a few minutes
     python benchmarks/bench_spectral.py             # adds n = 10000, 20000 (about 15 min on 2 cores)
+    python benchmarks/bench_spectral.py --sections matrix-free --huge 100000   # issue 14: n = 2e4 and 1e5
 
 Sections (each prints toolkit time, baseline time and their ratio; medians over
 ``--repeats`` runs, toolkit and baseline interleaved so that load on a shared
@@ -18,11 +19,14 @@ machine hits both alike):
    Two more rows time the spectrum step alone (first row given) against the same
    FFT + sort baseline and against a bare ``numpy.fft.rfft`` (the floor).
 3. ``matrix-free``: top-10 spectrum of the FNA operator at n = 20000 (5000 with
-   --quick) without storing C (``KernelOperator``, float32 blocks), run in a child
-   process to measure its peak resident memory (``VmHWM``; ``getrusage`` in a child
-   inherits the parent's peak on Linux).
-   Target: < 1 GB.  No baseline: it trades time (every matvec recomputes n^2
-   kernel entries) for memory.
+   --quick): the toolkit's block Krylov solver on ``KernelOperator`` (tiles recomputed
+   in every block product: float32 iterations refined by float64 products; also with
+   tol = 1e-6 and with float32 tiles only) against the dense float64 path (the kernel
+   stored, ``eigsh`` on its conjugate), each in its own child process so that its peak
+   resident memory (``VmHWM``; ``getrusage`` in a child inherits the parent's peak on
+   Linux) is its own. ``--huge 100000`` adds the toolkit alone at n = 10^5.
+   Targets (issue 14): within 2x of the dense path's time, < 1 GiB, eigenvalues within
+   1e-8 of the dense path.
 4. ``dmap``: heat-kernel diffusion map (eps = 0.04, cutoff 6 sqrt(eps), 10
    eigenpairs) of N = 20000 points (5000 with --quick) of a 2-D Gaussian mixture,
    toolkit (``heat_kernel_sparse`` + ``markov_spectrum`` matrix-free) vs cKDTree +
@@ -217,27 +221,7 @@ def section_circulant(repeats, n=10**6):
                  rfft_only_s=only["rfft"][1], spectrum_vs_rfft_ratio=ratio_rfft)]
 
 
-# ----------------------------------------------------------------------------- 3. matrix-free (child process)
-
-
-class _Counting:
-    """Operator proxy counting kernel sweeps (matvec / rmatvec / row_sums)."""
-
-    def __init__(self, op):
-        self.op, self.calls = op, 0
-        self.shape, self.dtype, self.symmetric = op.shape, op.dtype, op.symmetric
-
-    def matvec(self, v):
-        self.calls += 1
-        return self.op.matvec(v)
-
-    def rmatvec(self, v):
-        self.calls += 1
-        return self.op.rmatvec(v)
-
-    def row_sums(self):
-        self.calls += 1
-        return self.op.row_sums()
+# ----------------------------------------------------------------------------- 3. matrix-free (child processes)
 
 
 def peak_rss_mib() -> float:
@@ -258,42 +242,94 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_matrix_free(n: int) -> dict:
-    rss0 = peak_rss_mib()
-    theta = circle_angles(n, np.random.default_rng(SEED + n)).astype(np.float32)
+def free_dense_eigsh(theta) -> np.ndarray:
+    """Baseline: the dense float64 kernel, its symmetric conjugate and ARPACK ``eigsh`` (tol = 0)."""
+    n = theta.size
+    d = np.abs(theta[:, None] - theta[None, :])
+    d = np.minimum(d, 2.0 * np.pi - d)
+    c = (1.0 + d / SCALE) ** (-BETA)
+    del d
+    s = 1.0 / np.sqrt(c.sum(axis=1))
+    c *= s[:, None]
+    c *= s[None, :]
+    w = eigsh(c, k=K_FREE, which="LA", v0=v0_for(n), tol=0, return_eigenvectors=False)
+    return np.sort(w)[::-1], "scipy eigsh on the dense float64 conjugate"
+
+
+def free_toolkit(theta, **options):
+    """Toolkit: ``KernelOperator`` (float64 points, tiles recomputed in every block product) + ``markov_spectrum``."""
     x = Circle.embed(theta)
     kern = functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=1)
-    op = _Counting(KernelOperator(x, kernel=kern, distance=Circle().distance, dtype=np.float32))
+    op = KernelOperator(x, kernel=kern, distance=Circle().distance)
+    spec = markov_spectrum(op, K_FREE, method="matrix-free", rng=SEED, **options)
+    return np.asarray(spec.eigenvalues), f"{spec.solver}, residual {spec.residual:.1e}"
+
+
+FREE_RUNS = {
+    "dense": (free_dense_eigsh, {}),
+    "toolkit": (free_toolkit, {}),
+    "toolkit-tol1e-6": (free_toolkit, {"tol": 1e-6}),
+    "toolkit-float32": (free_toolkit, {"dtype": "float32"}),
+}
+
+
+def child_free(kind: str, n: int) -> dict:
+    rss0 = peak_rss_mib()
+    theta = circle_angles(n, np.random.default_rng(SEED + n))
+    fn, options = FREE_RUNS[kind]
     t0 = time.perf_counter()
-    # float32 kernel entries: ARPACK to 1e-6 (the entries' own accuracy is ~1e-7)
-    spec = markov_spectrum(op, K_FREE, method="matrix-free", tol=1e-6, rng=SEED)
+    ev, solver = fn(theta, **options)
     elapsed = time.perf_counter() - t0
-    rss = peak_rss_mib()
-    return dict(n=n, seconds=elapsed, sweeps=op.calls, peak_rss_mib=rss, start_rss_mib=rss0,
-                ru_maxrss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                eigenvalues=[float(v) for v in np.asarray(spec.eigenvalues)], block_rows=op.op.block_rows,
-                n_components=spec.n_components)
+    return dict(kind=kind, n=n, seconds=elapsed, peak_rss_mib=peak_rss_mib(), start_rss_mib=rss0,
+                eigenvalues=[float(v) for v in ev], solver=solver)
 
 
-def section_matrix_free(n: int):
-    print(f"\n[3] matrix-free top-{K_FREE} spectrum, n = {n} (KernelOperator, float32, child process)")
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child-matrix-free", str(n)],
+def run_child(kind: str, n: int) -> dict:
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind, str(n)],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        print("  child failed:\n" + proc.stderr[-2000:])
-        return [dict(section="matrix-free", n=n, error=proc.stderr[-2000:])]
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
-    per_sweep = r["seconds"] / max(r["sweeps"], 1)
-    ns_entry = per_sweep / (n * n) * 1e9
-    print(f"  time {r['seconds']:.1f} s for {r['sweeps']} kernel sweeps ({per_sweep:.2f} s each, "
-          f"{ns_entry:.1f} ns per kernel entry incl. distance), block {r['block_rows']} rows")
-    ok = r["peak_rss_mib"] < 1024
-    print(f"  peak RSS {r['peak_rss_mib']:.0f} MiB (interpreter + imports {r['start_rss_mib']:.0f} MiB); "
-          f"target < 1 GB: {'met' if ok else 'MISSED'}; dense float64 C alone would be "
-          f"{n * n * 8 / 2**30:.1f} GiB (getrusage ru_maxrss {r['ru_maxrss_mib']:.0f} MiB includes the parent's peak)")
-    print(f"  top eigenvalues {np.round(r['eigenvalues'][:4], 6).tolist()} ...")
-    r["section"] = "matrix-free"
-    return [r]
+        return dict(kind=kind, n=n, error=proc.stderr.strip()[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def section_matrix_free(sizes, huge=None):
+    """Top-10 of the FNA operator: the block matrix-free solver against the dense float64 path, each in a
+    child process (time and peak RSS), one run each, in turn; then the toolkit alone at ``huge``."""
+    print(f"\n[3] matrix-free top-{K_FREE}: block solver on KernelOperator vs dense float64 + eigsh "
+          "(child processes, one run each)")
+    out = []
+    for n in sizes:
+        runs = {kind: run_child(kind, n) for kind in ("dense", "toolkit", "toolkit-tol1e-6", "toolkit-float32")}
+        base = runs["dense"]
+        for kind, r in runs.items():
+            r["section"] = "matrix-free"
+            if "error" in r:
+                print(f"  n={n} {kind}: failed: {r['error'][-300:]}")
+                continue
+            line = f"  n={n:<6d} {kind:<16s} {r['seconds']:8.1f} s  peak RSS {r['peak_rss_mib']:7.0f} MiB"
+            if kind != "dense" and "error" not in base:
+                r["ratio"] = r["seconds"] / base["seconds"]
+                r["eig_diff"] = float(np.max(np.abs(np.array(r["eigenvalues"]) - np.array(base["eigenvalues"]))))
+                line += f"  ratio {r['ratio']:5.2f}  max|eig diff| vs dense {r['eig_diff']:.1e}"
+            print(line + f"  [{r['solver']}]")
+            out.append(r)
+        tool = runs["toolkit"]
+        if "error" not in tool and "error" not in base:
+            print(f"  targets at n={n}: time within 2x of dense: {'met' if tool['ratio'] <= 2 else 'MISSED'}; "
+                  f"memory < 1 GiB: {'met' if tool['peak_rss_mib'] < 1024 else 'MISSED'}; eigenvalues within 1e-8: "
+                  f"{'met' if tool['eig_diff'] <= 1e-8 else 'MISSED'}")
+    if huge:
+        r = run_child("toolkit", huge)
+        r["section"] = "matrix-free"
+        if "error" in r:
+            print(f"  n={huge} toolkit: failed: {r['error'][-300:]}")
+        else:
+            print(f"  n={huge:<6d} toolkit          {r['seconds']:8.1f} s  peak RSS {r['peak_rss_mib']:7.0f} MiB  "
+                  f"(no baseline: the dense float64 kernel alone is {huge * huge * 8 / 2**30:.0f} GiB)  "
+                  f"[{r['solver']}]")
+            print(f"  top eigenvalues {np.round(r['eigenvalues'][:4], 8).tolist()} ...")
+        out.append(r)
+    return out
 
 
 # ----------------------------------------------------------------------------- 4. diffusion map
@@ -396,13 +432,15 @@ def main(argv=None) -> int:
     p.add_argument("--sections", default="fna,circulant,matrix-free,dmap",
                    help="comma-separated subset of fna,circulant,matrix-free,dmap")
     p.add_argument("--sizes", default=None, help="comma-separated n for section 1 (overrides --quick)")
-    p.add_argument("--big", type=int, default=None, help="n for sections 3 and 4 (overrides --quick)")
+    p.add_argument("--big", type=int, default=None, help="n for section 4 and the first of section 3 (overrides --quick)")
+    p.add_argument("--huge", type=int, default=None,
+                   help="also run the toolkit's matrix-free path alone at this n in section 3 (e.g. 100000)")
     p.add_argument("--datafold-python", default=None, help="python of a throwaway venv with datafold installed")
     p.add_argument("--json", default=None, help="write all timings to this JSON file")
-    p.add_argument("--child-matrix-free", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.child_matrix_free is not None:
-        print(json.dumps(child_matrix_free(args.child_matrix_free)))
+    if args.child is not None:
+        print(json.dumps(child_free(args.child[0], int(args.child[1]))))
         return 0
     if args.repeats < 1 or args.large_repeats < 1:
         print("--repeats and --large-repeats must be >= 1", file=sys.stderr)
@@ -431,7 +469,7 @@ def main(argv=None) -> int:
     if "circulant" in sections:
         results += section_circulant(args.repeats)
     if "matrix-free" in sections:
-        results += section_matrix_free(big)
+        results += section_matrix_free([big], huge=args.huge)
     if "dmap" in sections:
         results += section_dmap(big, args.repeats, args.datafold_python)
     print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s")
