@@ -212,7 +212,7 @@ class KernelOperator:
         """The points cast to ``dtype`` (cached; the original for its own dtype)."""
         name = dtype_name(dtype)
         if name not in self._cast:
-            self._cast[name] = self._xp.astype(self.x, getattr(self._xp, name))
+            self._cast[name] = _cast(self.x, getattr(self._xp, name), self._xp)
         return self._cast[name]
 
     def _tiles(self, dtype, keep_diagonal=False):
@@ -271,7 +271,7 @@ class KernelOperator:
             return
         n = self.shape[0]
         pts_x = self._points(dtype)
-        pts_y = pts_x if self.y is self.x else self._xp.astype(self.y, dtype)
+        pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
         for start in range(0, n, self.block_rows):
             stop = min(n, start + self.block_rows)
             c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
@@ -384,9 +384,10 @@ class KernelOperator:
 
 
 def _cast(c, dtype, xp):
+    """``c`` in ``dtype`` (no copy when it already is; ``.astype`` where the namespace lacks ``astype``)."""
     if c.dtype == dtype:
         return c
-    return xp.astype(c, dtype)
+    return xp.astype(c, dtype) if hasattr(xp, "astype") else c.astype(dtype)
 
 
 def _as_block(X, length: int, name: str, *, like):

@@ -125,3 +125,23 @@ def test_default_sizes():
     assert block_size(10, 20000) == 20 and block_size(49, 20000) == 32 and block_size(2, 20000) == 12
     assert block_size(10, 12) == 3  # at most n // 4
     assert basis_size(10, 20, 20000) == 170 and basis_size(10, 20, 100) == 100
+
+
+@pytest.mark.gpu
+def test_gpu_parity(circle_S, random_circle):
+    import cupy
+
+    from spectral import KernelOperator, markov_spectrum
+
+    S = cupy.asarray(circle_S)
+    res = block_eigsh(lambda X: S @ X, S.shape[0], 10, like=S, rng=0)
+    assert isinstance(res.vectors, cupy.ndarray)
+    ref = np.linalg.eigvalsh(circle_S)[::-1][:10]
+    assert np.max(np.abs(to_numpy(res.eigenvalues) - ref)) <= 1e-12
+    # the kernel operator's tiles, products and the solver stay on the device
+    x, C, kern = random_circle
+    from manifolds import Circle
+
+    spec = markov_spectrum(KernelOperator(cupy.asarray(x), kernel=kern, distance=Circle().distance), 10, rng=0)
+    assert isinstance(spec.eigenvalues, cupy.ndarray)
+    np.testing.assert_allclose(to_numpy(spec.eigenvalues), to_numpy(markov_spectrum(C, 10).eigenvalues), atol=1e-12)
