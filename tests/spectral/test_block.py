@@ -140,8 +140,6 @@ def test_gpu_parity(circle_S, random_circle):
     assert np.max(np.abs(to_numpy(res.eigenvalues) - ref)) <= 1e-12
     # the kernel operator's tiles, products and the solver stay on the device
     x, C, kern = random_circle
-    from manifolds import Circle
-
     spec = markov_spectrum(KernelOperator(cupy.asarray(x), kernel=kern, distance=Circle().distance), 10, rng=0)
     assert isinstance(spec.eigenvalues, cupy.ndarray)
     np.testing.assert_allclose(to_numpy(spec.eigenvalues), to_numpy(markov_spectrum(C, 10).eigenvalues), atol=1e-12)
