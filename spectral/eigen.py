@@ -71,15 +71,16 @@ BLOCK_MAX_PRODUCTS = 300
 
 
 def _check_k(k, n: int, *, method: str):
-    """``k`` in ``[1, n]`` (``[1, n-2]`` for ARPACK: it needs ``k < n - 1``), or None."""
+    """``k`` in ``[1, n]`` (``[1, n-2]`` for the partial solvers: ARPACK needs ``k < n - 1``), or None."""
     if k is None:
         return None
     if method not in ("lanczos", "matrix-free"):
         return check_int("k", k, low=1, high=n)
     k = check_int("k", k, low=1)
     if k > n - 2:
+        why = "ARPACK needs k < n-1" if method == "lanczos" else "a partial spectrum"
         raise InputError(f"k must be an integer in [1, n-2] = [1, {n - 2}] for method={method!r} "
-                         f"(ARPACK needs k < n-1), got {k}; use method='dense' for all eigenvalues")
+                         f"({why}), got {k}; use method='dense' for all eigenvalues")
     return k
 
 
