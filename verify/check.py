@@ -47,7 +47,7 @@ from spectral.validation import InputError, UnavailableError, check_option, chec
 from verify.provenance import versions
 from verify.result import CheckResult, Findings
 
-__all__ = ["Check", "device_namespace"]
+__all__ = ["Check", "device_namespace", "figure_saver"]
 
 _DEVICES = ("cpu", "gpu")
 
@@ -162,13 +162,17 @@ class Check:
         """The command line ``python -m verify.<name>``; returns the exit code (0, 1 or 2)."""
         from verify.cli import run_cli
 
-        return run_cli(self.run, argv, plot=functools.partial(_plotter, self.name))
+        return run_cli(self.run, argv, plot=functools.partial(figure_saver, self.name))
 
 
-def _plotter(name: str):
-    """The figure drawer for ``--plot``, looked up lazily in the ``figures`` layer (or None)."""
+def figure_saver(name: str):
+    """``save(result, path)`` for check ``name``'s figure, or None when it has none.
+
+    The one place where ``verify`` reaches up to the ``figures`` layer, lazily and only to draw what
+    a check returned: for ``--plot`` and for the report's embedded figures.
+    """
     try:
-        import figures  # lazy: figures draw what checks return; loaded only for --plot look-ups
+        import figures  # lazy: figures draw what checks return; loaded only when a figure is asked for
     except ImportError:  # pragma: no cover - figures is part of the distribution
         return None
     if figures.check_drawer(name) is None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spectral.validation import InputError
+from verify.check import figure_saver
 from verify.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, details
 from verify.progress import progress
 from verify.provenance import versions
@@ -107,18 +108,15 @@ def claim_records(result: CheckResult, claim_id: str) -> list[Record]:
 
 def _draw_figures(results: Mapping[str, CheckResult], folder: Path, *, quiet: bool | None) -> dict[str, str]:
     """Save each check's figure as ``folder/<check>.png``; check -> file name or ``"error: ..."``."""
-    try:
-        import figures  # lazy: the report embeds what the figures layer draws from the results
-    except ImportError:  # pragma: no cover - figures is part of the distribution
-        return {}
     drawn: dict[str, str] = {}
-    todo = [name for name in results if figures.check_drawer(name) is not None]
+    savers = {name: figure_saver(name) for name in results}
+    todo = [name for name, save in savers.items() if save is not None]
     if todo:
         folder.mkdir(parents=True, exist_ok=True)
     for name in progress(todo, desc="report figures", quiet=quiet, label=str):
         path = folder / f"{name}.png"
         try:
-            figures.save_check_figure(results[name], os.fspath(path))
+            savers[name](results[name], os.fspath(path))
             drawn[name] = path.name
         except Exception as exc:  # a drawing bug must not lose the report; it is shown on the page
             drawn[name] = f"error: {type(exc).__name__}: {' '.join(str(exc).split())}"
