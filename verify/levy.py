@@ -27,6 +27,7 @@ from manifolds import stable
 from manifolds.kernel_spectra import fractional_constant
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
 from verify.check import Check
+from verify.progress import progress
 from verify.peak_memory import require_memory
 from verify.result import Recorder
 
@@ -266,7 +267,8 @@ def run(*, alphas=(1.2, 1.5, 1.8, 2.0), const_alphas=(0.5, 1.0, 1.2, 1.5, 1.8), 
     p_floor = 0.01 / (2 * len(alphas))  # KS: Bonferroni over 2 tests x len(alphas), family-wise level 0.01
     u_grid = np.array([0.1, 0.3, 1.0, 2.0, 3.0])
     heavy = [a for a in alphas if a < 2]
-    for a in alphas:
+    # progress on stderr per alpha: 1e8 samples take minutes (silenced by --quiet)
+    for a in progress(alphas, desc="levy increments", label=lambda a: f"alpha={a:g}"):
         tag = f"{a:g}"
         scale = t ** (1 / a)
         rng = child_rng(seed, "increments", a)

@@ -21,6 +21,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option, check_real, check_reals, child_rng
 from verify.check import Check
+from verify.progress import progress
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
@@ -232,24 +233,25 @@ def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n,
     stats = {}  # (data, d, n, protocol, method) -> list of per-token-set dicts
     example = {}
     with rec.timed("graphs"):
-        for data in datasets:
-            for d in dims:
-                for n in sizes:
-                    for s in range(draws):
-                        x = tokens(data, n, d, child_rng(seed, "tokens", data, d, n, s))
-                        dp = _graph_stats(attention(x, "dp", alpha=alpha, kappa=None))
-                        for protocol in PROTOCOLS:
-                            kf, kl = bandwidths(protocol, d, alpha)
-                            res = {"fna": _graph_stats(attention(x, "fna", alpha=alpha, kappa=kf)),
-                                   "local": _graph_stats(attention(x, "local", alpha=alpha, kappa=kl)), "dp": dp}
-                            for m in METHODS:
-                                # the n x n hop and predecessor matrices are kept for the example graph only:
-                                # every other graph's would pile up (16 bytes per entry per graph, 113 MB at
-                                # sizes (32, 256) with the default grid), the statistics are scalars
-                                scalars = {k: v for k, v in res[m].items() if not k.startswith("_")}
-                                stats.setdefault((data, d, n, protocol, m), []).append(scalars)
-                            if s == 0 and data == datasets[-1] and d == dims[0] and n == sizes[-1]:
-                                example[protocol] = res
+        # progress on stderr per (tokens, d): multiscale --full runs minutes (silenced by --quiet)
+        for data, d in progress([(data, d) for data in datasets for d in dims], desc="multiscale",
+                                label=lambda item: f"{item[0]} d={item[1]}"):
+            for n in sizes:
+                for s in range(draws):
+                    x = tokens(data, n, d, child_rng(seed, "tokens", data, d, n, s))
+                    dp = _graph_stats(attention(x, "dp", alpha=alpha, kappa=None))
+                    for protocol in PROTOCOLS:
+                        kf, kl = bandwidths(protocol, d, alpha)
+                        res = {"fna": _graph_stats(attention(x, "fna", alpha=alpha, kappa=kf)),
+                               "local": _graph_stats(attention(x, "local", alpha=alpha, kappa=kl)), "dp": dp}
+                        for m in METHODS:
+                            # the n x n hop and predecessor matrices are kept for the example graph only:
+                            # every other graph's would pile up (16 bytes per entry per graph, 113 MB at
+                            # sizes (32, 256) with the default grid), the statistics are scalars
+                            scalars = {k: v for k, v in res[m].items() if not k.startswith("_")}
+                            stats.setdefault((data, d, n, protocol, m), []).append(scalars)
+                        if s == 0 and data == datasets[-1] and d == dims[0] and n == sizes[-1]:
+                            example[protocol] = res
 
     def arr(data, d, n, protocol, m, field):
         return np.array([r[field] for r in stats[(data, d, n, protocol, m)]], dtype=float)
