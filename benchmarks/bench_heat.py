@@ -1,4 +1,4 @@
-"""Benchmark: heat-kernel attention at N = 50,000 on S^2 (issue 6, performance), sparse vs streamed.
+"""Benchmark: heat-kernel attention at N = 50,000 on S^2, sparse vs streamed.
 
 Run from the repository root::
 

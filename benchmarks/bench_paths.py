@@ -22,7 +22,7 @@ the hop count of every shortest path, from ``A``.
   are timed and the time scaled by n / k (every source costs the same on a complete graph).
 
 Timings are minima of ``--repeats`` runs with toolkit and baselines interleaved, one BLAS thread.
-Targets (issue 14): toolkit within 1.2x of the fastest csgraph algorithm for the same lengths and
+Targets: toolkit within 1.2x of the fastest csgraph algorithm for the same lengths and
 hops at every density, and at least 200x faster than networkx. Lengths are compared with csgraph (relative 4 sqrt(eps)) and
 hops exactly; the sampled networkx rows too. A plain script, never run by pytest.
 """

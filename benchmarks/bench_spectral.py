@@ -1,4 +1,4 @@
-"""Benchmark: attention spectra with the toolkit vs a plain NumPy/SciPy baseline (issue 3 item 7).
+"""Benchmark: attention spectra with the toolkit vs a plain NumPy/SciPy baseline.
 
 Run from the repository root::
 
@@ -25,7 +25,7 @@ machine hits both alike):
    stored, ``eigsh`` on its conjugate), each in its own child process so that its peak
    resident memory (``VmHWM``; ``getrusage`` in a child inherits the parent's peak on
    Linux) is its own. ``--huge 100000`` adds the toolkit alone at n = 10^5.
-   Targets (issue 14): within 2x of the dense path's time, < 1 GiB, eigenvalues within
+   Targets: within 2x of the dense path's time, < 1 GiB, eigenvalues within
    1e-8 of the dense path.
 4. ``dmap``: heat-kernel diffusion map (eps = 0.04, cutoff 6 sqrt(eps), 10
    eigenpairs) of N = 20000 points (5000 with --quick) of a 2-D Gaussian mixture,
@@ -34,7 +34,7 @@ machine hits both alike):
    ``--datafold-python`` points at an interpreter that has it (install it in a
    throwaway venv outside the repository, never as a project dependency).
 
-Targets (issue 3): toolkit within 1.2x of the baseline (1.1x for the diffusion map).
+Targets: toolkit within 1.2x of the baseline (1.1x for the diffusion map).
 Timings include building the kernel.  This is a plain script, never run by pytest.
 """
 

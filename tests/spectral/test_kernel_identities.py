@@ -1,4 +1,4 @@
-"""Structural identities of the score builders, to machine precision (issue 3 item 5).
+"""Structural identities of the score builders, to machine precision.
 
 FNA-6 (Proposition 1), DRIFT-1 (dot-product softmax on the unit sphere is a
 row-normalised Gaussian; the paper's printed factor is wrong), DRIFT-10 (multi-head
