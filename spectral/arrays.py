@@ -70,11 +70,12 @@ def as_distances(dist, name: str = "dist"):
     return xp, d
 
 
-def like_array(a, name: str, *, like):
+def like_array(a, name: str, *, like, keep_dtype: bool = False):
     """``a`` (array or array-like) as a finite float array in the namespace and dtype of ``like``.
 
     A NumPy array is moved to the namespace (and device) of ``like``; an array of another library
-    is refused.
+    is refused. ``keep_dtype=True`` keeps ``a``'s own floating dtype (callers that accumulate in a
+    wider type than ``like``'s decide the cast themselves).
     """
     xp = array_namespace(like)
     if not hasattr(a, "shape"):
@@ -84,7 +85,7 @@ def like_array(a, name: str, *, like):
     xa, a = as_float_array(a, name)
     if xa is not xp and getattr(xa, "__name__", None) != getattr(xp, "__name__", None):
         raise InputError(f"{name} must be an array of the same library as the points")
-    if a.dtype != like.dtype:
+    if not keep_dtype and a.dtype != like.dtype:
         a = xp.astype(a, like.dtype)
     return a
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name, from_numpy
+from spectral.backend import array_namespace, dtype_name
 from spectral.memory import check_dense_memory
 from spectral.validation import InputError, check_int, check_option
 
@@ -394,13 +394,7 @@ def _as_block(X, length: int, name: str, *, like):
     """``X`` as a finite real array of shape (length,) or (length, k) in the namespace of ``like``,
     keeping a floating dtype of its own (float64 accumulation with float32 points)."""
     xp = array_namespace(like)
-    if not hasattr(X, "shape"):
-        X = np.asarray(X, dtype=float)
-    if isinstance(X, np.ndarray) and xp is not np:
-        X = from_numpy(X, like=like)
-    xa, X = as_float_array(X, name)
-    if xa is not xp and getattr(xa, "__name__", None) != getattr(xp, "__name__", None):
-        raise InputError(f"{name} must be an array of the same library as the points")
+    X = like_array(X, name, like=like, keep_dtype=True)
     if X.ndim not in (1, 2) or X.shape[0] != length:
         raise InputError(f"{name} must have shape ({length},) or ({length}, k), got {tuple(X.shape)}")
     if numpy_dtype(X.dtype).itemsize < numpy_dtype(like.dtype).itemsize:
