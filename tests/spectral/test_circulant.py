@@ -5,7 +5,6 @@ Tolerances (kind (a), exact algebra): ``eigvalsh`` is accurate to ``c n eps``; t
 ``eps log2(n)`` relative to the row sum. Measured errors are quoted next to each bound.
 """
 
-import functools
 import warnings
 
 import numpy as np
@@ -16,9 +15,7 @@ from spectral import (
     DisconnectedGraphError,
     DisconnectedGraphWarning,
     circulant_spectrum,
-    fna_kernel,
     markov_spectrum,
-    pairwise,
 )
 from spectral.backend import to_numpy
 from spectral.testing import assert_close
@@ -28,13 +25,9 @@ EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()
 
 
-def fna_on(points, *, alpha=1.2, scale=0.05):
-    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
-    return pairwise(points, kernel=kern, distance=CIRCLE.distance), kern
-
 
 @pytest.mark.parametrize("alpha, n, scale", [(1.2, 512, 0.02), (2.0, 300, 0.1), (0.7, 257, 0.05)])
-def test_circulant_matches_dense_eigvalsh(alpha, n, scale):
+def test_circulant_matches_dense_eigvalsh(alpha, n, scale, fna_on):
     grid = CIRCLE.grid(n)
     C, _ = fna_on(grid, alpha=alpha, scale=scale)
     spec = markov_spectrum(C, grid=True, vectors=True)
@@ -166,7 +159,7 @@ def test_circulant_bad_k():
         circulant_spectrum(np.array([1.0, 0.5, 0.5]), 4)
 
 
-def test_circulant_backend_neutral(xp):
+def test_circulant_backend_neutral(xp, fna_on):
     C, _ = fna_on(CIRCLE.grid(128), scale=0.1)
     ref = circulant_spectrum(C[0], 10, vectors=True)
     spec = circulant_spectrum(xp.asarray(C[0]), 10, vectors=True)

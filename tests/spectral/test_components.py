@@ -1,6 +1,7 @@
 """Tests for spectral.components: structural components (networkx oracle, closed classes,
 operator breadth-first search) and numerical disconnection on every eigensolver path."""
 
+
 import functools
 
 import numpy as np
@@ -13,10 +14,8 @@ from spectral import (
     KernelOperator,
     circulant_spectrum,
     count_components,
-    fna_kernel,
     heat_kernel,
     markov_spectrum,
-    pairwise,
 )
 from spectral.backend import to_numpy
 
@@ -24,12 +23,8 @@ EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()
 
 
-def fna_on(points, *, alpha=1.2, scale=0.05):
-    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
-    return pairwise(points, kernel=kern, distance=CIRCLE.distance), kern
 
-
-def block_diagonal():
+def block_diagonal(fna_on):
     x = CIRCLE.sample(40, rng=3)
     B, _ = fna_on(x)
     C = np.zeros((80, 80))
@@ -39,8 +34,8 @@ def block_diagonal():
 
 
 @pytest.mark.parametrize("method", ["dense", "lanczos", "matrix-free"])
-def test_disconnected_graph_warns_and_raises(method):
-    C = block_diagonal()
+def test_disconnected_graph_warns_and_raises(method, fna_on):
+    C = block_diagonal(fna_on)
     with pytest.warns(DisconnectedGraphWarning, match="2 connected components"):
         spec = markov_spectrum(C, 4, method=method, rng=0)
     assert spec.n_components == 2
@@ -163,8 +158,8 @@ def test_numerical_disconnection_warns_on_the_circulant_path():
     assert circulant_spectrum(wide, 3).near_one == 1
 
 
-def test_structural_disconnection_reported_once():
-    C = block_diagonal()
+def test_structural_disconnection_reported_once(fna_on):
+    C = block_diagonal(fna_on)
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:

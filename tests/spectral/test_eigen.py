@@ -9,14 +9,13 @@ sqrt(max D / min D) (A = D^-1/2 S D^1/2).  Measured errors are quoted next to ea
 bound.
 """
 
-import functools
 import re
 
 import numpy as np
 import pytest
 
 from manifolds import Circle
-from spectral import DenseMemoryError, KernelOperator, circulant_spectrum, fna_kernel, markov_spectrum, pairwise
+from spectral import DenseMemoryError, KernelOperator, circulant_spectrum, markov_spectrum
 from spectral.backend import to_numpy
 from spectral.block import DEFAULT_TOL as BLOCK_DEFAULT_TOL
 from spectral.testing import assert_close
@@ -25,10 +24,6 @@ from spectral.validation import ConvergenceError, InputError
 EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()
 
-
-def fna_on(points, *, alpha=1.2, scale=0.05):
-    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
-    return pairwise(points, kernel=kern, distance=CIRCLE.distance), kern
 
 
 def reference_real(C):
@@ -46,7 +41,7 @@ def symmetric_tol(C):
 # ----------------------------------------------------------------------------- paths agree
 
 
-def test_symmetric_paths_agree_with_numpy_eig(random_circle):
+def test_symmetric_paths_agree_with_numpy_eig(random_circle, fna_on):
     x, C, kern = random_circle
     ref = reference_real(C)[:10]
     tol = symmetric_tol(C)  # 300 points: ~8e-12; measured <= 7e-15
@@ -266,7 +261,7 @@ def test_operator_bad_method_and_k(random_circle):
 
 
 @pytest.mark.slow
-def test_auto_large_grid_float32_lanczos_against_circulant():
+def test_auto_large_grid_float32_lanczos_against_circulant(fna_on):
     # n = 10^4 (FLOAT32_FROM_N): auto picks Lanczos with float32 storage; the exact
     # spectrum of the equispaced grid is the FFT of the first row.  ~1 GiB, a minute here.
     n = 10_000

@@ -1,12 +1,11 @@
 """Tests for spectral.generator: ``-log(eta) / t``, the FNA-7 positivity split, backends, bad input."""
 
-import functools
 
 import numpy as np
 import pytest
 
 from manifolds import Circle
-from spectral import fna_kernel, generator_eigenvalues, markov_spectrum, pairwise
+from spectral import generator_eigenvalues, markov_spectrum
 from spectral.backend import to_numpy
 from spectral.validation import InputError
 
@@ -14,12 +13,8 @@ EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()
 
 
-def fna_on(points, *, alpha=1.2, scale=0.05):
-    kern = functools.partial(fna_kernel, alpha=alpha, scale=scale, dim=1)
-    return pairwise(points, kernel=kern, distance=CIRCLE.distance), kern
 
-
-def test_generator_eigenvalues_and_fna7_positivity():
+def test_generator_eigenvalues_and_fna7_positivity(fna_on):
     # FNA-7: the geodesic power law is positive definite; the geodesic Gaussian (alpha = 2,
     # kappa = 2) on 400 circle points has negative eigenvalues (ledger: min eig of C ~ -0.99;
     # of A = D^-1 C measured -4.7e-3, far beyond round-off ~1e-13)
