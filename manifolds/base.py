@@ -10,9 +10,11 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from spectral.backend import dtype_name
+from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, as_generator, check_int
 
-from .points import as_points
+from .points import BLOCK_ELEMENTS, as_points
 
 __all__ = ["Manifold"]
 
@@ -43,8 +45,12 @@ class Manifold(ABC):
         """Riemannian volume (``inf`` for R^d)."""
 
     @abstractmethod
-    def distance(self, x, y=None):
-        """``(n, m)`` geodesic distances between the rows of ``x`` and ``y`` (``y = x`` if None)."""
+    def distance(self, x, y=None, *, max_bytes=None):
+        """``(n, m)`` geodesic distances between the rows of ``x`` and ``y`` (``y = x`` if None).
+
+        The estimated peak memory is compared with ``max_bytes`` (default: the memory available now)
+        before anything ``(n, m)`` is allocated (:meth:`_check_distance_memory`).
+        """
 
     @abstractmethod
     def grid(self, n: int) -> np.ndarray:
@@ -91,6 +97,21 @@ class Manifold(ABC):
 
     def _points(self, x, name: str = "x"):
         return as_points(x, self.ambient_dim, name)
+
+    def _check_distance_memory(self, x, y, *, copies: int, blocks: int, max_bytes, what: str) -> int:
+        """Refuse an ``(n, m)`` distance request whose estimated peak exceeds ``max_bytes``, before allocating.
+
+        The estimate is ``copies`` arrays of shape ``(n, m)`` (the result and the ``(n, m)``
+        temporaries held at once) plus ``blocks`` blocks of a blocked pairwise loop
+        (:data:`manifolds.points.BLOCK_ELEMENTS` pairs, or one row of ``m`` if longer).
+        """
+        n, m = int(x.shape[0]), int(y.shape[0])
+        itemsize = np.dtype(dtype_name(x.dtype)).itemsize
+        return check_pairwise_memory(
+            n, m, bytes_per_pair=copies * itemsize, extra_bytes=blocks * min(n * m, max(BLOCK_ELEMENTS, m)) * itemsize,
+            max_bytes=max_bytes, like=x, what=what,
+            alternative=(f"compute it in row blocks, {self!r}.distance(x[i:j], y), or multiply without storing "
+                         f"with KernelOperator(x, kernel=..., distance={self!r}.distance) from spectral"))
 
     def __eq__(self, other):
         if not isinstance(other, Manifold):

@@ -13,7 +13,7 @@ from spectral.backend import array_namespace
 from spectral.validation import InputError
 
 from .points import row_blocks
-from .sphere import Sphere
+from .sphere import SPHERE_DISTANCE_COPIES, Sphere
 
 __all__ = ["Circle"]
 
@@ -54,22 +54,33 @@ class Circle(Sphere):
             theta = xp.astype(theta, xp.float64)
         return xp.stack([xp.cos(theta), xp.sin(theta)], axis=1)
 
-    def distance(self, x, y=None):
+    def distance(self, x, y=None, *, max_bytes=None):
         """Geodesic distance: wrapped angle difference ``atan2(|x ^ y|, x . y)`` in ``[0, pi]``.
 
         Parameters
         ----------
         x : array of shape (n, 2)
         y : array of shape (m, 2), optional (defaults to ``x``)
+        max_bytes : int or float, optional
+            Limit on the memory the distances may take (result and temporaries, in bytes); default
+            the memory available now.
 
         Returns
         -------
         array of shape (n, m) in the namespace of the inputs.  The formula is
         invariant under scaling of the rows, so points need not be normalised.
+
+        Raises
+        ------
+        spectral.memory.DenseMemoryError
+            Before allocating, if the estimated peak (:data:`manifolds.sphere.SPHERE_DISTANCE_COPIES`)
+            exceeds the limit.
         """
         xp, x, y = self._pair(x, y)
         if y is None:
             y = x
+        self._check_distance_memory(x, y, copies=SPHERE_DISTANCE_COPIES, blocks=6, max_bytes=max_bytes,
+                                    what="geodesic distances on Circle()")
 
         def block(xb, yb):
             x0, x1 = xb[:, 0][:, None], xb[:, 1][:, None]

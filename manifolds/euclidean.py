@@ -12,7 +12,21 @@ from spectral.validation import InputError, check_int, check_real
 from .base import Manifold
 from .points import pairwise_sq_distance
 
-__all__ = ["Euclidean"]
+__all__ = ["EUCLIDEAN_DISTANCE_COPIES", "Euclidean", "sqrt_in_place"]
+
+#: Peak ``(n, m)`` arrays of :meth:`Euclidean.distance` and :meth:`Sphere.chordal_distance`, plus up to
+#: three blocks of squared coordinate differences (``BLOCK_ELEMENTS`` pairs each). Measured with
+#: tracemalloc at n x m = 1000 x 1500 and 3000 x 2000 (float64, d = 3 and 16): NumPy takes the square
+#: root in place, 1.00 x (n m 8) plus 4.2-4.7 MiB, one block (2.00 x before); array_api_strict holds
+#: the squared distances and their root: 2.00 x.
+EUCLIDEAN_DISTANCE_COPIES = {"numpy": 1, "other": 2}
+
+
+def sqrt_in_place(d2):
+    """``sqrt(d2)``, written over ``d2`` on NumPy (bitwise the same values, no second ``(n, m)`` array)."""
+    if isinstance(d2, np.ndarray):
+        return np.sqrt(d2, out=d2)
+    return array_namespace(d2).sqrt(d2)
 
 
 class Euclidean(Manifold):
@@ -74,11 +88,26 @@ class Euclidean(Manifold):
             "use sample(n, density=GaussianMixture(...), rng=...)"
         )
 
-    def distance(self, x, y=None):
+    def distance(self, x, y=None, *, max_bytes=None):
         """Euclidean distances ``|x_i - y_j|``, an ``(n, m)`` array (``y = x`` if None).
 
         Squared coordinate differences are summed one coordinate at a time
-        (no ``|x|^2 + |y|^2 - 2 x.y`` cancellation, no ``(n, m, d)`` intermediate).
+        (no ``|x|^2 + |y|^2 - 2 x.y`` cancellation, no ``(n, m, d)`` intermediate); the square
+        root is taken in place on NumPy.
+
+        Parameters
+        ----------
+        x : array of shape (n, dim)
+        y : array of shape (m, dim), optional
+            Defaults to ``x``.
+        max_bytes : int or float, optional
+            Limit on the memory the distances may take (result and temporaries, in bytes); default
+            the memory available now.
+
+        Raises
+        ------
+        spectral.memory.DenseMemoryError
+            Before allocating, if the estimated peak (:data:`EUCLIDEAN_DISTANCE_COPIES`) exceeds the limit.
         """
         xp, x = self._points(x)
         if y is None:
@@ -86,7 +115,9 @@ class Euclidean(Manifold):
         else:
             _, y = self._points(y, "y")
             xp = array_namespace(x, y)
-        return xp.sqrt(pairwise_sq_distance(x, y))
+        self._check_distance_memory(x, y, copies=EUCLIDEAN_DISTANCE_COPIES["numpy" if xp is np else "other"],
+                                    blocks=3, max_bytes=max_bytes, what=f"distances on {self!r}")
+        return sqrt_in_place(pairwise_sq_distance(x, y))
 
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """Always raises an InputError: the Laplacian on R^d has continuous spectrum [0, inf)."""
