@@ -9,11 +9,23 @@ they are counted and removed first. Iterating ``H <- S H`` first makes ``H`` con
 (within-cluster spread / between-cluster spread small after ``eta_{K+1}^L << 1``), and for a fixed
 ``S`` the residual ``|S^L H - 1 pi^T H|`` decays like ``|eta_2|^L``. The power-law FNA kernel
 (alpha = 1.2, same half-maximum width) connects the clusters: its gap ratio is far smaller.
+
+Memory first, and ``--method``: the default path ("dense") stores the n x n kernels of the largest data
+set (n = max(K, 3) x points per cluster) and takes their full spectra, about ``48 n^2`` bytes (1.1 GiB
+at K = 10 x 500 points). ``--method matrix-free`` recomputes the kernel tile by tile in block products
+and takes the 11 leading eigenvalues with the block eigensolver of ``spectral.markov_spectrum``: memory
+linear in n (about 30 MiB at n = 5000), the same numbers to round-off (gap ratios to ~1e-10 relative).
+``--method auto`` (the default) takes the dense path when its estimate fits the memory available now and
+the matrix-free path otherwise; a path that does not fit is refused before anything is allocated, with
+its estimate and the options that would fit. Clusters many sigma apart are numerically disconnected (K
+eigenvalues within round-off of 1): that is the clustering under test, and the ratio's denominator
+``1 - eta_K`` is then round-off on both paths (the smallest ratio, at the smallest separation, is not).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -24,6 +36,19 @@ from verify.result import Recorder
 from verify.threads import single_blas_thread
 
 CHECK = Check("clusters", claims=("DRIFT-9",), devices=("cpu", "gpu"))
+METHODS = ("auto", "dense", "matrix-free")
+#: leading eigenvalues the matrix-free path computes: eta_1..eta_11 cover the gap at K <= 10 and the
+#: largest of the first ten eigengaps
+TOP = 11
+#: dense path: one n x n x 2 coordinate difference, the distances, the kernel and its normalised copy for
+#: eigvalsh; tracemalloc peaks 11.7 / 44.7 MiB at n = 600 / 1200 fit 32 bytes per pair; 48 leave a margin
+DENSE_FIXED_BYTES = 16 << 20
+DENSE_BYTES_PER_PAIR = 48
+#: matrix-free path: the block solver's workspace (spectral.block_workspace_bytes) plus points, degrees and
+#: Ritz blocks, and the kernel tiles; tracemalloc peaks 8.9 / 11.4 / 29.4 MiB at n = 1000 / 2000 / 5000 (K = 10)
+#: exceed the workspace by 5.2 / 4.0 / 10.8 MiB: 2 KiB per point and 8 MiB of tiles bound all three
+MATRIX_FREE_BYTES_PER_POINT = 2048
+MATRIX_FREE_FIXED_BYTES = 8 << 20
 
 
 def _data(k, sep, m, rng):
@@ -34,14 +59,33 @@ def _data(k, sep, m, rng):
     return x, np.repeat(np.arange(k), m)
 
 
-def _scores(x, kernel, xp):
-    xx = xp.asarray(x)
-    d = xp.sqrt(xp.clip(xp.sum((xx[:, None, :] - xx[None, :, :]) ** 2, axis=2), 0.0, None))
+def _distances(xa, xb, xp):
+    """Euclidean distances ``|x_i - y_j|`` of two point blocks (both in the namespace ``xp``)."""
+    return xp.sqrt(xp.clip(xp.sum((xa[:, None, :] - xb[None, :, :]) ** 2, axis=2), 0.0, None))
+
+
+def _kernel(d, kernel, xp):
+    """Scores of a distance block: heat ``exp(-d^2 / 2)`` or the FNA power law (same half-maximum width)."""
     if kernel == "heat":
         return xp.exp(-(d * d) / 2.0)  # eps = sigma^2 = 1
     # FNA Phi_1.2 with d_M = 2, kappa matched to the heat kernel's half-maximum width sqrt(2 ln 2)
     kappa = math.sqrt(2 * math.log(2)) / (2 ** (1 / 3.2) - 1)
     return (1.0 + d / kappa) ** -3.2
+
+
+def _scores(x, kernel, xp):
+    xx = xp.asarray(x)
+    return _kernel(_distances(xx, xx, xp), kernel, xp)
+
+
+def _operator(x, kernel, xp):
+    """The kernel of the points ``x`` (host) as a matrix-free operator on the namespace ``xp``."""
+    import functools
+
+    from spectral import KernelOperator
+
+    return KernelOperator(xp.asarray(x), kernel=functools.partial(_kernel, kernel=kernel, xp=xp),
+                          distance=functools.partial(_distances, xp=xp))
 
 
 def _spectrum(c, xp):
@@ -53,9 +97,22 @@ def _spectrum(c, xp):
     return to_numpy(xp.linalg.eigvalsh(s))[::-1]
 
 
+def _leading(op, rng):
+    """The ``TOP`` leading eigenvalues of D^-1 C (descending, host) by the matrix-free block solver."""
+    from spectral import DisconnectedGraphWarning, markov_spectrum
+    from spectral.backend import to_numpy
+
+    # clusters many sigma apart are numerically disconnected (several eigenvalues within round-off of 1):
+    # that is the clustering under test, read from the gap ratio, not a defect of the input
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        spec = markov_spectrum(op, min(TOP, op.shape[0] - 2), method="matrix-free", rng=rng)
+    return np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1]
+
+
 @CHECK.define
 def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), points_per_cluster=100, draws=3,
-        min_gap_ratio=46.0, seed=0, device="cpu"):
+        min_gap_ratio=46.0, method="auto", seed=0, device="cpu"):
     """Eigengap ratios, two-stage collapse and the |eta_2|^L rate for heat-kernel attention on clusters.
 
     Parameters
@@ -74,6 +131,12 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
     min_gap_ratio : float
         Asserted lower bound on (1 - eta_(K+1)) / (1 - eta_K), in [1, 1e6] (ledger: 46 once the
         clusters are >= 6 sigma apart; measured to need ~6.5 sigma on every draw).
+    method : {"auto", "dense", "matrix-free"}
+        Eigensolver path. "dense": the n x n kernels and their full spectra (eigvalsh), about
+        48 n^2 bytes. "matrix-free": the kernel recomputed tile by tile in block products, the 11
+        leading eigenvalues by the block eigensolver (spectral.markov_spectrum), never an n x n array
+        (memory linear in n). "auto": dense when its estimate fits the memory available now, else
+        matrix-free. n = the largest cluster count x points_per_cluster.
     seed : int
         Seed of the data sets (one stream per separation, K and draw, and one per iteration test).
     device : {"cpu", "gpu"}
@@ -93,18 +156,17 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
     points_per_cluster = check_int("points_per_cluster", points_per_cluster, low=10, high=500)
     draws = check_int("draws", draws, low=1, high=100)
     min_gap_ratio = check_real("min_gap_ratio", min_gap_ratio, low=1.0, high=1e6)
-    # Memory first: one n x n x 2 coordinate difference, the distances, the kernel and its normalised
-    # copy for eigvalsh, n = the largest cluster count x points_per_cluster; tracemalloc peaks 11.7 /
-    # 44.7 MiB at 100 / 200 points per cluster (n = 600 / 1200) fit 32 bytes per pair; 48 leave a margin.
-    kmax = max(cluster_counts)
-    require_memory(lambda p: (16 << 20) + 48 * (kmax * p) ** 2, points_per_cluster, option="--points-per-cluster",
-                   low=10, what=f"the n x n kernels of {kmax * points_per_cluster} points", other="smaller --cluster-counts")
+    check_option("method", method, METHODS)
+    used = _choose_method(method, max(cluster_counts), points_per_cluster)  # memory first
     from spectral.backend import to_numpy
     from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
     from verify.fits import fit_linear
 
     xp = device_namespace(device)
     rec = Recorder()
+    if method == "auto":
+        rec.resolve("method", used)
+    dense = used == "dense"
     ratios, argmax_ok, isolated_total, fna_ratios = [], 0, 0, []
     # many small dense eigensolves: one BLAS thread each (see verify.threads)
     with rec.timed("eigengaps"), single_blas_thread():
@@ -113,16 +175,19 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
                 for draw in range(draws):
                     x, _ = _data(k, sep, points_per_cluster, child_rng(seed, "eigengap", sep, k, draw))
                     for kern in ("heat", "fna"):
-                        c = _scores(x, kern, xp)
-                        deg = to_numpy(xp.sum(c, axis=1))
+                        c = _scores(x, kern, xp) if dense else _operator(x, kern, xp)
+                        deg = to_numpy(xp.sum(c, axis=1) if dense else c.row_sums())
                         # isolated points: S_ii = 1/D_ii > 1/2 would carry their own near-1 eigenvalue
                         iso = deg < 2.0
                         if kern == "heat":
                             isolated_total += int(iso.sum())
-                        if iso.any():
+                        if iso.any() and dense:
                             keep = xp.asarray(np.flatnonzero(~iso))
                             c = xp.take(xp.take(c, keep, axis=0), keep, axis=1)
-                        vals = _spectrum(c, xp)
+                        elif iso.any():
+                            c = _operator(x[~iso], kern, xp)
+                        vals = (_spectrum(c, xp) if dense else
+                                _leading(c, child_rng(seed, "matrix-free", sep, k, draw, kern)))
                         gaps = 1.0 - vals
                         ratio = gaps[k] / max(gaps[k - 1], 1e-300)
                         if kern == kernel:
@@ -156,9 +221,14 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
     with rec.timed("iterations"):
         rng = child_rng(seed, "collapse")
         x, lab = _data(3, 8.0, points_per_cluster, rng)
-        c = _scores(x, "heat", xp)
-        s = c / xp.sum(c, axis=1)[:, None]
-        vals = _spectrum(c, xp)
+        if dense:
+            c = _scores(x, "heat", xp)
+            s = c / xp.sum(c, axis=1)[:, None]
+            vals = _spectrum(c, xp)
+        else:  # S h = (C h) / D by block products
+            c = _operator(x, "heat", xp)
+            s = _MarkovProduct(c)
+            vals = _leading(c, child_rng(seed, "matrix-free", "collapse"))
         steps = int(math.ceil(math.log(1e-6) / math.log(vals[3])))  # eta_4^L = 1e-6
         h = xp.asarray(rng.standard_normal(len(x)))
         h0n = to_numpy(h)
@@ -172,10 +242,16 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
         stage_ratio = within / float(np.std(means))
         rng = child_rng(seed, "decay")
         x2, _ = _data(2, 3.0, points_per_cluster, rng)
-        c2 = _scores(x2, "heat", xp)
-        deg2 = xp.sum(c2, axis=1)
-        s2 = c2 / deg2[:, None]
-        vals2 = _spectrum(c2, xp)
+        if dense:
+            c2 = _scores(x2, "heat", xp)
+            deg2 = xp.sum(c2, axis=1)
+            s2 = c2 / deg2[:, None]
+            vals2 = _spectrum(c2, xp)
+        else:
+            c2 = _operator(x2, "heat", xp)
+            s2 = _MarkovProduct(c2)
+            deg2 = s2.degrees
+            vals2 = _leading(c2, child_rng(seed, "matrix-free", "decay"))
         pi = deg2 / xp.sum(deg2)
         h = xp.asarray(rng.standard_normal(len(x2)))
         const = xp.sum(pi * h)
@@ -208,6 +284,53 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
     return rec.finish(f"{kernel}-kernel attention on K separated clusters has K eigenvalues near 1 then an eigengap "
                       f"ratio >= {min_gap_ratio:g}; H <- S H becomes cluster-wise constant, residuals decay like "
                       f"|eta_2|^L")
+
+
+class _MarkovProduct:
+    """``S @ h = (C @ h) / D`` of a matrix-free kernel ``C`` (the degrees computed once)."""
+
+    def __init__(self, op):
+        self.op = op
+        self.degrees = op.row_sums()
+
+    def __matmul__(self, h):
+        return self.op.matmat(h) / self.degrees
+
+
+def _path_bytes(method: str, n: int) -> int:
+    """Estimated peak bytes of the eigengap loop on ``n`` points (the largest data set) on ``method``."""
+    if method == "dense":
+        return DENSE_FIXED_BYTES + DENSE_BYTES_PER_PAIR * n * n
+    from spectral import block_workspace_bytes
+
+    return block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
+
+
+def _choose_method(method: str, kmax: int, p: int) -> str:
+    """The path of ``method`` on ``kmax`` clusters of ``p`` points, checked against the memory available now.
+
+    "auto" takes the dense path when its estimate fits, else the matrix-free one. A path that does not fit
+    is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
+    n is the largest data set: ``max(kmax, 3) p`` (the two-stage collapse runs on 3 clusters).
+    """
+    from spectral import format_bytes
+    from verify import peak_memory
+
+    kbig = max(kmax, 3)
+    n = kbig * p
+    limit = peak_memory.available_memory_bytes()  # read through the module: tests fix it
+    if method == "auto":
+        method = "dense" if _path_bytes("dense", n) <= limit else "matrix-free"
+    other = "a smaller --cluster-counts"
+    if method == "dense":
+        free = _path_bytes("matrix-free", n)
+        if free <= limit:
+            other = f"--method matrix-free (needs {format_bytes(free)}), or {other}"
+    what = {"dense": "the dense path (n x n kernels and their full spectra)",
+            "matrix-free": "the matrix-free path (block eigensolver basis, kernel tiles)"}[method]
+    require_memory(lambda v: _path_bytes(method, kbig * v), p, option="--points-per-cluster", low=10,
+                   what=f"{what} on n = {n} points", other=other)
+    return method
 
 
 def main(argv=None) -> int:
