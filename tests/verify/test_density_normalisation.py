@@ -1,6 +1,9 @@
 """verify.density_normalisation (FNA-14): stationary law rho^(1-2a) and column sums 1; eq. (43) as
 printed fails, and so does a density-independent stationary law."""
 
+import re
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
@@ -72,3 +75,74 @@ def test_computes_in_the_device_namespace(device_spy):
     assert [r.measured for r in res.records] == pytest.approx([r.measured for r in ref.records], rel=1e-12)
     assert res.passed == ref.passed
 
+
+
+# ------------------------------------------------------------------------------ --method matrix-free
+
+GIB = 1 << 30
+
+
+def _available(monkeypatch, nbytes):
+    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
+    monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
+
+
+def _options():
+    from verify.cli import build_parser
+
+    parser = build_parser(dn.run, prog="python -m verify.density_normalisation")
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+def test_matrix_free_gives_the_dense_numbers():
+    kwargs = dict(n=600, alphas=(1.2, 2.0), densities=("cosine",))
+    dense, free = dn.run(method="dense", **kwargs), dn.run(method="matrix-free", **kwargs)
+    assert dense.parameters["method"] == "dense" and free.parameters["method"] == "matrix-free"
+    assert [r.name for r in free.records] == [r.name for r in dense.records]
+    # measured: every record within 1.1e-15 absolute (the residuals are rounding noise of ~1e-15 on
+    # both paths; slopes and column sums agree to ~1e-16), the pi vectors within 3.5e-15 relative
+    for r in dense.records:
+        assert free.record(r.name).measured == pytest.approx(r.measured, rel=1e-12, abs=1e-13), r.name
+        assert free.record(r.name).passed == r.passed, r.name
+    for name, pi in dense.arrays.items():
+        assert np.asarray(free.arrays[name]) == pytest.approx(np.asarray(pi), rel=1e-12), name
+
+
+def test_matrix_free_printed_claim_still_fails():
+    r = dn.run(claim="printed", densities=("cosine",), alphas=(2.0,), n=600, exponents=(0.0,), method="matrix-free")
+    assert _failed(r) == {"column_sum_slope_cosine_alpha2_a0"}, r.failures
+
+
+def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(monkeypatch):
+    # n = 1500: dense needs 16 MiB + 40 n^2 = 102 MiB, matrix-free 88 MiB + a few hundred bytes per point
+    _available(monkeypatch, 96 << 20)
+    r = dn.run(n=1500, densities=("cosine",), alphas=(2.0,))
+    assert r.parameters["method"] == "matrix-free" and r.passed, r.failures
+    _available(monkeypatch, GIB)
+    assert dn.run(n=1500, densities=("cosine",), alphas=(2.0,)).parameters["method"] == "dense"
+
+
+def test_dense_refusal_names_the_matrix_free_path_and_real_options(monkeypatch):
+    from spectral.memory import DenseMemoryError
+
+    _available(monkeypatch, GIB)
+    with pytest.raises(DenseMemoryError) as info:
+        dn.run(n=8000, method="dense")
+    message = str(info.value)
+    assert "lower --n (at most 5" in message and "or use --method matrix-free (needs 9" in message, message
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
+    assert named == {"--n", "--method"} and named <= _options()
+    _available(monkeypatch, 64 << 20)  # below the matrix-free path's fixed part
+    with pytest.raises(DenseMemoryError, match=r"matrix-free .* even --n 200 does not fit now$"):
+        dn.run(n=8000, method="matrix-free")
+
+
+def test_matrix_free_computes_in_the_device_namespace(device_spy):
+    kwargs = dict(CHEAP, method="matrix-free")
+    ref = dn.run(**kwargs)
+    spy = device_spy.install()
+    res = dn.run(**kwargs)
+    assert {"asarray", "abs", "minimum", "sum", "stack", "concat"} <= spy.used
+    assert [r.measured for r in res.records] == pytest.approx([r.measured for r in ref.records], rel=1e-12)
+    assert res.passed == ref.passed
