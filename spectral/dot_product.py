@@ -28,12 +28,14 @@ def _project(x, w, name: str):
     return x @ matrix_transpose(w)
 
 
-#: Peak ``(n, m)`` arrays of :func:`dot_product_scores` (in units of the itemsize; plus one byte per
-#: entry for the boolean mask that flushes subnormal scores). Measured with tracemalloc at
-#: n x m = 1000 x 1500 and 3000 x 2000 (float64): NumPy computes the scores in place, 1.125 x (n m 8)
-#: with the mask (2.0 before the in-place path); other namespaces (array_api_strict) hold the scores
-#: and one temporary, 2.02 x, and flushing subnormals with ``where`` adds a mask and a zero array: 3.
-DOT_PRODUCT_COPIES = {"numpy": 1, "other": 3}
+#: Peak bytes per ``(n, m)`` entry of :func:`dot_product_scores`: ``copies`` arrays of the itemsize plus
+#: ``mask_bytes`` of boolean masks (flushing subnormal scores). Measured with tracemalloc at
+#: n x m = 1000 x 1500, 3000 x 2000 and 600 x 700 (float64; the last with most scores subnormal): NumPy
+#: computes the scores in place, 8.0-9.0 bytes per entry (16 before the in-place path); other namespaces
+#: (array_api_strict) hold the scores and one temporary (16.1), and flushing subnormals with ``where``
+#: holds the exponential, a mask, a zero array and the result (33.5 while the exponent was still held,
+#: hence its release before the flush).
+DOT_PRODUCT_PEAK = {"numpy": {"copies": 1, "mask_bytes": 1}, "other": {"copies": 3, "mask_bytes": 2}}
 
 
 def dot_product_scores(x, *, y=None, w_q=None, w_k=None, temperature=None, max_bytes=None):
@@ -94,7 +96,8 @@ def dot_product_scores(x, *, y=None, w_q=None, w_k=None, temperature=None, max_b
         temperature = math.sqrt(q.shape[1])
     temperature = check_real("temperature", temperature, low=0.0, low_open=True)
     n, m, itemsize = int(q.shape[0]), int(k.shape[0]), numpy_dtype(q.dtype).itemsize
-    check_pairwise_memory(n, m, bytes_per_pair=DOT_PRODUCT_COPIES["numpy" if xp is np else "other"] * itemsize + 1,
+    peak = DOT_PRODUCT_PEAK["numpy" if xp is np else "other"]
+    check_pairwise_memory(n, m, bytes_per_pair=peak["copies"] * itemsize + peak["mask_bytes"],
                           extra_bytes=(n + m) * int(q.shape[1]) * itemsize, max_bytes=max_bytes, like=q,
                           what="dense dot-product scores",
                           alternative="compute them in row blocks, dot_product_scores(x[i:j], y=x, ...), "
@@ -111,6 +114,5 @@ def dot_product_scores(x, *, y=None, w_q=None, w_k=None, temperature=None, max_b
             finite = bool(xp.all(xp.isfinite(s)))
     if not finite:
         raise InputError("scores q.k / temperature must be finite; got NaN or inf (temperature too small?)")
-    if xp is np:
-        return flush_subnormal(np.exp(s, out=s))
-    return flush_subnormal(xp.exp(s))
+    s = np.exp(s, out=s) if xp is np else xp.exp(s)  # the exponent is released before the flush
+    return flush_subnormal(s)

@@ -28,12 +28,12 @@ from spectral.validation import InputError, check_real
 __all__ = ["heat_kernel", "heat_kernel_sparse", "heat_time"]
 
 
-#: Peak bytes per entry of :func:`heat_kernel` beyond its input, in units of the itemsize, plus one byte
-#: for the boolean mask that flushes subnormal scores. Measured with tracemalloc at n x m = 1000 x 1500
-#: and 3000 x 2000 (float64): NumPy 1.125 x (n m 8) = the scores, computed in place, and the mask;
-#: other namespaces (array_api_strict) build ``d * d``, its negation, the quotient, the exponential and
-#: the flushed copy: 3 arrays at once.
-HEAT_KERNEL_COPIES = {"numpy": 1, "other": 3}
+#: Peak bytes per entry of :func:`heat_kernel` beyond its input: ``copies`` arrays of the itemsize plus
+#: ``mask_bytes`` of boolean masks (flushing subnormal scores). Measured with tracemalloc at
+#: n x m = 1000 x 1500, 3000 x 2000 and 600 x 700 (float64, most scores subnormal): NumPy 9.0 bytes per
+#: entry = the scores, computed in place, and one mask; other namespaces (array_api_strict) build
+#: ``d * d``, its negation, the quotient, the exponential and the flushed copy with ``where``: 25.4.
+HEAT_KERNEL_PEAK = {"numpy": {"copies": 1, "mask_bytes": 1}, "other": {"copies": 3, "mask_bytes": 2}}
 
 
 def heat_kernel(dist, *, eps, max_bytes=None):
@@ -78,7 +78,8 @@ def heat_kernel(dist, *, eps, max_bytes=None):
     xp, d = as_distances(dist)
     n, m = (int(d.shape[0]), int(d.shape[1])) if d.ndim == 2 else (1, int(d.size))
     itemsize = numpy_dtype(d.dtype).itemsize
-    check_pairwise_memory(n, m, bytes_per_pair=HEAT_KERNEL_COPIES["numpy" if xp is np else "other"] * itemsize + 1,
+    peak = HEAT_KERNEL_PEAK["numpy" if xp is np else "other"]
+    check_pairwise_memory(n, m, bytes_per_pair=peak["copies"] * itemsize + peak["mask_bytes"],
                           max_bytes=max_bytes, like=d, what="dense heat-kernel scores",
                           alternative="use heat_kernel_sparse(x, eps=..., cutoff=...) for the scores within a "
                           "cutoff, or KernelOperator(x, kernel=..., distance=...) for products without storing")

@@ -80,14 +80,15 @@ class ResidualMLP:
         return float(np.linalg.norm(self.w2, 2) * lip * np.linalg.norm(self.w1, 2))
 
 
-#: Peak ``(n, m)`` arrays of :func:`metric_kernel` (in units of the itemsize; plus one byte per entry
-#: for the boolean mask that flushes subnormal scores, and three blocks of the blocked squared
-#: distances). Measured with tracemalloc at n x m = 1000 x 1500 and 3000 x 2000 (float64, d = 16):
-#: NumPy computes the scores in place over the squared distances, 1.0 x (n m 8) plus 4.7-5.3 MiB
-#: (the block of squared coordinate differences and the features; 3.0 x before the in-place path);
-#: other namespaces (array_api_strict) hold the squared distances and two more arrays, 3.01 x, and
-#: flushing subnormals with ``where`` adds a mask and a zero array: 4.
-METRIC_KERNEL_COPIES = {"numpy": 1, "other": 4}
+#: Peak bytes per ``(n, m)`` entry of :func:`metric_kernel`: ``copies`` arrays of the itemsize plus
+#: ``mask_bytes`` of boolean masks (flushing subnormal scores); the features and three blocks of the
+#: blocked squared distances come on top. Measured with tracemalloc at n x m = 1000 x 1500 and
+#: 3000 x 2000 (float64, d = 16): NumPy computes the scores in place over the squared distances,
+#: 1.0 x (n m 8) plus 4.7-5.3 MiB (a block of squared coordinate differences and the features; 3.0 x
+#: before the in-place path); other namespaces (array_api_strict) hold the squared distances, their
+#: negation and the quotient (3.01 x), and flushing subnormals with ``where`` holds the exponential, a
+#: mask, a zero array and the result.
+METRIC_KERNEL_PEAK = {"numpy": {"copies": 1, "mask_bytes": 1}, "other": {"copies": 3, "mask_bytes": 2}}
 
 
 def metric_kernel(x, feature_map, *, eps, y=None, max_bytes=None):
@@ -139,7 +140,8 @@ def metric_kernel(x, feature_map, *, eps, y=None, max_bytes=None):
     _, gy = as_float_array(gy, "feature_map(y)", ndim=2)
     n, m, itemsize = int(gx.shape[0]), int(gy.shape[0]), numpy_dtype(gx.dtype).itemsize
     features = (n + m) * int(gx.shape[1]) * itemsize
-    check_pairwise_memory(n, m, bytes_per_pair=METRIC_KERNEL_COPIES["numpy" if xp is np else "other"] * itemsize + 1,
+    peak = METRIC_KERNEL_PEAK["numpy" if xp is np else "other"]
+    check_pairwise_memory(n, m, bytes_per_pair=peak["copies"] * itemsize + peak["mask_bytes"],
                           extra_bytes=features + 3 * min(n * m, max(BLOCK_ELEMENTS, m)) * itemsize,
                           max_bytes=max_bytes, like=gx, what="dense metric-attention scores",
                           alternative="compute them in row blocks, metric_kernel(x[i:j], feature_map, eps=..., y=x), "
@@ -149,4 +151,5 @@ def metric_kernel(x, feature_map, *, eps, y=None, max_bytes=None):
         np.negative(d2, out=d2)
         np.divide(d2, 2.0 * eps, out=d2)
         return flush_subnormal(np.exp(d2, out=d2))
-    return flush_subnormal(xp.exp(-d2 / (2.0 * eps)))
+    d2 = -d2 / (2.0 * eps)
+    return flush_subnormal(xp.exp(d2))  # the squared distances are released before the exponential

@@ -78,3 +78,72 @@ def test_backends(xp, rng):
     xx, wx = xp.asarray(x), xp.asarray(w)
     _same_backend(xp, dot_product_scores(xx, w_q=wx, w_k=wx, temperature=0.9),
                   dot_product_scores(x, w_q=w, w_k=w, temperature=0.9))
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+    x, y, w = (xp.asarray(a) for a in (rng.standard_normal((600, 4)), rng.standard_normal((700, 4)),
+                                        rng.standard_normal((3, 4))))
+    # temperature 0.02: most scores underflow, so the flush path runs too
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: dot_product_scores(x, y=y, w_q=w, w_k=w, temperature=0.02,
+                                                                              max_bytes=2**40))
+    assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
+    if xp is np:  # in place: the scores and one boolean mask, not a second (n, m) array
+        assert peak < 600 * 700 * 10
+
+
+def test_in_place_path_is_bitwise_the_out_of_place_formula(rng):
+    x, y = rng.standard_normal((50, 6)), rng.standard_normal((70, 6))
+    s = (x @ y.T) / 0.05
+    s = s - np.max(s, axis=1, keepdims=True)
+    ref = np.exp(s)
+    ref[ref < TINY] = 0.0
+    assert np.array_equal(dot_product_scores(x, y=y, temperature=0.05), ref)
+
+
+def test_memory_guard_tiny_limit(xp, rng):
+    from spectral.memory import DenseMemoryError
+
+    x = rng.standard_normal((40, 3))
+    with pytest.raises(DenseMemoryError, match=r"dot-product scores of shape \(40, 40\) needs an estimated .* "
+                       r"limit max_bytes = 0.977 KiB; .*dot_product_scores\(x\[i:j\], y=x"):
+        dot_product_scores(xp.asarray(x), max_bytes=1000)
+    _same_backend(xp, dot_product_scores(xp.asarray(x), max_bytes=2**30), dot_product_scores(x), rtol=0.0)
+
+
+def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
+    import tracemalloc
+
+    import spectral.memory
+    from spectral.memory import DenseMemoryError
+
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
+    x = rng.standard_normal((10_000, 8))  # scores of 800 MB
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=r"shape \(10000, 10000\) needs an estimated 860 MiB, over the "
+                           r"memory available now: 64 MiB"):
+            dot_product_scores(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # the input check's mask at most

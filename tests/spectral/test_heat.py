@@ -118,3 +118,64 @@ def test_backends(xp, rng):
     d = rng.random((6, 5)) * 3
     d[1, 1] = 30.0  # underflow path
     _same_backend(xp, heat_kernel(xp.asarray(d), eps=0.3), heat_kernel(d, eps=0.3))
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+    d = xp.asarray(rng.random((600, 700)) * 40)  # most scores underflow: the flush path runs
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: heat_kernel(d, eps=0.5, max_bytes=2**40))
+    assert peak <= needed, (peak, needed)
+    assert peak >= 600 * 700 * 8  # the scores themselves
+
+
+def test_memory_guard_tiny_limit(xp, rng):
+    import spectral
+    from spectral.heat import HEAT_KERNEL_PEAK
+    from spectral.pairwise_memory import FIXED_OVERHEAD_BYTES
+
+    d = rng.random((40, 50)) * 3
+    peak = HEAT_KERNEL_PEAK["numpy" if xp is np else "other"]
+    needed = 40 * 50 * (peak["copies"] * 8 + peak["mask_bytes"]) + FIXED_OVERHEAD_BYTES
+    with pytest.raises(DenseMemoryError, match=r"heat-kernel scores of shape \(40, 50\) needs an estimated .* "
+                       r"limit max_bytes = .*heat_kernel_sparse\(x, eps=\.\.\., cutoff=\.\.\.\).*KernelOperator"):
+        heat_kernel(xp.asarray(d), eps=0.3, max_bytes=needed - 1)
+    assert callable(spectral.heat_kernel_sparse) and callable(spectral.KernelOperator)  # the alternatives exist
+    # at the limit the result is the same as without one
+    _same_backend(xp, heat_kernel(xp.asarray(d), eps=0.3, max_bytes=needed), heat_kernel(d, eps=0.3), rtol=0.0)
+
+
+def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
+    import tracemalloc
+
+    import spectral.memory
+
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 4 << 20)
+    d = rng.random((1000, 1100))  # scores 8.8 MB: over the 8 MiB below which the guard skips the /proc read
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=r"shape \(1000, 1100\) needs an estimated 9.5 MiB, over the "
+                           r"memory available now: 4 MiB"):
+            heat_kernel(d, eps=0.1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < d.nbytes / 4  # the input checks' boolean masks at most, never the scores

@@ -83,3 +83,74 @@ def test_backends(xp, rng):
     g = ResidualMLP(3, 4, rng=5, activation="gelu")
     _same_backend(xp, g(xx), g(x))
     _same_backend(xp, metric_kernel(xx, g, eps=0.4), metric_kernel(x, g, eps=0.4), atol=1e-14)
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+@pytest.mark.parametrize("eps", [0.5, 0.005])  # 0.005: most scores underflow, the flush path runs
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch, eps):
+    g = ResidualMLP(4, 8, rng=2)
+    x, y = xp.asarray(rng.standard_normal((600, 4))), xp.asarray(rng.standard_normal((700, 4)))
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: metric_kernel(x, g, eps=eps, y=y, max_bytes=2**40))
+    assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
+
+
+def test_in_place_path_is_bitwise_the_out_of_place_formula(rng):
+    from manifolds import pairwise_sq_distance
+
+    g = ResidualMLP(3, 5, rng=1)
+    x, y = rng.standard_normal((40, 3)), rng.standard_normal((50, 3))
+    ref = np.exp(-pairwise_sq_distance(g(x), g(y)) / (2.0 * 0.01))
+    ref[ref < TINY] = 0.0
+    assert np.array_equal(metric_kernel(x, g, eps=0.01, y=y), ref)
+
+
+def test_memory_guard_tiny_limit(xp, rng):
+    import spectral
+    from spectral.memory import DenseMemoryError
+
+    g = ResidualMLP(3, 4, rng=0)
+    x = rng.standard_normal((30, 3))
+    with pytest.raises(DenseMemoryError, match=r"metric-attention scores of shape \(30, 30\) needs an estimated .* "
+                       r"limit max_bytes = 0.977 KiB; .*metric_kernel\(x\[i:j\].*KernelOperator\(feature_map\(x\)"):
+        metric_kernel(xp.asarray(x), g, eps=0.5, max_bytes=1000)
+    assert callable(spectral.KernelOperator)
+    _same_backend(xp, metric_kernel(xp.asarray(x), g, eps=0.5, max_bytes=2**30), metric_kernel(x, g, eps=0.5), rtol=0.0)
+
+
+def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
+    import tracemalloc
+
+    import spectral.memory
+    from spectral.memory import DenseMemoryError
+
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
+    g = ResidualMLP(3, 4, rng=0)
+    x = rng.standard_normal((10_000, 3))  # scores of 800 MB
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=r"shape \(10000, 10000\) needs an estimated 871 MiB, over the "
+                           r"memory available now: 64 MiB"):
+            metric_kernel(x, g, eps=0.5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 << 20  # the features and the input checks, never the scores
