@@ -9,6 +9,8 @@ from scipy import stats
 from manifolds import Circle, Sphere, VonMises, circle_eigenvalues
 from spectral.backend import to_numpy
 from spectral.validation import InputError
+from spectral.memory import DenseMemoryError
+from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
 
@@ -186,3 +188,61 @@ class TestBadInput:
     def test_bad_rng(self):
         with pytest.raises(InputError, match="rng must be"):
             Circle().sample(3, rng="seed")
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+def _refused_peak(call, match):
+    """The traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
+    import tracemalloc
+
+    from spectral.memory import DenseMemoryError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=match):
+            call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+    x, y = (xp.asarray(Circle.embed(rng.uniform(0, 2 * math.pi, k))) for k in (600, 700))
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: Circle().distance(x, y, max_bytes=2**40))
+    assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
+
+
+def test_memory_guard_tiny_limit(xp, rng):
+    x = Circle.embed(rng.uniform(0, 2 * math.pi, 30))
+    with pytest.raises(DenseMemoryError, match=r"geodesic distances on Circle\(\) of shape \(30, 30\) needs an estimated "
+                       r".* limit max_bytes = 0.977 KiB; compute it in row blocks, Circle\(\)\.distance\(x\[i:j\], y\)"):
+        Circle().distance(xp.asarray(x), max_bytes=1000)
+    assert_close(Circle().distance(xp.asarray(x), max_bytes=2**30), xp.asarray(to_numpy(Circle().distance(x))), rtol=0.0)
+
+
+def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
+    import spectral.memory
+
+    x = Circle.embed(rng.uniform(0, 2 * math.pi, 200_000))  # distances of 320 GB
+    assert _refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 596 GiB") < 1 << 20
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    assert _refused_peak(lambda: Circle().distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20

@@ -9,6 +9,8 @@ from scipy.spatial.distance import cdist
 from manifolds import Euclidean, GaussianMixture, VonMises
 from spectral.backend import to_numpy
 from spectral.validation import InputError
+from spectral.memory import DenseMemoryError
+from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
 
@@ -65,3 +67,71 @@ def test_bad_input():
         Euclidean(2).distance(np.ones((3, 1)))
     with pytest.raises(InputError, match=r"n must be an integer in \[1, inf\)"):
         Euclidean(2).grid(0)
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+def _refused_peak(call, match):
+    """The traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
+    import tracemalloc
+
+    from spectral.memory import DenseMemoryError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=match):
+            call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+    x, y = xp.asarray(rng.standard_normal((600, 5))), xp.asarray(rng.standard_normal((700, 5)))
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: Euclidean(5).distance(x, y, max_bytes=2**40))
+    assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
+    if xp is np:  # the root is taken in place: one (n, m) array and a block
+        assert peak < 600 * 700 * 8 + (5 << 20)
+
+
+def test_in_place_root_is_bitwise_the_out_of_place_root(rng):
+    from manifolds import pairwise_sq_distance
+
+    x, y = rng.standard_normal((40, 3)), rng.standard_normal((30, 3))
+    assert np.array_equal(Euclidean(3).distance(x, y), np.sqrt(pairwise_sq_distance(x, y)))
+
+
+def test_memory_guard_tiny_limit(xp, rng):
+    x = rng.standard_normal((30, 2))
+    with pytest.raises(DenseMemoryError, match=r"distances on Euclidean\(2\) of shape \(30, 30\) needs an estimated "
+                       r".* limit max_bytes = 0.977 KiB; compute it in row blocks, Euclidean\(2\)\.distance\(x\[i:j\], y\)"):
+        Euclidean(2).distance(xp.asarray(x), max_bytes=1000)
+    assert_close(Euclidean(2).distance(xp.asarray(x), max_bytes=2**30), xp.asarray(Euclidean(2).distance(x)), rtol=0.0)
+
+
+def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
+    import spectral.memory
+
+    x = rng.standard_normal((200_000, 3))  # distances of 320 GB
+    peak = _refused_peak(lambda: Euclidean(3).distance(x), r"shape \(200000, 200000\) needs an estimated 29\d GiB")
+    assert peak < 1 << 20
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    assert _refused_peak(lambda: Euclidean(3).distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20

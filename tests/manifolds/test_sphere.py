@@ -9,6 +9,8 @@ from scipy import integrate, stats
 from manifolds import Sphere, SphericalHarmonic, VonMisesFisher, sphere_volume
 from spectral.backend import to_numpy
 from spectral.validation import InputError
+from spectral.memory import DenseMemoryError
+from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
 
@@ -193,3 +195,75 @@ class TestBadInput:
     def test_density_on_other_manifold(self):
         with pytest.raises(InputError, match="density must be defined on Sphere"):
             Sphere(2).sample(3, density=VonMisesFisher([1.0, 0, 0, 0], 1.0))
+
+
+# --------------------------------------------------------------------------- memory guard
+
+
+def _estimate_and_peak(monkeypatch, call):
+    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    seen = []
+    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+    tracemalloc.start()
+    try:
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return seen[0], peak
+
+
+def _refused_peak(call, match):
+    """The traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
+    import tracemalloc
+
+    from spectral.memory import DenseMemoryError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(DenseMemoryError, match=match):
+            call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("method", ["distance", "chordal_distance"])
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch, method):
+    x, y = xp.asarray(random_unit(rng, 600, 3)), xp.asarray(random_unit(rng, 700, 3))
+    f = getattr(Sphere(2), method)
+    needed, peak = _estimate_and_peak(monkeypatch, lambda: f(x, y, max_bytes=2**40))
+    assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
+
+
+def test_chordal_in_place_is_bitwise_the_out_of_place_root(rng):
+    from manifolds import pairwise_sq_distance
+
+    x = random_unit(rng, 40, 3)
+    assert np.array_equal(Sphere(2).chordal_distance(x), np.sqrt(pairwise_sq_distance(x)))
+
+
+@pytest.mark.parametrize("method", ["distance", "chordal_distance"])
+def test_memory_guard_tiny_limit(xp, rng, method):
+    x = random_unit(rng, 30, 4)
+    f = getattr(Sphere(3), method)
+    with pytest.raises(DenseMemoryError, match=r"distances on Sphere\(3\) of shape \(30, 20\) needs an estimated "
+                       r".* limit max_bytes = 0.977 KiB; compute it in row blocks, Sphere\(3\)\.distance\(x\[i:j\], y\)"
+                       r".*KernelOperator\(x, kernel=\.\.\., distance=Sphere\(3\)\.distance\)"):
+        f(xp.asarray(x), xp.asarray(x[:20]), max_bytes=1000)
+    assert_close(f(xp.asarray(x), max_bytes=2**30), xp.asarray(to_numpy(f(x))), rtol=0.0)
+
+
+def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
+    import spectral.memory
+
+    x = random_unit(rng, 200_000, 4)  # 6.4 MB of points; their distance matrix would be 320 GB
+    peak = _refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 596 GiB")
+    assert peak < 1 << 20
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    peak = _refused_peak(lambda: Sphere(3).chordal_distance(x[:2000]), r"over the memory available now: 16 MiB")
+    assert peak < 1 << 20
