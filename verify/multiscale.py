@@ -11,6 +11,17 @@ FNA-16), and reverses under (ii): it comes from the bandwidth, not from the powe
 ``claim="printed"`` asserts the printed, bandwidth-free ordering and ~1-hop paths under every
 protocol, and fails under (ii). The check also returns the data of the synthetic Figs. 5a-5e
 (``figures.fna_mechanism``).
+
+Memory first, and ``--method`` (the diffusion-map comparison only): the default path ("dense") stores the
+dm_n x dm_n distances and kernels and takes their top eigenpairs with the dense eigensolver, about
+``64 dm_n^2`` bytes (1.5 GiB at --dm-n 5000). ``--method matrix-free`` recomputes the kernels tile by tile
+in block products, takes the 3 leading eigenpairs with the block eigensolver of
+``spectral.markov_spectrum`` and sums the embedding's spread over row blocks: memory linear in dm_n (about
+30 MiB at 5000), the same spread ratios to ~4e-9 relative. ``--method auto`` (the default) takes the
+dense path when its estimate fits the memory available now and the matrix-free path otherwise; a path
+that does not fit is refused before anything is allocated, with its estimate and the options that would
+fit. The graph statistics (gap, hops, entropy) always use the dense attention graph (shortest paths read
+every entry); their sizes stay at most 1024.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option, check_real, check_reals, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.progress import progress
 from verify.result import Recorder
 from verify.threads import single_blas_thread
@@ -29,6 +41,19 @@ CHECK = Check("multiscale", claims=("FNA-16", "FNA-17", "FNA-18", "FNA-19"))
 DATASETS = ("gaussian", "clusters", "sequence")
 PROTOCOLS = ("paper", "equal", "matched")
 METHODS = ("fna", "local", "dp")
+#: eigensolver paths of the diffusion-map comparison (``method``)
+DM_METHODS = ("auto", "dense", "matrix-free")
+DM_N_MAX = 50_000
+#: dense diffusion maps: distances, two kernels, the dense eigensolver's copies, the embedding's pairwise
+#: differences; tracemalloc peaks 13.6 / 53.7 / 214 MiB at dm_n = 500 / 1000 / 2000 (d = 8) fit 53.5 bytes per
+#: pair; 64 per pair and 16 MiB (the first run's imports) leave a margin
+DM_DENSE_FIXED_BYTES = 16 << 20
+DM_DENSE_BYTES_PER_PAIR = 64
+#: matrix-free diffusion maps: the block solver's workspace (spectral.block_workspace_bytes) plus tokens,
+#: degrees, eigenvectors and the blocked spread; tracemalloc peaks 7.7 / 18.3 MiB at dm_n = 2000 / 5000 exceed
+#: the workspace by 3.5 / 7.7 MiB: 2 KiB per token and 8 MiB of tiles and blocks bound both
+DM_FREE_BYTES_PER_POINT = 2048
+DM_FREE_FIXED_BYTES = 8 << 20
 
 # ------------------------------------------------------------------------------ token sets
 
@@ -115,28 +140,45 @@ def _graph_stats(A) -> dict:
             "_hops": to_numpy(sp.hops), "_pred": to_numpy(sp.predecessors)}
 
 
-def diffusion_spread(A_scores, *, tau: float = 1.0) -> tuple[float, float, np.ndarray]:
+def diffusion_spread(A_scores, *, tau: float = 1.0, rng=None) -> tuple[float, float, np.ndarray]:
     """Mean pairwise distance of the 2-D diffusion map ``(eta_j^tau psi_j)_{j=1,2}`` and max |eta_j|.
 
     ``psi_j`` are right eigenvectors of ``A = N_R(C)`` normalised to ``sum_i pi_i psi_j(i)^2 = 1``
-    (FNA eq. 19, pi the stationary distribution), from :func:`spectral.markov_spectrum`.
+    (FNA eq. 19, pi the stationary distribution), from :func:`spectral.markov_spectrum`: the dense
+    eigensolver for a stored score matrix ``A_scores``, the matrix-free block eigensolver (start block
+    from ``rng``) for an operator such as :class:`spectral.KernelOperator`, whose spread is then summed
+    over row blocks of the embedding (no ``n x n`` array).
     Returns the spread, ``max(|eta_1|, |eta_2|)^tau`` (the nontrivial eigenvalues) and the
     ``(n, 2)`` coordinates.
     """
     from spectral import markov_spectrum
     from spectral.backend import to_numpy
 
-    spec = markov_spectrum(A_scores, 3, vectors=True, method="dense")
+    operator = hasattr(A_scores, "row_sums")  # the operator interface (arrays have no row_sums)
+    spec = markov_spectrum(A_scores, 3, vectors=True, method="matrix-free" if operator else "dense", rng=rng)
     eta = np.real(to_numpy(spec.eigenvalues))[1:3]
     psi = np.real(to_numpy(spec.right_vectors))[:, 1:3]
     deg = to_numpy(spec.degrees)
     pi = deg / deg.sum()
     psi = psi / np.sqrt(np.sum(pi[:, None] * psi**2, axis=0))
     coords = psi * (eta**tau)[None, :]
+    n = coords.shape[0]
+    if operator:
+        return _blocked_spread(coords), float(np.max(np.abs(eta)) ** tau), coords
     diff = coords[:, None, :] - coords[None, :, :]
     dist = np.sqrt(np.sum(diff**2, axis=2))
-    n = dist.shape[0]
     return float(dist.sum() / (n * (n - 1))), float(np.max(np.abs(eta)) ** tau), coords
+
+
+def _blocked_spread(coords: np.ndarray, block_bytes: int = 4 << 20) -> float:
+    """Mean pairwise distance of the rows of ``coords`` summed over row blocks (``block_bytes`` each)."""
+    n = coords.shape[0]
+    rows = max(1, block_bytes // (8 * n * (coords.shape[1] + 1)))
+    total = 0.0
+    for start in range(0, n, rows):
+        diff = coords[start : start + rows, None, :] - coords[None, :, :]
+        total += float(np.sqrt(np.sum(diff**2, axis=2)).sum())
+    return total / (n * (n - 1))
 
 
 # -------------------------------------------------------------------------------------- run
@@ -148,7 +190,7 @@ FULL = dict(sizes=(32, 64, 128, 256, 512), draws=20)
 @CHECK.define
 def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussian", "clusters", "sequence"),
         alphas=(1.0, 1.2, 1.4, 1.6, 1.8, 2.0), dm_dims=(8, 16), dm_n=500, dm_eps=0.1, claim="corrected", full=False,
-        seed=0, device="cpu"):
+        method="auto", seed=0, device="cpu"):
     """Gap, hops, entropy and diffusion-map spread of FNA / LA / DP under three bandwidth protocols.
 
     Parameters
@@ -170,7 +212,8 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
     dm_dims : tuple of int
         Token dimensions of the diffusion-map comparison (FNA Fig. 5b), each in [2, 256].
     dm_n : int
-        Tokens of the diffusion-map comparison, in [32, 2000] (FNA Fig. 5b: n = 500).
+        Tokens of the diffusion-map comparison, in [32, 50000] (FNA Fig. 5b: n = 500); above a few
+        thousand only the matrix-free path fits in memory.
     dm_eps : float
         Epsilon of the Fig. 5b bandwidth kappa = paper kappa * sqrt(eps), in (0, 1] (FNA Methods: 0.1).
     claim : {"corrected", "printed"}
@@ -179,6 +222,13 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
         paths under every bandwidth protocol.
     full : bool
         Run the full protocol (n = 32..512, 20 token sets; minutes) instead of ``sizes`` and ``draws``.
+    method : {"auto", "dense", "matrix-free"}
+        Eigensolver of the diffusion-map comparison only (the graph statistics need the dense
+        attention graph: its shortest paths read every entry). "dense": the dm_n x dm_n kernels and
+        the dense eigensolver, about 64 dm_n^2 bytes. "matrix-free": the kernels recomputed tile by
+        tile in block products, the 3 leading eigenpairs by the block eigensolver, the spread summed
+        over blocks: memory linear in dm_n. "auto": dense when its estimate fits the memory available
+        now, else matrix-free.
     seed : int
         Base seed; each token set draws from its own child stream (data, d, n, draw).
     device : {"cpu"}
@@ -202,16 +252,20 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
         raise InputError(f"datasets must be a non-empty subset of {', '.join(DATASETS)}, got {datasets!r}")
     datasets = tuple(datasets)
     alphas = check_reals("alphas", alphas, min_count=2, low=0.5, high=2.0)
-    dm_n = check_int("dm_n", dm_n, low=32, high=2000)
+    dm_n = check_int("dm_n", dm_n, low=32, high=DM_N_MAX)
     dm_eps = check_real("dm_eps", dm_eps, low=0.0, high=1.0, low_open=True)
     check_option("claim", claim, ("corrected", "printed"))
+    check_option("method", method, DM_METHODS)
+    used = _choose_method(method, dm_n)  # memory first: before any token or kernel exists
     rec = Recorder()
+    if method == "auto":
+        rec.resolve("method", used)
     if full:
         rec.resolve("sizes", sizes)
         rec.resolve("draws", draws)
     with single_blas_thread():  # many small dense solves: threaded BLAS oversubscribes a shared machine
         _measure(rec, alpha=alpha, dims=dims, sizes=sizes, draws=draws, datasets=datasets, alphas=alphas,
-                 dm_dims=dm_dims, dm_n=dm_n, dm_eps=dm_eps, claim=claim, seed=seed)
+                 dm_dims=dm_dims, dm_n=dm_n, dm_eps=dm_eps, claim=claim, seed=seed, method=used)
     if claim == "corrected":
         statement = (f"Under the paper's kappa FNA (alpha={alpha}) rows are near-uniform (entropy >= 0.99) and "
                      "gap FNA > LA > DP, FNA hops <= 1.01 < 1.2 < LA, DP hops (Gaussian, clustered tokens), hops "
@@ -224,7 +278,7 @@ def run(*, alpha=1.2, dims=(8, 32), sizes=(32, 128), draws=3, datasets=("gaussia
     return rec.finish(statement)
 
 
-def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n, dm_eps, claim, seed):
+def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n, dm_eps, claim, seed, method):
     from graphs import ShortestPaths, path, spectral_gap
     from manifolds import Euclidean
     from spectral import fna_kernel, fna_profile, paper_kappa
@@ -375,11 +429,17 @@ def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n,
     with rec.timed("diffusion_maps"):
         for d in dm_dims:
             x = tokens("sequence", dm_n, d, child_rng(seed, "diffusion_map", d))
-            dist = Euclidean(d).distance(x)
             kf = paper_kappa(d, alpha) * math.sqrt(dm_eps)
             kl = math.sqrt(dm_eps * d)  # the alpha = 2 bandwidth is not stated in the paper: sqrt(d eps) assumed
-            sf, ef, cf = diffusion_spread(fna_kernel(dist, alpha=alpha, scale=kf, dim=d))
-            sl, el, cl = diffusion_spread(fna_kernel(dist, alpha=2.0, scale=kl, dim=d))
+            if method == "dense":
+                dist = Euclidean(d).distance(x)
+                sf, ef, cf = diffusion_spread(fna_kernel(dist, alpha=alpha, scale=kf, dim=d))
+                sl, el, cl = diffusion_spread(fna_kernel(dist, alpha=2.0, scale=kl, dim=d))
+            else:
+                sf, ef, cf = diffusion_spread(_kernel_operator(x, alpha, kf),
+                                              rng=child_rng(seed, "diffusion_map_solver", d, "fna"))
+                sl, el, cl = diffusion_spread(_kernel_operator(x, 2.0, kl),
+                                              rng=child_rng(seed, "diffusion_map_solver", d, "local"))
             rec.array(f"dm_coords_fna_d{d}", cf)
             rec.array(f"dm_coords_local_d{d}", cl)
             ratio, eta_ratio = sf / sl, ef / el
@@ -402,6 +462,49 @@ def _measure(rec, *, alpha, dims, sizes, draws, datasets, alphas, dm_dims, dm_n,
             sp = ShortestPaths(None, res[m]["_hops"], res[m]["_pred"], "inverse")
             rec.array(f"example_path_{protocol}_{m}", np.array(path(sp, int(src), int(dst))))
     rec.array("example_tokens", np.array([datasets[-1], str(dims[0]), str(n1)]))
+
+
+def _kernel_operator(x, alpha: float, kappa: float):
+    """The FNA kernel of order ``alpha`` (2: local attention) on tokens ``x`` as a matrix-free operator."""
+    import functools
+
+    from manifolds import Euclidean
+    from spectral import KernelOperator, fna_kernel
+
+    d = x.shape[1]
+    return KernelOperator(x, kernel=functools.partial(fna_kernel, alpha=alpha, scale=kappa, dim=d),
+                          distance=Euclidean(d).distance)
+
+
+def _dm_bytes(method: str, n: int) -> int:
+    """Estimated peak bytes of the diffusion-map comparison on ``n`` tokens on ``method``."""
+    if method == "dense":
+        return DM_DENSE_FIXED_BYTES + DM_DENSE_BYTES_PER_PAIR * n * n
+    from spectral import block_workspace_bytes
+
+    return block_workspace_bytes(n, 3) + DM_FREE_BYTES_PER_POINT * n + DM_FREE_FIXED_BYTES
+
+
+def _choose_method(method: str, n: int) -> str:
+    """The diffusion-map path of ``method`` on ``n`` tokens, checked against the memory available now.
+
+    "auto" takes the dense path when its estimate fits, else the matrix-free one. A path that does not
+    fit is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
+    """
+    from spectral import format_bytes
+    from verify import peak_memory
+
+    limit = peak_memory.available_memory_bytes()  # read through the module: tests fix it
+    if method == "auto":
+        method = "dense" if _dm_bytes("dense", n) <= limit else "matrix-free"
+    other = ""
+    if method == "dense" and _dm_bytes("matrix-free", n) <= limit:
+        other = f"--method matrix-free (needs {format_bytes(_dm_bytes('matrix-free', n))})"
+    what = {"dense": "the dense diffusion maps (dm_n x dm_n distances, kernels, eigensolver, embedding distances)",
+            "matrix-free": "the matrix-free diffusion maps (block eigensolver basis, kernel tiles)"}[method]
+    require_memory(lambda v: _dm_bytes(method, v), n, option="--dm-n", low=32, what=f"{what} at --dm-n {n}",
+                   other=other)
+    return method
 
 
 def main(argv=None) -> int:

@@ -2,12 +2,18 @@
 claim fails (under equal kappa the gap and hop orderings reverse)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 
+from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import multiscale as check
+from verify import peak_memory
+from verify.cli import build_parser
+
+MIB = 1 << 20
 
 # A cheap setting that still holds every asserted statement (one data set, one d, n up to 128).
 CHEAP = dict(datasets=("gaussian",), dims=(8,), draws=2, dm_dims=(8,), dm_n=200, alphas=(1.2, 2.0))
@@ -71,6 +77,69 @@ def test_row_entropy_bounds():
     assert check.row_entropy(np.eye(4)) == 0.0
 
 
+def _available(monkeypatch, nbytes):
+    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
+    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: nbytes)
+
+
+def _options():
+    parser = build_parser(check.run, prog="python -m verify.multiscale")
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+@pytest.mark.parametrize("d", [8, 16])
+def test_matrix_free_diffusion_maps_equal_dense(d):
+    from manifolds import Euclidean
+    from spectral import fna_kernel, paper_kappa
+
+    x = check.tokens("sequence", 200, d, np.random.default_rng(d))
+    for alpha, kappa in ((1.2, paper_kappa(d, 1.2) * math.sqrt(0.1)), (2.0, math.sqrt(0.1 * d))):
+        dense = check.diffusion_spread(fna_kernel(Euclidean(d).distance(x), alpha=alpha, scale=kappa, dim=d))
+        free = check.diffusion_spread(check._kernel_operator(x, alpha, kappa), rng=np.random.default_rng(0))
+        # measured at dm_n = 200 / 500 (d = 8, 16): spread 3.3e-9-3.9e-9 relative, largest |eta| ~1e-15, the
+        # coordinates (sign per column) 5e-8-1.3e-5 of their largest entry (block solver residual ~1.5e-8 / gap)
+        assert free[0] == pytest.approx(dense[0], rel=1e-7)
+        assert free[1] == pytest.approx(dense[1], rel=1e-12)
+        flip = np.sign(np.sum(dense[2] * free[2], axis=0))
+        assert np.max(np.abs(free[2] * flip - dense[2])) <= 1e-4 * np.max(np.abs(dense[2]))
+
+
+def test_auto_takes_matrix_free_and_printed_claim_still_fails(monkeypatch):
+    # CHEAP at dm_n = 200: dense estimate 18.4 MiB, matrix-free 8.5 MiB
+    _available(monkeypatch, 12 * MIB)
+    res = check.run(claim="printed", **CHEAP)
+    assert res.parameters["method"] == "matrix-free"
+    assert not res.passed
+    failed = [r.name for r in res.records if r.passed is False]
+    assert failed and all("_equal_" in name for name in failed)
+    assert res.record("dm_spread_ratio_d8").passed and res.record("dm_ratio_vs_eta_log_d8").passed
+
+
+def test_auto_takes_dense_when_it_fits(monkeypatch):
+    _available(monkeypatch, 64 * MIB)
+    assert check._choose_method("auto", 500) == "dense"
+
+
+def test_dense_refusal_names_real_options(monkeypatch):
+    _available(monkeypatch, 1 << 30)
+    with pytest.raises(DenseMemoryError) as info:
+        check.run(dm_n=5000, method="dense")
+    message = str(info.value)
+    assert "lower --dm-n (at most " in message and "--method matrix-free (needs " in message
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
+    assert named and named <= _options(), named - _options()
+    fits = int(re.search(r"at most (\d+) fits", message).group(1))
+    assert check._dm_bytes("dense", fits) <= 1 << 30 < check._dm_bytes("dense", fits + 1)
+    assert check._choose_method("auto", 5000) == "matrix-free"
+
+
+def test_matrix_free_refused_when_nothing_fits(monkeypatch):
+    _available(monkeypatch, 4 * MIB)
+    with pytest.raises(DenseMemoryError, match=r"matrix-free diffusion maps .* even --dm-n 32 does not fit now$"):
+        check.run(method="matrix-free", **CHEAP)
+
+
 @pytest.mark.slow
 def test_full_protocol_passes():
     res = check.run(full=True)
@@ -82,7 +151,7 @@ def test_full_protocol_passes():
     ({"alpha": 2.0}, "alpha"), ({"dims": (1,)}, "dims"), ({"sizes": (64,)}, "sizes"),
     ({"sizes": (128, 64)}, "sizes"), ({"draws": 1}, "draws"), ({"datasets": ("x",)}, "datasets"),
     ({"alphas": (1.2,)}, "alphas"), ({"dm_eps": 0.0}, "dm_eps"), ({"claim": "ledger"}, "claim"),
-    ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"),
+    ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"), ({"dm_n": 60000}, "dm_n"), ({"method": "lanczos"}, "method"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
