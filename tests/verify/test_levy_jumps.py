@@ -1,5 +1,8 @@
 """verify.levy_jumps (FNA-20): FNA attention-walk jumps have tail exponent alpha; the ambient d_M fails."""
 
+import re
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
@@ -53,3 +56,69 @@ def test_window_inside_the_core_is_refused(kwargs):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         lj.run(**kwargs)
+
+
+# ------------------------------------------------------------------------------ --method matrix-free
+
+GIB = 1 << 30
+
+
+def _available(monkeypatch, nbytes):
+    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
+    monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
+
+
+def _options():
+    from verify.cli import build_parser
+
+    parser = build_parser(lj.run, prog="python -m verify.levy_jumps")
+    return {opt for action in parser._actions for opt in action.option_strings}
+
+
+def test_matrix_free_gives_the_dense_numbers():
+    kwargs = dict(CHEAP, alphas=(1.2, 2.0), jumps=5000)
+    dense, free = lj.run(method="dense", **kwargs), lj.run(method="matrix-free", **kwargs)
+    assert dense.parameters["method"] == "dense" and free.parameters["method"] == "matrix-free"
+    assert [r.name for r in free.records] == [r.name for r in dense.records]
+    # measured: the sampled jumps are the same draws (equal exponents); the bin masses differ by the
+    # order of the histogram sums only: exponents within 1.4e-14, the alpha = 2 window mass (1.4e-12)
+    # within 5.6e-17, the mass arrays within 7.4e-14 of their largest entry
+    for r in dense.records:
+        assert free.record(r.name).measured == pytest.approx(r.measured, rel=1e-12, abs=1e-13), r.name
+        assert free.record(r.name).passed == r.passed, r.name
+    assert free.measured["sampled_exponent_a1.2"] == dense.measured["sampled_exponent_a1.2"]
+    for name, values in dense.arrays.items():
+        values = np.asarray(values)
+        np.testing.assert_allclose(free.arrays[name], values, rtol=0, atol=1e-12 * np.max(np.abs(values)))
+
+
+def test_matrix_free_ambient_dimension_still_fails():
+    r = lj.run(alphas=(1.2,), dim_offset=1.0, method="matrix-free", **CHEAP)
+    rec = r.record("circle_exponent_a1.2")
+    assert rec.passed is False and rec.measured == pytest.approx(2.2, abs=rec.tolerance)
+    assert r.record("torus_exponent_a1.2").passed is False
+
+
+def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(monkeypatch):
+    # CHEAP: dense needs 16 MiB + 32 * 800^2 + 48 * 800^2 = 65 MiB, matrix-free 64 MiB + 0.1 MiB
+    _available(monkeypatch, (64 << 20) + (1 << 19))
+    r = lj.run(alphas=(1.5,), **CHEAP)
+    assert r.parameters["method"] == "matrix-free" and r.passed, r.failures
+    _available(monkeypatch, GIB)
+    assert lj.run(alphas=(1.5,), **CHEAP).parameters["method"] == "dense"
+
+
+def test_dense_refusal_names_the_matrix_free_path_and_real_options(monkeypatch):
+    from spectral.memory import DenseMemoryError
+
+    _available(monkeypatch, GIB)
+    with pytest.raises(DenseMemoryError) as info:
+        lj.run(circle_n=6000, torus_n=2000, method="dense")
+    message = str(info.value)
+    assert "lower --circle-n (at most " in message and "or use --method matrix-free (needs 6" in message, message
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
+    assert named == {"--circle-n", "--method", "--torus-n"} and named <= _options()
+    _available(monkeypatch, 64 << 20)  # below the matrix-free path's fixed part
+    with pytest.raises(DenseMemoryError, match=r"matrix-free .* even --jumps 0 does not fit now$"):
+        lj.run(method="matrix-free")
