@@ -7,6 +7,12 @@ message states the estimate, the limit, and the alternative the caller names (an
 caller that needs less memory). The memory that is free is the smallest of what the kernel reports
 available, what the process's address-space limit (``ulimit -v``, ``RLIMIT_AS``) leaves, and what
 its control group's memory limit leaves. Nothing here allocates arrays.
+
+Arrays that live on a GPU are compared with the device's free memory instead
+(:func:`device_memory_bytes`: what the CUDA driver reports free plus what CuPy's default memory pool
+holds without using it), and the refusal then says "device memory"; pass ``device="gpu"`` to
+:func:`available_memory_bytes`, :func:`check_memory` and :func:`check_dense_memory`. CuPy is
+imported only then.
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from __future__ import annotations
 import os
 
 from spectral.backend import dtype_name
-from spectral.validation import InputError, check_int, check_real
+from spectral.validation import InputError, UnavailableError, check_int, check_option, check_real
 
 __all__ = [
     "DenseMemoryError",
     "dense_bytes",
     "available_memory_bytes",
+    "device_memory_bytes",
+    "memory_label",
     "check_dense_memory",
     "check_memory",
     "format_bytes",
@@ -131,8 +139,8 @@ def _cgroup_headroom(root: str = "/sys/fs/cgroup") -> int | None:
     return None
 
 
-def available_memory_bytes() -> int:
-    """Memory available to a new allocation, in bytes.
+def _host_memory_bytes() -> int:
+    """Host memory available to a new allocation, in bytes.
 
     The smallest of: ``MemAvailable`` from ``/proc/meminfo`` (Linux; elsewhere ``sysconf`` free pages
     and, if that is missing too, 4 GiB), the address space left under ``RLIMIT_AS`` (``ulimit -v``:
@@ -152,6 +160,92 @@ def available_memory_bytes() -> int:
     return value
 
 
+def _is_cupy(xp) -> bool:
+    return getattr(xp, "__name__", "").split(".")[0] == "cupy"
+
+
+def _cupy():
+    """The CuPy module of a usable CUDA device, or :class:`UnavailableError` (the message of ``device='gpu'``)."""
+    from spectral.backend import require_device
+
+    return require_device("gpu")
+
+
+def device_memory_bytes(xp=None) -> int:
+    """Free memory, in bytes, of the device on which the namespace ``xp`` computes.
+
+    For CuPy (``xp`` is ``cupy``, or ``None``: the current CUDA device) this is the free memory the
+    driver reports (``cupy.cuda.runtime.memGetInfo()[0]``) plus the bytes CuPy's default memory pool
+    holds without using them (``total_bytes() - used_bytes()``: freed arrays the pool keeps for reuse,
+    which the driver counts as used). For a host namespace (NumPy, array-api-strict, ...) it is
+    :func:`available_memory_bytes` on the host.
+
+    Raises
+    ------
+    spectral.validation.UnavailableError
+        ``xp=None`` and CuPy or a CUDA device is missing, or the driver does not answer.
+    """
+    if xp is not None and not _is_cupy(xp):
+        return available_memory_bytes()
+    cp = _cupy() if xp is None else xp
+    try:
+        free, _total = cp.cuda.runtime.memGetInfo()
+        pool = cp.get_default_memory_pool()
+        pooled = int(pool.total_bytes()) - int(pool.used_bytes())
+    except Exception as exc:  # CUDA driver/runtime errors have no common base class in CuPy
+        raise UnavailableError(f"could not read the free memory of the CUDA device: {exc}") from None
+    return int(free) + max(pooled, 0)
+
+
+def memory_label(device: str = "cpu") -> str:
+    """What :func:`available_memory_bytes` measures on ``device``, in words for a refusal.
+
+    ``"memory available now"`` on the host; ``"device memory available now on gpu (CUDA device 0)"``
+    on the GPU (the current CUDA device's number).
+    """
+    check_option("device", device, ("cpu", "gpu"))
+    if device == "cpu":
+        return "memory available now"
+    cp = _cupy()
+    try:
+        which = f"CUDA device {int(cp.cuda.runtime.getDevice())}"
+    except Exception:  # a CuPy without getDevice: the figure is still the current device's
+        which = "the current CUDA device"
+    return f"device memory available now on gpu ({which})"
+
+
+def available_memory_bytes(device: str = "cpu") -> int:
+    """Memory available to a new allocation on ``device``, in bytes.
+
+    Parameters
+    ----------
+    device : {"cpu", "gpu"}
+        ``"cpu"``: host memory, the smallest of ``MemAvailable`` (``/proc/meminfo``; elsewhere
+        ``sysconf`` free pages, and 4 GiB if that is missing too), the address space left under
+        ``RLIMIT_AS`` (``ulimit -v``: the limit minus the process's ``VmSize``) and the memory left
+        under the control group's limit. ``"gpu"``: the current CUDA device's free memory
+        (:func:`device_memory_bytes`).
+
+    The value is an estimate of what can be allocated without swapping or failing; it does not
+    account for other processes growing in the meantime.
+    """
+    check_option("device", device, ("cpu", "gpu"))
+    if device == "gpu":
+        return device_memory_bytes()
+    return _host_memory_bytes()
+
+
+def _limit(device, max_bytes, limit_name) -> tuple[int, str]:
+    """The limit in bytes and its words for the message ("memory available now:", "limit max_bytes =", ...)."""
+    if max_bytes is not None:
+        return int(check_real(limit_name, max_bytes, low=0.0, low_open=True)), f"limit {limit_name} ="
+    device = "cpu" if device is None else device
+    label = memory_label(device) + ":"
+    if device == "gpu":
+        return device_memory_bytes(), label
+    return available_memory_bytes(), label
+
+
 def format_bytes(nbytes) -> str:
     """``nbytes`` in the unit that reads best: ``"512 MiB"``, ``"3.2 GiB"``, ``"7.28 TiB"``."""
     nbytes = check_real("nbytes", nbytes, low=0.0)
@@ -162,7 +256,7 @@ def format_bytes(nbytes) -> str:
 
 
 def check_memory(needed, *, what: str, alternative: str | None = None, max_bytes=None,
-                 limit_name: str = "max_bytes") -> int:
+                 limit_name: str = "max_bytes", device: str | None = None) -> int:
     """Refuse a computation whose estimated peak ``needed`` (bytes) would not fit, before it starts.
 
     Parameters
@@ -174,9 +268,13 @@ def check_memory(needed, *, what: str, alternative: str | None = None, max_bytes
     alternative : str, optional
         What the caller can do instead, naming options that exist in the caller's signature.
     max_bytes : int or float, optional
-        The caller's limit; ``None`` uses :func:`available_memory_bytes`.
+        The caller's limit; ``None`` uses the memory available now on ``device``.
     limit_name : str
         The caller's name of its ``max_bytes`` option, used in the message.
+    device : {"cpu", "gpu"}, optional
+        Where the estimated arrays live: ``None`` or ``"cpu"`` compares with host memory
+        (:func:`available_memory_bytes`), ``"gpu"`` with the CUDA device's free memory
+        (:func:`device_memory_bytes`; the message then says "device memory").
 
     Returns
     -------
@@ -199,12 +297,7 @@ def check_memory(needed, *, what: str, alternative: str | None = None, max_bytes
     spectral.memory.DenseMemoryError: the request needs an estimated 1 TiB, over the limit max_bytes = 1 GiB; ...
     """
     needed = int(check_real("needed", needed, low=0.0))
-    if max_bytes is None:
-        limit = available_memory_bytes()
-        source = "memory available now:"
-    else:
-        limit = int(check_real(limit_name, max_bytes, low=0.0, low_open=True))
-        source = f"limit {limit_name} ="
+    limit, source = _limit(device, max_bytes, limit_name)
     if needed > limit:
         hint = f"; {alternative}" if alternative else ""
         raise DenseMemoryError(f"{what} needs an estimated {format_bytes(needed)}, over the {source} "
@@ -222,6 +315,7 @@ def check_dense_memory(
     what: str = "score matrix",
     alternative: str | None = None,
     limit_name: str = "max_bytes",
+    device: str | None = None,
 ) -> int:
     """Refuse a dense ``n x m`` request that would not fit, before allocating it.
 
@@ -244,6 +338,9 @@ def check_dense_memory(
         (e.g. ``"use method='matrix-free'"``); appended to the message.
     limit_name : str
         The caller's name of its ``max_bytes`` option, used in the message.
+    device : {"cpu", "gpu"}, optional
+        Where the matrix lives: ``None`` or ``"cpu"`` (host memory), ``"gpu"`` (the CUDA device's free
+        memory, :func:`device_memory_bytes`).
 
     Returns
     -------
@@ -270,12 +367,7 @@ def check_dense_memory(
     """
     copies = check_int("copies", copies, low=1)
     needed = copies * dense_bytes(n, m, dtype)
-    if max_bytes is None:
-        limit = available_memory_bytes()
-        source = "memory available now:"
-    else:
-        limit = int(check_real(limit_name, max_bytes, low=0.0, low_open=True))
-        source = f"limit {limit_name} ="
+    limit, source = _limit(device, max_bytes, limit_name)
     if needed > limit:
         m_shown = n if m is None else m
         hint = f"; {alternative}" if alternative else ""

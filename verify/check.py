@@ -33,11 +33,15 @@ that adding a part never changes another part's samples.
 
 Devices: a check declared with ``devices=("cpu",)`` refuses ``device="gpu"`` ("runs on the host
 only"); one declared with ``devices=("cpu", "gpu")`` must create its arrays with the namespace
-returned by :func:`device_namespace` and bring results back with ``to_numpy`` once.
+returned by :func:`device_namespace` and bring results back with ``to_numpy`` once. While a check's
+body runs, :func:`current_device` names its device, so that the memory guard
+(:func:`verify.peak_memory.require_memory`) compares the estimate with the GPU's free memory on
+``device="gpu"`` without the check passing it along.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -47,9 +51,17 @@ from spectral.validation import InputError, UnavailableError, check_option, chec
 from verify.provenance import versions
 from verify.result import CheckResult, Findings
 
-__all__ = ["Check", "device_namespace", "figure_saver"]
+__all__ = ["Check", "current_device", "device_namespace", "figure_saver"]
 
 _DEVICES = ("cpu", "gpu")
+
+#: the device of the check whose body is running ("cpu" outside any check, and for host-only checks)
+_RUNNING_DEVICE: contextvars.ContextVar[str] = contextvars.ContextVar("verify_running_device", default="cpu")
+
+
+def current_device() -> str:
+    """The ``device`` of the check whose ``run()`` is executing now (``"cpu"`` outside a check)."""
+    return _RUNNING_DEVICE.get()
 
 
 def device_namespace(device: str):
@@ -133,7 +145,11 @@ class Check:
                 if params["device"] not in self.devices:
                     raise InputError(f"{self.name} runs on the host only: device must be 'cpu', got "
                                      f"{params['device']!r}")
-            findings = body(**params)
+            token = _RUNNING_DEVICE.set(params.get("device", "cpu"))
+            try:
+                findings = body(**params)
+            finally:
+                _RUNNING_DEVICE.reset(token)
             if not isinstance(findings, Findings):
                 raise TypeError(f"the body of {self.name} must return Recorder.finish(...), got {type(findings)}")
             return CheckResult(

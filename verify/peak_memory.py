@@ -10,6 +10,13 @@ memory, the ``RLIMIT_AS`` headroom and the cgroup limit's) is refused with
 :class:`spectral.memory.DenseMemoryError` -- on the command line one ``memory:`` line, exit 2 --
 stating the estimate, the memory available and the largest value of the option that fits. Only
 options that exist in that command are named (tests hold every check to this).
+
+On ``--device gpu`` the arrays live on the GPU: the estimate is compared with the device's free memory
+(:func:`spectral.memory.device_memory_bytes`, CuPy's free bytes plus its memory pool's unused ones) and
+the refusal says "device memory". The device is the running check's (:func:`verify.check.current_device`),
+so a check passes nothing. The host check is kept too: a gpu run makes its points on the host and
+brings its results back there, and unless the check states its host-side part (``host=``) the whole
+estimate bounds it.
 """
 
 from __future__ import annotations
@@ -17,9 +24,28 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from spectral.memory import available_memory_bytes, check_memory
+from spectral import memory as _memory
+from spectral.memory import check_memory
+from spectral.validation import check_option
+from verify.check import current_device
 
-__all__ = ["require_memory", "largest_that_fits", "circle_pairs"]
+__all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs"]
+
+
+def available_memory_bytes(device: str | None = None) -> int:
+    """Memory available now where the running check computes: the host's, or the GPU's free memory.
+
+    ``device=None`` is the running check's device (:func:`verify.check.current_device`): ``"cpu"``
+    gives :func:`spectral.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
+    headroom), ``"gpu"`` :func:`spectral.memory.device_memory_bytes` (CuPy's free bytes plus its pool's
+    unused ones). A check choosing its path by memory reads this, so that on ``--device gpu`` it
+    chooses by the device's memory.
+    """
+    device = current_device() if device is None else device
+    check_option("device", device, ("cpu", "gpu"))
+    if device == "gpu":
+        return _memory.device_memory_bytes()
+    return _memory.available_memory_bytes()
 
 
 def largest_that_fits(estimate: Callable[[int], float], low: int, high: int, *, limit: float) -> int | None:
@@ -39,7 +65,7 @@ def largest_that_fits(estimate: Callable[[int], float], low: int, high: int, *, 
 
 
 def require_memory(estimate: Callable[[int], float], value: int, *, option: str, low: int, what: str,
-                   other: str = "") -> int:
+                   other: str = "", device: str | None = None, host: Callable[[int], float] | None = None) -> int:
     """Refuse ``estimate(value)`` bytes when they would not fit; the advice names ``option``'s largest fit.
 
     Parameters
@@ -57,6 +83,13 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     other : str
         A further alternative naming other options of the command, as a noun phrase (e.g. ``"a smaller
         --dim"``); the advice reads "lower --n (at most N fits now), or <other>".
+    device : {"cpu", "gpu"}, optional
+        Where the request's arrays live; ``None``: the device of the running check
+        (:func:`verify.check.current_device`). On ``"gpu"`` the estimate is compared with the device's
+        free memory and the host-side part (``host``) with the host's.
+    host : callable, optional
+        On ``"gpu"``: peak bytes the request holds on the host (points made there, results brought
+        back), as a function of the same option; ``None``: the whole ``estimate`` (an upper bound).
 
     Returns
     -------
@@ -66,18 +99,41 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     Raises
     ------
     spectral.memory.DenseMemoryError
-        The estimate exceeds the memory available now.
+        The estimate exceeds the memory available now (on the device and, on ``"gpu"``, the host part
+        on the host).
+    spectral.validation.UnavailableError
+        ``device="gpu"`` without CuPy or a CUDA device.
     """
+    device = current_device() if device is None else device
+    check_option("device", device, ("cpu", "gpu"))
     needed = estimate(value)
-    limit = available_memory_bytes()
-    if needed <= limit:
+    if device == "cpu":
+        limit = available_memory_bytes() if current_device() == "cpu" else available_memory_bytes("cpu")
+        if needed <= limit:
+            return int(needed)
+        fits = largest_that_fits(estimate, low, value, limit=limit)
+        return check_memory(needed, what=what, alternative=_advice(fits, option, low, other))
+    on_host = estimate if host is None else host
+    device_limit, host_limit = available_memory_bytes("gpu"), available_memory_bytes("cpu")
+    host_needed = on_host(value)
+    if needed <= device_limit and host_needed <= host_limit:
         return int(needed)
-    fits = largest_that_fits(estimate, low, value, limit=limit)
+    # the largest value that fits on both: each estimate grows with the option
+    fits = [largest_that_fits(estimate, low, value, limit=device_limit),
+            largest_that_fits(on_host, low, value, limit=host_limit)]
+    fits = None if None in fits else min(fits)
+    advice = _advice(fits, option, low, other)
+    if needed > device_limit:
+        return check_memory(needed, what=what, alternative=advice, device="gpu")
+    part = " (bounded by the whole estimate)" if host is None else ""
+    check_memory(host_needed, what=f"the host-side part{part} of {what} on the gpu", alternative=advice)
+    return int(needed)
+
+
+def _advice(fits: int | None, option: str, low: int, other: str) -> str:
     if fits is not None:
-        advice = f"lower {option} (at most {fits} fits now)" + (f", or use {other}" if other else "")
-    else:
-        advice = f"even {option} {low} does not fit now" + (f": use {other}" if other else "")
-    return check_memory(needed, what=what, alternative=advice)
+        return f"lower {option} (at most {fits} fits now)" + (f", or use {other}" if other else "")
+    return f"even {option} {low} does not fit now" + (f": use {other}" if other else "")
 
 
 def circle_pairs(n: int, chord: float, *, radius: float = 1.0, concentration: float = 1.0) -> float:

@@ -17,10 +17,10 @@ monotonically; the comparison with the same-scale continuum uses tolerances meas
 grid, and the same kernel on a resolving grid at the paper's scale is shown next to it.
 
 Memory first: the peak of the whole request (points, kernel, copies, eigensolver) is estimated before
-anything is allocated; a path that would not fit is refused with the estimate and the options of this
-command that would (``--method matrix-free``: kernel tiles recomputed in every block product of the
-block eigensolver, memory O(n); a smaller ``--n``), and ``auto`` takes the matrix-free path itself
-when the stored kernel does not fit.
+anything is allocated (on ``--device gpu`` against the GPU's free memory); a path that would not fit
+is refused with the estimate and the options of this command that would (``--method matrix-free``:
+kernel tiles recomputed in every block product of the block eigensolver, memory O(n); a smaller
+``--n``), and ``auto`` takes the matrix-free path itself when the stored kernel does not fit.
 """
 
 from __future__ import annotations
@@ -252,6 +252,10 @@ AUTO_MATRIX_FREE_MAX_N = 50_000
 #: (measured 7.7e-13 at n = 5000 on S^2), far below the 1e-3 level of the statistics; one float64
 #: product after the float32 iterations instead of four
 MATRIX_FREE_TOL = 1e-6
+#: on --device gpu the kernel and the solver live on the GPU and are compared with its free memory; the host
+#: keeps the points made there before they move (tracemalloc peak 72.0 bytes per point making the Fibonacci
+#: S^2 grid at n = 2e5; 40-64 for the S^1 grid and i.i.d. points) and the few eigenvalues brought back
+HOST_BYTES_PER_POINT_ON_GPU = 80
 
 
 def _path_bytes(p, method: str) -> int:
@@ -284,20 +288,30 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.2g} hours"
 
 
-def _choose_method(p) -> str:
+def _choose_method(p, device: str | None = None) -> str:
     """The eigensolver path, chosen and checked against the memory available before anything is allocated.
 
     ``auto``: the circulant FFT on the circle grid; otherwise the stored kernel (Lanczos, dense for
     n <= 200) when it fits, else the matrix-free block solver (up to ``AUTO_MATRIX_FREE_MAX_N``). A path
     that does not fit is refused (``DenseMemoryError``) with its estimate and the options of this
-    command that would fit.
+    command that would fit. On ``device="gpu"`` (default: the running check's device) the paths are
+    compared with the GPU's free memory, and the points made on the host with the host's.
     """
     from spectral import DenseMemoryError, available_memory_bytes, check_memory, format_bytes
+    from spectral.memory import device_memory_bytes, memory_label
+    from verify.check import current_device
 
     n, k = p["n"], p["modes"] + 1
-    limit = available_memory_bytes()
+    device = current_device() if device is None else device
     where = (f"n = {n} {'equispaced' if p['points'] == 'grid' else 'i.i.d.'} points on "
              f"{'S^1' if p['manifold'] == 'circle' else 'S^2'}")
+    if device == "gpu":
+        check_memory(HOST_BYTES_PER_POINT_ON_GPU * n, what=f"making the {where} on the host before they move to "
+                     f"the gpu (~{HOST_BYTES_PER_POINT_ON_GPU} bytes per point)", alternative="use a smaller --n")
+        limit = device_memory_bytes()
+    else:
+        limit = available_memory_bytes()
+    label = memory_label(device)
     method = p["method"]
     circle_grid = p["manifold"] == "circle" and p["points"] == "grid"
     if method == "auto" and circle_grid:
@@ -307,7 +321,7 @@ def _choose_method(p) -> str:
         fits_n = int(limit // CIRCULANT_BYTES_PER_POINT)
         check_memory(need, what=f"the circulant path on {where} (~{CIRCULANT_BYTES_PER_POINT} bytes per point: "
                                 "points, one kernel row, its FFT)",
-                     alternative=f"use a smaller --n (up to about {fits_n} fits here)")
+                     alternative=f"use a smaller --n (up to about {fits_n} fits here)", device=device)
         return method
     stored = "lanczos" if n > 200 and k <= n - 2 else "dense"
     candidates = [stored, "matrix-free"] if method == "auto" else [method]
@@ -337,8 +351,8 @@ def _choose_method(p) -> str:
     if method == "auto" and needs["matrix-free"] <= limit:
         why = (f" (auto takes the matrix-free path only up to n = {AUTO_MATRIX_FREE_MAX_N}: here it would take "
                f"about {duration})")
-    raise DenseMemoryError(f"{what} on {where} needs an estimated {format_bytes(needs[asked])}, over the memory "
-                           f"available now: {format_bytes(limit)}{why}; use " + " or ".join(options))
+    raise DenseMemoryError(f"{what} on {where} needs an estimated {format_bytes(needs[asked])}, over the {label}: "
+                           f"{format_bytes(limit)}{why}; use " + " or ".join(options))
 
 
 # ---------------------------------------------------------------------------- discrete spectrum
