@@ -190,7 +190,10 @@ def main(argv=None) -> int:
     if cp is None and not ns.host_only:
         print(f"gpu benchmark skipped: {why}")
         return 0
-    device = "host only" if ns.host_only else cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    from spectral.memory import device_memory_bytes, format_bytes
+
+    device = "host only" if ns.host_only else (cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+                                               + f", {format_bytes(device_memory_bytes(cp))} device memory free")
     print(f"gpu benchmark: {device}; sizes {sizes}; median of {ns.repeats}")
     rows = []
     for section in sections:
