@@ -140,14 +140,7 @@ def _cgroup_headroom(root: str = "/sys/fs/cgroup") -> int | None:
 
 
 def _host_memory_bytes() -> int:
-    """Host memory available to a new allocation, in bytes.
-
-    The smallest of: ``MemAvailable`` from ``/proc/meminfo`` (Linux; elsewhere ``sysconf`` free pages
-    and, if that is missing too, 4 GiB), the address space left under ``RLIMIT_AS`` (``ulimit -v``:
-    the limit minus the process's ``VmSize``) and the memory left under the control group's limit.
-    The value is an estimate of what can be allocated without swapping or failing; it does not
-    account for other processes growing in the meantime.
-    """
+    """Host memory available to a new allocation, in bytes (see :func:`available_memory_bytes`)."""
     value = _meminfo_available()
     if value is None:
         try:
@@ -192,7 +185,7 @@ def device_memory_bytes(xp=None) -> int:
         free, _total = cp.cuda.runtime.memGetInfo()
         pool = cp.get_default_memory_pool()
         pooled = int(pool.total_bytes()) - int(pool.used_bytes())
-    except Exception as exc:  # CUDA driver/runtime errors have no common base class in CuPy
+    except (AttributeError, RuntimeError) as exc:  # CuPy's CUDARuntimeError is a RuntimeError
         raise UnavailableError(f"could not read the free memory of the CUDA device: {exc}") from None
     return int(free) + max(pooled, 0)
 
@@ -209,7 +202,7 @@ def memory_label(device: str = "cpu") -> str:
     cp = _cupy()
     try:
         which = f"CUDA device {int(cp.cuda.runtime.getDevice())}"
-    except Exception:  # a CuPy without getDevice: the figure is still the current device's
+    except (AttributeError, RuntimeError):  # no getDevice, or the driver does not answer: still the current one
         which = "the current CUDA device"
     return f"device memory available now on gpu ({which})"
 
