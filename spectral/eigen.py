@@ -7,8 +7,10 @@ eigenvalues, orthonormal ``v``, right eigenvectors ``psi = D^-1/2 v`` and left o
 eigenvalues ordered by modulus. Paths: dense (LAPACK), Lanczos (ARPACK on the stored conjugate),
 matrix-free (symmetric: the block Krylov-Schur solver of :mod:`spectral.block` on block products
 with ``C``, also for operators such as :class:`spectral.KernelOperator`, where one block product is
-one sweep over the kernel; non-symmetric: ARPACK ``eigs``) and circulant (one FFT,
-:mod:`spectral.circulant`). Before solving,
+one sweep over the kernel; stored sparse scores (:class:`spectral.SparseScores`), whose products are
+cheap: ARPACK ``eigsh`` on their conjugate; non-symmetric: ARPACK ``eigs``) and circulant (one FFT,
+:mod:`spectral.circulant`). The matrix-free solver is chosen by what the operator is, never by a
+timing at run time. Before solving,
 the components of the kernel graph are counted and, after solving, the eigenvalues near 1
 (:mod:`spectral.components`); dense requests pass the memory guard (:mod:`spectral.memory`) first.
 Every path returns a :class:`spectral.Spectrum` built in :mod:`spectral.spectrum`.
@@ -39,8 +41,10 @@ from spectral.components import (
     near_one_tolerance,
     operator_components,
     report_components,
+    sparse_components,
 )
 from spectral.block import basis_size, block_eigsh, block_size, block_workspace_bytes
+from spectral.operators import SparseScores
 from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
@@ -65,6 +69,10 @@ FLOAT32_FROM_N = 10_000
 #: Default residual target of the block solver on float32 tiles (their rounding floor is ~1e-6 relative:
 #: measured 1.4e-6 for FNA tiles on S^1, n = 10^4).
 FLOAT32_BLOCK_TOL = 1e-5
+#: Smallest ARPACK basis (``ncv``) on stored sparse scores (scipy's default is ``max(2k + 1, 20)``): the
+#: heat kernel on random S^2 points, n = 8000, k = 10 (the 10th eigenvalue inside the near-multiple
+#: l = 3 cluster) needs 676 products with 21 vectors and 360 with 40; the swiss roll 878 and 816.
+SPARSE_ARPACK_NCV = 40
 #: Largest number of block products per phase of the matrix-free (block Krylov) path; the FNA spectra
 #: of the benchmarks and checks need 10-25.
 BLOCK_MAX_PRODUCTS = 300
@@ -152,7 +160,8 @@ def markov_spectrum(
         ``1 <= k <= n-2`` for ``"lanczos"`` and ``"matrix-free"``. With ``k >= 2
         a numerically disconnected graph is detected (eigenvalues near 1, see ``strict``).
     method : {"auto", "dense", "lanczos", "matrix-free", "circulant"}
-        ``"auto"``: circulant when ``grid=True``; operator input: matrix-free;
+        ``"auto"``: circulant when ``grid=True``; operator input: matrix-free (the block solver
+        for operators that recompute their scores, ARPACK for :class:`spectral.SparseScores`);
         otherwise dense when ``k is None`` or ``n <= DENSE_MAX_N`` and Lanczos
         (ARPACK on the stored conjugate, float32 from ``n = FLOAT32_FROM_N``) above;
         a solver refused by the memory guard falls back to the next lighter one
@@ -179,8 +188,11 @@ def markov_spectrum(
         matrix-free path (block solver): relative residual ``||S v - eta v|| <= tol |eta_1|`` of
         the conjugate ``S``; 0 means sqrt(eps64) = 1.5e-8 (eigenvalues then accurate to about
         residual^2 / gap, i.e. machine precision), or ``FLOAT32_BLOCK_TOL`` on float32 tiles.
+        Stored sparse scores (:class:`spectral.SparseScores`) run ARPACK: ``tol`` is its relative
+        accuracy, as for Lanczos.
     dtype : {None, "float32", "float64"}
-        Storage dtype for the Lanczos / matrix-free paths; None: float32 from
+        Storage dtype for the Lanczos / matrix-free paths (sparse scores: a cast copy of their
+        stored entries); None: float32 from
         ``n = FLOAT32_FROM_N`` for Lanczos, else the input's dtype.  For a
         :class:`spectral.KernelOperator` with float64 points, None iterates on float32 tiles
         (float64 accumulation) and refines with float64 tiles; ``"float32"`` / ``"float64"``
@@ -217,7 +229,8 @@ def markov_spectrum(
     host copy of the stored conjugate for other namespaces; the symmetric matrix-free path
     stays in the input's namespace (block products, orthogonalisation, Ritz vectors).
     Connectivity: the components of the graph ``C > 0`` are counted before solving
-    (:func:`spectral.count_components`; operators: none when the smallest off-diagonal score
+    (:func:`spectral.count_components`; sparse scores: from their stored entries, O(nnz);
+    other operators: none when the smallest off-diagonal score
     recorded by ``row_sums`` (``min_score``) is positive, else a breadth-first search by
     indicator matvecs, at most ``OPERATOR_BFS_MATVECS`` of them) and reported as
     ``n_components``; after solving,
@@ -479,12 +492,18 @@ def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype,
                              "attribute and with keys different from queries")
         symmetric = bool(op_sym)
     low = getattr(op, "min_score", None)
+    stored = isinstance(op, SparseScores)
     if low is not None and low > 0:
         ncomp, exact = 1, True  # every off-diagonal score is positive: the graph C > 0 is complete
+    elif stored:
+        ncomp, exact = sparse_components(op.matrix, symmetric=symmetric), True  # O(nnz), no matvec
     else:
         ncomp, exact = operator_components(op, n, d, symmetric=symmetric, strict=strict)
     report_components(ncomp, exact, strict)
     storage = dtype_name(getattr(op, "dtype", "float64"))
+    if symmetric and stored:
+        return _stored_sparse_symmetric(op, d, k=k, vectors=vectors, ncomp=ncomp, tol=tol, dtype=dtype,
+                                        rng=rng), ncomp, exact
     if symmetric:
         s = 1.0 / xp.sqrt(d)
         tiles = _tile_precisions(op, storage, dtype)
@@ -521,6 +540,42 @@ def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype,
                             solver="scipy.sparse.linalg.eigs(LinearOperator)", ncomp=ncomp, exact=exact,
                             want_real=False, n=n)
     return spec, ncomp, exact
+
+
+def _stored_sparse_symmetric(op, d, *, k, vectors, ncomp, tol, dtype, rng) -> Spectrum:
+    """ARPACK (``eigsh``) on the symmetric conjugate of stored sparse scores, one sparse product per vector.
+
+    A product with a stored CSR matrix costs O(nnz) and needs no kernel evaluation, so ARPACK's many
+    cheap single-vector products usually beat the block solver's few block products, which pay for
+    orthogonalising a wide basis; the block solver wins where a product is expensive (kernel tiles
+    recomputed, :class:`spectral.KernelOperator`). Measured (heat kernel, k = 10, one BLAS thread,
+    ARPACK with scipy's default basis; loaded machine): block / ARPACK time 4.2, 4.0, 7.7 on a swiss
+    roll at n = 2000, 8000, 20000; 2.5 and 1.4 on a Gaussian mixture at 2000, 8000; 2.1, 0.41, 0.57
+    on random S^2 points at 2000, 8000, 20000, where the 10th eigenvalue lies in a near-multiple
+    cluster that single-vector Lanczos resolves slowly (hence :data:`SPARSE_ARPACK_NCV`). ``tol`` is ARPACK's
+    relative accuracy (0: machine precision), as on the Lanczos path; ``v0`` is drawn from ``rng``.
+    """
+    import scipy.sparse.linalg as sla
+
+    n = op.shape[0]
+    M = op.matrix if dtype is None else op.matrix.astype(dtype)
+    storage = dtype_name(M.dtype)
+    s = (1.0 / np.sqrt(d)).astype(M.dtype)
+
+    def apply_S(X):
+        return s[:, None] * (M @ (s[:, None] * X)) if X.ndim == 2 else s * (M @ (s * X))
+
+    target = sla.LinearOperator((n, n), matvec=apply_S, matmat=apply_S, dtype=M.dtype)
+    ncv = min(n - 1, max(2 * k + 1, SPARSE_ARPACK_NCV))
+    w, V = _arpack(lambda: sla.eigsh(target, k, which="LA", v0=_v0(n, rng).astype(M.dtype), tol=tol, ncv=ncv),
+                   what="eigsh on the stored sparse scores", k=k, tol=tol)
+    w = np.asarray(w, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    V = V / column_norms(V)[None, :]
+    return symmetric_spectrum(w, V, d, k=k, vectors=vectors, method="matrix-free",
+                              solver="scipy.sparse.linalg.eigsh (ARPACK on the stored sparse scores)",
+                              apply_S=lambda X: np.asarray(apply_S(X), dtype=np.float64), ncomp=ncomp,
+                              exact=True, storage=storage)
 
 
 def _op_matmat(op, X, xp):

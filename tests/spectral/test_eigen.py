@@ -347,3 +347,88 @@ def test_spectrum_repr_is_short(random_circle):
     assert len(text) < 300, text
     assert text.startswith("Spectrum(n=300, k=300, method='dense', solver='numpy.linalg.eigh', residual=")
     assert "eigenvalues=[1, " in text and ", ...]" in text and "vectors=<float64 (300, 300)>" in text
+
+
+# ----------------------------------------------------------------------------- stored sparse scores
+
+
+@pytest.fixture(scope="module")
+def sparse_scores():
+    """Heat kernel within a cutoff on 400 random S^2 points (connected; ~70 neighbours per point)."""
+    from spectral import heat_kernel_sparse
+
+    x = np.random.default_rng(5).standard_normal((400, 3))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return heat_kernel_sparse(x, eps=0.02, cutoff=6.0)
+
+
+def test_stored_sparse_scores_use_arpack_and_agree(sparse_scores, random_circle):
+    sc = sparse_scores
+    C = sc.matrix.toarray()
+    ref = reference_real(C)[:10]
+    tol = symmetric_tol(C)  # 2.0e-12 here; measured 4.4e-15
+    spec = markov_spectrum(sc, 10, vectors=True, rng=1)
+    assert spec.method == "matrix-free" and "ARPACK" in spec.solver and spec.n_components == 1
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= tol
+    assert spec.residual <= tol
+    # the same vectors (up to sign) as the block solver on the stored dense copy: both carry the sign
+    # convention, and a vector with residual r is off by <= r / gap (Davis-Kahan); the block solver
+    # stops at r ~ 1.5e-8, the gaps here are >= 2.7e-3 (bound 5.9e-6; measured 2.6e-9)
+    block = markov_spectrum(C, 10, method="matrix-free", vectors=True, rng=2)
+    assert "block Krylov-Schur" in block.solver
+    spaced = -np.diff(reference_real(C)[:11])
+    gap = np.minimum(np.r_[np.inf, spaced[:-1]], spaced)
+    simple = np.flatnonzero(gap > 1e-3)
+    assert simple.size >= 3
+    Va, Vb = to_numpy(spec.conjugate_vectors)[:, simple], to_numpy(block.conjugate_vectors)[:, simple]
+    bound = 2 * (block.residual + spec.residual) / gap[simple].min()
+    assert np.max(np.abs(Va - Vb)) <= bound
+    assert np.max(np.abs(Va + Vb)) > 0.1  # negative control: a flipped sign is O(1) away
+    # psi are right eigenvectors of A = D^-1 C
+    A = C / C.sum(axis=1, keepdims=True)
+    psi, eta = to_numpy(spec.psi), to_numpy(spec.eigenvalues)
+    assert np.max(np.linalg.norm(A @ psi - psi * eta, axis=0) / np.linalg.norm(psi, axis=0)) <= tol
+    # seeded: the same rng gives the same eigenvalues bit for bit
+    again = markov_spectrum(sc, 10, rng=1)
+    assert np.array_equal(to_numpy(again.eigenvalues), to_numpy(spec.eigenvalues))
+    # kernels that recompute their tiles stay on the block solver
+    x, _, kern = random_circle
+    op = markov_spectrum(KernelOperator(x, kernel=kern, distance=CIRCLE.distance), 4, rng=0)
+    assert "block Krylov-Schur" in op.solver
+    # negative control: a heat kernel at eps = 0.025 instead of 0.02 differs far beyond tol
+    from spectral import heat_kernel_sparse
+
+    x2 = np.random.default_rng(5).standard_normal((400, 3))
+    x2 /= np.linalg.norm(x2, axis=1, keepdims=True)
+    other = markov_spectrum(heat_kernel_sparse(x2, eps=0.025, cutoff=6.0), 10, rng=1)
+    assert np.max(np.abs(to_numpy(other.eigenvalues) - ref)) > 1e6 * tol
+
+
+def test_stored_sparse_scores_float32_and_components(sparse_scores):
+    import scipy.sparse as sp
+
+    from spectral import DisconnectedGraphWarning, SparseScores
+
+    sc = sparse_scores
+    ref = reference_real(sc.matrix.toarray())[:6]
+    spec = markov_spectrum(sc, 6, dtype="float32", rng=0)
+    assert spec.storage_dtype == "float32"
+    # float32 storage: eigenvalues to ~ n eps32 = 4.8e-5 (measured 7.1e-7)
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= 10 * 400 * np.finfo(np.float32).eps
+    # two copies side by side: components counted exactly from the stored entries (no matvec search)
+    two = SparseScores(sp.block_diag([sc.matrix, sc.matrix], format="csr"), symmetric=True)
+    with pytest.warns(DisconnectedGraphWarning, match=r"has 2 connected components"):
+        spec = markov_spectrum(two, 4, rng=0)
+    assert spec.n_components == 2
+
+
+def test_stored_sparse_non_convergence_is_a_convergence_error(sparse_scores, monkeypatch):
+    import scipy.sparse.linalg as sla
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    def stalls(*args, **kwargs):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", np.ones(1), np.ones((400, 1)))
+
+    monkeypatch.setattr(sla, "eigsh", stalls)
+    with pytest.raises(ConvergenceError, match=r"eigsh on the stored sparse scores.*did not converge.*try"):
+        markov_spectrum(sparse_scores, 5, rng=0)
