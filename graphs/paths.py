@@ -93,15 +93,9 @@ def edge_weights(A, *, weight: str = "inverse") -> np.ndarray:
     check_option("weight", weight, WEIGHTS)
     check_row_stochastic(A)
     a = np.asarray(to_numpy(A), dtype=np.float64)
-    w = np.full(a.shape, np.inf)
-    pos = a > 0
-    if weight == "inverse":
-        np.divide(1.0, a, out=w, where=pos)
-    else:
-        np.log(a, out=w, where=pos)
-        np.negative(w, out=w, where=pos)
-    np.fill_diagonal(w, np.inf)
-    return w
+    present = a > 0
+    np.fill_diagonal(present, False)
+    return _weights(a, present, weight)
 
 
 def hops_from_predecessors(predecessors) -> np.ndarray:
@@ -115,7 +109,7 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
 
     Returns
     -------
-    numpy array of int, shape (n, n)
+    numpy array of int64, shape (n, n)
         Hops on each path (0 on the diagonal, -1 where unreachable).
 
     Notes
@@ -124,7 +118,9 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
     root) and a partial count ``h`` (1 for a real edge, 0 at the root). One doubling step sets
     ``h <- h + h[i, p]`` and ``p <- p[i, p]`` simultaneously for every pair, so after
     ``ceil(log2(max hops)) + 1`` steps every pointer reaches the root and ``h`` is the hop count:
-    O(n^2 log(max hops)) work in whole-array operations, no loop over pairs.
+    O(n^2 log(max hops)) work in whole-array operations, no loop over pairs. Pointers never leave
+    their row, so the rows are processed in blocks of about ``2^15`` pairs whose workspace stays
+    in the processor's cache (about 1.5x faster than whole-matrix passes at n = 1000-2000).
     """
     pred = np.asarray(to_numpy(predecessors))
     if pred.ndim != 2 or pred.shape[0] != pred.shape[1]:
@@ -132,28 +128,55 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
     n = pred.shape[0]
     if pred.size and pred.max() >= n:
         raise InputError(f"predecessors entries must be node indices in [0, {n - 1}] or negative")
-    # flat pointers (intp: numpy gathers convert any other index type first) and small hop counters
-    node = np.arange(n, dtype=np.intp)
-    missing = pred < 0
-    # pointer to the pair (i, pred[i, j]) as a flat index; the root and unreachable j point to (i, i)
-    pf = np.where(missing, node[:, None], pred).astype(np.intp, copy=False)
-    pf += (node * n)[:, None]
-    pf = pf.ravel()
-    hf = (~missing).astype(np.int16 if n < 2**15 else np.int32).ravel()
-    step, hop = np.empty_like(pf), np.empty_like(hf)
-    for _ in range(64):  # 2^64 > any hop count
-        np.take(hf, pf, out=hop, mode="clip")  # indices are in range: "clip" only skips the bounds check
-        if not hop.any():  # every pointer is at its root (a non-root pair always counts >= 1 hop)
-            break
-        hf += hop  # hop holds the old counts: a simultaneous update
-        np.take(pf, pf, out=step, mode="clip")
-        pf, step = step, pf
-    else:  # pragma: no cover - only a predecessor matrix with a cycle gets here
-        raise InputError("predecessors contain a cycle (not a shortest-path tree)")
-    out = hf.reshape(n, n).astype(np.int64)
-    out[missing] = -1
-    out[node, node] = 0
-    return out
+    return _hops_and_predecessors(pred)[0]
+
+
+#: Pairs per block of rows in the hop count: 2^15 pairs take 20 bytes each of workspace (intp
+#: pointers, their update, two int16 counters), 640 KiB, inside a 1-2 MiB L2 cache. Measured at
+#: n = 1000 (one BLAS thread, min of 7): 2^14-2^16 pairs all 1.3-1.6x faster than one block.
+_HOP_BLOCK_PAIRS = 1 << 15
+
+
+def _hops_and_predecessors(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hop counts (int64, -1 unreachable) and predecessors (int64, -1 for none) of a checked ``pred``.
+
+    The pointer doubling of :func:`hops_from_predecessors` on blocks of rows (a pointer stays in its
+    row), with the int64 predecessor output written in the same pass over each block.
+    """
+    n = pred.shape[0]
+    hops = np.empty((n, n), dtype=np.int64)
+    pred_out = np.empty((n, n), dtype=np.int64)
+    counter = np.int16 if n < 2**15 else np.int32  # hop counts < n
+    rows = max(1, min(n, _HOP_BLOCK_PAIRS // max(n, 1)))
+    offsets = (np.arange(rows, dtype=np.intp) * n)[:, None]
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        b = stop - start
+        p = pred[start:stop]
+        missing = p < 0
+        # flat pointer to the pair (i, pred[i, j]) inside the block; the root and unreachable j
+        # point to (i, i), whose count stays 0
+        pf = np.where(missing, np.arange(start, stop, dtype=np.intp)[:, None], p).astype(np.intp, copy=False)
+        pf += offsets[:b]
+        pf = pf.ravel()
+        # counts: 1 per real edge, 0 at the root, -1 (final) where unreachable: no pair points to an
+        # unreachable one (it is nobody's predecessor) and it points to its root, so it keeps -1
+        hf = np.where(missing, counter(-1), counter(1)).ravel()
+        diagonal = offsets[:b, 0] + np.arange(start, stop)
+        hf[diagonal] = 0
+        step, hop = np.empty_like(pf), np.empty_like(hf)
+        for _ in range(64):  # 2^64 > any hop count
+            np.take(hf, pf, out=hop, mode="clip")  # indices are in range: "clip" only skips the bounds check
+            if not hop.any():  # every pointer is at its root (a non-root pair always counts >= 1 hop)
+                break
+            hf += hop  # hop holds the old counts: a simultaneous update
+            np.take(pf, pf, out=step, mode="clip")
+            pf, step = step, pf
+        else:  # pragma: no cover - only a predecessor matrix with a cycle gets here
+            raise InputError("predecessors contain a cycle (not a shortest-path tree)")
+        np.copyto(hops[start:stop], hf.reshape(b, n))
+        np.maximum(p, -1, out=pred_out[start:stop])  # scipy's -9999 -> -1
+    return hops, pred_out
 
 
 def floyd_warshall_from_density(n, density) -> bool:
@@ -247,13 +270,16 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", max_byte
     from scipy.sparse.csgraph import dijkstra, floyd_warshall
 
     check_option("method", method, METHODS)
+    check_option("weight", weight, WEIGHTS)
     _check_memory(getattr(A, "shape", ()), max_bytes)
-    w = edge_weights(A, weight=weight)
-    n = w.shape[0]
-    missing = ~np.isfinite(w)
-    edges = n * n - int(np.count_nonzero(missing))
+    check_row_stochastic(A)
+    a = np.asarray(to_numpy(A), dtype=np.float64)
+    n = a.shape[0]
+    present = a > 0
+    np.fill_diagonal(present, False)
+    edges = int(np.count_nonzero(present))
     # csgraph's Floyd-Warshall reads a weight of 0 as a missing edge: -log A_ij = 0 (a one-hot row)
-    zero_weights = weight == "neg-log" and bool(np.any(w == 0.0))
+    zero_weights = weight == "neg-log" and bool(np.any(a[present] == 1.0))
     if method == "auto":
         dense = floyd_warshall_from_density(n, edges / max(n * (n - 1), 1))
         method = "floyd-warshall" if dense and not zero_weights else "dijkstra"
@@ -261,22 +287,47 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", max_byte
         raise InputError("method='floyd-warshall' cannot keep the zero-weight edges -log A_ij = 0 of this A "
                          "(csgraph reads a weight of 0 as no edge); use method='dijkstra' or 'auto'")
     if method == "floyd-warshall":
+        w = _weights(a, present, weight)
+        np.logical_not(present, out=present)  # now the missing edges
         # the masked entries are the missing edges; overwrite=True computes the lengths in w itself
-        lengths, pred = floyd_warshall(np.ma.masked_array(w, mask=missing), directed=True,
+        lengths, pred = floyd_warshall(np.ma.masked_array(w, mask=present), directed=True,
                                        return_predecessors=True, overwrite=True)
+        del w
     else:
-        # CSR straight from the mask (rows in order: no sort), explicit zero weights kept as edges
-        present = ~missing
+        # CSR straight from the mask (rows in order: no sort), explicit zero weights kept as edges;
+        # only the E edge weights are computed (the same float operations as edge_weights)
+        flat = np.flatnonzero(present)
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.count_nonzero(present, axis=1), out=indptr[1:])
-        graph = sparse.csr_array((w[present], np.nonzero(present)[1], indptr), shape=(n, n))
         del present
+        data = a.ravel()[flat]
+        columns = flat - np.repeat(np.arange(0, n * n, n, dtype=flat.dtype), np.diff(indptr))
+        del flat
+        graph = sparse.csr_array((_weight_values(data, weight), columns, indptr), shape=(n, n))
+        del data, columns
         lengths, pred = dijkstra(graph, directed=True, return_predecessors=True)
         del graph
-    del w, missing
-    hops = hops_from_predecessors(pred)
-    pred = np.where(pred < 0, -1, pred).astype(np.int64)
+    hops, pred = _hops_and_predecessors(pred)
     return ShortestPaths(from_numpy(lengths, like=A), from_numpy(hops, like=A), from_numpy(pred, like=A), weight)
+
+
+def _weight_values(values: np.ndarray, weight: str) -> np.ndarray:
+    """Edge weights ``1 / A_ij`` or ``-log A_ij`` of positive attention values (new array)."""
+    if weight == "inverse":
+        return np.divide(1.0, values)
+    out = np.log(values)
+    return np.negative(out, out=out)
+
+
+def _weights(a: np.ndarray, present: np.ndarray, weight: str) -> np.ndarray:
+    """Dense host weights of a checked float64 ``a``: ``inf`` off ``present`` (no edge, diagonal)."""
+    w = np.full(a.shape, np.inf)
+    if weight == "inverse":
+        np.divide(1.0, a, out=w, where=present)
+    else:
+        np.log(a, out=w, where=present)
+        np.negative(w, out=w, where=present)
+    return w
 
 
 def _check_memory(shape, max_bytes) -> None:
