@@ -33,6 +33,12 @@ machine hits both alike):
    eigsh; datafold (``DiffusionMaps``, alpha = 0, same kernel and cutoff) only when
    ``--datafold-python`` points at an interpreter that has it (install it in a
    throwaway venv outside the repository, never as a project dependency).
+5. ``solver-choice``: top-10 spectrum of stored sparse heat-kernel scores (swiss roll,
+   random S^2 points, the Gaussian mixture; n = 2000, 8000, 20000, without --quick) by
+   ``markov_spectrum(SparseScores, method="matrix-free")`` (ARPACK on the conjugate: cheap
+   products) against the block solver that path used before; and the FNA ``KernelOperator``
+   (n = 5000, 2000 with --quick), where the toolkit keeps the block solver, against ARPACK
+   on the same operator (one recomputed kernel sweep per vector).
 
 Targets: toolkit within 1.2x of the baseline (1.1x for the diffusion map).
 Timings include building the kernel.  This is a plain script, never run by pytest.
@@ -419,6 +425,97 @@ def section_dmap(n: int, repeats: int, datafold_python):
     return [out]
 
 
+# ----------------------------------------------------------------------------- 5. solver by operator kind
+
+
+def sparse_points(name: str, n: int, rng) -> np.ndarray:
+    """Swiss roll in R^3, uniform random points of S^2, or the 2-D Gaussian mixture of section 4."""
+    if name == "swiss-roll":
+        t = 1.5 * np.pi * (1.0 + 2.0 * rng.random(n))
+        h = 21.0 * rng.random(n)
+        return np.column_stack([t * np.cos(t), h, t * np.sin(t)])
+    if name == "sphere":
+        x = rng.standard_normal((n, 3))
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+    return mixture(n, rng)
+
+
+def sparse_eps(name: str, n: int) -> float:
+    """Heat-kernel eps at n: swiss roll and S^2 keep ~120 and ~360 neighbours per point (eps ~ 1/n);
+    the mixture's sparse tails disconnect at that rate, so it shrinks more slowly (0.04 is section 4's)."""
+    if name == "mixture":
+        return {2000: 0.1, 8000: 0.05}.get(n, 0.04)
+    return {"swiss-roll": 1.0, "sphere": 0.02}[name] * 2000 / n
+
+
+def block_on_sparse(sc):
+    """The former matrix-free path for stored sparse scores: block Krylov-Schur on ``S X`` with its defaults."""
+    from spectral import block_eigsh
+    from spectral.block import basis_size, block_size
+    from spectral.eigen import BLOCK_MAX_PRODUCTS
+
+    m, n = sc.matrix, sc.shape[0]
+    s = 1.0 / np.sqrt(sc.row_sums())
+    b = block_size(K_FREE, n)
+    res = block_eigsh(lambda X: s[:, None] * (m @ (s[:, None] * X)), n, K_FREE, like=s, tol=0.0, block=b,
+                      max_basis=basis_size(K_FREE, b, n), rng=SEED, max_products=BLOCK_MAX_PRODUCTS)
+    return np.asarray(res.eigenvalues), res.products
+
+
+def arpack_on_operator(op):
+    """ARPACK on a kernel operator (one recomputed kernel sweep per vector): what the block solver replaces."""
+    from scipy.sparse.linalg import LinearOperator
+
+    n = op.shape[0]
+    s = 1.0 / np.sqrt(np.asarray(op.row_sums()))
+    sweeps = [0]
+
+    def mv(v):
+        sweeps[0] += 1
+        return s * np.asarray(op.matvec(s * np.ravel(v)))
+
+    w = eigsh(LinearOperator((n, n), matvec=mv, dtype=np.float64), k=K_FREE, which="LA", v0=v0_for(n), tol=0,
+              return_eigenvectors=False)
+    return np.sort(w)[::-1], sweeps[0]
+
+
+def section_solver_choice(sizes, repeats, operator_n):
+    """Top-10 on stored sparse scores (heat kernel within 6 sqrt(eps)): the toolkit's matrix-free path
+    (ARPACK on the conjugate) against the block solver it used before, interleaved; then the
+    kernel operator, where the toolkit keeps the block solver, against ARPACK on the same operator."""
+    print(f"\n[5] solver by operator kind: top-{K_FREE}, kernel built outside the timings (median of {repeats})")
+    out = []
+    for name in ("swiss-roll", "sphere", "mixture"):
+        for n in sizes:
+            eps = sparse_eps(name, n)
+            sc = heat_kernel_sparse(sparse_points(name, n, np.random.default_rng([SEED, n])), eps=eps,
+                                    cutoff=DMAP_CUTOFF)
+            res = compare({"toolkit": lambda: markov_spectrum(sc, K_FREE, method="matrix-free", rng=SEED),
+                           "block": functools.partial(block_on_sparse, sc)}, repeats)
+            spec, (lam_b, products) = res["toolkit"][2], res["block"][2]
+            diff = float(np.max(np.abs(np.asarray(spec.eigenvalues) - lam_b)))
+            ratio = row(f"{name} n={n} ({sc.nnz // n}/row)", res["toolkit"][0], res["block"][0],
+                        f"(baseline: block solver, {products} block products) max|eig diff| {diff:.1e}")
+            out.append(dict(section="solver-choice", data=name, n=n, eps=eps, nnz=sc.nnz, toolkit_s=res["toolkit"][1],
+                            block_s=res["block"][1], ratio=ratio, block_products=products, eig_diff=diff,
+                            solver=spec.solver))
+    if operator_n:
+        n = operator_n
+        x = Circle.embed(circle_angles(n, np.random.default_rng(SEED + n)))
+        op = KernelOperator(x, kernel=functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=1),
+                            distance=Circle().distance)
+        res = compare({"toolkit": lambda: markov_spectrum(op, K_FREE, method="matrix-free", rng=SEED),
+                       "arpack": functools.partial(arpack_on_operator, op)}, 1)
+        spec, (lam_a, sweeps) = res["toolkit"][2], res["arpack"][2]
+        diff = float(np.max(np.abs(np.asarray(spec.eigenvalues) - lam_a)))
+        ratio = row(f"KernelOperator FNA n={n} (one run)", res["toolkit"][0], res["arpack"][0],
+                    f"(baseline: ARPACK, {sweeps} kernel sweeps) max|eig diff| {diff:.1e}")
+        out.append(dict(section="solver-choice", data="fna-operator", n=n, toolkit_s=res["toolkit"][1],
+                        arpack_s=res["arpack"][1], ratio=ratio, arpack_sweeps=sweeps, eig_diff=diff,
+                        solver=spec.solver))
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -429,8 +526,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="runs per timing (median); default 3")
     p.add_argument("--large-repeats", type=int, default=1,
                    help="runs per timing for n >= 10000 in section 1 (each ~1 min); default 1")
-    p.add_argument("--sections", default="fna,circulant,matrix-free,dmap",
-                   help="comma-separated subset of fna,circulant,matrix-free,dmap")
+    p.add_argument("--sections", default="fna,circulant,matrix-free,dmap,solver-choice",
+                   help="comma-separated subset of fna,circulant,matrix-free,dmap,solver-choice")
     p.add_argument("--sizes", default=None, help="comma-separated n for section 1 (overrides --quick)")
     p.add_argument("--big", type=int, default=None, help="n for section 4 and the first of section 3 (overrides --quick)")
     p.add_argument("--huge", type=int, default=None,
@@ -446,7 +543,7 @@ def main(argv=None) -> int:
         print("--repeats and --large-repeats must be >= 1", file=sys.stderr)
         return 2
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    valid = ("fna", "circulant", "matrix-free", "dmap")
+    valid = ("fna", "circulant", "matrix-free", "dmap", "solver-choice")
     bad = [s for s in sections if s not in valid]
     if bad:
         print(f"--sections: unknown {bad}; valid: {', '.join(valid)}", file=sys.stderr)
@@ -472,6 +569,9 @@ def main(argv=None) -> int:
         results += section_matrix_free([big], huge=args.huge)
     if "dmap" in sections:
         results += section_dmap(big, args.repeats, args.datafold_python)
+    if "solver-choice" in sections:
+        results += section_solver_choice([2000, 8000] if args.quick else [2000, 8000, 20000], args.repeats,
+                                         2000 if args.quick else 5000)
     print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s")
     if args.json:
         with open(args.json, "w") as fh:
