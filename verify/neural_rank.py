@@ -33,6 +33,7 @@ import numpy as np
 from spectral.validation import check_int, check_option, child_rng
 from verify.check import Check
 from verify.neural_reference import RANK_TOLERANCES, check_activations, check_ints, rank_profile, softmax_rows
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
@@ -113,6 +114,16 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     hidden = check_ints("hidden", hidden, low=1, high=256)
     activations = check_activations("activations", activations)
     claim = check_option("claim", claim, _CLAIMS)
+    # Memory first: the (n, n) logits, softmax matrices, scores and their SVDs, and the (b, n, h)
+    # pre-activations of spectral.neural_scores, which works in query blocks of 64 MiB. tracemalloc peaks
+    # (default d, d', activations): 136.2 / 161.2 MiB at n = 512 / 1024 (h <= 32) fit 33 bytes per pair,
+    # 138.9 / 165.6 MiB at h = 256 fit 36; the blocks level off at 129 MiB (n = 128 - 512, h = 256) and
+    # below that take 31.5 bytes per pair and hidden unit (66.3 MiB at the defaults). 8 MiB + 40 bytes per
+    # pair + min(36 n^2 h, 136 MiB) leave a margin.
+    big = max(hidden)
+    require_memory(lambda m: (8 << 20) + 40 * m * m + min(36 * m * m * big, 136 << 20), n, option="--n", low=16,
+                   what=f"the (n, n) scores and the MLP blocks at --n {n}, --hidden up to {big}",
+                   other="a smaller --hidden")
     rec = Recorder()
 
     # ---------------------------------------------------------------- NEURAL-1: logits vs softmax

@@ -19,6 +19,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_reals, child_rng
 from verify.check import Check
+from verify.peak_memory import require_memory
 from verify.result import Recorder
 
 CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",))
@@ -131,6 +132,12 @@ def run(*, claim="corrected", perturb="none", n=200, fcm_m=(1.05, 1.5, 2.0, 3.0)
     fcm_m = check_reals("fcm_m", fcm_m, min_count=2, low=1.0, high=10.0, low_open=True)
     if min(fcm_m) > 1.1 or 2.0 not in fcm_m:
         raise InputError(f"fcm_m must include m = 2 and one value <= 1.1 (the k-means limit), got {fcm_m!r}")
+    # Memory first: up to a dozen (n, n) float64 arrays at once (the distances, Def. 1's (n, n, 5)
+    # differences, the compositions and their references, MCL's squarings). tracemalloc peaks 139.2 /
+    # 528.3 MiB at n = 1000 / 2000 fit 9.5 MiB + 136 bytes per pair (n^2 exactly; the FCM part is fixed
+    # at 300 points); 16 MiB + 150 bytes leave a margin.
+    require_memory(lambda m: (16 << 20) + 150 * m * m, n, option="--n", low=20,
+                   what=f"the (n, n) compositions and references at --n {n}")
     from scipy.spatial.distance import cdist
     from scipy.special import softmax
     from sklearn.cluster import KMeans

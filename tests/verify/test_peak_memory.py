@@ -15,28 +15,41 @@ from verify.cli import build_parser
 
 GIB = 1 << 30
 
-#: (check, keyword arguments far beyond one GiB, the option the advice must name)
+#: (check, keyword arguments far beyond one GiB, the option the advice must name); checks with
+#: --method ask for the dense path (``auto`` switches to the matrix-free one instead of refusing)
 OVERSIZED = [
-    ("density_normalisation", dict(n=6000), "--n"),
+    ("density_normalisation", dict(n=6000, method="dense"), "--n"),
     ("metric_scaling", dict(n=100000, eps=1e-2), "--n"),
     ("euler_steps", dict(n=100000), "--n"),
     ("metric_attention", dict(triples=10**7, dim=64), "--triples"),
     ("levy", dict(n_samples=10**8), "--n-samples"),
-    ("levy_jumps", dict(circle_n=6000, torus_n=2000), "--circle-n"),
+    ("levy_jumps", dict(circle_n=6000, torus_n=2000, method="dense"), "--circle-n"),
     ("fractional_limit", dict(n=5_000_000), "--n"),
     ("drift_diffusion", dict(grid_n=200_000), "--grid-n"),
     ("neural_cost", dict(memory_n=2048, hidden=256), "--memory-n"),
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
-    ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500), "--points-per-cluster"),
+    ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500, method="dense"), "--points-per-cluster"),
     ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
+    ("fma_structure", dict(lengths=(8192,), cells=(16,)), "--lengths"),
+    ("fma_counts", dict(max_exponent=22), "--max-exponent"),
 ]
+
+#: checks whose largest request stays below 1 GiB: (check, largest request, option, MiB it is refused at)
+OVERSIZED_BELOW_ONE_GIB = [
+    ("similarity_taxonomy", dict(n=2000), "--n", 256),  # about 588 MiB
+    ("neural_rank", dict(n=1024, hidden=(256,)), "--n", 128),  # about 184 MiB
+]
+
+
+def _available(monkeypatch, limit):
+    """The memory available is ``limit`` bytes, whatever the machine (the checks read it at run time)."""
+    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: limit)
+    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: limit)
 
 
 @pytest.fixture
 def one_gib(monkeypatch):
-    """The memory available is 1 GiB, whatever the machine (the checks read it at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: GIB)
-    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: GIB)
+    _available(monkeypatch, GIB)
 
 
 def _options(name):
@@ -46,14 +59,26 @@ def _options(name):
 
 @pytest.mark.parametrize("name, kwargs, option", OVERSIZED, ids=[c[0] for c in OVERSIZED])
 def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, option):
+    _refused_and_the_advice_fits(name, kwargs, option, "1 GiB")
+
+
+@pytest.mark.parametrize("name, kwargs, option, mib", OVERSIZED_BELOW_ONE_GIB,
+                         ids=[c[0] for c in OVERSIZED_BELOW_ONE_GIB])
+def test_a_largest_request_below_one_gib_is_refused_below_its_estimate(monkeypatch, name, kwargs, option, mib):
+    _available(monkeypatch, mib << 20)
+    _refused_and_the_advice_fits(name, kwargs, option, f"{mib} MiB")
+
+
+def _refused_and_the_advice_fits(name, kwargs, option, available):
     with pytest.raises(DenseMemoryError) as info:
         load_check(name).run(**kwargs)
     message = str(info.value)
-    assert "needs an estimated" in message and "over the memory available now: 1 GiB" in message
+    assert "needs an estimated" in message and f"over the memory available now: {available}" in message
     assert f"lower {option} (at most " in message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
     assert named and named <= _options(name), named - _options(name)
-    # the advised value fits: the same request at that value is not refused for memory
+    # the advice is the boundary: its value's estimate fits (largest_that_fits, tested below) and one more
+    # is refused again
     fits = int(re.search(rf"lower {option} \(at most (\d+) fits", message).group(1))
     key = option[2:].replace("-", "_")
     value = fits + 1 if not isinstance(kwargs[key], tuple) else kwargs[key][:-1] + (fits + 1,)
@@ -64,8 +89,7 @@ def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, opti
 
 def test_a_check_whose_largest_request_fits_in_one_gib_still_refuses_beyond_the_memory_available(monkeypatch):
     # heat_rate's largest request is about 1 GiB (1000 test points x 64000 samples): refused at 256 MiB
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: 256 << 20)
-    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: 256 << 20)
+    _available(monkeypatch, 256 << 20)
     with pytest.raises(DenseMemoryError, match=r"lower --test-points \(at most 229 fits now\)$"):
         load_check("heat_rate").run(test_points=1000)
 
@@ -100,6 +124,7 @@ COMMANDS = [
     ["levy", "--n-samples", "1e8"],
     ["drift_diffusion", "--grid-n", "200000"],
     ["neural_cost", "--memory-n", "2048", "--hidden", "256"],
+    ["fma_counts", "--max-exponent", "22"],
 ]
 
 
