@@ -71,6 +71,12 @@ def test_closed_classes_nonsymmetric():
     with pytest.warns(DisconnectedGraphWarning):
         spec = markov_spectrum(C)
     assert spec.n_components == 2
+    # stored sparse scores: the same count from their entries (exact, no matvec search)
+    from spectral import SparseScores
+
+    with pytest.warns(DisconnectedGraphWarning, match="has 2 connected"):
+        spec = markov_spectrum(SparseScores(sp.csr_array(C), symmetric=False), 2, rng=0)
+    assert spec.n_components == 2
 
 
 def closed_classes_networkx(W):
