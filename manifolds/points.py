@@ -63,15 +63,24 @@ def row_blocks(x, y, fn):
     """``fn(x_block, y)`` over blocks of rows of ``x``, concatenated along axis 0.
 
     Keeps the temporaries of a pairwise computation near :data:`BLOCK_ELEMENTS` elements; a single
-    block when ``x`` is small.
+    block when ``x`` is small. The blocks are written into one preallocated ``(n, m)`` result, so the
+    peak is the result plus one block.
     """
     n, m = x.shape[0], y.shape[0]
     rows = max(1, BLOCK_ELEMENTS // max(m, 1))
     if n <= rows:
         return fn(x, y)
     xp = array_namespace(x, y)
-    # the last block ends at n: array_api_strict refuses a slice past the end of an axis
-    return xp.concat([fn(x[s : min(s + rows, n), ...], y) for s in range(0, n, rows)], axis=0)
+    # Each block is written into one preallocated result (the peak is the result plus one block; a list
+    # of blocks joined by concat held two copies). The last block ends at n: array_api_strict refuses a
+    # slice past the end of an axis.
+    first = fn(x[:rows, ...], y)
+    out = xp.empty((n, first.shape[1]), dtype=first.dtype, device=first.device)
+    out[:rows, ...] = first
+    del first
+    for s in range(rows, n, rows):
+        out[s : min(s + rows, n), ...] = fn(x[s : min(s + rows, n), ...], y)
+    return out
 
 
 def _coordinate_sum(x, y, sign: float):

@@ -26,11 +26,12 @@ __all__ = ["Sphere", "sphere_volume"]
 
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
 
-#: Peak ``(n, m)`` arrays of :meth:`Sphere.distance` (and :meth:`Circle.distance`): the blocks of rows
-#: and their concatenation, plus up to six blocks of temporaries (``BLOCK_ELEMENTS`` pairs each).
-#: Measured with tracemalloc at n x m = 1000 x 1500 and 3000 x 2000 (float64, S^2 and S^1, NumPy and
-#: array_api_strict): 2.00-2.23 x (n m 8), the excess over 2 being one or two blocks.
-SPHERE_DISTANCE_COPIES = 2
+#: Peak ``(n, m)`` arrays of :meth:`Sphere.distance` (and :meth:`Circle.distance`): the result, into which
+#: the blocks of rows are written (:func:`manifolds.points.row_blocks`), plus up to six blocks of
+#: temporaries (``BLOCK_ELEMENTS`` pairs each). Measured with tracemalloc (float64, NumPy): the result
+#: plus 1.96e6 / 2.64e6 floats on S^2 and 0.92e6 / 1.59e6 on S^1 at n x m = 1000 x 666 and 3000 x 2000
+#: (six blocks are 3.1e6 floats); when the blocks were joined by a concatenation it was 2.00-2.23 x (n m 8).
+SPHERE_DISTANCE_COPIES = 1
 
 
 def sphere_volume(dim: int) -> float:

@@ -243,6 +243,6 @@ def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
     import spectral.memory
 
     x = Circle.embed(rng.uniform(0, 2 * math.pi, 200_000))  # distances of 320 GB
-    assert _refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 596 GiB") < 1 << 20
+    assert _refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB") < 1 << 20
     monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
     assert _refused_peak(lambda: Circle().distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20

@@ -262,7 +262,7 @@ def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
     import spectral.memory
 
     x = random_unit(rng, 200_000, 4)  # 6.4 MB of points; their distance matrix would be 320 GB
-    peak = _refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 596 GiB")
+    peak = _refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB")
     assert peak < 1 << 20
     monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
     peak = _refused_peak(lambda: Sphere(3).chordal_distance(x[:2000]), r"over the memory available now: 16 MiB")
