@@ -1,7 +1,7 @@
 """Exact ground truth on manifolds: points, distances, densities, test functions, spectra, reference operators.
 
-The bottom layer of attention-limits (only the array backend and the input validators of
-``spectral`` lie below it): nothing here is a discrete approximation of an attention operator. Every
+The bottom layer of attention-limits (only the array backend, the input validators and the memory
+guard of ``spectral`` lie below it): nothing here is a discrete approximation of an attention operator. Every
 quantity is a closed form, an exact series, quadrature, or a spectrally exact solver, tested against
 an independent computation. The checks compare attention with these references:
 

@@ -5,7 +5,9 @@ job each:
 
 * floor (imported by every layer, loads nothing else): :mod:`spectral.backend` (array libraries,
   the host boundary, eigensolver dispatch) and :mod:`spectral.validation` (error types, validators,
-  random streams); :mod:`spectral.testing` (``assert_close`` for tests);
+  random streams), :mod:`spectral.memory` and :mod:`spectral.pairwise_memory` (the memory guard:
+  estimates refused before allocating, host or device memory); :mod:`spectral.testing`
+  (``assert_close`` for tests);
 * score builders: :mod:`spectral.fna` (fractional neural attention), :mod:`spectral.heat` (heat
   kernel, dense and sparse), :mod:`spectral.dot_product`, :mod:`spectral.metric` (metric attention),
   :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`; :mod:`spectral.operators`
@@ -21,7 +23,7 @@ job each:
   (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth suggestion),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention);
-* support: :mod:`spectral.memory` (memory guard), :mod:`spectral.display` (short reprs).
+* support: :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
 module on first use.
@@ -44,6 +46,9 @@ _EXPORTS = {
     "count_components": "spectral.components",
     "dense_bytes": "spectral.memory",
     "DenseMemoryError": "spectral.memory",
+    "device_memory_bytes": "spectral.memory",
+    "memory_label": "spectral.memory",
+    "check_pairwise_memory": "spectral.pairwise_memory",
     "diffusion_distance": "spectral.diffmaps",
     "diffusion_map": "spectral.diffmaps",
     "DiffusionMap": "spectral.diffmaps",
