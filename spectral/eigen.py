@@ -548,11 +548,15 @@ def _stored_sparse_symmetric(op, d, *, k, vectors, ncomp, tol, dtype, rng) -> Sp
     A product with a stored CSR matrix costs O(nnz) and needs no kernel evaluation, so ARPACK's many
     cheap single-vector products usually beat the block solver's few block products, which pay for
     orthogonalising a wide basis; the block solver wins where a product is expensive (kernel tiles
-    recomputed, :class:`spectral.KernelOperator`). Measured (heat kernel, k = 10, one BLAS thread,
-    ARPACK with scipy's default basis; loaded machine): block / ARPACK time 4.2, 4.0, 7.7 on a swiss
-    roll at n = 2000, 8000, 20000; 2.5 and 1.4 on a Gaussian mixture at 2000, 8000; 2.1, 0.41, 0.57
-    on random S^2 points at 2000, 8000, 20000, where the 10th eigenvalue lies in a near-multiple
-    cluster that single-vector Lanczos resolves slowly (hence :data:`SPARSE_ARPACK_NCV`). ``tol`` is ARPACK's
+    recomputed, :class:`spectral.KernelOperator`). Measured with ``benchmarks/bench_spectral.py
+    --sections solver-choice`` (heat kernel, k = 10, one BLAS thread, interleaved runs on a loaded
+    machine; medians of 3 at n = 2000 and 8000, one run at 20000), time of this path over the block
+    solver's at n = 2000, 8000, 20000: swiss roll 0.21, 0.31, 0.40 (the block solver needed 52, 130,
+    300 block products); random S^2 points 0.53, 0.43, 0.47; Gaussian mixture 0.48, 0.77, 0.93
+    (~400-2000 neighbours per point); eigenvalues agree to <= 2.3e-14. On the FNA kernel operator
+    (n = 2000) ARPACK took 120 kernel sweeps and 7.7x the block solver's time. On S^2 the
+    10th eigenvalue lies in a near-multiple cluster that single-vector Lanczos resolves slowly with
+    scipy's default basis of 21 vectors (hence :data:`SPARSE_ARPACK_NCV`). ``tol`` is ARPACK's
     relative accuracy (0: machine precision), as on the Lanczos path; ``v0`` is drawn from ``rng``.
     """
     import scipy.sparse.linalg as sla
