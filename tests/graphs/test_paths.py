@@ -128,6 +128,52 @@ def test_hops_from_predecessors_long_chain():
     assert (h[1:, :][~np.eye(n, dtype=bool)[1:, :]] == -1).all()
 
 
+def _walked_hops(pred):
+    """Hops from the definition: follow every predecessor pointer one level at a time."""
+    n = pred.shape[0]
+    rows = np.arange(n)[:, None]
+    hops = np.where(pred >= 0, 0, -1)
+    cur = pred.copy()
+    while (cur >= 0).any():
+        live = cur >= 0
+        hops[live] += 1
+        cur = np.where(live, pred[rows, np.maximum(cur, 0)], -1)
+    np.fill_diagonal(hops, 0)
+    return hops
+
+
+@pytest.mark.parametrize("groups", [1, 6])
+def test_hops_from_predecessors_match_walking_every_path(rng, groups):
+    """Every pair reachable (hops in row blocks, several blocks at n = 300) and 1/6 of the pairs
+    reachable (6 disconnected groups: hops on the reachable pairs only): the same counts as walking
+    the pointers."""
+    from scipy.sparse.csgraph import dijkstra
+
+    n = 300
+    group = np.arange(n) * groups // n
+    A = _sparse_stochastic(rng, n, drop=0.9) * (group[:, None] == group[None, :])
+    A /= A.sum(axis=1, keepdims=True)
+    _, pred = dijkstra(edge_weights(A), directed=True, return_predecessors=True)
+    reachable = float(np.mean(pred >= 0))
+    assert (reachable > 0.9) if groups == 1 else (reachable < 0.25)  # both ways of counting are exercised
+    np.testing.assert_array_equal(hops_from_predecessors(pred), _walked_hops(pred))
+
+
+def test_sparse_graph_matches_networkx(rng):
+    """Two edges per row: most pairs unreachable (the hop count runs on the reachable pairs only)."""
+    n = 120
+    c = np.zeros((n, n))
+    for i in range(n):
+        c[i, rng.choice(n, size=2, replace=False)] = rng.random(2) + 0.1
+    A = c / c.sum(axis=1, keepdims=True)
+    sp = shortest_paths(A)
+    ref_len, ref_hops = _networkx_reference(A)
+    np.testing.assert_array_equal(sp.hops, ref_hops)
+    fin = np.isfinite(ref_len)
+    np.testing.assert_allclose(sp.lengths[fin], ref_len[fin], rtol=4 * np.sqrt(np.finfo(float).eps))
+    np.testing.assert_array_equal(sp.predecessors >= 0, ref_hops > 0)
+
+
 def test_backend_parity(xp, rng):
     A = _sparse_stochastic(rng, 20)
     ref = shortest_paths(A)
