@@ -34,12 +34,13 @@ __all__ = ["ShortestPaths", "WEIGHTS", "METHODS", "edge_weights", "shortest_path
 WEIGHTS = ("inverse", "neg-log")
 METHODS = ("auto", "dijkstra", "floyd-warshall")
 
-#: Peak bytes per matrix entry of :func:`shortest_paths` (n x n): the weights (float64), the edge
-#: mask, csgraph's outputs (float64 lengths, int32 predecessors), the pointer-doubling workspace
-#: (two intp pointer arrays, two int16 counters) and the int64 outputs; tracemalloc measured 41.0
-#: (Floyd-Warshall; Dijkstra on a sparse graph) and 49.0 (Dijkstra on the complete graph: its CSR
-#: copy) bytes per entry at n = 1000 and 2000, densities 0.1 and 1.
-PEAK_BYTES_PER_ENTRY = 52
+#: Peak bytes per matrix entry of :func:`shortest_paths` (n x n): csgraph's outputs (float64
+#: lengths, int32 predecessors; Floyd-Warshall computes the lengths in the float64 weights), the
+#: edge mask, the int64 hops and predecessors, and the hop workspace (cache-sized row blocks, or
+#: an intp slot per pair when at most 1/4 of the pairs are reachable); tracemalloc measured 28.2-30.0
+#: (Floyd-Warshall; Dijkstra on sparse graphs) and 32.0 (Dijkstra on the complete graph: its CSR
+#: copy) bytes per entry at n = 1000 and 2000, densities 0.001, 0.01, 0.1 and 1.
+PEAK_BYTES_PER_ENTRY = 36
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

@@ -87,7 +87,7 @@ def test_the_algorithm_follows_the_measured_crossover():
 def test_memory_is_refused_before_anything_n_by_n_is_allocated():
     A = np.full((300, 300), 1 / 300)
     need = PEAK_BYTES_PER_ENTRY * 300 * 300
-    with pytest.raises(DenseMemoryError, match=r"n = 300 nodes .* needs an estimated 4.46 MiB, over the limit max_bytes = 4.46 MiB"):
+    with pytest.raises(DenseMemoryError, match=r"n = 300 nodes .* needs an estimated 3.09 MiB, over the limit max_bytes = 3.09 MiB"):
         shortest_paths(A, max_bytes=need - 1)
     with pytest.raises(InputError, match="max_bytes"):
         shortest_paths(A, max_bytes=0)
