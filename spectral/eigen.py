@@ -44,8 +44,8 @@ from spectral.components import (
     sparse_components,
 )
 from spectral.block import basis_size, block_eigsh, block_size, block_workspace_bytes
-from spectral.operators import SparseScores
 from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory
+from spectral.operators import SparseScores
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
