@@ -74,6 +74,11 @@ CASES = [
     (lambda v: spectral.check_memory(v, what="x"), "needed"),
     (lambda v: spectral.check_memory(10, what="x", max_bytes=v), "max_bytes"),
     (lambda v: spectral.format_bytes(v), "nbytes"),
+    (lambda v: spectral.check_pairwise_memory(v, 10, bytes_per_pair=8, what="x"), "n"),
+    (lambda v: spectral.check_pairwise_memory(10, v, bytes_per_pair=8, what="x"), "m"),
+    (lambda v: spectral.check_pairwise_memory(10, 10, bytes_per_pair=v, what="x"), "bytes_per_pair"),
+    (lambda v: spectral.check_pairwise_memory(10, 10, bytes_per_pair=8, extra_bytes=v, what="x"), "extra_bytes"),
+    (lambda v: spectral.check_pairwise_memory(10, 10, bytes_per_pair=8, max_bytes=v, what="x"), "max_bytes"),
     (lambda v: spectral.KernelOperator(X, kernel=abs, distance=lambda a, b: a @ b.T, tile=v), "tile"),
     (lambda v: spectral.KernelOperator(X, kernel=abs, distance=lambda a, b: a @ b.T, zero_diagonal=int(v)),
      "zero_diagonal"),
@@ -105,9 +110,9 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "neural_scores", "KernelOperator", "pairwise", "anisotropic_normalize", "sinkhorn", "markov_spectrum",
                "circulant_spectrum", "generator_eigenvalues", "diffusion_map", "diffusion_distance", "heat_markov",
                "truncation_bound", "suggest_scale", "dense_bytes", "check_dense_memory", "check_memory",
-               "format_bytes", "block_eigsh", "block_workspace_bytes"}
+               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
-                       "SparseScores", "BlockEigenResult"}
+                       "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label"}
     # the PDE and FMA modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in ("spectral.pde", "spectral.fma")]
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)
