@@ -235,9 +235,12 @@ CIRCULANT_BYTES_PER_POINT = 48
 DENSE_COPIES = 6.5
 #: stored Lanczos path: kernel and stored conjugate; measured 2.1-2.2 n^2 float64 at n = 3000
 LANCZOS_COPIES = 2.5
-#: i.i.d. points drop the diagonal, so min(C) = 0 and the component count of the stored matrix builds a
-#: sparse graph of all n^2 entries: Lanczos measured 5.0 n^2 float64 in all at n = 3000
-DROPPED_DIAGONAL_COPIES = 3.0
+#: i.i.d. points drop the diagonal, so min(C) = 0 and the component count reads the stored matrix in row
+#: tiles: no copy when only the diagonal is zero (FNA power law: Lanczos measured 2.02 n^2 float64 in all
+#: at n = 2000 and 3000, as with the diagonal), int32 edge indices when a softmax kernel underflows off the
+#: diagonal (0.56-0.64 n^2 float64 more, tracemalloc at n = 2000 and 3000). It was 3.0 while the count
+#: built a sparse graph of all n^2 entries (5.0 n^2 in all).
+DROPPED_DIAGONAL_COPIES = 0.7
 #: matrix-free path: the block solver's basis (spectral.block_workspace_bytes) plus about 24 floats per
 #: point (points in two precisions, degrees, scalings) and the kernel tiles (4 x 4 MiB)
 MATRIX_FREE_BYTES_PER_POINT = 24 * 8
