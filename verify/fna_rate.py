@@ -86,6 +86,29 @@ def stable_eigenvalues(alpha: float, scale: float, modes, *, h_ratio: float) -> 
     return -np.log(_modes_eta(row, modes)) / scale**alpha
 
 
+#: peak bytes of the check: a constant and a slope per point of the smallest scale's grid (measured above)
+_BASE_BYTES, _BYTES_PER_POINT = 40 << 20, 32
+
+
+def _require_grid_memory(n: int, *, scale_min: float, h_ratio: float) -> None:
+    """Refuse the grid of ``n`` points before building it when it would not fit; advise the --scale-min that does."""
+    from spectral.memory import available_memory_bytes, check_memory
+
+    needed = _BASE_BYTES + _BYTES_PER_POINT * n
+    limit = available_memory_bytes()
+    if needed <= limit:
+        return
+    if limit > _BASE_BYTES + _BYTES_PER_POINT * 2:
+        # n ~ 2 pi h_ratio / scale_min (+ 1 for rounding to even); three digits rounded up
+        fit = 2 * math.pi * h_ratio * _BYTES_PER_POINT / (limit - _BASE_BYTES - _BYTES_PER_POINT)
+        digits = 10 ** (math.floor(math.log10(fit)) - 2)
+        advice = f"raise --scale-min (at least {math.ceil(fit / digits) * digits:.3g} fits now) or lower --h-ratio"
+    else:
+        advice = "even the coarsest grid does not fit now"
+    check_memory(needed, what=f"the FNA kernel rows on n = {n} grid points (--scale-min {scale_min:g}, "
+                              f"--h-ratio {h_ratio:g})", alternative=advice)
+
+
 @CHECK.define
 def run(*, alphas=(1.2, 1.5, 1.8), modes=(2, 5), scale_min=2e-4, scale_max=1e-2, n_scales=6, h_ratio=64.0,
         claim="corrected", control_scales=2, full=False, seed=0, device="cpu"):
@@ -148,6 +171,11 @@ def run(*, alphas=(1.2, 1.5, 1.8), modes=(2, 5), scale_min=2e-4, scale_max=1e-2,
         raise InputError(f"scale_min and h_ratio give n = {2 * math.pi * h_ratio / scale_min:.3g} grid points "
                          "(limit 1e8): raise scale_min or lower h_ratio")
     control_scales = check_int("control_scales", control_scales, low=0, high=n_scales)
+    # Memory first: the smallest scale's grid holds n = 2 pi h_ratio / scale_min points: distances, FNA
+    # row and its real FFT. tracemalloc peaks (one alpha, 4 scales) 6.2 / 11.8 / 111.9 MiB at n = 2.0e5 /
+    # 4.0e5 / 4.0e6 fit 0.6 MiB + 29.2 bytes per point; the stable control stays near 39 MiB (n = 2e5 -
+    # 4e6). 40 MiB + 32 bytes per point leave a margin (2.4 GiB at the 1e8-point limit).
+    _require_grid_memory(_grid_size(scale_min, h_ratio), scale_min=scale_min, h_ratio=h_ratio)
     from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)

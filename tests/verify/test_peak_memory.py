@@ -87,6 +87,20 @@ def _refused_and_the_advice_fits(name, kwargs, option, available):
         load_check(name).run(**bigger)
 
 
+def test_a_grid_set_by_a_float_option_advises_the_float_that_fits(one_gib):
+    # fna_rate's grid holds 2 pi h_ratio / scale_min points: 8.0e7 at --scale-min 5e-6 (about 2.4 GiB)
+    with pytest.raises(DenseMemoryError) as info:
+        load_check("fna_rate").run(scale_min=5e-6)
+    message = str(info.value)
+    assert "over the memory available now: 1 GiB" in message
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
+    assert named == {"--scale-min", "--h-ratio"} and named <= _options("fna_rate")
+    fits = float(re.search(r"raise --scale-min \(at least ([0-9.e+-]+) fits now\)", message).group(1))
+    assert 5e-6 < fits < 1e-4
+    with pytest.raises(DenseMemoryError):  # the advice is the boundary: 1 % finer is refused again
+        load_check("fna_rate").run(scale_min=0.99 * fits)
+
+
 def test_a_check_whose_largest_request_fits_in_one_gib_still_refuses_beyond_the_memory_available(monkeypatch):
     # heat_rate's largest request is about 1 GiB (1000 test points x 64000 samples): refused at 256 MiB
     _available(monkeypatch, 256 << 20)
