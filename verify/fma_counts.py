@@ -89,9 +89,8 @@ def run(*, max_exponent=16, count_cells=(16, 64, 128), ranks=(1, 4), reference_l
     # every query (and, for the log-linear count, their (n, L - 1) counts). tracemalloc peaks at r = 1:
     # linear 30.6 / 125.1 MiB, log-linear 44.1 / 187.1 MiB at n = 2^16 / 2^18 fit 28.5 / 43.2 bytes per
     # token and far level, n (L - 1) (linear, r = 16: 88.8 / 395.5 MiB measured at 2^18 / 2^20, 96.5 /
-    # 431 predicted). The
-    # reference sets of the longest reference length stay alive: 2.1 bytes per pair (9.9 / 35.2 MiB at
-    # 2048 / 4096). 32 / 48 and 3 bytes leave a margin.
+    # 431 predicted). The reference sets of the longest reference length stay alive: 2.1 bytes per pair
+    # (9.9 / 35.2 MiB at 2048 / 4096). 32 / 48 and 3 bytes leave a margin.
     per_level = 32 if pooled else 48
     longest, r_min = max(reference_lengths), min(count_cells)
     require_memory(lambda e: (8 << 20) + 3 * longest**2 + per_level * 2**e * max(fma_depth(2**e, r=r_min) - 1, 0),

@@ -87,15 +87,16 @@ def run(*, lengths=(64, 96, 100, 40, 16, 24, 1024, 1024, 4096), cells=(4, 4, 5, 
     # (1024,) / (2048,) (r = 16; 75.7 MiB at r = 1) fit 18.2 bytes per pair (n^2 exactly). The counts hold
     # per far level the (n, 3) int64 groups of every query, their (n, L - 1) counts and the previous
     # length's groups: peaks 41.8 / 87.8 / 186.3 MiB at n = 2^16 / 2^17 / 2^18 (r = 1) fit 43.6 bytes per
-    # token and far level, n (L - 1) (r = 16: 135.0 / 615.2 MiB measured at 2^18 / 2^20, 142.6 / 655 predicted). The two
-    # parts run one after the other, so each is held to the memory on its own; 20 and 48 bytes leave a
-    # margin.
+    # token and far level, n (L - 1) (r = 16: 135.0 / 615.2 MiB measured at 2^18 / 2^20, 142.6 / 655
+    # predicted). The two parts run one after the other, so each is held to the memory on its own; 20
+    # and 48 bytes leave a margin.
     longest, r_min = max(lengths), min(count_cells)
     require_memory(lambda m: (8 << 20) + 20 * m * m, longest, option="--lengths", low=1,
                    what=f"the (n, n) level matrices at --lengths up to {longest}")
     require_memory(lambda e: (8 << 20) + 48 * 2**e * max(fma_depth(2**e, r=r_min) - 1, 0), max_exponent,
                    option="--max-exponent", low=8,
-                   what=f"the per-query far groups at n = 2^{max_exponent}, r = {r_min}", other="larger --count-cells (fewer levels)")
+                   what=f"the per-query far groups at n = 2^{max_exponent}, r = {r_min}",
+                   other="larger --count-cells (fewer levels)")
 
     rec = Recorder()
     uncovered = doubled = untiled = non_nested = straddling = 0
