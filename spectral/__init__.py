@@ -48,6 +48,7 @@ _EXPORTS = {
     "DenseMemoryError": "spectral.memory",
     "device_memory_bytes": "spectral.memory",
     "memory_label": "spectral.memory",
+    "memory_device": "spectral.memory",
     "check_pairwise_memory": "spectral.pairwise_memory",
     "diffusion_distance": "spectral.diffmaps",
     "diffusion_map": "spectral.diffmaps",

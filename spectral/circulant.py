@@ -19,7 +19,7 @@ import numpy as np
 
 from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.components import near_one_tolerance, report_components
-from spectral.memory import check_dense_memory
+from spectral.memory import check_dense_memory, memory_device
 from spectral.scores import symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, descending_order, sign_flip
 from spectral.validation import InputError, check_int
@@ -131,7 +131,8 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
     right = left = conj = None
     if vectors:
         check_dense_memory(n, order_len, dtype=c.dtype, copies=3, what="circulant eigenvectors",
-                           alternative="ask for fewer eigenvectors (k) or for eigenvalues only (vectors=False)")
+                           alternative="ask for fewer eigenvectors (k) or for eigenvalues only (vectors=False)",
+                           device=memory_device(c))
         kinds = from_numpy(kind_host, like=c)
         j = xp.arange(n, dtype=m_idx.dtype)
         phase = xp.remainder(j[:, None] * freqs[None, :], n)  # exact integer reduction first

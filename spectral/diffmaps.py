@@ -31,7 +31,7 @@ from typing import Any
 from spectral.backend import array_namespace
 from spectral.display import array_summary, leading_values, result_repr
 from spectral.eigen import markov_spectrum
-from spectral.memory import check_dense_memory
+from spectral.memory import check_dense_memory, memory_device
 from spectral.scores import check_row_stochastic, checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum
 from spectral.validation import InputError, check_int, check_option, check_real
@@ -100,7 +100,8 @@ class DiffusionMap:
         xp = array_namespace(self.psi)
         n = self.psi.shape[0]
         check_dense_memory(n, dtype=self.psi.dtype, copies=2, what="reconstructed A^tau",
-                           alternative="work with the coordinates (or psi, phi) instead of the dense matrix")
+                           alternative="work with the coordinates (or psi, phi) instead of the dense matrix",
+                           device=memory_device(self.psi))
         lam = _power(self.eigenvalues, tau, xp)
         return (self.psi * lam[None, :]) @ self.phi.T
 
@@ -238,7 +239,7 @@ def diffusion_map(
     if a > 0.0:
         check_dense_memory(n, dtype=C.dtype, copies=1, max_bytes=max_memory, limit_name="max_memory",
                            what="density-normalised scores C^(a)",
-                           alternative="use a=0 (no copy of C) or fewer points")
+                           alternative="use a=0 (no copy of C) or fewer points", device=memory_device(C))
         w = checked_row_sums(C, cmax=stats.cmax) ** (-a)
         C = w[:, None] * C * w[None, :]
     spec = markov_spectrum(C, m + 1, method=method, vectors=True, strict=strict, max_memory=max_memory, rng=rng)
@@ -353,7 +354,7 @@ def diffusion_distance(A, tau, *, stationary=None, squared=False):
     # A^tau, the squaring base, the weighted rows W and the result (plus a 2^22-element block)
     check_dense_memory(n, dtype=A.dtype, copies=4, what="all-pairs diffusion distances",
                        alternative="use diffusion_map coordinates (Euclidean distance between them is the "
-                                   "diffusion distance, truncated to n_components)")
+                                   "diffusion distance, truncated to n_components)", device=memory_device(A))
     if stationary is None:
         pi = _stationary_of(A, xp)
     else:

@@ -44,7 +44,7 @@ from spectral.components import (
     sparse_components,
 )
 from spectral.block import basis_size, block_eigsh, block_size, block_workspace_bytes
-from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory
+from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory, memory_device
 from spectral.operators import SparseScores
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
@@ -294,7 +294,7 @@ def markov_spectrum(
         chosen = None
         for cand in candidates:
             try:
-                _memory_check(cand, n, k, input_dtype, use_sym, vectors, dtype, max_memory)
+                _memory_check(cand, n, k, input_dtype, use_sym, vectors, dtype, max_memory, memory_device(C))
             except DenseMemoryError:
                 if cand == candidates[-1]:
                     raise
@@ -303,7 +303,7 @@ def markov_spectrum(
             break
         method = chosen
     else:
-        _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory)
+        _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, memory_device(C))
     k = _check_k(k, n, method=method)
     if method in ("lanczos", "matrix-free") and k is None:
         raise InputError(f"k must be given (an integer in [1, n-2] = [1, {n - 2}]) for method={method!r}")
@@ -324,7 +324,7 @@ def _lanczos_dtype(n: int, dtype, input_dtype: str) -> str:
     return "float32" if n >= FLOAT32_FROM_N else input_dtype
 
 
-def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory) -> None:
+def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, device="cpu") -> None:
     """Memory guard (:mod:`spectral.memory`) for the extra dense n x n work of each path.
 
     dense symmetric: S, eigenvectors, LAPACK syevd workspace (~2 n^2), and S V for the
@@ -338,11 +338,11 @@ def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory
     if method == "dense":
         copies = 5 if use_sym else (6 if vectors else 3)
         check_dense_memory(n, dtype=input_dtype, copies=copies, max_bytes=max_memory, limit_name="max_memory",
-                           what="dense eigensolver workspace", alternative=lighter)
+                           what="dense eigensolver workspace", alternative=lighter, device=device)
     elif method == "lanczos":
         check_dense_memory(n, dtype=_lanczos_dtype(n, dtype, input_dtype), copies=1, max_bytes=max_memory,
                            limit_name="max_memory", what="stored conjugate matrix for Lanczos",
-                           alternative="use method='matrix-free' (no stored matrix) or dtype='float32'")
+                           alternative="use method='matrix-free' (no stored matrix) or dtype='float32'", device=device)
     elif method == "circulant":
         raise InputError("method='circulant' needs a circulant score matrix (grid=True) or circulant_spectrum")
 
@@ -399,7 +399,7 @@ def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact,
     solver returns (no further product).
     """
     b = block_size(k, n)
-    m = _basis_for_memory(n, k, b, max_memory)
+    m = _basis_for_memory(n, k, b, max_memory, memory_device(like))
     res = block_eigsh(apply_S, n, k, like=like, apply_fast=apply_fast, tol=tol, block=b, max_basis=m, rng=rng,
                       max_products=BLOCK_MAX_PRODUCTS)
     V, AV = res.vectors, res.images
@@ -415,7 +415,7 @@ def _matrix_free_symmetric(apply_S, d, xp, *, like, n, k, vectors, ncomp, exact,
                               apply_S=images, ncomp=ncomp, exact=exact, storage=storage)
 
 
-def _basis_for_memory(n: int, k: int, b: int, max_memory) -> int:
+def _basis_for_memory(n: int, k: int, b: int, max_memory, device: str = "cpu") -> int:
     """Largest basis (columns) of the block solver within the memory limit, at most its default.
 
     The solver holds the basis and its images (``2 n m`` float64) plus four ``n x (k + b)`` blocks
@@ -423,14 +423,14 @@ def _basis_for_memory(n: int, k: int, b: int, max_memory) -> int:
     ``m = k + 2 b`` does not fit.
     """
     default = basis_size(k, b, n)
-    limit = available_memory_bytes() if max_memory is None else int(max_memory)
+    limit = available_memory_bytes(device) if max_memory is None else int(max_memory)
     fixed = block_workspace_bytes(n, k, block=b, max_basis=0)
     fits = (limit - fixed) // (2 * n * 8)
     low = min(n, k + 2 * b)
     if fits < low:
         check_memory(block_workspace_bytes(n, k, block=b, max_basis=low), max_bytes=limit if max_memory else None,
                      limit_name="max_memory", what=f"block eigensolver basis of {low} vectors of length {n}",
-                     alternative="ask for fewer eigenpairs (a smaller k)")
+                     alternative="ask for fewer eigenpairs (a smaller k)", device=device)
     return int(min(default, fits))
 
 

@@ -40,7 +40,7 @@ from manifolds.points import pairwise_sq_distance
 from spectral.backend import array_namespace, to_numpy
 from spectral.display import array_summary, result_repr
 from spectral.heat import heat_kernel, heat_kernel_sparse
-from spectral.memory import check_dense_memory
+from spectral.memory import check_dense_memory, memory_device
 from spectral.operators import KernelOperator
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 
@@ -239,7 +239,8 @@ def heat_markov(x, *, eps, a=0.0, method="sparse", cutoff=6.0, block_rows=None, 
         one = np.ones(n)
     elif method == "dense":
         check_dense_memory(n, n, dtype="float64", max_bytes=max_bytes, what="dense heat-kernel matrix",
-                           alternative="use method='sparse' (within a cutoff) or method='streamed' (nothing stored)")
+                           alternative="use method='sparse' (within a cutoff) or method='streamed' (nothing stored)",
+                           device=memory_device(x))
         op = heat_kernel(_euclidean(x, x), eps=eps)
         q = xp.sum(op, axis=1)
         nnz = n * n

@@ -31,6 +31,7 @@ __all__ = [
     "check_dense_memory",
     "check_memory",
     "format_bytes",
+    "memory_device",
 ]
 
 _GIB = float(1 << 30)
@@ -188,6 +189,18 @@ def device_memory_bytes(xp=None) -> int:
     except (AttributeError, RuntimeError) as exc:  # CuPy's CUDARuntimeError is a RuntimeError
         raise UnavailableError(f"could not read the free memory of the CUDA device: {exc}") from None
     return int(free) + max(pooled, 0)
+
+
+def memory_device(x) -> str:
+    """Where the array ``x`` lives, for the guard's ``device=``: ``"gpu"`` for a CuPy array, else ``"cpu"``.
+
+    >>> import numpy as np
+    >>> memory_device(np.zeros(3))
+    'cpu'
+    """
+    from spectral.backend import is_cupy_array
+
+    return "gpu" if is_cupy_array(x) else "cpu"
 
 
 def memory_label(device: str = "cpu") -> str:

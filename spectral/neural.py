@@ -17,7 +17,7 @@ import numpy as np
 
 from spectral.activations import ACTIVATIONS, activation_function
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.memory import check_dense_memory
+from spectral.memory import check_dense_memory, memory_device
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = ["NEURAL_FORMS", "ScoreMLP", "neural_scores"]
@@ -117,7 +117,8 @@ def neural_scores(q, k, mlp, *, form="factored", max_bytes=None):
     if form == "concat":
         check_dense_memory(n, m * (mlp.d_q + mlp.d_k), dtype=q.dtype, copies=2, max_bytes=max_bytes,
                            what="concatenated [q; k] tensor",
-                           alternative="use form='factored' (same scores, no (n, m, d_q + d_k) tensor)")
+                           alternative="use form='factored' (same scores, no (n, m, d_q + d_k) tensor)",
+                           device=memory_device(q))
         W_h = like_array(mlp.W_h, "W_h", like=q)
         qq = xp.broadcast_to(xp.reshape(q, (n, 1, mlp.d_q)), (n, m, mlp.d_q))
         kk = xp.broadcast_to(xp.reshape(k, (1, m, mlp.d_k)), (n, m, mlp.d_k))

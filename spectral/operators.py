@@ -15,7 +15,7 @@ import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
 from spectral.backend import array_namespace, dtype_name
-from spectral.memory import check_dense_memory
+from spectral.memory import check_dense_memory, memory_device
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
@@ -364,7 +364,8 @@ class KernelOperator:
         """
         n, m = self.shape
         check_dense_memory(n, m, dtype=self.dtype, max_bytes=max_bytes, what="dense copy of the kernel operator",
-                           alternative="use the operator's products (matvec, @) or markov_spectrum(operator, k)")
+                           alternative="use the operator's products (matvec, @) or markov_spectrum(operator, k)",
+                           device=memory_device(self.x))
         parts = [c for _, _, c in self._blocks()]
         return parts[0] if len(parts) == 1 else self._xp.concat(parts, axis=0)
 
@@ -431,5 +432,6 @@ def pairwise(x, y=None, *, kernel, distance, max_bytes=None):
         yy = xp.reshape(yy, (-1, 1))
     check_dense_memory(x.shape[0], yy.shape[0], dtype=x.dtype, copies=2, max_bytes=max_bytes,
                        what="dense score matrix (distances and scores)",
-                       alternative="use KernelOperator(x, kernel=..., distance=...) for matrix-free products")
+                       alternative="use KernelOperator(x, kernel=..., distance=...) for matrix-free products",
+                       device=memory_device(x))
     return kernel(distance(x, yy))

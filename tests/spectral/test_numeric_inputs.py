@@ -112,7 +112,8 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "truncation_bound", "suggest_scale", "dense_bytes", "check_dense_memory", "check_memory",
                "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
-                       "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label"}
+                       "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
+                       "memory_device"}
     # the PDE and FMA modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in ("spectral.pde", "spectral.fma")]
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)

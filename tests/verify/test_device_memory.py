@@ -240,3 +240,15 @@ def test_weyl_on_the_gpu_keeps_the_host_check_of_its_points(monkeypatch, host):
                                                r"they move to the gpu .* over the memory available now: 8 MiB; "
                                                r"use a smaller --n$"):
         weyl.run(n=10**6, device="gpu")
+
+
+def test_spectral_guards_compare_a_cupy_input_with_the_device(monkeypatch, host):
+    # the library's own guards (markov_spectrum, diffusion maps, operators, ...) pass
+    # device=memory_device(input): a CuPy input is compared with the device, a NumPy one with the host
+    cp = _install_cupy(monkeypatch, free=64 * MIB)
+    host(64 * GIB)
+    on_gpu = cp.ndarray()
+    assert memory.memory_device(on_gpu) == "gpu" and memory.memory_device(np.zeros(2)) == "cpu"
+    with pytest.raises(DenseMemoryError, match=r"over the device memory available now on gpu \(CUDA device 0\)"):
+        memory.check_dense_memory(4096, copies=1, what="x", device=memory.memory_device(on_gpu))
+    assert memory.check_dense_memory(4096, copies=1, what="x", device=memory.memory_device(np.zeros(2))) == 8 * 4096**2
