@@ -10,7 +10,8 @@ Algorithm: ``scipy.sparse.csgraph`` on the host (``spectral.backend.to_numpy``),
 every source on sparse graphs and Floyd-Warshall on dense ones, chosen by the edge density and the
 size (:func:`floyd_warshall_from_density`; the crossover was measured, see its docstring). The hop
 counts are computed on the host from the predecessor matrix by pointer doubling (no loop over
-pairs), and all results are moved back to the input's namespace. networkx is used only by
+pairs; on cache-sized blocks of rows, or on the reachable pairs only when few are reachable), and
+all results are moved back to the input's namespace. networkx is used only by
 :func:`to_networkx` (interoperability) and as the test oracle, never as the engine.
 """
 
@@ -289,7 +290,10 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", max_byte
     explicit edge weights, so zero-weight ``neg-log`` edges of a one-hot row are kept; csgraph's
     Floyd-Warshall reads a zero weight as no edge, so ``"auto"`` uses Dijkstra when there are
     zero weights and an explicit ``"floyd-warshall"`` refuses them.
-    Cost: Dijkstra O(n (E + n log n)), Floyd-Warshall O(n^3); hops O(n^2 log(max hops)).
+    Cost: Dijkstra O(n (E + n log n)), Floyd-Warshall O(n^3); hops O(n^2 log(max hops)), on the R
+    reachable pairs O(n^2 + R log(max hops)) when R < n^2 / 4. Beyond the csgraph call, the work is
+    one validation pass over ``A``, the edge mask and weights, and the hop count; on sparse graphs
+    the CSR arrays are built from the E edges only.
 
     References
     ----------
