@@ -92,10 +92,13 @@ _BASE_BYTES, _BYTES_PER_POINT = 40 << 20, 32
 
 def _require_grid_memory(n: int, *, scale_min: float, h_ratio: float) -> None:
     """Refuse the grid of ``n`` points before building it when it would not fit; advise the --scale-min that does."""
-    from spectral.memory import available_memory_bytes, check_memory
+    from spectral.memory import check_memory
+    from verify.check import current_device
+    from verify.peak_memory import available_memory_bytes  # the running check's device: host or GPU
 
+    device = current_device()
     needed = _BASE_BYTES + _BYTES_PER_POINT * n
-    limit = available_memory_bytes()
+    limit = available_memory_bytes(device)
     if needed <= limit:
         return
     if limit > _BASE_BYTES + _BYTES_PER_POINT * 2:
@@ -106,7 +109,7 @@ def _require_grid_memory(n: int, *, scale_min: float, h_ratio: float) -> None:
     else:
         advice = "even the coarsest grid does not fit now"
     check_memory(needed, what=f"the FNA kernel rows on n = {n} grid points (--scale-min {scale_min:g}, "
-                              f"--h-ratio {h_ratio:g})", alternative=advice)
+                              f"--h-ratio {h_ratio:g})", alternative=advice, device=device)
 
 
 @CHECK.define

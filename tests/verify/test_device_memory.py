@@ -177,17 +177,17 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
                                    host=lambda v: 10 * v)
 
 
-#: the checks declared for the GPU that guard their size options with require_memory (fna_rate,
-#: sphere_softmax and conformal have bounded sizes and no guard; weyl has its own, tested below)
+#: the checks declared for the GPU that guard their size options before allocating (sphere_softmax and
+#: conformal have bounded sizes and no guard; weyl has its own, tested below)
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
-                      "drift_diffusion", "nearest_point"]
+                      "drift_diffusion", "nearest_point", "fna_rate"]
 
 
 def test_every_gpu_check_is_accounted_for():
     from verify.claims import available_checks
 
     declared = {name for name in available_checks() if "gpu" in load_check(name).CHECK.devices}
-    assert declared == set(GUARDED_GPU_CHECKS) | {"fna_rate", "sphere_softmax", "conformal", "weyl"}
+    assert declared == set(GUARDED_GPU_CHECKS) | {"sphere_softmax", "conformal", "weyl"}
 
 
 @pytest.mark.parametrize("name", GUARDED_GPU_CHECKS)
