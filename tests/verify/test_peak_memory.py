@@ -32,6 +32,7 @@ OVERSIZED = [
     ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
     ("fma_structure", dict(lengths=(8192,), cells=(16,)), "--lengths"),
     ("fma_counts", dict(max_exponent=22), "--max-exponent"),
+    ("multiscale", dict(dm_n=5000, method="dense"), "--dm-n"),
 ]
 
 #: checks whose largest request stays below 1 GiB: (check, largest request, option, MiB it is refused at)
