@@ -98,7 +98,7 @@ def _require_grid_memory(n: int, *, scale_min: float, h_ratio: float) -> None:
 
     device = current_device()
     needed = _BASE_BYTES + _BYTES_PER_POINT * n
-    limit = available_memory_bytes(device)
+    limit = available_memory_bytes()  # the running check's device
     if needed <= limit:
         return
     if limit > _BASE_BYTES + _BYTES_PER_POINT * 2:
