@@ -135,14 +135,14 @@ def hops_from_predecessors(predecessors) -> np.ndarray:
 
 #: Pairs per block of rows in the hop count: 2^15 pairs take 20 bytes each of workspace (intp
 #: pointers, their update, two int16 counters), 640 KiB, inside a 1-2 MiB L2 cache. Measured at
-#: n = 1000 (one BLAS thread, min of 7): 2^14-2^16 pairs all 1.3-1.6x faster than one block.
+#: n = 1000 and 2000 (min of 7): 2^14-2^16 pairs all 1.3-1.6x faster than one block of all pairs.
 _HOP_BLOCK_PAIRS = 1 << 15
 
 #: The hop count runs on the reachable pairs only when they are fewer than 1 / 4 of all pairs.
 #: Measured (min of 5, Dijkstra predecessors of the benchmark's top-k attention graphs): reachable
-#: fraction 0.002 / 0.18 / 0.34 / 0.55 at n = 1000: 2.7 / 10 / 7.6 / 13.6 ms on the reachable pairs
-#: against 14 / 22 / 9.8 / 13.4 ms in row blocks; at n = 2000, 0.028 / 0.39 / 0.57: 20 / 72 / 84 ms
-#: against 89 / 61 / 60 ms (the slot lookup misses the cache at larger n).
+#: fraction 0.025 / 0.18 / 0.34 / 0.55 at n = 1000: 3.1 / 5.1 / 7.3 / 9.2 ms on the reachable pairs
+#: against 9.3 / 7.4 / 7.1 / 6.7 ms in row blocks; at n = 2000, 0.028 / 0.18 / 0.39: 12 / 22 / 35 ms
+#: against 38 / 25 / 25 ms (the slot lookup misses the cache at larger n).
 _COMPACT_BELOW = 4
 
 
@@ -163,24 +163,31 @@ def _hops_and_predecessors(pred: np.ndarray, *, compact: bool | None = None) -> 
     pred_out = np.empty((n, n), dtype=np.int64)
     counter = _counter_dtype(n)
     rows = max(1, min(n, _HOP_BLOCK_PAIRS // max(n, 1)))
-    offsets = (np.arange(rows, dtype=np.intp) * n)[:, None]
+    # block layout: row r of the block at r (n + 1) + 1 + j, led by a sentinel at r (n + 1) with count
+    # 0 that points to itself, so a missing predecessor (-1) points to its row's sentinel: the
+    # pointers are one addition, with no masked select (masked selects cost 3-4x more here)
+    width = n + 1
+    lead = (np.arange(rows, dtype=np.intp) * width)[:, None]
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         b = stop - start
-        p = pred[start:stop]
-        missing = p < 0
-        # flat pointer to the pair (i, pred[i, j]) inside the block; the root and unreachable j
-        # point to (i, i), whose count stays 0
-        pf = np.where(missing, np.arange(start, stop, dtype=np.intp)[:, None], p).astype(np.intp, copy=False)
-        pf += offsets[:b]
-        pf = pf.ravel()
-        # counts: 1 per real edge, 0 at the root, -1 (final) where unreachable: no pair points to an
-        # unreachable one (it is nobody's predecessor) and it points to its root, so it keeps -1
-        hf = np.where(missing, counter(-1), counter(1)).ravel()
-        hf[offsets[:b, 0] + np.arange(start, stop)] = 0
-        _pointer_doubling(hf, pf)
-        np.copyto(hops[start:stop], hf.reshape(b, n))
-        np.maximum(p, -1, out=pred_out[start:stop])  # scipy's -9999 -> -1
+        q = pred_out[start:stop]
+        np.maximum(pred[start:stop], -1, out=q)  # the int64 output; scipy's -9999 -> -1
+        pf = np.empty((b, width), dtype=np.intp)
+        pf[:, :1] = lead[:b]
+        np.add(q, lead[:b] + 1, out=pf[:, 1:])
+        # counts: 1 per real edge, -1 (final) where unreachable (no pair points to an unreachable
+        # one: it is nobody's predecessor; it points to the sentinel, so it keeps -1), 0 at the root
+        # (i, i) and the sentinels
+        hf = np.empty((b, width), dtype=counter)
+        hf[:, 0] = 0
+        body = hf[:, 1:]
+        np.greater_equal(q, 0, out=body, casting="unsafe")  # 1 for a node, 0 for -1
+        body *= 2
+        body -= 1
+        hf[np.arange(b), np.arange(start, stop) + 1] = 0
+        _pointer_doubling(hf.ravel(), pf.ravel())
+        np.copyto(hops[start:stop], hf[:, 1:])
     return hops, pred_out
 
 
@@ -227,11 +234,11 @@ def _pointer_doubling(hf: np.ndarray, pf: np.ndarray) -> None:
     """
     step, hop = np.empty_like(pf), np.empty_like(hf)
     for _ in range(64):  # 2^64 > any hop count
-        np.take(hf, pf, out=hop, mode="clip")  # indices are in range: "clip" only skips the bounds check
+        np.take(hf, pf, out=hop, mode="wrap")  # indices are in range: "wrap" skips the bounds check (fastest)
         if not hop.any():  # every pointer is at its root (a non-root entry always counts >= 1 hop)
             return
         hf += hop  # hop holds the old counts: a simultaneous update
-        np.take(pf, pf, out=step, mode="clip")
+        np.take(pf, pf, out=step, mode="wrap")
         pf, step = step, pf
     raise InputError("predecessors contain a cycle (not a shortest-path tree)")  # pragma: no cover
 
