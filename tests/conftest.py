@@ -53,3 +53,47 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def estimate_and_peak(monkeypatch):
+    """``estimate_and_peak(call)``: (the pairwise memory guard's estimate in bytes, the traced peak of ``call()``).
+
+    The guard (:func:`spectral.pairwise_memory.check_pairwise_memory`) records its estimate and lets the
+    call through whatever the limit, so a test can hold the estimate against what was really allocated.
+    """
+    import tracemalloc
+
+    import spectral.pairwise_memory as pm
+
+    def measure(call):
+        seen = []
+        monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
+        tracemalloc.start()
+        try:
+            call()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        return seen[0], peak
+
+    return measure
+
+
+@pytest.fixture
+def refused_peak():
+    """``refused_peak(call, match)``: the traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
+    import tracemalloc
+
+    from spectral.memory import DenseMemoryError
+
+    def measure(call, match):
+        tracemalloc.start()
+        try:
+            with pytest.raises(DenseMemoryError, match=match):
+                call()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    return measure

@@ -193,41 +193,9 @@ class TestBadInput:
 # --------------------------------------------------------------------------- memory guard
 
 
-def _estimate_and_peak(monkeypatch, call):
-    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
-    import tracemalloc
-
-    import spectral.pairwise_memory as pm
-
-    seen = []
-    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seen[0], peak
-
-
-def _refused_peak(call, match):
-    """The traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
-    import tracemalloc
-
-    from spectral.memory import DenseMemoryError
-
-    tracemalloc.start()
-    try:
-        with pytest.raises(DenseMemoryError, match=match):
-            call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, estimate_and_peak):
     x, y = (xp.asarray(Circle.embed(rng.uniform(0, 2 * math.pi, k))) for k in (600, 700))
-    needed, peak = _estimate_and_peak(monkeypatch, lambda: Circle().distance(x, y, max_bytes=2**40))
+    needed, peak = estimate_and_peak(lambda: Circle().distance(x, y, max_bytes=2**40))
     assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
 
 
@@ -239,10 +207,10 @@ def test_memory_guard_tiny_limit(xp, rng):
     assert_close(Circle().distance(xp.asarray(x), max_bytes=2**30), xp.asarray(to_numpy(Circle().distance(x))), rtol=0.0)
 
 
-def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
+def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch, refused_peak):
     import spectral.memory
 
     x = Circle.embed(rng.uniform(0, 2 * math.pi, 200_000))  # distances of 320 GB
-    assert _refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB") < 1 << 20
+    assert refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB") < 1 << 20
     monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
-    assert _refused_peak(lambda: Circle().distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20
+    assert refused_peak(lambda: Circle().distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20

@@ -200,43 +200,11 @@ class TestBadInput:
 # --------------------------------------------------------------------------- memory guard
 
 
-def _estimate_and_peak(monkeypatch, call):
-    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
-    import tracemalloc
-
-    import spectral.pairwise_memory as pm
-
-    seen = []
-    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seen[0], peak
-
-
-def _refused_peak(call, match):
-    """The traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
-    import tracemalloc
-
-    from spectral.memory import DenseMemoryError
-
-    tracemalloc.start()
-    try:
-        with pytest.raises(DenseMemoryError, match=match):
-            call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.parametrize("method", ["distance", "chordal_distance"])
-def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch, method):
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, method, estimate_and_peak):
     x, y = xp.asarray(random_unit(rng, 600, 3)), xp.asarray(random_unit(rng, 700, 3))
     f = getattr(Sphere(2), method)
-    needed, peak = _estimate_and_peak(monkeypatch, lambda: f(x, y, max_bytes=2**40))
+    needed, peak = estimate_and_peak(lambda: f(x, y, max_bytes=2**40))
     assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
 
 
@@ -258,12 +226,12 @@ def test_memory_guard_tiny_limit(xp, rng, method):
     assert_close(f(xp.asarray(x), max_bytes=2**30), xp.asarray(to_numpy(f(x))), rtol=0.0)
 
 
-def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch):
+def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch, refused_peak):
     import spectral.memory
 
     x = random_unit(rng, 200_000, 4)  # 6.4 MB of points; their distance matrix would be 320 GB
-    peak = _refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB")
+    peak = refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB")
     assert peak < 1 << 20
     monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
-    peak = _refused_peak(lambda: Sphere(3).chordal_distance(x[:2000]), r"over the memory available now: 16 MiB")
+    peak = refused_peak(lambda: Sphere(3).chordal_distance(x[:2000]), r"over the memory available now: 16 MiB")
     assert peak < 1 << 20

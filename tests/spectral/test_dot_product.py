@@ -83,28 +83,11 @@ def test_backends(xp, rng):
 # --------------------------------------------------------------------------- memory guard
 
 
-def _estimate_and_peak(monkeypatch, call):
-    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
-    import tracemalloc
-
-    import spectral.pairwise_memory as pm
-
-    seen = []
-    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seen[0], peak
-
-
-def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, estimate_and_peak):
     x, y, w = (xp.asarray(a) for a in (rng.standard_normal((600, 4)), rng.standard_normal((700, 4)),
                                         rng.standard_normal((3, 4))))
     # temperature 0.02: most scores underflow, so the flush path runs too
-    needed, peak = _estimate_and_peak(monkeypatch, lambda: dot_product_scores(x, y=y, w_q=w, w_k=w, temperature=0.02,
+    needed, peak = estimate_and_peak(lambda: dot_product_scores(x, y=y, w_q=w, w_k=w, temperature=0.02,
                                                                               max_bytes=2**40))
     assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
     if xp is np:  # in place: the scores and one boolean mask, not a second (n, m) array

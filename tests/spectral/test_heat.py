@@ -123,26 +123,9 @@ def test_backends(xp, rng):
 # --------------------------------------------------------------------------- memory guard
 
 
-def _estimate_and_peak(monkeypatch, call):
-    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
-    import tracemalloc
-
-    import spectral.pairwise_memory as pm
-
-    seen = []
-    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seen[0], peak
-
-
-def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch):
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, estimate_and_peak):
     d = xp.asarray(rng.random((600, 700)) * 40)  # most scores underflow: the flush path runs
-    needed, peak = _estimate_and_peak(monkeypatch, lambda: heat_kernel(d, eps=0.5, max_bytes=2**40))
+    needed, peak = estimate_and_peak(lambda: heat_kernel(d, eps=0.5, max_bytes=2**40))
     assert peak <= needed, (peak, needed)
     assert peak >= 600 * 700 * 8  # the scores themselves
 

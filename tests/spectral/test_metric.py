@@ -88,28 +88,11 @@ def test_backends(xp, rng):
 # --------------------------------------------------------------------------- memory guard
 
 
-def _estimate_and_peak(monkeypatch, call):
-    """(the guard's estimate in bytes, the traced peak of ``call()``) with a limit far above both."""
-    import tracemalloc
-
-    import spectral.pairwise_memory as pm
-
-    seen = []
-    monkeypatch.setattr(pm, "check_memory", lambda needed, **kw: seen.append(needed) or needed)
-    tracemalloc.start()
-    try:
-        call()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return seen[0], peak
-
-
 @pytest.mark.parametrize("eps", [0.5, 0.005])  # 0.005: most scores underflow, the flush path runs
-def test_memory_estimate_bounds_the_traced_peak(xp, rng, monkeypatch, eps):
+def test_memory_estimate_bounds_the_traced_peak(xp, rng, eps, estimate_and_peak):
     g = ResidualMLP(4, 8, rng=2)
     x, y = xp.asarray(rng.standard_normal((600, 4))), xp.asarray(rng.standard_normal((700, 4)))
-    needed, peak = _estimate_and_peak(monkeypatch, lambda: metric_kernel(x, g, eps=eps, y=y, max_bytes=2**40))
+    needed, peak = estimate_and_peak(lambda: metric_kernel(x, g, eps=eps, y=y, max_bytes=2**40))
     assert 600 * 700 * 8 <= peak <= needed, (peak, needed)
 
 
