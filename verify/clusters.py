@@ -31,7 +31,7 @@ import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, check_reals, child_rng
 from verify.check import Check
-from verify.peak_memory import require_memory
+from verify.peak_memory import PathNeed, choose_path
 from verify.result import Recorder
 from verify.threads import single_blas_thread
 
@@ -313,24 +313,15 @@ def _choose_method(method: str, kmax: int, p: int) -> str:
     is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
     n is the largest data set: ``max(kmax, 3) p`` (the two-stage collapse runs on 3 clusters).
     """
-    from spectral import format_bytes
-    from verify import peak_memory
-
     kbig = max(kmax, 3)
     n = kbig * p
-    limit = peak_memory.available_memory_bytes()  # read through the module: tests fix it
-    if method == "auto":
-        method = "dense" if _path_bytes("dense", n) <= limit else "matrix-free"
-    other = "a smaller --cluster-counts"
-    if method == "dense":
-        free = _path_bytes("matrix-free", n)
-        if free <= limit:
-            other = f"--method matrix-free (needs {format_bytes(free)}), or {other}"
-    what = {"dense": "the dense path (n x n kernels and their full spectra)",
-            "matrix-free": "the matrix-free path (block eigensolver basis, kernel tiles)"}[method]
-    require_memory(lambda v: _path_bytes(method, kbig * v), p, option="--points-per-cluster", low=10,
-                   what=f"{what} on n = {n} points", other=other)
-    return method
+
+    def need(path, what):
+        return PathNeed(lambda v: _path_bytes(path, kbig * v), p, "--points-per-cluster", 10, f"{what} on n = {n} points",
+                        "a smaller --cluster-counts")
+
+    return choose_path(method, dense=need("dense", "the dense path (n x n kernels and their full spectra)"),
+                       matrix_free=need("matrix-free", "the matrix-free path (block eigensolver basis, kernel tiles)"))
 
 
 def main(argv=None) -> int:

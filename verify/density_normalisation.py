@@ -29,7 +29,7 @@ import numpy as np
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 from verify.check import Check
 from verify.fits import fit_linear
-from verify.peak_memory import require_memory
+from verify.peak_memory import PathNeed, choose_path
 from verify.result import Recorder
 
 CHECK = Check("density_normalisation", claims=("FNA-14",), devices=("cpu", "gpu"))
@@ -82,21 +82,11 @@ def _choose_method(method: str, n: int, exponents: int, records: int) -> str:
     "auto" is dense when its estimate fits, else matrix-free; a path that does not fit is refused
     (``DenseMemoryError``, exit 2) with its estimate and options of this command that would fit.
     """
-    from spectral import format_bytes
-    from verify import peak_memory  # read at call time: the memory available now
-
-    dense_need = _dense_bytes(n)
-    free_need = _matrix_free_bytes(n, exponents, records)
-    if method == "auto":
-        method = "dense" if dense_need <= peak_memory.available_memory_bytes() else "matrix-free"
-    if method == "dense":
-        require_memory(_dense_bytes, n, option="--n", low=200,
-                       what=f"the dense n x n kernels and normalisations at --n {n}",
-                       other=f"--method matrix-free (needs {format_bytes(free_need)})")
-    else:
-        require_memory(lambda m: _matrix_free_bytes(m, exponents, records), n, option="--n", low=200,
-                       what=f"the matrix-free normalisations at --n {n} (vectors of n points, kernel tiles)")
-    return method
+    return choose_path(
+        method,
+        dense=PathNeed(_dense_bytes, n, "--n", 200, f"the dense n x n kernels and normalisations at --n {n}"),
+        matrix_free=PathNeed(lambda m: _matrix_free_bytes(m, exponents, records), n, "--n", 200,
+                             f"the matrix-free normalisations at --n {n} (vectors of n points, kernel tiles)"))
 
 
 @CHECK.define

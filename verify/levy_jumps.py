@@ -32,7 +32,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
 from verify.check import Check
-from verify.peak_memory import require_memory
+from verify.peak_memory import PathNeed, choose_path
 from verify.result import Recorder
 
 CHECK = Check("levy_jumps", claims=("FNA-20",))
@@ -73,22 +73,13 @@ def _choose_method(method: str, circle_n: int, torus_n: int, jumps: int) -> str:
     "auto" is dense when its estimate fits, else matrix-free; a path that does not fit is refused
     (``DenseMemoryError``, exit 2) with its estimate and options of this command that would fit.
     """
-    from spectral import format_bytes
-    from verify import peak_memory  # read at call time: the memory available now
-
-    if method == "auto":
-        fits = _dense_bytes(circle_n, torus_n) <= peak_memory.available_memory_bytes()
-        method = "dense" if fits else "matrix-free"
-    if method == "dense":
-        need = format_bytes(_matrix_free_bytes(circle_n, torus_n, jumps))
-        require_memory(lambda c: _dense_bytes(c, torus_n), circle_n, option="--circle-n", low=200,
-                       what=f"the dense jump laws at --circle-n {circle_n}, --torus-n {torus_n}",
-                       other=f"--method matrix-free (needs {need}), or a smaller --torus-n")
-    else:
-        require_memory(lambda j: _matrix_free_bytes(circle_n, torus_n, j), jumps, option="--jumps", low=0,
-                       what=f"the matrix-free jump laws at --circle-n {circle_n}, --torus-n {torus_n}, "
-                            f"--jumps {jumps} (row blocks, points, sampled jumps)")
-    return method
+    return choose_path(
+        method,
+        dense=PathNeed(lambda c: _dense_bytes(c, torus_n), circle_n, "--circle-n", 200,
+                       f"the dense jump laws at --circle-n {circle_n}, --torus-n {torus_n}", "a smaller --torus-n"),
+        matrix_free=PathNeed(lambda j: _matrix_free_bytes(circle_n, torus_n, j), jumps, "--jumps", 0,
+                             f"the matrix-free jump laws at --circle-n {circle_n}, --torus-n {torus_n}, "
+                             f"--jumps {jumps} (row blocks, points, sampled jumps)"))
 
 
 def _window_edges(lo, hi, shift):

@@ -32,7 +32,7 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option, check_real, check_reals, child_rng
 from verify.check import Check
-from verify.peak_memory import require_memory
+from verify.peak_memory import PathNeed, choose_path
 from verify.progress import progress
 from verify.result import Recorder
 from verify.threads import single_blas_thread
@@ -491,20 +491,13 @@ def _choose_method(method: str, n: int) -> str:
     "auto" takes the dense path when its estimate fits, else the matrix-free one. A path that does not
     fit is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
     """
-    from spectral import format_bytes
-    from verify import peak_memory
-
-    limit = peak_memory.available_memory_bytes()  # read through the module: tests fix it
-    if method == "auto":
-        method = "dense" if _dm_bytes("dense", n) <= limit else "matrix-free"
-    other = ""
-    if method == "dense" and _dm_bytes("matrix-free", n) <= limit:
-        other = f"--method matrix-free (needs {format_bytes(_dm_bytes('matrix-free', n))})"
-    what = {"dense": "the dense diffusion maps (dm_n x dm_n distances, kernels, eigensolver, embedding distances)",
-            "matrix-free": "the matrix-free diffusion maps (block eigensolver basis, kernel tiles)"}[method]
-    require_memory(lambda v: _dm_bytes(method, v), n, option="--dm-n", low=32, what=f"{what} at --dm-n {n}",
-                   other=other)
-    return method
+    return choose_path(
+        method,
+        dense=PathNeed(lambda v: _dm_bytes("dense", v), n, "--dm-n", 32,
+                       "the dense diffusion maps (dm_n x dm_n distances, kernels, eigensolver, embedding distances)"
+                       f" at --dm-n {n}"),
+        matrix_free=PathNeed(lambda v: _dm_bytes("matrix-free", v), n, "--dm-n", 32,
+                             f"the matrix-free diffusion maps (block eigensolver basis, kernel tiles) at --dm-n {n}"))
 
 
 def main(argv=None) -> int:

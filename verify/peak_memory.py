@@ -21,6 +21,7 @@ estimate bounds it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -29,7 +30,7 @@ from spectral.memory import check_memory
 from spectral.validation import check_option
 from verify.check import current_device
 
-__all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs"]
+__all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs", "PathNeed", "choose_path"]
 
 
 def available_memory_bytes(device: str | None = None) -> int:
@@ -150,3 +151,53 @@ def circle_pairs(n: int, chord: float, *, radius: float = 1.0, concentration: fl
         return float(n) * n
     angle = 2 * math.asin(chord / (2 * radius))
     return min(1.0, 2 * angle / (2 * math.pi) * concentration) * n * n + n
+
+
+@dataclasses.dataclass(frozen=True)
+class PathNeed:
+    """The memory a computing path of a check needs, as a function of one of its size options.
+
+    ``estimate(value)`` is the peak bytes of the whole request on that path with the option at ``value``
+    (the others fixed); ``option`` is the command-line spelling named in the advice, ``low`` its smallest
+    allowed value, ``what`` the request in words, ``other`` further options of the command that lower
+    this path's need (a noun phrase, e.g. ``"a smaller --torus-n"``).
+    """
+
+    estimate: Callable[[int], float]
+    value: int
+    option: str
+    low: int
+    what: str
+    other: str = ""
+
+    def bytes(self) -> float:
+        """The estimate at the requested value."""
+        return self.estimate(self.value)
+
+
+def choose_path(method: str, *, dense: PathNeed, matrix_free: PathNeed) -> str:
+    """The path of a ``--method {auto, dense, matrix-free}`` check, checked against the memory available now.
+
+    ``"auto"`` takes the dense path when its estimate fits, else the matrix-free one. The path taken is
+    then held to its estimate by :func:`require_memory` (refused before anything is allocated); a refused
+    dense path names ``--method matrix-free`` with what it needs when that fits, then the path's
+    ``other`` options.
+
+    Returns
+    -------
+    str
+        ``"dense"`` or ``"matrix-free"``: the path to run.
+    """
+    from spectral.memory import format_bytes
+
+    limit = available_memory_bytes()
+    if method == "auto":
+        method = "dense" if dense.bytes() <= limit else "matrix-free"
+    need, alternatives = (dense if method == "dense" else matrix_free), []
+    if method == "dense" and matrix_free.bytes() <= limit:
+        alternatives.append(f"--method matrix-free (needs {format_bytes(matrix_free.bytes())})")
+    if need.other:
+        alternatives.append(need.other)
+    require_memory(need.estimate, need.value, option=need.option, low=need.low, what=need.what,
+                   other=", or ".join(alternatives))
+    return method

@@ -1,6 +1,7 @@
 """Memory first: every check that can build an n x n (or n x n x d, or very long) array refuses an
 oversized request before allocating it, with the estimate and options that exist in that command."""
 
+import dataclasses
 import re
 import resource
 import subprocess
@@ -151,3 +152,21 @@ def test_clean_refusal_under_an_address_space_limit(argv):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert lines[0].startswith(f"python -m verify.{argv[0]}: memory: ") and "needs an estimated" in lines[0]
+
+
+def test_choose_path_auto_dense_matrix_free_and_the_advice(one_gib):
+    dense = peak_memory.PathNeed(lambda v: v * GIB // 4, 8, "--n", 1, "dense at --n 8", "a smaller --dim")
+    free = peak_memory.PathNeed(lambda v: v * (1 << 20), 8, "--n", 1, "matrix-free at --n 8")
+    assert peak_memory.choose_path("auto", dense=dense, matrix_free=free) == "matrix-free"  # 2 GiB > 1 GiB
+    assert peak_memory.choose_path("matrix-free", dense=dense, matrix_free=free) == "matrix-free"
+    small = dataclasses.replace(dense, value=2)  # 512 MiB fits
+    assert peak_memory.choose_path("auto", dense=small, matrix_free=free) == "dense"
+    with pytest.raises(DenseMemoryError, match=r"^dense at --n 8 needs an estimated 2 GiB, .*; lower --n \(at most 4 "
+                                               r"fits now\), or use --method matrix-free \(needs 8 MiB\), or a smaller "
+                                               r"--dim$"):
+        peak_memory.choose_path("dense", dense=dense, matrix_free=free)
+    huge = dataclasses.replace(free, estimate=lambda v: 2 * GIB)  # no path fits: the dense advice has no --method
+    with pytest.raises(DenseMemoryError, match=r"fits now\), or use a smaller --dim$"):
+        peak_memory.choose_path("dense", dense=dense, matrix_free=huge)
+    with pytest.raises(DenseMemoryError, match=r"^matrix-free at --n 8 .* even --n 1 does not fit now$"):
+        peak_memory.choose_path("auto", dense=dense, matrix_free=huge)
