@@ -104,3 +104,22 @@ def test_numpy_fast_path_equals_generic_sums_bitwise(rng):
         generic = to_numpy(pairwise_sq_distance(array_api_strict.asarray(x), array_api_strict.asarray(y), sign=sign))
         assert np.array_equal(fast, generic)
     assert pairwise_sq_distance(np.zeros((3, 0)), np.zeros((2, 0))).shape == (3, 2)
+
+
+def test_sq_distance_memory_estimate_bounds_the_traced_peak(xp, estimate_and_peak):
+    rng = np.random.default_rng(3)
+    x, y = (xp.asarray(rng.standard_normal((k, 4))) for k in (1200, 900))
+    needed, peak = estimate_and_peak(lambda: pairwise_sq_distance(x, y, max_bytes=2**40))
+    assert 1200 * 900 * 8 <= peak <= needed, (peak, needed)
+
+
+def test_sq_distance_refused_before_allocating(refused_peak, monkeypatch):
+    import spectral.memory
+
+    x = np.zeros((200_000, 3))  # a 320 GB result
+    assert refused_peak(lambda: pairwise_sq_distance(x), r"squared distances of shape \(200000, 200000\) needs an "
+                                                          r"estimated 298 GiB.*pairwise_sq_distance\(x\[i:j\], y\)") < 1 << 20
+    assert refused_peak(lambda: pairwise_sq_distance(x[:100], max_bytes=80_000), r"over the limit max_bytes") < 1 << 20
+    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    assert refused_peak(lambda: pairwise_sq_distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20
+    assert pairwise_sq_distance(x[:100], max_bytes=2**30).shape == (100, 100)  # explicit limits are honoured
