@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, from_numpy
+from spectral.backend import array_namespace, dtype_name, from_numpy
+from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = [
@@ -633,6 +634,21 @@ def _token_groups(layout, g: int) -> np.ndarray:
     return layout.unblocks(np, blocks, g)[:, 0]
 
 
+#: Peak (n, n) arrays of :func:`fma_matrix` / :func:`fma_matrix_2d` (the one-hot near field, the far-field
+#: coefficients and their masked copies, the sum): tracemalloc measured 7.1-8.1 n^2 float64 (1-D, n = 1000 to
+#: 4096, r = 7 to 64, p = 1 and 2, causal, joint) and 13.4-15.9 (2-D, W = 32 to 56, r = 4 and 8).
+MATRIX_COPIES_1D = 9
+MATRIX_COPIES_2D = 17
+
+
+def _check_matrix_memory(q, copies: int, name: str, instead: str) -> None:
+    """Refuse the dense (n, n) FMA matrix before building it when its peak would not fit."""
+    n = int(q.shape[0])
+    check_pairwise_memory(n, n, bytes_per_pair=copies * np.dtype(dtype_name(q.dtype)).itemsize, what=f"{name}'s "
+                          "dense attention matrix and its temporaries", like=q,
+                          alternative=f"apply the attention without the matrix, {instead}")
+
+
 def _matrix(layout, q, k, *, r, p, normalisation, causal, weights, downsample_queries):
     xp, parts = _parts(layout, q, k, None, r=r, p=p, weights=weights, causal=causal,
                        downsample_queries=downsample_queries, normalisation=normalisation)
@@ -749,6 +765,7 @@ def fma_matrix(q, k, *, r, p=1, normalisation="per-level", causal=False, weights
     array of shape (n, n)
     """
     xp, layout, r, p = _prepare(q, k, None, r, p, normalisation, causal, downsample_queries, 1)
+    _check_matrix_memory(q, MATRIX_COPIES_1D, "fma_matrix", "fma_attention(q, k, v)")
     return _matrix(layout, q, k, r=r, p=p, normalisation=normalisation, causal=bool(causal), weights=weights,
                    downsample_queries=bool(downsample_queries))
 
@@ -799,5 +816,6 @@ def fma_matrix_2d(q, k, *, r, p=1, normalisation="per-level", weights=None, down
     array of shape (W^2, W^2)
     """
     xp, layout, r, p = _prepare(q, k, None, r, p, normalisation, False, downsample_queries, 2)
+    _check_matrix_memory(q, MATRIX_COPIES_2D, "fma_matrix_2d", "fma_attention_2d(q, k, v)")
     return _matrix(layout, q, k, r=r, p=p, normalisation=normalisation, causal=False, weights=weights,
                    downsample_queries=bool(downsample_queries))

@@ -302,3 +302,21 @@ def test_bad_structure_input():
         fma_attention_2d(q, q, q, r=2)
     with pytest.raises(InputError, match="r must be an integer in \\[1, width\\]"):
         fma_matrix_2d(np.ones((49, 2)), np.ones((49, 2)), r=8)
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_dense_matrix_memory_estimate_bounds_the_traced_peak(estimate_and_peak, dim):
+    rng = np.random.default_rng(5)
+    n, r = (1024, 16) if dim == 1 else (32 * 32, 4)
+    q, k = rng.standard_normal((n, 8)), rng.standard_normal((n, 8))
+    build = fma_matrix if dim == 1 else fma_matrix_2d
+    needed, peak = estimate_and_peak(lambda: build(q, k, r=r))
+    assert 8 * n * n <= peak <= needed, (peak, needed)
+
+
+def test_dense_matrix_refused_before_allocating(refused_peak):
+    x = np.zeros((100_000, 4))  # the matrix alone would be 80 GB
+    assert refused_peak(lambda: fma_matrix(x, x, r=16), r"fma_matrix's dense attention matrix .* shape \(100000, "
+                                                         r"100000\) needs an estimated 671 GiB.*fma_attention\(q, k, "
+                                                         r"v\)") < 1 << 20
+    assert refused_peak(lambda: fma_matrix_2d(x[:90_000], x[:90_000], r=4), r"fma_attention_2d\(q, k, v\)") < 1 << 20

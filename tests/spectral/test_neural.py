@@ -95,3 +95,18 @@ def test_backends(xp, rng):
     mlp = ScoreMLP(3, 3, 5, rng=2, activation="relu")
     for form in ("factored", "concat"):
         _same_backend(xp, neural_scores(xx, xx, mlp, form=form), neural_scores(x, x, mlp), atol=1e-14)
+
+
+def test_factored_scores_memory_estimate_bounds_the_traced_peak(estimate_and_peak):
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal((1000, 8)), rng.standard_normal((900, 8))
+    needed, peak = estimate_and_peak(lambda: neural_scores(q, k, ScoreMLP(8, 8, 16, rng=0)))
+    assert 1000 * 900 * 8 <= peak <= needed, (peak, needed)
+
+
+def test_factored_scores_refused_before_allocating(refused_peak):
+    x = np.zeros((100_000, 4))
+    assert refused_peak(lambda: neural_scores(x, x, ScoreMLP(4, 4, 8, rng=0)),
+                        r"MLP scores of shape \(100000, 100000\) needs an estimated 149 GiB.*neural_scores\(q\[i:j\]") < 1 << 20
+    with pytest.raises(DenseMemoryError, match="over the limit max_bytes"):
+        neural_scores(x[:100], x[:100], ScoreMLP(4, 4, 8, rng=0), max_bytes=100_000)

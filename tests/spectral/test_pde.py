@@ -263,3 +263,11 @@ class TestStabilityAndBadInput:
             evolve_attention(np.eye(4), pde="wave", steps=1, velocity=np.zeros((5, 5)))
         with pytest.raises(InputError, match="velocity"):
             evolve_attention(sp.csr_array(np.eye(4)), pde="wave", steps=1, velocity=np.zeros((4, 4)))
+
+
+def test_dense_laplacian_refused_before_allocating_the_sparse_one_is_not():
+    from spectral import DenseMemoryError
+
+    with pytest.raises(DenseMemoryError, match=r"dense Laplacian .* needs an estimated 298 GiB.*use sparse=True"):
+        laplacian_matrix(200_000, boundary="periodic")
+    assert laplacian_matrix(200_000, boundary="periodic", sparse=True).nnz == 3 * 200_000
