@@ -93,3 +93,13 @@ def test_full_ladder_passes():
     r = fna_rate.run(full=True)
     assert r.passed, r.failures
     assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
+
+
+def test_a_ladder_below_the_grid_error_fails_and_names_the_grid():
+    # h_ratio 24 down to scale 5e-5: the grid error alpha (1 + alpha) / (12 h_ratio^2) is 0.16 of the smallest
+    # alpha = 1.2 bias; the fit fails (exponent ~0.76) and the failure says why, while alpha = 1.8 passes
+    r = fna_rate.run(alphas=(1.2, 1.8), scale_min=5e-5, h_ratio=24.0, control_scales=0)
+    assert not r.passed and r.measured["grid_error_over_smallest_bias_a1.2"] > 0.1
+    assert all("a1.2" in name for name in _failed(r)), _failed(r)
+    assert "outside the measured regime: the grid error" in " ".join(r.failures)
+    assert "raise --h-ratio or --scale-min" in " ".join(r.failures)
