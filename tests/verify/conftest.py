@@ -50,3 +50,31 @@ def device_spy(monkeypatch):
     what it called) and, since array_api_strict wraps NumPy, give the same records as on NumPy.
     """
     return _DeviceSpy(monkeypatch)
+
+
+@pytest.fixture
+def available_memory(monkeypatch):
+    """``available_memory(nbytes)``: the host memory available now is ``nbytes``, whatever the machine.
+
+    Both readers the guards use are fixed (``spectral.memory`` and ``verify.peak_memory``); the checks
+    read them at run time.
+    """
+
+    def fix(nbytes):
+        monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
+        monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
+
+    return fix
+
+
+@pytest.fixture(scope="session")
+def command_options():
+    """``command_options(name)``: the option strings of ``python -m verify.<name>`` (its generated parser)."""
+    from verify.claims import load_check
+    from verify.cli import build_parser
+
+    def options(name):
+        parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")
+        return {opt for action in parser._actions for opt in action.option_strings}
+
+    return options

@@ -8,24 +8,11 @@ import pytest
 from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import clusters as check
-from verify import peak_memory
-from verify.cli import build_parser
 
 FAST = {"cluster_counts": (2, 3), "draws": 1, "points_per_cluster": 60}
 # the matrix-free path costs ~0.3 s per block eigensolve here: one separation, 30 points per cluster
 MF_FAST = {"cluster_counts": (2, 3), "draws": 1, "points_per_cluster": 30, "separations": (8.0,)}
 MIB = 1 << 20
-
-
-def _available(monkeypatch, nbytes):
-    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
-    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: nbytes)
-
-
-def _options():
-    parser = build_parser(check.run, prog="python -m verify.clusters")
-    return {opt for action in parser._actions for opt in action.option_strings}
 
 
 def test_heat_kernel_clusters(default_result):
@@ -89,36 +76,36 @@ def test_fna_kernel_fails_matrix_free():
     assert res.measured["min_gap_ratio"] < res.record("min_gap_ratio").tolerance
 
 
-def test_auto_takes_matrix_free_when_dense_does_not_fit(monkeypatch):
+def test_auto_takes_matrix_free_when_dense_does_not_fit(available_memory):
     # MF_FAST at n = 3 x 30: dense estimate 16.4 MiB, matrix-free 8.3 MiB
-    _available(monkeypatch, 12 * MIB)
+    available_memory(12 * MIB)
     assert check.run(**MF_FAST).parameters["method"] == "matrix-free"
     with pytest.raises(DenseMemoryError, match=r"--method matrix-free \(needs 8.\d+ MiB\)"):
         check.run(method="dense", **MF_FAST)
 
 
-def test_auto_takes_dense_when_it_fits(monkeypatch):
-    _available(monkeypatch, 64 * MIB)
+def test_auto_takes_dense_when_it_fits(available_memory):
+    available_memory(64 * MIB)
     assert check._choose_method("auto", 3, 30) == "dense"
 
 
-def test_dense_refusal_names_real_options(monkeypatch):
-    _available(monkeypatch, 1 << 30)
+def test_dense_refusal_names_real_options(available_memory, command_options):
+    available_memory(1 << 30)
     # K = 10 x 500 points: dense needs ~1.1 GiB; the matrix-free path ~65 MiB
     with pytest.raises(DenseMemoryError) as info:
         check.run(cluster_counts=(2, 10), points_per_cluster=500, method="dense")
     message = str(info.value)
     assert "--method matrix-free (needs " in message and "lower --points-per-cluster (at most " in message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named and named <= _options(), named - _options()
+    assert named and named <= command_options("clusters"), named - command_options("clusters")
     fits = int(re.search(r"at most (\d+) fits", message).group(1))
     assert check._path_bytes("dense", 10 * fits) <= 1 << 30 < check._path_bytes("dense", 10 * (fits + 1))
     # auto does not refuse: it would take the matrix-free path
     assert check._choose_method("auto", 10, 500) == "matrix-free"
 
 
-def test_matrix_free_refusal_when_nothing_fits(monkeypatch):
-    _available(monkeypatch, 4 * MIB)
+def test_matrix_free_refusal_when_nothing_fits(available_memory):
+    available_memory(4 * MIB)
     with pytest.raises(DenseMemoryError, match=r"matrix-free path .* even --points-per-cluster 10 does not fit now: "
                                                r"use a smaller --cluster-counts$"):
         check.run(method="matrix-free", **MF_FAST)

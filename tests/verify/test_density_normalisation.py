@@ -82,19 +82,6 @@ def test_computes_in_the_device_namespace(device_spy):
 GIB = 1 << 30
 
 
-def _available(monkeypatch, nbytes):
-    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
-    monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
-
-
-def _options():
-    from verify.cli import build_parser
-
-    parser = build_parser(dn.run, prog="python -m verify.density_normalisation")
-    return {opt for action in parser._actions for opt in action.option_strings}
-
-
 def test_matrix_free_gives_the_dense_numbers():
     kwargs = dict(n=600, alphas=(1.2, 2.0), densities=("cosine",))
     dense, free = dn.run(method="dense", **kwargs), dn.run(method="matrix-free", **kwargs)
@@ -114,26 +101,26 @@ def test_matrix_free_printed_claim_still_fails():
     assert _failed(r) == {"column_sum_slope_cosine_alpha2_a0"}, r.failures
 
 
-def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(monkeypatch):
+def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(available_memory):
     # n = 1500: dense needs 16 MiB + 40 n^2 = 102 MiB, matrix-free 88 MiB + a few hundred bytes per point
-    _available(monkeypatch, 96 << 20)
+    available_memory(96 << 20)
     r = dn.run(n=1500, densities=("cosine",), alphas=(2.0,))
     assert r.parameters["method"] == "matrix-free" and r.passed, r.failures
-    _available(monkeypatch, GIB)
+    available_memory(GIB)
     assert dn.run(n=1500, densities=("cosine",), alphas=(2.0,)).parameters["method"] == "dense"
 
 
-def test_dense_refusal_names_the_matrix_free_path_and_real_options(monkeypatch):
+def test_dense_refusal_names_the_matrix_free_path_and_real_options(available_memory, command_options):
     from spectral.memory import DenseMemoryError
 
-    _available(monkeypatch, GIB)
+    available_memory(GIB)
     with pytest.raises(DenseMemoryError) as info:
         dn.run(n=8000, method="dense")
     message = str(info.value)
     assert "lower --n (at most 5" in message and "or use --method matrix-free (needs 9" in message, message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named == {"--n", "--method"} and named <= _options()
-    _available(monkeypatch, 64 << 20)  # below the matrix-free path's fixed part
+    assert named == {"--n", "--method"} and named <= command_options("density_normalisation")
+    available_memory(64 << 20)  # below the matrix-free path's fixed part
     with pytest.raises(DenseMemoryError, match=r"matrix-free .* even --n 200 does not fit now$"):
         dn.run(n=8000, method="matrix-free")
 

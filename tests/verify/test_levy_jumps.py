@@ -63,19 +63,6 @@ def test_bad_input(kwargs, match):
 GIB = 1 << 30
 
 
-def _available(monkeypatch, nbytes):
-    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
-    monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
-
-
-def _options():
-    from verify.cli import build_parser
-
-    parser = build_parser(lj.run, prog="python -m verify.levy_jumps")
-    return {opt for action in parser._actions for opt in action.option_strings}
-
-
 def test_matrix_free_gives_the_dense_numbers():
     kwargs = dict(CHEAP, alphas=(1.2, 2.0), jumps=5000)
     dense, free = lj.run(method="dense", **kwargs), lj.run(method="matrix-free", **kwargs)
@@ -100,25 +87,25 @@ def test_matrix_free_ambient_dimension_still_fails():
     assert r.record("torus_exponent_a1.2").passed is False
 
 
-def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(monkeypatch):
+def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(available_memory):
     # CHEAP: dense needs 16 MiB + 32 * 800^2 + 48 * 800^2 = 65 MiB, matrix-free 64 MiB + 0.1 MiB
-    _available(monkeypatch, (64 << 20) + (1 << 19))
+    available_memory((64 << 20) + (1 << 19))
     r = lj.run(alphas=(1.5,), **CHEAP)
     assert r.parameters["method"] == "matrix-free" and r.passed, r.failures
-    _available(monkeypatch, GIB)
+    available_memory(GIB)
     assert lj.run(alphas=(1.5,), **CHEAP).parameters["method"] == "dense"
 
 
-def test_dense_refusal_names_the_matrix_free_path_and_real_options(monkeypatch):
+def test_dense_refusal_names_the_matrix_free_path_and_real_options(available_memory, command_options):
     from spectral.memory import DenseMemoryError
 
-    _available(monkeypatch, GIB)
+    available_memory(GIB)
     with pytest.raises(DenseMemoryError) as info:
         lj.run(circle_n=6000, torus_n=2000, method="dense")
     message = str(info.value)
     assert "lower --circle-n (at most " in message and "or use --method matrix-free (needs 6" in message, message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named == {"--circle-n", "--method", "--torus-n"} and named <= _options()
-    _available(monkeypatch, 64 << 20)  # below the matrix-free path's fixed part
+    assert named == {"--circle-n", "--method", "--torus-n"} and named <= command_options("levy_jumps")
+    available_memory(64 << 20)  # below the matrix-free path's fixed part
     with pytest.raises(DenseMemoryError, match=r"matrix-free .* even --jumps 0 does not fit now$"):
         lj.run(method="matrix-free")

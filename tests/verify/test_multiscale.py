@@ -10,8 +10,6 @@ import pytest
 from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import multiscale as check
-from verify import peak_memory
-from verify.cli import build_parser
 
 MIB = 1 << 20
 
@@ -77,17 +75,6 @@ def test_row_entropy_bounds():
     assert check.row_entropy(np.eye(4)) == 0.0
 
 
-def _available(monkeypatch, nbytes):
-    """The memory available now is ``nbytes``, whatever the machine (read at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
-    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: nbytes)
-
-
-def _options():
-    parser = build_parser(check.run, prog="python -m verify.multiscale")
-    return {opt for action in parser._actions for opt in action.option_strings}
-
-
 @pytest.mark.parametrize("d", [8, 16])
 def test_matrix_free_diffusion_maps_equal_dense(d):
     from manifolds import Euclidean
@@ -105,9 +92,9 @@ def test_matrix_free_diffusion_maps_equal_dense(d):
         assert np.max(np.abs(free[2] * flip - dense[2])) <= 1e-4 * np.max(np.abs(dense[2]))
 
 
-def test_auto_takes_matrix_free_and_printed_claim_still_fails(monkeypatch):
+def test_auto_takes_matrix_free_and_printed_claim_still_fails(available_memory):
     # CHEAP at dm_n = 200: dense estimate 18.4 MiB, matrix-free 8.5 MiB
-    _available(monkeypatch, 12 * MIB)
+    available_memory(12 * MIB)
     res = check.run(claim="printed", **CHEAP)
     assert res.parameters["method"] == "matrix-free"
     assert not res.passed
@@ -116,26 +103,26 @@ def test_auto_takes_matrix_free_and_printed_claim_still_fails(monkeypatch):
     assert res.record("dm_spread_ratio_d8").passed and res.record("dm_ratio_vs_eta_log_d8").passed
 
 
-def test_auto_takes_dense_when_it_fits(monkeypatch):
-    _available(monkeypatch, 64 * MIB)
+def test_auto_takes_dense_when_it_fits(available_memory):
+    available_memory(64 * MIB)
     assert check._choose_method("auto", 500) == "dense"
 
 
-def test_dense_refusal_names_real_options(monkeypatch):
-    _available(monkeypatch, 1 << 30)
+def test_dense_refusal_names_real_options(available_memory, command_options):
+    available_memory(1 << 30)
     with pytest.raises(DenseMemoryError) as info:
         check.run(dm_n=5000, method="dense")
     message = str(info.value)
     assert "lower --dm-n (at most " in message and "--method matrix-free (needs " in message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named and named <= _options(), named - _options()
+    assert named and named <= command_options("multiscale"), named - command_options("multiscale")
     fits = int(re.search(r"at most (\d+) fits", message).group(1))
     assert check._dm_bytes("dense", fits) <= 1 << 30 < check._dm_bytes("dense", fits + 1)
     assert check._choose_method("auto", 5000) == "matrix-free"
 
 
-def test_matrix_free_refused_when_nothing_fits(monkeypatch):
-    _available(monkeypatch, 4 * MIB)
+def test_matrix_free_refused_when_nothing_fits(available_memory):
+    available_memory(4 * MIB)
     with pytest.raises(DenseMemoryError, match=r"matrix-free diffusion maps .* even --dm-n 32 does not fit now$"):
         check.run(method="matrix-free", **CHEAP)
 

@@ -12,7 +12,6 @@ import pytest
 from spectral.memory import DenseMemoryError
 from verify import peak_memory
 from verify.claims import load_check
-from verify.cli import build_parser
 
 GIB = 1 << 30
 
@@ -43,42 +42,32 @@ OVERSIZED_BELOW_ONE_GIB = [
 ]
 
 
-def _available(monkeypatch, limit):
-    """The memory available is ``limit`` bytes, whatever the machine (the checks read it at run time)."""
-    monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: limit)
-    monkeypatch.setattr(peak_memory, "available_memory_bytes", lambda: limit)
-
-
 @pytest.fixture
-def one_gib(monkeypatch):
-    _available(monkeypatch, GIB)
-
-
-def _options(name):
-    parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")
-    return {opt for action in parser._actions for opt in action.option_strings}
+def one_gib(available_memory):
+    available_memory(GIB)
 
 
 @pytest.mark.parametrize("name, kwargs, option", OVERSIZED, ids=[c[0] for c in OVERSIZED])
-def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, option):
-    _refused_and_the_advice_fits(name, kwargs, option, "1 GiB")
+def test_refused_before_allocating_with_real_options(one_gib, name, kwargs, option, command_options):
+    _refused_and_the_advice_fits(name, kwargs, option, "1 GiB", command_options)
 
 
 @pytest.mark.parametrize("name, kwargs, option, mib", OVERSIZED_BELOW_ONE_GIB,
                          ids=[c[0] for c in OVERSIZED_BELOW_ONE_GIB])
-def test_a_largest_request_below_one_gib_is_refused_below_its_estimate(monkeypatch, name, kwargs, option, mib):
-    _available(monkeypatch, mib << 20)
-    _refused_and_the_advice_fits(name, kwargs, option, f"{mib} MiB")
+def test_a_largest_request_below_one_gib_is_refused_below_its_estimate(name, kwargs, option, mib, available_memory,
+                                                                       command_options):
+    available_memory(mib << 20)
+    _refused_and_the_advice_fits(name, kwargs, option, f"{mib} MiB", command_options)
 
 
-def _refused_and_the_advice_fits(name, kwargs, option, available):
+def _refused_and_the_advice_fits(name, kwargs, option, available, command_options):
     with pytest.raises(DenseMemoryError) as info:
         load_check(name).run(**kwargs)
     message = str(info.value)
     assert "needs an estimated" in message and f"over the memory available now: {available}" in message
     assert f"lower {option} (at most " in message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named and named <= _options(name), named - _options(name)
+    assert named and named <= command_options(name), named - command_options(name)
     # the advice is the boundary: its value's estimate fits (largest_that_fits, tested below) and one more
     # is refused again
     fits = int(re.search(rf"lower {option} \(at most (\d+) fits", message).group(1))
@@ -89,23 +78,23 @@ def _refused_and_the_advice_fits(name, kwargs, option, available):
         load_check(name).run(**bigger)
 
 
-def test_a_grid_set_by_a_float_option_advises_the_float_that_fits(one_gib):
+def test_a_grid_set_by_a_float_option_advises_the_float_that_fits(one_gib, command_options):
     # fna_rate's grid holds 2 pi h_ratio / scale_min points: 8.0e7 at --scale-min 5e-6 (about 2.4 GiB)
     with pytest.raises(DenseMemoryError) as info:
         load_check("fna_rate").run(scale_min=5e-6)
     message = str(info.value)
     assert "over the memory available now: 1 GiB" in message
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
-    assert named == {"--scale-min", "--h-ratio"} and named <= _options("fna_rate")
+    assert named == {"--scale-min", "--h-ratio"} and named <= command_options("fna_rate")
     fits = float(re.search(r"raise --scale-min \(at least ([0-9.e+-]+) fits now\)", message).group(1))
     assert 5e-6 < fits < 1e-4
     with pytest.raises(DenseMemoryError):  # the advice is the boundary: 1 % finer is refused again
         load_check("fna_rate").run(scale_min=0.99 * fits)
 
 
-def test_a_check_whose_largest_request_fits_in_one_gib_still_refuses_beyond_the_memory_available(monkeypatch):
+def test_a_check_whose_largest_request_fits_in_one_gib_still_refuses_beyond_the_memory_available(available_memory):
     # heat_rate's largest request is about 1 GiB (1000 test points x 64000 samples): refused at 256 MiB
-    _available(monkeypatch, 256 << 20)
+    available_memory(256 << 20)
     with pytest.raises(DenseMemoryError, match=r"lower --test-points \(at most 229 fits now\)$"):
         load_check("heat_rate").run(test_points=1000)
 
