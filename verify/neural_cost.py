@@ -30,9 +30,9 @@ import tracemalloc
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, child_rng
+from spectral.validation import check_int, check_ints, check_option, child_rng
 from verify.check import Check
-from verify.neural_reference import ACTIVATIONS, check_ints, concat_loop, mlp_score_loop, per_pair_score_loop
+from verify.neural_reference import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
 from verify.neural_reference import activation as sigma_of
 from verify.peak_memory import require_memory
 from verify.result import Recorder

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, child_rng
+from spectral.validation import check_int, check_ints, check_option, child_rng
 from verify.check import Check
-from verify.neural_reference import (additive_score_loop, check_activations, check_ints, mlp_score_loop,
+from verify.neural_reference import (additive_score_loop, check_activations, mlp_cases, mlp_score_loop,
                                      softmax_rows)
 from verify.result import Recorder
 from verify.threads import single_blas_thread
@@ -83,7 +83,7 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
         Passes when every realised form, the L2 identity and the concatenation/additive identity hold
         to 1e-12 and the softmax ignores query-only terms.
     """
-    from spectral import ScoreMLP, neural_scores
+    from spectral import neural_scores
 
     n = check_int("n", n, low=2, high=200)
     m = check_int("m", m, low=2, high=200)
@@ -159,26 +159,20 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
     worst_identity = worst_concat = worst_factored = worst_bias = 0.0
     min_identity = np.inf
     with rec.timed("additive"), single_blas_thread():
-        for dp in d_prime:
-            irng = child_rng(seed, "mlp-inputs", dp)
-            q = irng.standard_normal((n, dp))
-            k = irng.standard_normal((m, dp))
-            for h in hidden:
-                for act in activations:
-                    mlp = ScoreMLP(dp, dp, h, rng=child_rng(seed, "mlp", dp, h, act), activation=act)
-                    args = (mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
-                    concat_ref = mlp_score_loop(q, k, *args)
-                    additive_ref = additive_score_loop(q, k, *args)
-                    concat = np.asarray(neural_scores(q, k, mlp, form="concat"))
-                    factored = np.asarray(neural_scores(q, k, mlp, form="factored"))
-                    scale = float(np.max(np.abs(additive_ref)))
-                    gap = float(np.max(np.abs(concat_ref - additive_ref))) / scale
-                    worst_identity = max(worst_identity, gap)
-                    min_identity = min(min_identity, gap)
-                    worst_concat = max(worst_concat, float(np.max(np.abs(concat - concat_ref))) / scale)
-                    worst_factored = max(worst_factored, float(np.max(np.abs(factored - additive_ref))) / scale)
-                    worst_bias = max(worst_bias, float(np.max(np.abs(softmax_rows(factored)
-                                                                     - softmax_rows(factored - mlp.b_a)))))
+        for _dp, _h, act, q, k, mlp in mlp_cases(seed, d_prime, hidden, activations, n=n, m=m):
+            args = (mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
+            concat_ref = mlp_score_loop(q, k, *args)
+            additive_ref = additive_score_loop(q, k, *args)
+            concat = np.asarray(neural_scores(q, k, mlp, form="concat"))
+            factored = np.asarray(neural_scores(q, k, mlp, form="factored"))
+            scale = float(np.max(np.abs(additive_ref)))
+            gap = float(np.max(np.abs(concat_ref - additive_ref))) / scale
+            worst_identity = max(worst_identity, gap)
+            min_identity = min(min_identity, gap)
+            worst_concat = max(worst_concat, float(np.max(np.abs(concat - concat_ref))) / scale)
+            worst_factored = max(worst_factored, float(np.max(np.abs(factored - additive_ref))) / scale)
+            worst_bias = max(worst_bias, float(np.max(np.abs(softmax_rows(factored)
+                                                             - softmax_rows(factored - mlp.b_a)))))
     rec.at_most("concat_vs_additive", worst_identity, _SAME_FUNCTION_TOL,
                 why="w_a.sigma(W_h [q; k] + b_h) vs w_a.sigma(W_1 q + W_2 k + b_h), both pair by pair: one "
                     "matrix-vector product split in two, rounding only, relative to max |s| (measured <= 6.7e-16 "

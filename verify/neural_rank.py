@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, child_rng
+from spectral.validation import check_int, check_ints, check_option, child_rng
 from verify.check import Check
-from verify.neural_reference import RANK_TOLERANCES, check_activations, check_ints, rank_profile, softmax_rows
+from verify.neural_reference import RANK_TOLERANCES, check_activations, mlp_cases, rank_profile, softmax_rows
 from verify.peak_memory import require_memory
 from verify.result import Recorder
 from verify.threads import single_blas_thread
@@ -106,7 +106,7 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
         Passes when the logit ranks equal d and d', the softmax matrix has full rank n, every
         algebraic decomposition holds to 1e-12, and the ranks by activation obey their bounds.
     """
-    from spectral import ScoreMLP, neural_scores
+    from spectral import neural_scores
 
     n = check_int("n", n, low=16, high=1024)
     d = check_int("d", d, low=1, high=512)
@@ -176,50 +176,44 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     query_indep = 0.0
     printed_ratio = 0.0
     with rec.timed("mlp_scores"), single_blas_thread():
-        for dp in d_prime:
-            irng = child_rng(seed, "mlp-inputs", dp)
-            q = irng.standard_normal((n, dp))
-            k = irng.standard_normal((n, dp))
-            for h in hidden:
-                for act in activations:
-                    mlp = ScoreMLP(dp, dp, h, rng=child_rng(seed, "mlp", dp, h, act), activation=act)
-                    A = np.asarray(neural_scores(q, k, mlp))
-                    prof = rank_profile(A)
-                    tag = f"{act}_d{dp}_h{h}"
-                    rec.info(f"ranks_{tag}", _ranks_text(prof))
-                    rec.array(f"sv_{tag}", prof.singular)
-                    if act in ("identity", "square", "exp"):
-                        resid = float(np.max(np.abs(A - _algebra(act, q, k, mlp))) / np.max(np.abs(A)))
-                        worst["algebra"][act] = max(worst["algebra"].get(act, 0.0), resid)
-                    if act == "identity":
-                        worst["deviation"][act] = max(worst["deviation"].get(act, 0),
-                                                      max(abs(prof.rank(t) - min(2, n)) for t in RANK_TOLERANCES))
-                        P = softmax_rows(A)
-                        key_only = softmax_rows((k @ mlp.W2.T @ mlp.w_a)[None, :])
-                        query_indep = max(query_indep, float(np.max(np.abs(P - key_only))))
-                    elif act == "square":
-                        bound = min(min(dp, h) + 2, n)
-                        worst["deviation"][act] = max(worst["deviation"].get(act, 0),
-                                                      max(abs(prof.rank(t) - bound) for t in RANK_TOLERANCES))
-                    elif act == "exp":
-                        worst["excess"][act] = max(worst["excess"].get(act, -n),
-                                                   max(prof.rank(t) for t in RANK_TOLERANCES) - min(h + 1, n))
-                        A0 = A - mlp.b_a
-                        prof0 = rank_profile(A0)
-                        rec.info(f"ranks_{tag}_without_b_a", _ranks_text(prof0))
-                        worst["excess_no_bias"][act] = max(worst["excess_no_bias"].get(act, -n),
-                                                           max(prof0.rank(t) for t in RANK_TOLERANCES) - min(h, n))
-                    elif act == "relu" and h >= 4:
-                        relu_min = prof.rank(1e-10) if relu_min is None else min(relu_min, prof.rank(1e-10))
-                    elif act in ("tanh", "gelu"):
-                        ok = prof.rank(1e-6) < prof.rank(1e-10) or prof.rank(1e-6) == n
-                        tol_dependent[act] = tol_dependent.get(act, True) and ok
-                    # the row softmax ignores query-only terms and the output bias b_a
-                    g = child_rng(seed, "shift", dp, h, act).standard_normal((n, 1))
-                    P = softmax_rows(A)
-                    shift = max(shift, float(np.max(np.abs(softmax_rows(A + g) - P))),
-                                float(np.max(np.abs(softmax_rows(A - mlp.b_a) - P))))
-                    printed_ratio = max(printed_ratio, prof.rank(1e-10) / (2 * dp))
+        for dp, h, act, q, k, mlp in mlp_cases(seed, d_prime, hidden, activations, n=n, m=n):
+            A = np.asarray(neural_scores(q, k, mlp))
+            prof = rank_profile(A)
+            tag = f"{act}_d{dp}_h{h}"
+            rec.info(f"ranks_{tag}", _ranks_text(prof))
+            rec.array(f"sv_{tag}", prof.singular)
+            if act in ("identity", "square", "exp"):
+                resid = float(np.max(np.abs(A - _algebra(act, q, k, mlp))) / np.max(np.abs(A)))
+                worst["algebra"][act] = max(worst["algebra"].get(act, 0.0), resid)
+            if act == "identity":
+                worst["deviation"][act] = max(worst["deviation"].get(act, 0),
+                                              max(abs(prof.rank(t) - min(2, n)) for t in RANK_TOLERANCES))
+                P = softmax_rows(A)
+                key_only = softmax_rows((k @ mlp.W2.T @ mlp.w_a)[None, :])
+                query_indep = max(query_indep, float(np.max(np.abs(P - key_only))))
+            elif act == "square":
+                bound = min(min(dp, h) + 2, n)
+                worst["deviation"][act] = max(worst["deviation"].get(act, 0),
+                                              max(abs(prof.rank(t) - bound) for t in RANK_TOLERANCES))
+            elif act == "exp":
+                worst["excess"][act] = max(worst["excess"].get(act, -n),
+                                           max(prof.rank(t) for t in RANK_TOLERANCES) - min(h + 1, n))
+                A0 = A - mlp.b_a
+                prof0 = rank_profile(A0)
+                rec.info(f"ranks_{tag}_without_b_a", _ranks_text(prof0))
+                worst["excess_no_bias"][act] = max(worst["excess_no_bias"].get(act, -n),
+                                                   max(prof0.rank(t) for t in RANK_TOLERANCES) - min(h, n))
+            elif act == "relu" and h >= 4:
+                relu_min = prof.rank(1e-10) if relu_min is None else min(relu_min, prof.rank(1e-10))
+            elif act in ("tanh", "gelu"):
+                ok = prof.rank(1e-6) < prof.rank(1e-10) or prof.rank(1e-6) == n
+                tol_dependent[act] = tol_dependent.get(act, True) and ok
+            # the row softmax ignores query-only terms and the output bias b_a
+            g = child_rng(seed, "shift", dp, h, act).standard_normal((n, 1))
+            P = softmax_rows(A)
+            shift = max(shift, float(np.max(np.abs(softmax_rows(A + g) - P))),
+                        float(np.max(np.abs(softmax_rows(A - mlp.b_a) - P))))
+            printed_ratio = max(printed_ratio, prof.rank(1e-10) / (2 * dp))
 
     for act, resid in worst["algebra"].items():
         rec.at_most(f"{act}_algebra_residual", resid, _ALGEBRA_TOL,

@@ -20,11 +20,10 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_option
+from spectral.validation import InputError, check_option, child_rng
 
 __all__ = ["ACTIVATIONS", "RANK_TOLERANCES", "RankProfile", "activation", "check_activations", "mlp_score_loop",
-           "additive_score_loop", "per_pair_score_loop", "concat_loop", "rank_profile", "softmax_rows",
-           "check_ints"]
+           "additive_score_loop", "per_pair_score_loop", "concat_loop", "rank_profile", "softmax_rows", "mlp_cases"]
 
 #: Hidden non-linearities of the score MLP ("gelu" is the tanh approximation).
 ACTIVATIONS = ("tanh", "relu", "gelu", "identity", "square", "exp")
@@ -59,22 +58,6 @@ def check_activations(name: str, values) -> tuple[str, ...]:
     for v in out:
         check_option(name, v, ACTIVATIONS)
     return out
-
-
-def check_ints(name: str, values, *, low: int, high: int) -> tuple[int, ...]:
-    """A non-empty tuple of integers in ``[low, high]`` (InputError naming ``name`` otherwise)."""
-    from numbers import Integral
-
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InputError(f"{name} must be a sequence of integers in [{low}, {high}], got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Integral, np.integer)) or not low <= v <= high:
-            raise InputError(f"{name} must hold integers in [{low}, {high}], got {v!r}")
-        out.append(int(v))
-    if not out:
-        raise InputError(f"{name} must hold at least one integer in [{low}, {high}]")
-    return tuple(out)
 
 
 def _matrix(name: str, a, ndim: int) -> np.ndarray:
@@ -244,3 +227,22 @@ def rank_profile(a) -> RankProfile:
     for tol in RANK_TOLERANCES[1:]:
         ranks[tol] = int(np.sum(rel > tol))
     return RankProfile(rel, ranks, float(numpy_tol))
+
+
+def mlp_cases(seed: int, d_prime, hidden, activations, *, n: int, m: int):
+    """Every (d', hidden width, activation) case of the NEURAL checks with its inputs and random MLP.
+
+    Yields ``(dp, h, act, q, k, mlp)``: ``q`` (n, d') and ``k`` (m, d') standard normal from the stream
+    ``("mlp-inputs", d')`` (shared by every width and activation of that d'), and a
+    :class:`spectral.ScoreMLP` ``(d', d', h)`` whose weights come from the stream ``("mlp", d', h, act)``,
+    so a case has the same draws in every check and whatever other cases are asked for.
+    """
+    from spectral import ScoreMLP
+
+    for dp in d_prime:
+        irng = child_rng(seed, "mlp-inputs", dp)
+        q = irng.standard_normal((n, dp))
+        k = irng.standard_normal((m, dp))
+        for h in hidden:
+            for act in activations:
+                yield dp, h, act, q, k, ScoreMLP(dp, dp, h, rng=child_rng(seed, "mlp", dp, h, act), activation=act)

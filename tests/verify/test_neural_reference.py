@@ -51,11 +51,13 @@ def test_mismatched_query_and_key_shapes(q_shape, k_shape, name):
 
 
 def test_bad_activation_and_integer_tuples():
+    from verify import neural_rank
+
     with pytest.raises(InputError, match="activation"):
         ref.activation("softplus")
     with pytest.raises(InputError, match="hidden"):
-        ref.check_ints("hidden", (4, True), low=1, high=8)
+        neural_rank.run(hidden=(4, True))
     with pytest.raises(InputError, match="hidden"):
-        ref.check_ints("hidden", (), low=1, high=8)
+        neural_rank.run(hidden=())
     with pytest.raises(InputError, match="W_h"):
         ref.per_pair_score_loop(np.zeros((2, 2, 4)), np.zeros((2, 2, 3, 5)), np.zeros((2, 2, 3)), "relu")
