@@ -141,7 +141,7 @@ def section_paths(section, sizes, repeats, cp, host_only, log):
 
 
 def section_checks(repeats, host_only, log):
-    from verify.claims import available_checks, load_check
+    from verify.core.claims import available_checks, load_check
 
     rows = []
     for name in available_checks():

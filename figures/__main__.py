@@ -18,8 +18,8 @@ from pathlib import Path
 from figures import describe, registry
 from spectral.memory import DenseMemoryError
 from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int
-from verify.cli import EXIT_PASS, OneLineParser, report_error
-from verify.progress import progress, silenced
+from verify.core.cli import EXIT_PASS, OneLineParser, report_error
+from verify.core.progress import progress, silenced
 
 PROG = "python -m figures"
 FORMATS = ("png", "pdf", "svg")  # the formats figures._plotting.save writes

@@ -29,7 +29,7 @@ FIG1_QUERY = 37
 
 @functools.lru_cache(maxsize=None)
 def _run(check: str, seed: int = 0):
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     return load_check(check).run(seed=seed)
 

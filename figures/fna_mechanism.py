@@ -43,7 +43,7 @@ FIG5E_RUN = dict(datasets=("sequence",), dims=(8,), sizes=(32, 64, 128, 256), dr
 
 @functools.lru_cache(maxsize=8)
 def _cached(check: str, items: tuple):
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     return load_check(check).run(**dict(items))
 

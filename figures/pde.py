@@ -32,7 +32,7 @@ FIG16_RATES = (0.1, 0.25, 0.45)
 
 @functools.lru_cache(maxsize=None)
 def _run(check: str, **kwargs):
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     return load_check(check).run(**kwargs)
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 
 from spectral.validation import InputError
-from verify.claims import CHECKS, PAPERS, available_checks, claim
-from verify.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, check_output_path, report_error
-from verify.progress import silenced
-from verify.provenance import toolkit_version
-from verify.runner import CATEGORIES, run_checks, summary_by_paper
+from verify.core.claims import CHECKS, PAPERS, available_checks, claim
+from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, check_output_path, report_error
+from verify.core.progress import silenced
+from verify.core.provenance import toolkit_version
+from verify.core.runner import CATEGORIES, run_checks, summary_by_paper
 
 __all__ = ["main", "run_checks", "summary_by_paper"]
 
@@ -55,7 +55,7 @@ def _print_summary(summary) -> None:
 
 
 def main(argv=None) -> int:
-    from verify.report import check_output_dir, report_data, write_report
+    from verify.core.report import check_output_dir, report_data, write_report
 
     parser = OneLineParser(prog="python -m verify", description=__doc__.strip().split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="checks to run (default: list them)")

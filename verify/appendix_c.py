@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_option, check_real
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("appendix_c", claims=("DRIFT-13",))
 

@@ -30,10 +30,10 @@ import warnings
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, check_reals, child_rng
-from verify.check import Check
-from verify.peak_memory import PathNeed, choose_path
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from verify.core.memory import PathNeed, choose_path
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("clusters", claims=("DRIFT-9",), devices=("cpu", "gpu"))
 METHODS = ("auto", "dense", "matrix-free")
@@ -159,8 +159,8 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
     check_option("method", method, METHODS)
     used = _choose_method(method, max(cluster_counts), points_per_cluster)  # memory first
     from spectral.backend import to_numpy
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
-    from verify.fits import fit_linear
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.fits import fit_linear
 
     xp = device_namespace(device)
     rec = Recorder()
@@ -168,7 +168,7 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
         rec.resolve("method", used)
     dense = used == "dense"
     ratios, argmax_ok, isolated_total, fna_ratios = [], 0, 0, []
-    # many small dense eigensolves: one BLAS thread each (see verify.threads)
+    # many small dense eigensolves: one BLAS thread each (see verify.core.threads)
     with rec.timed("eigengaps"), single_blas_thread():
         for sep in separations:
             for k in cluster_counts:

@@ -18,8 +18,8 @@ import functools
 import numpy as np
 
 from spectral.validation import InputError, UnavailableError, check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("conformal", claims=("DRIFT-7", "DRIFT-8"), devices=("cpu", "gpu"))
 
@@ -158,7 +158,7 @@ def run(*, claim="corrected", weight_power=2.0, kappa=1.0, n=4000, eps=1e-3, bin
         raise InputError(f"eps too large for kappa: kernel bias ~0.4 kappa^2 eps = {0.4 * kappa**2 * eps:.3g} must "
                          f"stay <= 0.016 (tolerance 0.02); lower eps or kappa")
     from spectral.backend import to_numpy
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
     rec = Recorder()

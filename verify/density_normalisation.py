@@ -27,10 +27,10 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
-from verify.check import Check
-from verify.fits import fit_linear
-from verify.peak_memory import PathNeed, choose_path
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.fits import fit_linear
+from verify.core.memory import PathNeed, choose_path
+from verify.core.result import Recorder
 
 CHECK = Check("density_normalisation", claims=("FNA-14",), devices=("cpu", "gpu"))
 
@@ -147,7 +147,7 @@ def run(*, alphas=(1.2, 2.0), exponents=(0.0, 0.5, 1.0), scale=0.02, n=2000, den
     method = _choose_method(check_option("method", method, METHODS), n, len(exponents),
                             len(exponents) * len(alphas) * len(densities))
     from spectral.backend import to_numpy
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
 

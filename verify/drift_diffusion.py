@@ -22,9 +22,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.peak_memory import circle_pairs, require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import circle_pairs, require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"))
 
@@ -104,7 +104,7 @@ def _continuum_remainder(lap_coef):
     """
     from scipy.integrate import quad
 
-    from verify.fits import fit_power_law
+    from verify.core.fits import fit_power_law
 
     eps_grid = np.array([1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2])
     rem = []
@@ -181,7 +181,7 @@ def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=100
                        other="--tiers without circle_grid")
     from spectral import heat_markov
     from spectral.backend import to_numpy
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
     rec = Recorder()

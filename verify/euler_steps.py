@@ -19,10 +19,10 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
-from verify.check import Check
-from verify.peak_memory import circle_pairs, require_memory
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from verify.core.memory import circle_pairs, require_memory
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 __all__ = ["CHECK", "run", "main"]
 
@@ -94,7 +94,7 @@ def run(*, claim="corrected", time_per_step=0.5, amplitude=0.5, n=4000, t_final=
                    other="smaller --eps-grid values (fewer neighbours within the cutoff)")
     from manifolds import CosineDensity, drift_pde_initial, drift_pde_solution
     from spectral import heat_markov
-    from verify.fits import fit_power_law
+    from verify.core.fits import fit_power_law
 
     drift = _DRIFT[claim]
     rec = Recorder()

@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("fig2bc", claims=("FNA-15",))
 LAYOUTS = ("paper", "equilateral")

@@ -27,8 +27,8 @@ import importlib
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("fma_contract", claims=("FMA-8",))
 
@@ -168,7 +168,7 @@ def run(*, implementation="fma", claim="corrected", n=1024, r=16, d=32, scale=1.
     rec.info("row_max_with_v_ones", row_hi)
 
     if implementation == "fma":
-        from verify.fma_reference import hierarchy_1d
+        from manifolds.references.fma import hierarchy_1d
 
         with rec.timed("row_sum_law"):
             m = min(n, 256)

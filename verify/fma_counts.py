@@ -25,9 +25,9 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_ints, check_option
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("fma_counts", claims=("FMA-4", "FMA-12"))
 
@@ -77,7 +77,7 @@ def run(*, max_exponent=16, count_cells=(16, 64, 128), ranks=(1, 4), reference_l
         (3r + 6p/r) n, and the near-field counts match block arithmetic.
     """
     from spectral import fma_depth, fma_groups, fma_groups_2d
-    from verify.fma_reference import hierarchy_1d
+    from manifolds.references.fma import hierarchy_1d
 
     max_exponent = check_int("max_exponent", max_exponent, low=9, high=22)
     count_cells = check_ints("count_cells", count_cells, low=1, high=256)

@@ -6,7 +6,7 @@ off-diagonal blocks"). The effective matrix ``Â`` of :func:`spectral.fma_matrix
 ``j`` in a far group ``G``. For random ``Q, K, V`` and random aggregation vectors ``pi^k, pi^v`` of
 rank ``p``, every far block (the queries ``i`` with ``G in G_l(i)``, times ``G``; the queries come
 from the definition-based sets) has numerical rank <= ``p`` (SVD), and ``Â V`` reproduces eq. (4)
-computed query by query from the sets (:func:`verify.fma_reference.eq4_reference`).
+computed query by query from the sets (:func:`manifolds.references.fma.eq4_reference`).
 
 FMA-9 (derived exactness limits), against dense softmax attention ``softmax(Q K^T / sqrt(d)) V``:
 (a) ``n <= 2r`` (``L <= 1``): the near field is everything and FMA is full attention, for both
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_option
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("fma_hmatrix", claims=("FMA-7", "FMA-9"))
 
@@ -71,7 +71,7 @@ def run(*, n=256, r=8, ranks=(1, 2, 4), d=16, matrix="fma", claim="corrected", s
     """
     from spectral import fma_attention, fma_levels, fma_matrix
     from spectral.validation import InputError, child_rng
-    from verify.fma_reference import depth, eq4_reference, hierarchy_1d, softmax_attention
+    from manifolds.references.fma import depth, eq4_reference, hierarchy_1d, softmax_attention
 
     n = check_int("n", n, low=64, high=1024)
     r = check_int("r", r, low=8, high=n // 8)

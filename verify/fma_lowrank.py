@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_ints, check_option, check_real
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("fma_lowrank", claims=("FMA-11",))
 
@@ -106,7 +106,7 @@ def run(*, n=1024, d=64, r=16, ranks=(1, 2, 4), block_sizes=(16, 32, 64, 128), n
     """
     from spectral import fma_groups, fma_levels, fma_matrix
     from spectral.validation import child_rng
-    from verify.threads import single_blas_thread
+    from verify.core.threads import single_blas_thread
 
     n = check_int("n", n, low=256, high=2048)
     d = check_int("d", d, low=8, high=128)

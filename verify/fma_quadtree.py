@@ -4,7 +4,7 @@ FMA paper, "FMA in 2D": a ``W x W`` image flattened row-major (pixel ``(x, y)`` 
 near field ``N(i)`` = the 3 x 3 base cells of side ``r`` around the pixel's cell, far field
 ``F_l(i)`` = the 3 x 3 window of blocks of side ``r 2^l`` minus everything assigned before, tiled by
 squares of side ``r 2^(l-1)`` (cut at the border when they do not divide ``W``). The sets are built
-per pixel from these definitions (:func:`verify.fma_reference.hierarchy_2d`) and compared with
+per pixel from these definitions (:func:`manifolds.references.fma.hierarchy_2d`) and compared with
 :func:`spectral.fma_levels_2d` / :func:`spectral.fma_groups_2d`.
 
 * FMA-5: disjoint cover, exact tiling, at most 27 squares per level, sources
@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"))
 
@@ -85,7 +85,7 @@ def run(*, widths=(14, 24, 16, 28, 32, 32, 64), cells=(4, 8, 2, 4, 2, 8, 4), ste
         counts match the claim variant.
     """
     from spectral import fma_groups_2d, fma_levels_2d
-    from verify.fma_reference import hierarchy_1d, hierarchy_2d
+    from manifolds.references.fma import hierarchy_1d, hierarchy_2d
 
     widths = check_ints("widths", widths, low=1, high=64)
     cells = check_ints("cells", cells, low=1, high=64)

@@ -4,7 +4,7 @@ FMA paper, section 3 "FMA in 1D": ``N(i)`` is the 3-block window of base cells o
 ``F_l(i)`` the 3-block window of blocks of length ``r 2^l`` minus everything assigned before, and
 ``G_l(i)`` the groups of length ``r 2^(l-1)`` inside ``F_l(i)``. For every (n, r) of the grid, and
 every query ``i``, the sets are built from these definitions with a loop over queries
-(:mod:`verify.fma_reference`; for ``n <= 128`` a second time with Python sets) and compared with the
+(:mod:`manifolds.references.fma`; for ``n <= 128`` a second time with Python sets) and compared with the
 toolkit's vectorised :func:`spectral.fma_levels` / :func:`spectral.fma_groups`:
 
 * FMA-1: ``N(i), F_1(i), ..., F_{L-1}(i)`` are pairwise disjoint and cover ``[n]``;
@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("fma_structure", claims=("FMA-1", "FMA-2", "FMA-3", "FMA-10"))
 
@@ -68,7 +68,7 @@ def run(*, lengths=(64, 96, 100, 40, 16, 24, 1024, 1024, 4096), cells=(4, 4, 5, 
     """
     from spectral import fma_attention, fma_depth, fma_groups, fma_levels
     from spectral.validation import child_rng
-    from verify.fma_reference import hierarchy_1d, python_sets_1d
+    from manifolds.references.fma import hierarchy_1d, python_sets_1d
 
     lengths = check_ints("lengths", lengths, low=1, high=8192)
     cells = check_ints("cells", cells, low=1, high=256)

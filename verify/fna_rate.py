@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
-from verify.check import Check
-from verify.fits import fit_power_law
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.fits import fit_power_law
+from verify.core.result import Recorder
 
 CHECK = Check("fna_rate", claims=("FNA-13",), devices=("cpu", "gpu"))
 
@@ -93,8 +93,8 @@ _BASE_BYTES, _BYTES_PER_POINT = 40 << 20, 32
 def _require_grid_memory(n: int, *, scale_min: float, h_ratio: float) -> None:
     """Refuse the grid of ``n`` points before building it when it would not fit; advise the --scale-min that does."""
     from spectral.memory import check_memory
-    from verify.check import current_device
-    from verify.peak_memory import available_memory_bytes  # the running check's device: host or GPU
+    from verify.core.check import current_device
+    from verify.core.memory import available_memory_bytes  # the running check's device: host or GPU
 
     device = current_device()
     needed = _BASE_BYTES + _BYTES_PER_POINT * n
@@ -179,7 +179,7 @@ def run(*, alphas=(1.2, 1.5, 1.8), modes=(2, 5), scale_min=2e-4, scale_max=1e-2,
     # 4.0e5 / 4.0e6 fit 0.6 MiB + 29.2 bytes per point; the stable control stays near 39 MiB (n = 2e5 -
     # 4e6). 40 MiB + 32 bytes per point leave a margin (2.4 GiB at the 1e8-point limit).
     _require_grid_memory(_grid_size(scale_min, h_ratio), scale_min=scale_min, h_ratio=h_ratio)
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
 

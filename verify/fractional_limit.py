@@ -26,9 +26,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("fractional_limit", claims=("FNA-12",), devices=("cpu", "gpu"))
 
@@ -188,7 +188,7 @@ def run(*, alpha=1.2, scale=2e-4, n=400_000, queries=64, mode=2, densities=("cos
     # i.i.d. point (256 x 8 bytes x 6 arrays) leave a margin.
     require_memory(lambda m: (32 << 20) + 600 * m + (12 << 10) * iid_n, n, option="--n", low=1000,
                    what=f"the quantile grid and kernel rows at --n {n}, --iid-n {iid_n}", other="a smaller --iid-n")
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
     operator = OPERATORS[claim]

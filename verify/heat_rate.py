@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 __all__ = ["CHECK", "run", "main"]
 
@@ -125,8 +125,8 @@ def run(*, variance_law="singer", bias_order=1.0, repeats=30, test_points=16, fu
     require_memory(lambda t: (32 << 20) + 16 * 64000 * t, test_points, option="--test-points", low=2,
                    what=f"the test-point kernels at --test-points {test_points}")
     from manifolds import heat_kernel_eigenvalue
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
-    from verify.fits import fit_power_law
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.fits import fit_power_law
 
     xp = device_namespace(device)
     rec = Recorder()

@@ -26,10 +26,10 @@ import numpy as np
 from manifolds import stable
 from manifolds.kernel_spectra import fractional_constant
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
-from verify.check import Check
-from verify.progress import progress
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.progress import progress
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("levy", claims=("FNA-1", "FNA-2", "FNA-3", "FNA-4", "FNA-5"))
 

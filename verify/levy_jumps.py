@@ -31,9 +31,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
-from verify.check import Check
-from verify.peak_memory import PathNeed, choose_path
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import PathNeed, choose_path
+from verify.core.result import Recorder
 
 CHECK = Check("levy_jumps", claims=("FNA-20",))
 
@@ -225,7 +225,7 @@ def run(*, alphas=(1.2, 1.5, 2.0), circle_n=2000, circle_scale=0.05, circle_wind
     """
     from graphs import jump_lengths, tail_exponent
     from spectral import fna_kernel, row_normalize
-    from verify.fits import fit_power_law
+    from verify.core.fits import fit_power_law
 
     alphas = check_reals("alphas", alphas, low=0.5, high=2.0)
     circle_n = check_int("circle_n", circle_n, low=200, high=100_000)

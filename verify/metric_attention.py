@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("metric_attention", claims=("DRIFT-14",), devices=("cpu", "gpu"))
 
@@ -92,7 +92,7 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
                    other="a smaller --dim")
     from spectral import ResidualMLP, metric_kernel
     from spectral.backend import to_numpy
-    from verify.check import device_namespace
+    from verify.core.check import device_namespace
 
     xp = device_namespace(device)
     rec = Recorder()

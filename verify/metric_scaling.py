@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_real, check_reals
-from verify.check import Check
-from verify.peak_memory import circle_pairs, require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import circle_pairs, require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("metric_scaling", claims=("DRIFT-6",))
 

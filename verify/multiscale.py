@@ -31,11 +31,11 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_ints, check_option, check_real, check_reals, child_rng
-from verify.check import Check
-from verify.peak_memory import PathNeed, choose_path
-from verify.progress import progress
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from verify.core.memory import PathNeed, choose_path
+from verify.core.progress import progress
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("multiscale", claims=("FNA-16", "FNA-17", "FNA-18", "FNA-19"))
 DATASETS = ("gaussian", "clusters", "sequence")

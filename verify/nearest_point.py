@@ -18,10 +18,10 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_reals, child_rng
-from verify.check import Check
-from verify.fits import fit_power_law
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.fits import fit_power_law
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", "gpu"))
 
@@ -177,7 +177,7 @@ def run(*, claim="corrected", dim=3, trials=20, candidates=200000, n_lattice=500
     require_memory(lambda c: (16 << 20) + max(20 * dim * c, 600 * n_lattice), candidates, option="--candidates",
                    low=1000, what=f"the Example-3 candidates and the lattice scores at --candidates {candidates}, "
                                   f"--n-lattice {n_lattice}", other="a smaller --n-lattice or --dim")
-    from verify.check import device_namespace
+    from verify.core.check import device_namespace
 
     xp = device_namespace(device)
     rec = Recorder()

@@ -31,12 +31,12 @@ import tracemalloc
 import numpy as np
 
 from spectral.validation import check_int, check_ints, check_option, child_rng
-from verify.check import Check
-from verify.neural_reference import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
-from verify.neural_reference import activation as sigma_of
-from verify.peak_memory import require_memory
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from manifolds.references.neural import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
+from manifolds.references.neural import activation as sigma_of
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("neural_cost", claims=("NEURAL-6", "NEURAL-7"))
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_ints, check_option, child_rng
-from verify.check import Check
-from verify.neural_reference import (additive_score_loop, check_activations, mlp_cases, mlp_score_loop,
+from verify.core.check import Check
+from manifolds.references.neural import (additive_score_loop, check_activations, mlp_cases, mlp_score_loop,
                                      softmax_rows)
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("neural_equivalence", claims=("NEURAL-2", "NEURAL-3"))
 
@@ -83,7 +83,7 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
         Passes when every realised form, the L2 identity and the concatenation/additive identity hold
         to 1e-12 and the softmax ignores query-only terms.
     """
-    from spectral import neural_scores
+    from spectral import ScoreMLP, neural_scores
 
     n = check_int("n", n, low=2, high=200)
     m = check_int("m", m, low=2, high=200)
@@ -159,7 +159,8 @@ def run(*, n=40, m=30, d=64, d_prime=(2, 16), hidden=(8, 64), activations=("tanh
     worst_identity = worst_concat = worst_factored = worst_bias = 0.0
     min_identity = np.inf
     with rec.timed("additive"), single_blas_thread():
-        for _dp, _h, act, q, k, mlp in mlp_cases(seed, d_prime, hidden, activations, n=n, m=m):
+        for dp, h, act, q, k, wrng in mlp_cases(seed, d_prime, hidden, activations, n=n, m=m):
+            mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
             args = (mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
             concat_ref = mlp_score_loop(q, k, *args)
             additive_ref = additive_score_loop(q, k, *args)

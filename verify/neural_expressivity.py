@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, child_rng
-from verify.check import Check
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("neural_expressivity", claims=("NEURAL-8",))
 

@@ -23,9 +23,9 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.neural_reference import activation as sigma_of
-from verify.result import Recorder
+from verify.core.check import Check
+from manifolds.references.neural import activation as sigma_of
+from verify.core.result import Recorder
 
 __all__ = ["CHECK", "run", "main", "cell_samples", "sign_codes", "crossings"]
 

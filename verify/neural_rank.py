@@ -31,11 +31,11 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_ints, check_option, child_rng
-from verify.check import Check
-from verify.neural_reference import RANK_TOLERANCES, check_activations, mlp_cases, rank_profile, softmax_rows
-from verify.peak_memory import require_memory
-from verify.result import Recorder
-from verify.threads import single_blas_thread
+from verify.core.check import Check
+from manifolds.references.neural import RANK_TOLERANCES, check_activations, mlp_cases, rank_profile, softmax_rows
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"))
 
@@ -106,7 +106,7 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
         Passes when the logit ranks equal d and d', the softmax matrix has full rank n, every
         algebraic decomposition holds to 1e-12, and the ranks by activation obey their bounds.
     """
-    from spectral import neural_scores
+    from spectral import ScoreMLP, neural_scores
 
     n = check_int("n", n, low=16, high=1024)
     d = check_int("d", d, low=1, high=512)
@@ -176,7 +176,8 @@ def run(*, n=256, d=64, d_prime=(2, 16), hidden=(1, 4, 32),
     query_indep = 0.0
     printed_ratio = 0.0
     with rec.timed("mlp_scores"), single_blas_thread():
-        for dp, h, act, q, k, mlp in mlp_cases(seed, d_prime, hidden, activations, n=n, m=n):
+        for dp, h, act, q, k, wrng in mlp_cases(seed, d_prime, hidden, activations, n=n, m=n):
+            mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
             A = np.asarray(neural_scores(q, k, mlp))
             prof = rank_profile(A)
             tag = f"{act}_d{dp}_h{h}"

@@ -31,8 +31,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_causal", claims=("PDE-15", "PDE-17"))
 
@@ -100,7 +100,7 @@ def run(*, size=256, steps=(1, 2, 4, 8), dt=1.0, alpha=0.1, vocab=64, stencil_al
     """
     from spectral import evolve_attention
     from spectral.validation import InputError
-    from verify.pde_reference import softmax_attention
+    from manifolds.references.pde import softmax_attention
 
     size = check_int("size", size, low=32, high=1024)
     steps = tuple(check_int("steps", n, low=1, high=16) for n in steps)

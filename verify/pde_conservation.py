@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_conservation", claims=("PDE-1",))
 
@@ -79,7 +79,7 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
     """
     from spectral import evolve_attention
     from spectral.validation import InputError
-    from verify.pde_reference import softmax_attention, stencil_matrix
+    from manifolds.references.pde import softmax_attention, stencil_matrix
 
     sizes = tuple(check_int("sizes", t, low=8, high=1024) for t in sizes)
     steps = tuple(check_int("steps", n, low=1, high=1000) for n in steps)
@@ -258,7 +258,7 @@ def _positivity_thresholds(rec, r, dt, beta_advection):
 def _figure16(rec, seed, d, dt, alpha, c, beta_reaction, beta_advection):
     """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
     from spectral import evolve_attention
-    from verify.pde_reference import softmax_attention
+    from manifolds.references.pde import softmax_attention
 
     T, row = 64, 32
     a0 = softmax_attention(child_rng(seed, "figure16"), T, d)

@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_option, child_rng
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("pde_cost", claims=("PDE-16", "PDE-18"))
 
@@ -86,8 +86,8 @@ def run(*, sizes=(256, 512, 1024, 2048), steps=4, band=33, n_global=4, features=
 
     from spectral import FactoredAttention, evolve_attention
     from spectral.validation import InputError
-    from verify.fits import fit_linear, fit_power_law
-    from verify.pde_reference import softmax_attention, stencil_matrix
+    from verify.core.fits import fit_linear, fit_power_law
+    from manifolds.references.pde import softmax_attention, stencil_matrix
 
     sizes = tuple(check_int("sizes", t, low=64, high=8192) for t in sizes)
     if len(set(sizes)) < 3:

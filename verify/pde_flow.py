@@ -35,8 +35,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_flow", claims=("PDE-5", "PDE-6", "PDE-7"))
 
@@ -116,8 +116,8 @@ def run(*, size=64, alpha=0.1, c=0.15, times=(1.0, 10.0, 100.0), dt_exponents=(3
 
 def _global_error(rec, T, alpha, c, times, dt_exponents, long_dt, seed, claim):
     from spectral import evolve_attention
-    from verify.fits import fit_power_law
-    from verify.pde_reference import softmax_attention, stencil_matrix
+    from verify.core.fits import fit_power_law
+    from manifolds.references.pde import softmax_attention, stencil_matrix
 
     a0 = softmax_attention(child_rng(seed, "global-error"), T)
     w, u = np.linalg.eigh(stencil_matrix(T, "periodic"))
@@ -201,8 +201,8 @@ def _global_error(rec, T, alpha, c, times, dt_exponents, long_dt, seed, claim):
 def _layers(rec, alpha, t_total, seed, claim):
     """Algorithm 1 toy stack (T = 128, d = 32): recomputed softmax per layer vs the carried matrix."""
     from spectral import evolve_attention
-    from verify.fits import fit_power_law
-    from verify.pde_reference import stencil_matrix
+    from verify.core.fits import fit_power_law
+    from manifolds.references.pde import stencil_matrix
 
     T, d = 128, 32
     rng = child_rng(seed, "stack")
@@ -259,7 +259,7 @@ def _layers(rec, alpha, t_total, seed, claim):
 def _hybrid(rec, T, steps_list, seed, claim):
     """Band (33) + 4 global tokens surrogate of a local softmax, key-axis Neumann diffusion, r = 1/4."""
     from spectral import evolve_attention
-    from verify.pde_reference import laplacian_eigenvalues, softmax_attention, stencil_matrix
+    from manifolds.references.pde import laplacian_eigenvalues, softmax_attention, stencil_matrix
 
     r = 0.25
     i, j = np.indices((T, T))

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_smoothing", claims=("PDE-11",))
 
@@ -72,7 +72,7 @@ def run(*, size=128, steps=2000, dt=1.0, alpha=0.1, c=0.15, beta_advection=0.03,
     """
     from spectral import evolve_attention
     from spectral.validation import InputError
-    from verify.pde_reference import laplacian_eigenvalues, softmax_attention, stencil_matrix
+    from manifolds.references.pde import laplacian_eigenvalues, softmax_attention, stencil_matrix
 
     size = check_int("size", size, low=16, high=512)
     steps = check_int("steps", steps, low=100, high=20000)

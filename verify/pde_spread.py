@@ -36,8 +36,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_spread", claims=("PDE-8", "PDE-9", "PDE-12"))
 
@@ -97,8 +97,8 @@ def run(*, size=1024, rates=(0.1, 0.25, 0.5), steps=200, random_rows=4, variance
     CheckResult
         Passes when the variance identity holds to rounding and the decay and range laws hold.
     """
-    from verify.fits import fit_linear, fit_power_law
-    from verify.pde_reference import heat_kernel_1d, softmax_attention
+    from verify.core.fits import fit_linear, fit_power_law
+    from manifolds.references.pde import heat_kernel_1d, softmax_attention
     from spectral.validation import InputError
 
     size = check_int("size", size, low=256, high=8192)

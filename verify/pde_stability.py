@@ -36,8 +36,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("pde_stability", claims=("PDE-2", "PDE-10", "PDE-14"))
 
@@ -140,7 +140,7 @@ def run(*, sizes=(8, 63, 64, 512), growth_size=16, growth_steps=2000, norm_size=
 def _limits(rec, sizes):
     """stability_limit against closed forms and against a bisection on token-by-token step matrices."""
     from spectral import stability_limit
-    from verify.pde_reference import closed_form_limit, stencil_matrix
+    from manifolds.references.pde import closed_form_limit, stencil_matrix
 
     worst = 0.0
     for T in sizes:
@@ -279,7 +279,7 @@ def _paper_parameters(rec, alpha, c, claim):
 def _norms(rec, T, n_max, c, claim):
     """Operator norms of M = (I + r L)^N_t (key axis) and of the wave's A -> A map."""
     from spectral import evolve_attention, stability_limit
-    from verify.pde_reference import laplacian_eigenvalues
+    from manifolds.references.pde import laplacian_eigenvalues
 
     eye = np.eye(T)
     dev_2 = dev_1 = 0.0
@@ -356,7 +356,7 @@ def _norms(rec, T, n_max, c, claim):
 def _scaling(rec, lengths, alpha, claim):
     """Largest stable dt vs N in token units and in normalised positions, alpha ~ 1/N^2 (E.1)."""
     from spectral import stability_limit
-    from verify.fits import fit_power_law
+    from verify.core.fits import fit_power_law
 
     n_ref = lengths[0]
     dt_tok, dt_norm, r_max, r_ds, length_tok = [], [], [], [], []

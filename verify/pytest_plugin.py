@@ -35,8 +35,8 @@ class ClaimCheckItem(pytest.Item):
         self.full = full
 
     def runtest(self):
-        from verify.runner import accepts
-        from verify.claims import load_check
+        from verify.core.runner import accepts
+        from verify.core.claims import load_check
         from verify.testing import assert_claims
 
         params = {"full": True} if self.full and accepts(load_check(self.check).run, "full") else {}

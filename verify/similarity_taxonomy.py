@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_reals, child_rng
-from verify.check import Check
-from verify.peak_memory import require_memory
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.memory import require_memory
+from verify.core.result import Recorder
 
 CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",))
 

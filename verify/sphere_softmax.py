@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from spectral.validation import check_int, check_option, check_reals, child_rng
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"))
 
@@ -93,7 +93,7 @@ def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), claim="corrected", key_norms="e
     check_option("key_norms", key_norms, ("equal", "unequal"))
     from manifolds import pairwise_sq_distance
     from spectral.backend import to_numpy
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     xp = device_namespace(device)
     rec = Recorder()

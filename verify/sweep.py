@@ -25,7 +25,7 @@ finishes (a header line first). Rerunning the same command reads PATH and skips 
 there, so an interrupted sweep continues where it stopped.
 
 Points are independent, so on Dask each run becomes one ``dask.delayed`` call of ``run``; workers
-return :class:`~verify.result.CheckResult` objects (host data only) and only this process writes.
+return :class:`~verify.core.result.CheckResult` objects (host data only) and only this process writes.
 A point whose numerics did not converge is an ERROR row and the others still run. Dask is the
 optional ``dask`` extra (``pip install "attention-limits[dask]"``).
 """
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
-from verify.result import CheckResult, format_value, jsonable
+from verify.core.result import CheckResult, format_value, jsonable
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
 
@@ -418,7 +418,7 @@ def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: b
             todo.append(i)
     resumed = len(outcomes)
     if todo and scheduler is None:
-        from verify.progress import progress as report  # a bar on a terminal, plain lines otherwise
+        from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
 
         for i in report(todo, desc=desc, quiet=not progress, label=lambda i: _describe(points[i].params)):
             outcomes[i] = _run_point(run, points[i].params)
@@ -470,7 +470,7 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     UnavailableError
         ``scheduler`` given without Dask installed, or a cluster that cannot be reached.
     """
-    from verify.provenance import versions
+    from verify.core.provenance import versions
 
     _check_grid_names(run, grid)
     if scheduler is not None and scheduler not in LOCAL_SCHEDULERS and not _ADDRESS.match(scheduler):
@@ -526,7 +526,7 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
         client = Client(scheduler, timeout=30)
     except OSError as exc:
         raise UnavailableError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    from verify.progress import progress as report  # stderr lines (or a bar): stdout stays the table's
+    from verify.core.progress import progress as report  # stderr lines (or a bar): stdout stays the table's
 
     with client:
         futures = client.compute(tasks)
@@ -569,7 +569,7 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
     """
     import argparse
 
-    from verify.cli import build_parser, parse_parameters
+    from verify.core.cli import build_parser, parse_parameters
 
     signature = inspect.signature(run).parameters
     docs = parse_parameters(run.__doc__)
@@ -605,8 +605,8 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
 
 def main(argv=None) -> int:
     """``python -m verify.sweep CHECK --grid NAME=V1,V2 ...``; exit 0 all passed, 1 some failed, 2 bad input."""
-    from verify.claims import load_check
-    from verify.cli import EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, check_output_path, report_error
+    from verify.core.claims import load_check
+    from verify.core.cli import EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, check_output_path, report_error
 
     prog = "python -m verify.sweep"
     parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0],

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from spectral.validation import InputError
-from verify.claims import LEDGER, available_checks, load_check
-from verify.result import CheckResult
+from verify.core.claims import LEDGER, available_checks, load_check
+from verify.core.result import CheckResult
 
 __all__ = ["resolve_checks", "assert_claims"]
 

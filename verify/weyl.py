@@ -30,9 +30,9 @@ import math
 import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.check import Check
-from verify.fits import fit_power_law
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.fits import fit_power_law
+from verify.core.result import Recorder
 
 CHECK = Check("weyl", claims=("FNA-10", "FNA-11"), devices=("cpu", "gpu"))
 
@@ -302,7 +302,7 @@ def _choose_method(p, device: str | None = None) -> str:
     """
     from spectral import DenseMemoryError, available_memory_bytes, check_memory, format_bytes
     from spectral.memory import device_memory_bytes, memory_label
-    from verify.check import current_device
+    from verify.core.check import current_device
 
     n, k = p["n"], p["modes"] + 1
     device = current_device() if device is None else device
@@ -688,7 +688,7 @@ def run(*, alpha=1.2, manifold="circle", n=None, scale=None, points="grid", mode
                   fit_range=fit_range, distance=distance, reference_distance=reference_distance,
                   kernel_alpha=kernel_alpha, dim=dim, kernel=kernel, temperature=temperature, method=method,
                   paper_setting=paper_setting)
-    from verify.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
+    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
     p["method"] = _choose_method(p)  # memory first: refused here, before any point or kernel exists
     xp = device_namespace(device)

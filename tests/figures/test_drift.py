@@ -7,7 +7,7 @@ from figures import check_drawer, drift, registry, save_check_figure
 
 from .conftest import points_under_legend
 from verify import euler_steps
-from verify.claims import load_check
+from verify.core.claims import load_check
 
 
 def test_registered():

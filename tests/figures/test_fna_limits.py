@@ -5,7 +5,7 @@ import pytest
 
 import figures
 from figures import fna_limits
-from verify.result import CheckResult
+from verify.core.result import CheckResult
 
 CHEAP = {
     "weyl": (["--n", "1000"], dict(n=1000)),
@@ -30,7 +30,7 @@ def test_registered():
 
 @pytest.mark.parametrize("name", sorted(CHEAP))
 def test_plot_option_saves_the_figure(tmp_path, capsys, name):
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     argv, _ = CHEAP[name]
     path = tmp_path / f"{name}.png"
@@ -42,7 +42,7 @@ def test_plot_option_saves_the_figure(tmp_path, capsys, name):
 @pytest.mark.parametrize("name", sorted(CHEAP))
 def test_draws_a_result_read_back_from_json(name):
     # a figure draws what the check returned, also after the JSON round trip (lists for tuples)
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     from figures._plotting import pyplot
 

@@ -55,7 +55,7 @@ def test_pdf_on_request(cheap_runs, tmp_path):
 ])
 def test_check_figures_draw(check, kwargs, tmp_path):
     from figures import save_check_figure
-    from verify.claims import load_check
+    from verify.core.claims import load_check
 
     result = load_check(check).run(**kwargs)
     path = tmp_path / f"{check}.png"
@@ -65,7 +65,7 @@ def test_check_figures_draw(check, kwargs, tmp_path):
 
 def test_drawers_read_a_json_round_trip(runs, tmp_path):
     from figures import save_check_figure
-    from verify.result import CheckResult
+    from verify.core.result import CheckResult
 
     geometry, _ = runs
     back = CheckResult.from_json(geometry.to_json())

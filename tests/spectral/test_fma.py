@@ -1,7 +1,7 @@
 """Tests of spectral.fma (FMA paper eqs. 3-6) against definition-based references and dense softmax.
 
 References are independent of the code under test: the sets are built query by query from the
-definitions (``verify.fma_reference``: boolean windows and Python sets), eq. (4) / eq. (6) is summed
+definitions (``manifolds.references.fma``: boolean windows and Python sets), eq. (4) / eq. (6) is summed
 query by query over those sets, and dense softmax attention is written out here. Exact-algebra
 tolerances: ``1e-12`` absolute on O(1) outputs (sums of <= a few hundred terms of size <= 10).
 """
@@ -16,7 +16,7 @@ from spectral import (FMAGroups, fma_attention, fma_attention_2d, fma_depth, fma
 from spectral.backend import to_numpy
 from spectral.testing import assert_close
 from spectral.validation import InputError
-from verify.fma_reference import eq4_reference, hierarchy_1d, hierarchy_2d, python_sets_1d
+from manifolds.references.fma import eq4_reference, hierarchy_1d, hierarchy_2d, python_sets_1d
 
 ATOL = 1e-12
 

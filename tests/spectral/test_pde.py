@@ -1,6 +1,6 @@
 """Tests of spectral.pde (PDE paper App. E) against references independent of the code under test.
 
-References: :mod:`verify.pde_reference` builds the stencil matrices token by token from the ghost-value
+References: :mod:`manifolds.references.pde` builds the stencil matrices token by token from the ghost-value
 definition of each boundary and evolves by matrix products (no slicing code of the mechanism); the
 Laplacian spectra are the closed forms ``4 sin^2(...)``. Exact-algebra tolerances: ``1e-13`` absolute on
 O(1) entries after a few steps (sums of three terms per step).
@@ -16,7 +16,7 @@ from spectral import FactoredAttention, PDEEvolution, evolve_attention, laplacia
 from spectral.backend import to_numpy
 from spectral.testing import assert_close
 from spectral.validation import InputError
-from verify.pde_reference import (brute_evolve, closed_form_limit, laplacian_eigenvalues, softmax_attention,
+from manifolds.references.pde import (brute_evolve, closed_form_limit, laplacian_eigenvalues, softmax_attention,
                                   stencil_matrix)
 
 BOUNDARIES = ("periodic", "neumann", "reflect", "dirichlet", "fixed")

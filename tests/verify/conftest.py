@@ -2,7 +2,7 @@
 
 import pytest
 
-from verify.claims import load_check
+from verify.core.claims import load_check
 
 _CACHE = {}
 
@@ -35,10 +35,10 @@ class _DeviceSpy:
         self._monkeypatch = monkeypatch
 
     def install(self) -> NamespaceSpy:
-        """Make ``verify.check.device_namespace`` return a spy over array_api_strict, for any device."""
+        """Make ``verify.core.check.device_namespace`` return a spy over array_api_strict, for any device."""
         array_api_strict = pytest.importorskip("array_api_strict")
         spy = NamespaceSpy(array_api_strict)
-        self._monkeypatch.setattr("verify.check.device_namespace", lambda device: spy)
+        self._monkeypatch.setattr("verify.core.check.device_namespace", lambda device: spy)
         return spy
 
 
@@ -56,13 +56,13 @@ def device_spy(monkeypatch):
 def available_memory(monkeypatch):
     """``available_memory(nbytes)``: the host memory available now is ``nbytes``, whatever the machine.
 
-    Both readers the guards use are fixed (``spectral.memory`` and ``verify.peak_memory``); the checks
+    Both readers the guards use are fixed (``spectral.memory`` and ``verify.core.memory``); the checks
     read them at run time.
     """
 
     def fix(nbytes):
         monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda: nbytes)
-        monkeypatch.setattr("verify.peak_memory.available_memory_bytes", lambda: nbytes)
+        monkeypatch.setattr("verify.core.memory.available_memory_bytes", lambda: nbytes)
 
     return fix
 
@@ -70,8 +70,8 @@ def available_memory(monkeypatch):
 @pytest.fixture(scope="session")
 def command_options():
     """``command_options(name)``: the option strings of ``python -m verify.<name>`` (its generated parser)."""
-    from verify.claims import load_check
-    from verify.cli import build_parser
+    from verify.core.claims import load_check
+    from verify.core.cli import build_parser
 
     def options(name):
         parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")

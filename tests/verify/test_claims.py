@@ -1,11 +1,11 @@
-"""verify.claims: every ledger entry has its details (where, claim, what is asserted) and readings."""
+"""verify.core.claims: every ledger entry has its details (where, claim, what is asserted) and readings."""
 
 import re
 
 import pytest
 
 from spectral.validation import InputError
-from verify import claims
+from verify.core import claims
 
 
 def test_every_ledger_id_has_details():

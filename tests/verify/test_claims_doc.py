@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from verify import claims, claims_doc
+from verify.core import claims, claims_doc
 
 ROOT = Path(__file__).resolve().parents[2]
-REGENERATE = "run python -m verify.claims_doc --write and commit docs/claims.md and README.md"
+REGENERATE = "run python -m verify.core.claims_doc --write and commit docs/claims.md and README.md"
 
 
 def test_committed_docs_are_what_the_ledger_makes():

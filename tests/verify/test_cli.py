@@ -5,9 +5,9 @@ import json
 import pytest
 
 from spectral.validation import ConvergenceError, InputError, check_real
-from verify.check import Check
-from verify.cli import build_parser, parse_parameters
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.cli import build_parser, parse_parameters
+from verify.core.result import Recorder
 
 TOY = Check("toy", claims=("FNA-10",))
 

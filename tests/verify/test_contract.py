@@ -1,6 +1,6 @@
 """The contract every check follows, tested once for all of them.
 
-Each check is declared with ``verify.check.Check``; its ``run()`` is keyword-only, documents every
+Each check is declared with ``verify.core.check.Check``; its ``run()`` is keyword-only, documents every
 parameter in its numpydoc docstring (which is also the ``--help`` text), validates ``seed`` and
 ``device`` once, refuses booleans for numbers, and returns a ``CheckResult`` whose verdict is
 derived from typed records, each deciding record stating where its tolerance comes from.
@@ -13,17 +13,17 @@ import math
 import pytest
 
 from spectral.validation import InputError
-from verify import claims
-from verify.check import Check
-from verify.cli import parse_parameters
-from verify.result import CheckResult
+from verify.core import claims
+from verify.core.check import Check
+from verify.core.cli import parse_parameters
+from verify.core.result import CheckResult
 
 NAMES = tuple(claims.available_checks())
 
 
 def _declared(name):
     module = claims.load_check(name)
-    assert isinstance(getattr(module, "CHECK", None), Check), f"{name} is not declared with verify.check.Check"
+    assert isinstance(getattr(module, "CHECK", None), Check), f"{name} is not declared with verify.core.check.Check"
     return module
 
 

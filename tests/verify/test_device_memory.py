@@ -18,11 +18,12 @@ import pytest
 from spectral import memory
 from spectral.memory import DenseMemoryError
 from spectral.validation import UnavailableError
-from verify import peak_memory, weyl
-from verify.check import Check, current_device
-from verify.claims import load_check
-from verify.cli import build_parser
-from verify.result import Recorder
+from verify import weyl
+from verify.core import memory as peak_memory
+from verify.core.check import Check, current_device
+from verify.core.claims import load_check
+from verify.core.cli import build_parser
+from verify.core.result import Recorder
 
 MIB, GIB = 1 << 20, 1 << 30
 
@@ -186,7 +187,7 @@ GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", 
 
 
 def test_every_gpu_check_is_accounted_for():
-    from verify.claims import available_checks
+    from verify.core.claims import available_checks
 
     declared = {name for name in available_checks() if "gpu" in load_check(name).CHECK.devices}
     assert declared == set(GUARDED_GPU_CHECKS) | {"sphere_softmax", "conformal", "weyl"}
@@ -198,7 +199,7 @@ def test_gpu_checks_refuse_by_the_device_memory(monkeypatch, host, name):
     # (each estimate has a fixed 8-32 MiB) by the device's memory, before any array exists, and runs on the host
     _install_cupy(monkeypatch, free=MIB, device=0)
     host(64 * GIB)
-    monkeypatch.setattr("verify.check.device_namespace", _no_arrays)
+    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
     with pytest.raises(DenseMemoryError) as info:
         load_check(name).run(device="gpu")
     message = str(info.value)
@@ -224,7 +225,7 @@ def test_weyl_chooses_and_refuses_by_the_device_memory(monkeypatch, host):
     # the host has room for the stored kernel, the device does not: auto goes matrix-free on the gpu only
     assert weyl._choose_method(p, device="cpu") == "lanczos"
     assert weyl._choose_method(p, device="gpu") == "matrix-free"
-    monkeypatch.setattr("verify.check.device_namespace", _no_arrays)
+    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
     with pytest.raises(DenseMemoryError, match=r"^the stored-kernel Lanczos path .* needs an estimated .* MiB, over "
                                                r"the device memory available now on gpu \(CUDA device 0\): .* MiB; "
                                                r"use --method matrix-free"):
@@ -237,7 +238,7 @@ def test_weyl_chooses_and_refuses_by_the_device_memory(monkeypatch, host):
 def test_weyl_on_the_gpu_keeps_the_host_check_of_its_points(monkeypatch, host):
     _install_cupy(monkeypatch, free=64 * GIB)
     host(8 * MIB)  # 10^6 points need ~80 MB on the host while they are made
-    monkeypatch.setattr("verify.check.device_namespace", _no_arrays)
+    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
     with pytest.raises(DenseMemoryError, match=r"^making the n = 1000000 equispaced points on S\^1 on the host before "
                                                r"they move to the gpu .* over the memory available now: 8 MiB; "
                                                r"use a smaller --n$"):

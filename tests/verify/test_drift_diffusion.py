@@ -66,7 +66,7 @@ def test_streamed_tiers_compute_in_the_device_namespace(monkeypatch, default_res
         return hm
 
     monkeypatch.setattr(spectral, "heat_markov", spy)
-    monkeypatch.setattr("verify.check.device_namespace", lambda device: array_api_strict)
+    monkeypatch.setattr("verify.core.check.device_namespace", lambda device: array_api_strict)
     res = check.run(tiers=("sphere_iid",))
     assert built == [("streamed", array_api_strict, array_api_strict)]
     ref = default_result("drift_diffusion")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spectral.validation import InputError
-from verify.fits import fit_linear, fit_power_law
+from verify.core.fits import fit_linear, fit_power_law
 
 
 def test_power_law_fit_exact_and_stderr():

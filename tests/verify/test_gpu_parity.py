@@ -4,12 +4,12 @@ Skipped (never failed) without CuPy and a CUDA device. The host draws every rand
 device runs see the same samples; only the order of floating-point reductions differs (float64 on
 both sides), hence a relative tolerance of 1e-6 on every record. weyl has its own device tests.
 That the same code runs on a namespace other than NumPy is proved here without a GPU: each check's
-own test stands array_api_strict in for ``verify.check.device_namespace``.
+own test stands array_api_strict in for ``verify.core.check.device_namespace``.
 """
 
 import pytest
 
-from verify.claims import available_checks, load_check
+from verify.core.claims import available_checks, load_check
 
 GPU_CHECKS = sorted(name for name in available_checks()
                     if "gpu" in load_check(name).CHECK.devices and name != "weyl")

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from spectral.memory import DenseMemoryError
-from verify import peak_memory
-from verify.claims import load_check
+from verify.core import memory as peak_memory
+from verify.core.claims import load_check
 
 GIB = 1 << 30
 

@@ -1,11 +1,11 @@
-"""verify.progress: plain lines off a terminal, a tqdm bar on one, nothing when quiet."""
+"""verify.core.progress: plain lines off a terminal, a tqdm bar on one, nothing when quiet."""
 
 import io
 import sys
 
 import pytest
 
-from verify.progress import is_silenced, progress, silenced
+from verify.core.progress import is_silenced, progress, silenced
 
 
 class _Terminal(io.StringIO):

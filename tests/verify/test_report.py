@@ -1,4 +1,4 @@
-"""verify.report and ``python -m verify --report``: report.json, the static page, figures, claims.md.
+"""verify.core.report and ``python -m verify --report``: report.json, the static page, figures, claims.md.
 
 The report is built from three cheap checks and one made-up ERROR row (not from every check), and
 loaded in a real headless browser when Debian's chromium is installed.
@@ -17,9 +17,9 @@ import pytest
 
 from spectral.validation import InputError
 from verify import __main__ as cli
-from verify import runner
-from verify.claims import CHECKS, LEDGER
-from verify.report import REPORT_HTML, REPORT_JSON, check_output_dir, claim_records, load_report, write_report
+from verify.core import runner
+from verify.core.claims import CHECKS, LEDGER
+from verify.core.report import REPORT_HTML, REPORT_JSON, check_output_dir, claim_records, load_report, write_report
 
 CHEAP = ("weyl", "appendix_c", "metric_scaling")
 CHROMIUM = "/usr/bin/chromium"
@@ -92,7 +92,7 @@ def test_claims_md_of_the_run_has_the_numbers(report_dir, default_result):
 
 
 def test_claim_records_split_a_check_by_claim(default_result):
-    from verify.result import CheckResult, Record
+    from verify.core.result import CheckResult, Record
 
     res = CheckResult("x", ("FNA-16", "FNA-17"), "s", (
         Record("a", 1.0, "at_most", tolerance=2.0, why="FNA-16 entropy bound"),

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from verify.result import CheckResult, Record, Recorder
+from verify.core.result import CheckResult, Record, Recorder
 
 
 def _result(**over):

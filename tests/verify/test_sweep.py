@@ -7,8 +7,8 @@ import pytest
 
 from spectral.validation import ConvergenceError, InputError, child_rng
 from verify import sweep as sw
-from verify.check import Check
-from verify.result import Recorder
+from verify.core.check import Check
+from verify.core.result import Recorder
 
 TOY = Check("toy", claims=("FNA-10",))
 

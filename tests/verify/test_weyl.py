@@ -382,7 +382,7 @@ def test_auto_goes_matrix_free_when_the_stored_kernel_does_not_fit(monkeypatch):
 
 
 def _cli_options():
-    from verify.cli import build_parser
+    from verify.core.cli import build_parser
 
     parser = build_parser(weyl.run, prog="python -m verify.weyl")
     return {opt: action for action in parser._actions for opt in action.option_strings}

@@ -27,7 +27,7 @@ def toolkit_version() -> str:
 @functools.lru_cache(maxsize=1)
 def _git_commit() -> str | None:
     """The commit of the source tree this module was imported from, if it is a git checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if not os.path.exists(os.path.join(root, ".git")):
         return None
     try:

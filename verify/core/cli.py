@@ -20,7 +20,7 @@ from typing import Any
 
 from spectral.memory import DenseMemoryError
 from spectral.validation import ConvergenceError, InputError, UnavailableError
-from verify.progress import silenced
+from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_parser",
            "check_output_path", "report_error", "run_cli"]

@@ -224,7 +224,8 @@ class Recorder:
     reason (e.g. an unresolved grid).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, params=None) -> None:
+        self.params = params
         self._records: dict[str, Record] = {}
         self.arrays: dict[str, Any] = {}
         self.timings: dict[str, float] = {}
@@ -354,6 +355,7 @@ class CheckResult:
     versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
     arrays: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    quantities: Any = None
 
     # -- derived views ------------------------------------------------------------------------
     @property
@@ -441,8 +443,8 @@ class CheckResult:
 
     # -- human output -------------------------------------------------------------------------
     def paper_reading(self) -> str:
-        """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.claims`)."""
-        from verify.claims import paper_reading
+        """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.core.claims`)."""
+        from verify.core.claims import paper_reading
 
         try:
             return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")

@@ -230,19 +230,18 @@ def rank_profile(a) -> RankProfile:
 
 
 def mlp_cases(seed: int, d_prime, hidden, activations, *, n: int, m: int):
-    """Every (d', hidden width, activation) case of the NEURAL checks with its inputs and random MLP.
+    """Every (d', hidden width, activation) case of the NEURAL checks with its inputs and weight stream.
 
-    Yields ``(dp, h, act, q, k, mlp)``: ``q`` (n, d') and ``k`` (m, d') standard normal from the stream
-    ``("mlp-inputs", d')`` (shared by every width and activation of that d'), and a
-    :class:`spectral.ScoreMLP` ``(d', d', h)`` whose weights come from the stream ``("mlp", d', h, act)``,
-    so a case has the same draws in every check and whatever other cases are asked for.
+    Yields ``(dp, h, act, q, k, rng)``: ``q`` (n, d') and ``k`` (m, d') standard normal from the stream
+    ``("mlp-inputs", d')`` (shared by every width and activation of that d'), and the generator of the
+    stream ``("mlp", d', h, act)`` from which the checks draw the case's MLP weights
+    (``spectral.ScoreMLP(d', d', h, rng=rng, activation=act)``), so a case has the same draws in every
+    check and whatever other cases are asked for.
     """
-    from spectral import ScoreMLP
-
     for dp in d_prime:
         irng = child_rng(seed, "mlp-inputs", dp)
         q = irng.standard_normal((n, dp))
         k = irng.standard_normal((m, dp))
         for h in hidden:
             for act in activations:
-                yield dp, h, act, q, k, ScoreMLP(dp, dp, h, rng=child_rng(seed, "mlp", dp, h, act), activation=act)
+                yield dp, h, act, q, k, child_rng(seed, "mlp", dp, h, act)

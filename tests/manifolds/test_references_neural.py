@@ -1,4 +1,4 @@
-"""verify.neural_reference: the explicit-loop references of the NEURAL checks and their input checks."""
+"""manifolds.references.neural: the explicit-loop references of the NEURAL checks and their input checks."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spectral.validation import InputError
-from verify import neural_reference as ref
+from manifolds.references import neural as ref
 
 
 def test_loops_follow_the_equations():

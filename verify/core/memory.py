@@ -13,7 +13,7 @@ options that exist in that command are named (tests hold every check to this).
 
 On ``--device gpu`` the arrays live on the GPU: the estimate is compared with the device's free memory
 (:func:`spectral.memory.device_memory_bytes`, CuPy's free bytes plus its memory pool's unused ones) and
-the refusal says "device memory". The device is the running check's (:func:`verify.check.current_device`),
+the refusal says "device memory". The device is the running check's (:func:`verify.core.check.current_device`),
 so a check passes nothing. The host check is kept too: a gpu run makes its points on the host and
 brings its results back there, and unless the check states its host-side part (``host=``) the whole
 estimate bounds it.
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from spectral import memory as _memory
 from spectral.memory import check_memory
 from spectral.validation import check_option
-from verify.check import current_device
+from verify.core.check import current_device
 
 __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs", "PathNeed", "choose_path"]
 
@@ -36,7 +36,7 @@ __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "cir
 def available_memory_bytes(device: str | None = None) -> int:
     """Memory available now where the running check computes: the host's, or the GPU's free memory.
 
-    ``device=None`` is the running check's device (:func:`verify.check.current_device`): ``"cpu"``
+    ``device=None`` is the running check's device (:func:`verify.core.check.current_device`): ``"cpu"``
     gives :func:`spectral.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
     headroom), ``"gpu"`` :func:`spectral.memory.device_memory_bytes` (CuPy's free bytes plus its pool's
     unused ones). A check choosing its path by memory reads this, so that on ``--device gpu`` it
@@ -86,7 +86,7 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
         --dim"``); the advice reads "lower --n (at most N fits now), or <other>".
     device : {"cpu", "gpu"}, optional
         Where the request's arrays live; ``None``: the device of the running check
-        (:func:`verify.check.current_device`). On ``"gpu"`` the estimate is compared with the device's
+        (:func:`verify.core.check.current_device`). On ``"gpu"`` the estimate is compared with the device's
         free memory and the host-side part (``host``) with the host's.
     host : callable, optional
         On ``"gpu"``: peak bytes the request holds on the host (points made there, results brought

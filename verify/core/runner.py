@@ -1,6 +1,6 @@
 """Run a selection of checks at their defaults: one row per check, errors captured, a summary by paper.
 
-Used by ``python -m verify`` and by the report (:mod:`verify.report`). A check that raises gives an
+Used by ``python -m verify`` and by the report (:mod:`verify.core.report`). A check that raises gives an
 ERROR row and the others still run; ``full=True`` is passed to the checks whose ``run()`` has a
 ``full`` option (their heavier tier) and to no other.
 """
@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 from spectral.memory import DenseMemoryError
 from spectral.validation import ConvergenceError, InputError, UnavailableError
-from verify.claims import CHECKS, LEDGER, load_check, outcome_category
-from verify.progress import progress
-from verify.result import CheckResult
+from verify.core.claims import CHECKS, LEDGER, load_check, outcome_category
+from verify.core.progress import progress
+from verify.core.result import CheckResult
 
 __all__ = ["CheckRow", "CATEGORIES", "run_checks", "summary_by_paper", "accepts"]
 
@@ -40,7 +40,7 @@ def run_checks(names: Iterable[str], *, full: bool = False, quiet: bool | None =
 
     A check that raises gives ``(name, None, message)``: expected failures (bad input, no GPU, memory
     refusal, non-convergence) print nothing more, anything else (a bug) prints its traceback on
-    stderr. Progress goes to stderr (:func:`verify.progress.progress`; ``quiet`` silences it).
+    stderr. Progress goes to stderr (:func:`verify.core.progress.progress`; ``quiet`` silences it).
     """
     names = list(names)
     rows: list[CheckRow] = []

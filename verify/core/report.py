@@ -8,8 +8,8 @@ block per check with its figure embedded (PNG files next to the page), its notes
 values and parameters. Plain HTML and a little CSS: no script, readable offline.
 
 The JSON has the same shape as ``python -m verify --json``: provenance, the options of the run,
-every result (:meth:`~verify.result.CheckResult.to_dict`), the errors and the summary by paper.
-:func:`load_report` reads it back; :mod:`verify.claims_doc` fills ``claims.md`` from it.
+every result (:meth:`~verify.core.result.CheckResult.to_dict`), the errors and the summary by paper.
+:func:`load_report` reads it back; :mod:`verify.core.claims_doc` fills ``claims.md`` from it.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from spectral.validation import InputError
-from verify.check import figure_saver
-from verify.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, details
-from verify.progress import progress
-from verify.provenance import versions
-from verify.result import CheckResult, Record, format_value
-from verify.runner import CATEGORIES, CheckRow, summary_by_paper
+from verify.core.check import figure_saver
+from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, details
+from verify.core.progress import progress
+from verify.core.provenance import versions
+from verify.core.result import CheckResult, Record, format_value
+from verify.core.runner import CATEGORIES, CheckRow, summary_by_paper
 
 __all__ = ["check_output_dir", "report_data", "write_report", "load_report", "render_html", "claim_records",
            "REPORT_JSON", "REPORT_HTML"]
@@ -303,7 +303,7 @@ def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
 def write_report(out_dir: str | os.PathLike, rows: Sequence[CheckRow], *, options: Mapping[str, Any] | None = None,
                  quiet: bool | None = None) -> Path:
     """Write ``report.json``, the figures, ``index.html`` and ``claims.md`` into ``out_dir``; returns the page."""
-    from verify.claims_doc import claims_markdown
+    from verify.core.claims_doc import claims_markdown
 
     check_output_dir("--report", out_dir)
     out = Path(out_dir)

@@ -1,0 +1,12 @@
+"""The papers' mechanisms rebuilt from their definitions, independently of :mod:`spectral`.
+
+Each module restates one paper's construction as directly as the paper writes it (Python sets of
+token indices, loops over pairs, token-by-token stencils, closed-form spectra), with NumPy and the
+floor's validators only. The checks in :mod:`verify` and the tests of :mod:`spectral` hold the
+toolkit's fast implementations to these references; nothing here imports :mod:`spectral`'s
+numerics.
+
+* :mod:`manifolds.references.fma`: Fast Multipole Attention hierarchies and eq. (4) by brute force;
+* :mod:`manifolds.references.pde`: the PDE paper's stencils, their closed-form spectra and limits;
+* :mod:`manifolds.references.neural`: MLP scores by loops over pairs, rank profiles, the NEURAL cases.
+"""

@@ -1,0 +1,14 @@
+"""The machinery of the checks: the skeleton, declared parameters, results, the command line, runs.
+
+* :mod:`verify.core.check` the skeleton of a check (:class:`~verify.core.check.Check`),
+  :mod:`verify.core.params` declared parameters, :mod:`verify.core.result` records and results,
+  :mod:`verify.core.calibration` tolerances as data, :mod:`verify.core.quantities` typed measured
+  quantities to and from JSON;
+* :mod:`verify.core.cli` the command line of every check, :mod:`verify.core.runner` and
+  :mod:`verify.core.report` running all checks and the report, :mod:`verify.core.progress`;
+* :mod:`verify.core.claims` the claims ledger, :mod:`verify.core.claims_doc` its documents;
+* :mod:`verify.core.memory` memory first in the checks, :mod:`verify.core.fits` power-law fits,
+  :mod:`verify.core.provenance` versions, :mod:`verify.core.threads` BLAS threads.
+
+The checks themselves are the modules ``verify.<name>`` (``python -m verify.<name>``).
+"""
