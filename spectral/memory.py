@@ -29,6 +29,7 @@ __all__ = [
     "device_memory_bytes",
     "memory_label",
     "check_dense_memory",
+    "first_that_fits",
     "check_memory",
     "format_bytes",
     "memory_device",
@@ -250,6 +251,26 @@ def _limit(device, max_bytes, limit_name) -> tuple[int, str]:
     if device == "gpu":
         return device_memory_bytes(), label
     return available_memory_bytes(), label
+
+
+def first_that_fits(needs, limit):
+    """The first name of ``needs`` (``name -> bytes``, in order of preference) whose bytes fit ``limit``.
+
+    The one rule behind every ``method="auto"`` of the toolkit (:func:`spectral.markov_spectrum`'s
+    solver paths and the checks' ``--method auto``): take the first path, in the caller's order of
+    preference, whose estimated peak fits the memory available; ``None`` when none does.
+
+    Examples
+    --------
+    >>> first_that_fits({"dense": 8e9, "lanczos": 3e9, "matrix-free": 1e8}, limit=4e9)
+    'lanczos'
+    >>> first_that_fits({"dense": 8e9}, limit=4e9) is None
+    True
+    """
+    for name, nbytes in needs.items():
+        if nbytes <= limit:
+            return name
+    return None
 
 
 def format_bytes(nbytes) -> str:

@@ -31,17 +31,97 @@ parameters are unstable, and the largest stable dt scales like 1/N. All fail.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.core.check import Check
+from spectral.validation import child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.params import Int, Ints, Real
 from verify.core.result import Recorder
 
-CHECK = Check("pde_stability", claims=("PDE-2", "PDE-10", "PDE-14"))
+CHECK = Check("pde_stability", claims=("PDE-2", "PDE-10", "PDE-14"),
+              printed="the paper's statements (the wave bound is the tighter one, eq. (28) with equality is "
+                      "stable, 8 steps are unstable, dt ~ 1/N), which fail",
+              host_only="token-by-token step matrices of at most 2 T^2 entries, T <= 128; the operator norms "
+                        "are dense eigenvalue problems of size T <= 256")
 
-_EPS = float(np.finfo(float).eps)
+#: The measured tolerances (the others are exact algebra or bounds computed from theory next to their assertion).
+CALIBRATION = Calibration(
+    Tolerance("diffusion_limit_vs_bisection", 1e-8, measured=5.0e-12,
+              why="bisection to spectral radius 1 + 1e-11 locates r* to ~3e-12 relative; a limit 1 % off gives 1e-2"),
+    Tolerance("wave_limit_vs_bisection", 1e-8, measured=2.9e-14,
+              why="beyond the defective threshold the radius grows like sqrt(x - 4), so a 1e-7 radius tolerance "
+                  "moves the threshold by ~1e-14; a limit 1 % off gives 1e-2"),
+)
+
+
+@CHECK.parameters
+class Params:
+    sizes: tuple = Ints((8, 63, 64, 512), "Sequence lengths T whose limits are compared with the closed forms "
+                        "(include an odd one)", low=4, high=4096, unit="tokens")
+    growth_size: int = Int(16, "T of the growth tests (random A(0), threshold -+ 1 %)", low=8, high=128,
+                           unit="tokens")
+    growth_steps: int = Int(2000, "Steps of the growth tests", low=200, high=20000)
+    norm_size: int = Int(64, "T of the operator-norm sweep over N_t = 1..norm_steps and r in [0, 0.6]", low=8,
+                         high=256, unit="tokens")
+    norm_steps: int = Int(64, "Largest N_t of the operator-norm sweep", low=8, high=256)
+    alpha: float = Real(0.1, "Diffusion coefficient of the paper (PDE Table 5: 0.1)", low=0.0, high=1.0,
+                        low_open=True)
+    c: float = Real(0.15, "Wave speed of the paper (PDE Table 11: 0.15)", low=0.0, high=1.0, low_open=True)
+    lengths: tuple = Ints((64, 256, 1024, 4096, 16384), "Sequence lengths N of the parameter-scaling sweep "
+                          "(PDE-14; a log-log slope)", low=16, high=65536, min_len=3, unit="tokens")
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What pde_stability measures (ratios are relative errors unless named otherwise)."""
+
+    #: max |stability_limit / closed form - 1| over sizes, boundaries, axes and both PDEs
+    limit_vs_closed_form: float
+    limit_neumann_T8: float
+    limit_neumann_T64: float
+    limit_periodic_T63: float
+    #: max |limit / bisection on the spectral radius of token-by-token step matrices - 1|
+    diffusion_limit_vs_bisection: float
+    wave_limit_vs_bisection: float
+    #: growth tests: |A(N)|_F / |A(0)|_F at 0.99 x the diffusion limit (max over boundaries)
+    diffusion_growth_below_limit: float
+    #: max|A(N)| / max|A(0)| at 1.01 x the diffusion limit (min over boundaries)
+    diffusion_growth_above_limit: float
+    wave_growth_below_limit: float
+    #: (1 - x/4)^(-1/2) at 0.99 x the wave limit: the bounded amplitude below the limit
+    wave_amplitude_bound: float
+    wave_growth_above_limit: float
+    #: the modulus of the real eigenvalue per step at 1.01 x the wave limit, and the steps taken there
+    wave_eigenvalue_above_limit: float
+    wave_steps_above_limit: int
+    #: at c dt / ds = 1: max|A(2n)| / max|A(n)| and max|A(2n)| / max|A(0)|
+    wave_at_limit_growth_ratio: float
+    wave_at_limit_growth: float
+    dt_max_diffusion: float
+    dt_max_wave: float
+    #: the largest stable dt of the wave at c = 2.5 alpha (where the wave bound is the tighter one)
+    dt_max_wave_fast: float
+    contraction_norm2_deviation: float
+    contraction_norm1_inf_deviation: float
+    unstable_norm_vs_closed_form: float
+    unstable_norm_growth_per_step: float
+    #: max |M|_2 of 8 diffusion steps with the learned alpha in [0.02, 0.15] and dt <= 3
+    max_norm_8_steps_learned_alpha: float
+    wave_map_sup_norm: float
+    #: (1 - c^2 mu_max dt^2 / 4)^(-1/2): the bound of the wave's A -> A map
+    wave_map_bound: float
+    r_limit_spacing_dependence: float
+    #: max |r_max - 1/2| over the lengths
+    r_limit_offset: float
+    dt_max_slope_token_units: float
+    dt_max_slope_normalised: float
+    diffusion_length_tokens_spread: float
+    dt_max_token_units: np.ndarray
+    dt_max_normalised: np.ndarray
 
 
 def _rho(m: np.ndarray) -> float:
@@ -59,88 +139,26 @@ def _bisect(radius, lo: float, hi: float, tol: float) -> float:
     return lo
 
 
-@CHECK.define
-def run(*, sizes=(8, 63, 64, 512), growth_size=16, growth_steps=2000, norm_size=64, norm_steps=64,
-        alpha=0.1, c=0.15, lengths=(64, 256, 1024, 4096, 16384), claim="corrected", seed=0, device="cpu"):
-    """CFL limits from the Laplacian's spectrum, contraction of the refinement, and parameter scaling.
-
-    Parameters
-    ----------
-    sizes : tuple of int
-        Sequence lengths T whose limits are compared with the closed forms (include an odd one),
-        each in [4, 4096].
-    growth_size : int
-        T of the growth tests (random A(0), threshold -+ 1 %), in [8, 128].
-    growth_steps : int
-        Steps of the growth tests, in [200, 20000].
-    norm_size : int
-        T of the operator-norm sweep over N_t = 1..norm_steps and r in [0, 0.6], in [8, 256].
-    norm_steps : int
-        Largest N_t of the operator-norm sweep, in [8, 256].
-    alpha : float
-        Diffusion coefficient of the paper (PDE Table 5: 0.1), in (0, 1].
-    c : float
-        Wave speed of the paper (PDE Table 11: 0.15), in (0, 1].
-    lengths : tuple of int
-        Sequence lengths N of the parameter-scaling sweep (PDE-14), at least 3, each in [16, 65536].
-    claim : {"corrected", "printed"}
-        "corrected" asserts the limits computed here; "printed" asserts the paper's statements (the
-        wave bound is the tighter one, eq. (28) with equality is stable, 8 steps are unstable,
-        dt ~ 1/N), which fail.
-    seed : int
-        Seed of the random A(0) of the growth tests.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
-
-    Returns
-    -------
-    CheckResult
-        Passes when the limits, norms and scalings agree with the exact spectra.
-    """
-    from spectral.validation import InputError
-
-    sizes = tuple(check_int("sizes", t, low=4, high=4096) for t in sizes)
-    if not sizes:
-        raise InputError("sizes must hold at least one value")
-    growth_size = check_int("growth_size", growth_size, low=8, high=128)
-    growth_steps = check_int("growth_steps", growth_steps, low=200, high=20000)
-    norm_size = check_int("norm_size", norm_size, low=8, high=256)
-    norm_steps = check_int("norm_steps", norm_steps, low=8, high=256)
-    alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True)
-    c = check_real("c", c, low=0.0, high=1.0, low_open=True)
-    lengths = tuple(check_int("lengths", n, low=16, high=65536) for n in lengths)
-    if len(lengths) < 3:
-        raise InputError(f"lengths must hold at least 3 values (a log-log slope), got {len(lengths)}")
-    claim = check_option("claim", claim, ("corrected", "printed"))
-
-    rec = Recorder()
-    with rec.timed("limits"):
-        _limits(rec, sizes)
-    with rec.timed("growth"):
-        _growth(rec, growth_size, growth_steps, seed, claim)
-    with rec.timed("paper_parameters"):
-        _paper_parameters(rec, alpha, c, claim)
-    with rec.timed("norms"):
-        _norms(rec, norm_size, norm_steps, c, claim)
-    with rec.timed("scaling"):
-        _scaling(rec, lengths, alpha, claim)
-    if claim == "corrected":
-        statement = ("the explicit diffusion step is stable iff r <= 2 / mu_max (1/2 periodic, "
-                     "1/(2 cos^2(pi/2T)) cell-centred Neumann, 1/4 on both axes) and the wave iff c dt / ds < "
-                     "2 / sqrt(mu_max); the wave bound is looser than eq. (24) at alpha = 0.1, c = 0.15; the "
-                     "diffusion refinement has operator norm 1 for r <= 1/2 (no instability at 8 steps with the "
-                     "learned alpha); only r decides stability, so dt ~ 1/N is not needed")
-    else:
-        statement = ("the wave bound dt <= ds/c is more restrictive than dt <= ds^2/(2 alpha) at the paper's "
-                     "parameters, eq. (28) with equality is stable, 8 diffusion steps with the learned parameters "
-                     "are unstable, and the largest stable dt scales like 1/N (PDE-2, 10, 14 as printed)")
-    return rec.finish(statement)
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """CFL limits from the Laplacian's spectrum, contraction of the refinement, and parameter scaling."""
+    with ctx.timed("limits"):
+        limits = _limits(p.sizes)
+    with ctx.timed("growth"):
+        growth = _growth(p.growth_size, p.growth_steps, p.seed)
+    with ctx.timed("paper_parameters"):
+        paper = _paper_parameters(p.alpha, p.c)
+    with ctx.timed("norms"):
+        norms = _norms(p.norm_size, p.norm_steps, p.c)
+    with ctx.timed("scaling"):
+        scaling = _scaling(p.lengths, p.alpha)
+    return Quantities(**limits, **growth, **paper, **norms, **scaling)
 
 
-def _limits(rec, sizes):
+def _limits(sizes) -> dict:
     """stability_limit against closed forms and against a bisection on token-by-token step matrices."""
-    from spectral import stability_limit
     from manifolds.references.pde import closed_form_limit, stencil_matrix
+    from spectral import stability_limit
 
     worst = 0.0
     for T in sizes:
@@ -151,13 +169,6 @@ def _limits(rec, sizes):
                 for pde in ("diffusion", "wave"):
                     got = stability_limit(pde, T=T, boundary=b, axis=axis)
                     worst = max(worst, abs(got / closed_form_limit(pde, T, b, axis) - 1.0))
-    rec.at_most("limit_vs_closed_form_max_relative_error", worst, 1e-13,
-                why="bisection eigenvalues of the tridiagonal matrix are accurate to a few eps relative "
-                    "(measured <= 2e-15) against 4 sin^2 closed forms",
-                label="stability_limit differs from the closed-form spectrum")
-    rec.info("limit_neumann_T8", stability_limit("diffusion", T=8, boundary="neumann"))
-    rec.info("limit_neumann_T64", stability_limit("diffusion", T=64, boundary="neumann"))
-    rec.info("limit_periodic_T63", stability_limit("diffusion", T=63, boundary="periodic"))
 
     # bisection on the spectral radius of step matrices built token by token (small T: dense eig)
     worst_d, worst_w = 0.0, 0.0
@@ -178,16 +189,14 @@ def _limits(rec, sizes):
     nu_star = _bisect(lambda nu: _rho(np.block([[eye2 + nu * nu * lap2, eye2], [nu * nu * lap2, eye2]])),
                       0.3, 1.2, 1e-7)
     worst_w = max(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary="neumann", axis="both") - 1))
-    rec.at_most("diffusion_limit_vs_bisection", worst_d, 1e-8,
-                why="bisection to spectral radius 1 + 1e-11 locates r* to ~3e-12 relative (measured <= 5e-11)",
-                label="the diffusion limit differs from where the step matrix's spectral radius exceeds 1")
-    rec.at_most("wave_limit_vs_bisection", worst_w, 1e-8,
-                why="beyond the defective threshold the radius grows like sqrt(x - 4), so a 1e-7 radius "
-                    "tolerance moves the threshold by ~1e-14 (measured <= 6e-13)",
-                label="the wave limit differs from where the step matrix's spectral radius exceeds 1")
+    return dict(limit_vs_closed_form=worst,
+                limit_neumann_T8=stability_limit("diffusion", T=8, boundary="neumann"),
+                limit_neumann_T64=stability_limit("diffusion", T=64, boundary="neumann"),
+                limit_periodic_T63=stability_limit("diffusion", T=63, boundary="periodic"),
+                diffusion_limit_vs_bisection=worst_d, wave_limit_vs_bisection=worst_w)
 
 
-def _growth(rec, T, steps, seed, claim):
+def _growth(T, steps, seed) -> dict:
     """Random A(0) evolved at 0.99 and 1.01 times the limit; the wave at the limit grows linearly."""
     from spectral import evolve_attention, stability_limit
 
@@ -201,85 +210,43 @@ def _growth(rec, T, steps, seed, claim):
                                  allow_unstable=True).attention
         bounded = max(bounded, float(np.linalg.norm(below)) / norm0)
         grown = min(grown, float(np.max(np.abs(above))) / float(np.max(np.abs(a0))))
-    rec.at_most("diffusion_growth_below_limit", bounded, 1.0 + 1e-12,
-                why="symmetric step matrix with eigenvalues in [-1, 1]: the Frobenius norm cannot grow "
-                    "(rounding <= 1e-15 per step; measured <= 1)",
-                label="diffusion grew at 0.99 times the stability limit")
-    rec.at_least("diffusion_growth_above_limit", grown, 1e-3 * 1.02 ** steps,
-                 why=f"the top mode's factor is |1 - 1.01 * 2| = 1.02 per step: 1.02^{steps} times its share of "
-                     "A(0), >= 1e-3 (measured 1.4e15 against 1.6e17 after 2000 steps)",
-                 label="diffusion did not grow at 1.01 times the stability limit")
 
     lim = stability_limit("wave", T=T, boundary="neumann")
     nu = 0.99 * lim
     below = evolve_attention(a0, pde="wave", steps=steps, c=nu, boundary="neumann").attention
     x_max = nu * nu * 4.0 * math.cos(math.pi / (2 * T)) ** 2  # c^2 dt^2 mu_max
-    amp = 1.0 / math.sqrt(1.0 - x_max / 4.0)
-    rec.at_most("wave_growth_below_limit", float(np.linalg.norm(below)) / norm0, amp * (1 + 1e-10),
-                why="per mode the A-amplitude is cos((2n+1) theta/2) / cos(theta/2) <= (1 - x/4)^(-1/2) "
-                    f"(= {amp:.3g} at 0.99 times the limit); orthonormal modes",
-                label="the wave grew beyond its bounded amplitude below the limit")
     wave_steps = min(steps, 1000)  # 1.01 x limit grows ~1.3x per step: stay below overflow
     above = evolve_attention(a0, pde="wave", steps=wave_steps, c=1.01 * lim, boundary="neumann",
                              allow_unstable=True).attention
     x_up = 4.0 * 1.01 ** 2  # c^2 dt^2 mu_max at 1.01 times the limit
     lam = (x_up - 2.0 + math.sqrt((2.0 - x_up) ** 2 - 4.0)) / 2.0  # |eigenvalue| of [[1 - x, 1], [-x, 1]]
-    rec.at_least("wave_growth_above_limit", float(np.max(np.abs(above))) / float(np.max(np.abs(a0))),
-                 1e-3 * lam ** wave_steps,
-                 why=f"x = 4 * 1.01^2: a real eigenvalue of modulus {lam:.4f} per step, times the top mode's share "
-                     "of A(0), >= 1e-3 (measured 4.6e122 after 1000 steps)",
-                 label="the wave did not grow at 1.01 times the stability limit")
     # at exactly c dt / ds = 1, periodic even T: eigenvalue -1 is defective, the Nyquist amplitude is 2n + 1
     n = steps // 2
     a_n = evolve_attention(a0, pde="wave", steps=n, c=1.0, boundary="periodic").attention
     a_2n = evolve_attention(a0, pde="wave", steps=2 * n, c=1.0, boundary="periodic").attention
-    ratio = float(np.max(np.abs(a_2n)) / np.max(np.abs(a_n)))
-    if claim == "corrected":
-        rec.within("wave_at_limit_growth_ratio", ratio, (1.8, 2.2),
-                   why="defective eigenvalue -1: the Nyquist amplitude is (2n + 1) a_N, ratio (4n + 1) / (2n + 1) "
-                       "-> 2 up to the bounded other modes (measured 1.99-2.0)",
-                   label="the wave at c dt / ds = 1 does not grow linearly")
-    else:
-        rec.at_most("printed_wave_at_equality_growth", float(np.max(np.abs(a_2n)) / np.max(np.abs(a0))), 2.0,
-                    why="eq. (28) as printed allows dt = ds / c: a stable scheme keeps the amplitude bounded "
-                        "(factor <= 2 allowed)",
-                    label="eq. (28) with equality is not stable: the wave grows linearly at c dt = ds")
-        rec.info("wave_at_limit_growth_ratio", ratio)
+    return dict(diffusion_growth_below_limit=bounded, diffusion_growth_above_limit=grown,
+                wave_growth_below_limit=float(np.linalg.norm(below)) / norm0,
+                wave_amplitude_bound=1.0 / math.sqrt(1.0 - x_max / 4.0),
+                wave_growth_above_limit=float(np.max(np.abs(above))) / float(np.max(np.abs(a0))),
+                wave_eigenvalue_above_limit=lam, wave_steps_above_limit=wave_steps,
+                wave_at_limit_growth_ratio=float(np.max(np.abs(a_2n)) / np.max(np.abs(a_n))),
+                wave_at_limit_growth=float(np.max(np.abs(a_2n)) / np.max(np.abs(a0))))
 
 
-def _paper_parameters(rec, alpha, c, claim):
+def _paper_parameters(alpha, c) -> dict:
     """dt limits of diffusion and wave at the paper's alpha, c (ds = 1, periodic even T)."""
     from spectral import stability_limit
 
     T = 512
-    dt_diff = stability_limit("diffusion", T=T, boundary="periodic") / alpha
-    dt_wave = stability_limit("wave", T=T, boundary="periodic") / c
-    rec.info("dt_max_diffusion", dt_diff)
-    rec.info("dt_max_wave", dt_wave)
-    rec.close("dt_ratio_wave_over_diffusion", dt_wave / dt_diff, 2 * alpha / c, rtol=1e-12,
-              why="periodic even T: dt_wave / dt_diff = (1/c) / (1/(2 alpha)) = 2 alpha / (c ds) exactly",
-              label="the ratio of the wave and diffusion dt limits is not 2 alpha / c")
-    if claim == "corrected":
-        looser = dt_wave > dt_diff
-        rec.equal("wave_tighter", not looser, c > 2 * alpha,
-                  why="the wave bound is tighter iff c > 2 alpha / ds (0.15 < 0.2 at the paper's values)",
-                  label="'wave is more restrictive' does not follow the sign of c - 2 alpha / ds")
-        c_fast = 2.5 * alpha
-        dt_wave_fast = stability_limit("wave", T=T, boundary="periodic") / c_fast
-        rec.holds("wave_tighter_when_c_above_2alpha", dt_wave_fast < dt_diff,
-                  why="c = 2.5 alpha > 2 alpha / ds: the wave bound 1/c is below 1/(2 alpha)",
-                  label="with c > 2 alpha / ds the wave bound is not the tighter one")
-    else:
-        rec.holds("printed_wave_more_restrictive", dt_wave < dt_diff,
-                  why="E.0.2 as printed: 'stability is more restrictive' for the wave at alpha = 0.1, c = 0.15",
-                  label=f"E.0.2 as printed: the wave bound dt <= {dt_wave:.3g} is looser than the diffusion "
-                        f"bound dt <= {dt_diff:.3g} at alpha = {alpha:g}, c = {c:g}")
+    wave = stability_limit("wave", T=T, boundary="periodic")
+    return dict(dt_max_diffusion=stability_limit("diffusion", T=T, boundary="periodic") / alpha,
+                dt_max_wave=wave / c, dt_max_wave_fast=wave / (2.5 * alpha))
 
 
-def _norms(rec, T, n_max, c, claim):
+def _norms(T, n_max, c) -> dict:
     """Operator norms of M = (I + r L)^N_t (key axis) and of the wave's A -> A map."""
-    from spectral import evolve_attention, stability_limit
     from manifolds.references.pde import laplacian_eigenvalues
+    from spectral import evolve_attention, stability_limit
 
     eye = np.eye(T)
     dev_2 = dev_1 = 0.0
@@ -306,20 +273,6 @@ def _norms(rec, T, n_max, c, claim):
                     expect = abs(1.0 - r * mu_max) ** n
                     growth_err = max(growth_err, abs(n2 / expect - 1.0))
                     min_growth = min(min_growth, n2 ** (1.0 / n))
-    rec.at_most("contraction_norm2_deviation", dev_2, 1e-12,
-                why="r <= r_max: eigenvalues 1 (constants) and |1 - r mu_k| <= 1; rounding of N_t <= 64 steps "
-                    "(measured <= 3e-15)",
-                label="|M|_2 differs from 1 within the stability limit")
-    rec.at_most("contraction_norm1_inf_deviation", dev_1, 1e-12,
-                why="r <= 1/2: M is non-negative and doubly stochastic, so |M|_1 = |M|_inf = 1 (measured <= 4e-15)",
-                label="|M|_1 or |M|_inf differs from 1 for r <= 1/2")
-    rec.at_most("unstable_norm_vs_closed_form", growth_err, 1e-9,
-                why="beyond the limit |M|_2 = |1 - r mu_max|^N_t exactly; eigvalsh and N_t <= 64 steps of "
-                    "rounding (measured <= 1e-12)",
-                label="the norm beyond the limit does not grow like |1 - r mu_max|^N_t")
-    rec.at_least("unstable_norm_growth_per_step", min_growth, 1.0 + 1e-3,
-                 why="r = 0.55, 0.6 > r_max: the per-step factor |1 - r mu_max| >= 1.2 - small",
-                 label="the norm did not grow geometrically beyond the limit")
 
     # the NaN explanation: learned alpha in [0.02, 0.15] (Fig. 13), dt <= 3, N_t = 8 steps
     T8 = 128
@@ -328,16 +281,6 @@ def _norms(rec, T, n_max, c, claim):
         for dt in (0.5, 1.0, 2.0, 3.0):
             m8 = evolve_attention(np.eye(T8), steps=8, dt=dt, alpha=a, boundary="neumann").attention
             worst8 = max(worst8, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (m8 + m8.T))))))
-    rec.info("max_norm_8_steps_learned_alpha", worst8)
-    if claim == "corrected":
-        rec.at_most("norm_8_steps_learned_alpha", worst8, 1.0 + 1e-12,
-                    why="alpha <= 0.15, dt <= 3: r <= 0.45 < 1/2, so |M|_2 = 1 (rounding 1e-15)",
-                    label="8 diffusion steps with the learned alpha amplify")
-    else:
-        rec.at_least("printed_norm_8_steps_unstable", worst8, 1.0 + 1e-6,
-                     why="C.5 as printed: 8 steps become unstable 'as our theory predicts' with the learned alpha",
-                     label="C.5 as printed: linear theory predicts no instability at 8 steps (|M|_2 = 1 for every "
-                           "alpha in [0.02, 0.15], dt <= 3)")
 
     # the wave's A -> A map: W_n with A_n = A_0 W_n^T; sup_n |W_n|_2 vs (1 - c^2 mu_max dt^2 / 4)^(-1/2)
     bound = 1.0 / math.sqrt(1.0 - c * c * laplacian_eigenvalues(T, "neumann").max() / 4.0)
@@ -347,13 +290,12 @@ def _norms(rec, T, n_max, c, claim):
         res = evolve_attention(res.attention, pde="wave", steps=1, c=c, boundary="neumann", velocity=res.velocity)
         w = res.attention
         sup = max(sup, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (w + w.T))))))
-    rec.within("wave_map_sup_norm", sup, (1.0 + 1e-6, bound * (1 + 1e-12)),
-               why="per mode |cos((2n+1) theta/2) / cos(theta/2)| <= (1 - x/4)^(-1/2) with x = c^2 mu dt^2, "
-                   f"reached approximately (bound {bound:.5g}); > 1 for some n",
-               label="the wave's A -> A map norm is not in (1, (1 - c^2 mu_max dt^2 / 4)^(-1/2)]")
+    return dict(contraction_norm2_deviation=dev_2, contraction_norm1_inf_deviation=dev_1,
+                unstable_norm_vs_closed_form=growth_err, unstable_norm_growth_per_step=min_growth,
+                max_norm_8_steps_learned_alpha=worst8, wave_map_sup_norm=sup, wave_map_bound=bound)
 
 
-def _scaling(rec, lengths, alpha, claim):
+def _scaling(lengths, alpha) -> dict:
     """Largest stable dt vs N in token units and in normalised positions, alpha ~ 1/N^2 (E.1)."""
     from spectral import stability_limit
     from verify.core.fits import fit_power_law
@@ -369,39 +311,153 @@ def _scaling(rec, lengths, alpha, claim):
         dt_tok.append(r1 * 1.0 ** 2 / a_n)           # token units: ds = 1
         dt_norm.append(rn * (1.0 / N) ** 2 / a_n)    # positions in [0, 1]: ds = 1/N
         length_tok.append(math.sqrt(2.0 * a_n * 1.0) / (1.0 / N))  # sqrt(2 alpha t) / ds at t = 1
-    slope_tok = fit_power_law(lengths, dt_tok).slope
-    slope_norm = fit_power_law(lengths, dt_norm).slope
-    rec.info("dt_max_token_units_first", dt_tok[0])
-    rec.info("dt_max_token_units_last", dt_tok[-1])
-    rec.info("dt_max_normalised_last", dt_norm[-1])
-    rec.at_most("r_limit_spacing_dependence", max(r_ds), 1e-12,
+    return dict(r_limit_spacing_dependence=max(r_ds), r_limit_offset=max(abs(r - 0.5) for r in r_max),
+                dt_max_slope_token_units=fit_power_law(lengths, dt_tok).slope,
+                dt_max_slope_normalised=fit_power_law(lengths, dt_norm).slope,
+                diffusion_length_tokens_spread=(max(length_tok) - min(length_tok)) / min(length_tok),
+                dt_max_token_units=np.asarray(dt_tok), dt_max_normalised=np.asarray(dt_norm))
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """The limits against closed forms and bisections, the growth and norm tests, the scaling."""
+    printed = p.claim == "printed"
+    rec.at_most("limit_vs_closed_form_max_relative_error", q.limit_vs_closed_form, 1e-13,
+                why="bisection eigenvalues of the tridiagonal matrix are accurate to a few eps relative "
+                    "(measured <= 2e-15) against 4 sin^2 closed forms",
+                label="stability_limit differs from the closed-form spectrum")
+    rec.info("limit_neumann_T8", q.limit_neumann_T8)
+    rec.info("limit_neumann_T64", q.limit_neumann_T64)
+    rec.info("limit_periodic_T63", q.limit_periodic_T63)
+    rec.at_most("diffusion_limit_vs_bisection", q.diffusion_limit_vs_bisection,
+                CALIBRATION.get("diffusion_limit_vs_bisection", p),
+                label="the diffusion limit differs from where the step matrix's spectral radius exceeds 1")
+    rec.at_most("wave_limit_vs_bisection", q.wave_limit_vs_bisection, CALIBRATION.get("wave_limit_vs_bisection", p),
+                label="the wave limit differs from where the step matrix's spectral radius exceeds 1")
+
+    steps = p.growth_steps
+    rec.at_most("diffusion_growth_below_limit", q.diffusion_growth_below_limit, 1.0 + 1e-12,
+                why="symmetric step matrix with eigenvalues in [-1, 1]: the Frobenius norm cannot grow "
+                    "(rounding <= 1e-15 per step; measured <= 1)",
+                label="diffusion grew at 0.99 times the stability limit")
+    rec.at_least("diffusion_growth_above_limit", q.diffusion_growth_above_limit, 1e-3 * 1.02 ** steps,
+                 why=f"the top mode's factor is |1 - 1.01 * 2| = 1.02 per step: 1.02^{steps} times its share of "
+                     "A(0), >= 1e-3 (measured 1.4e15 against 1.6e17 after 2000 steps)",
+                 label="diffusion did not grow at 1.01 times the stability limit")
+    amp = q.wave_amplitude_bound
+    rec.at_most("wave_growth_below_limit", q.wave_growth_below_limit, amp * (1 + 1e-10),
+                why="per mode the A-amplitude is cos((2n+1) theta/2) / cos(theta/2) <= (1 - x/4)^(-1/2) "
+                    f"(= {amp:.3g} at 0.99 times the limit); orthonormal modes",
+                label="the wave grew beyond its bounded amplitude below the limit")
+    lam = q.wave_eigenvalue_above_limit
+    rec.at_least("wave_growth_above_limit", q.wave_growth_above_limit, 1e-3 * lam ** q.wave_steps_above_limit,
+                 why=f"x = 4 * 1.01^2: a real eigenvalue of modulus {lam:.4f} per step, times the top mode's share "
+                     "of A(0), >= 1e-3 (measured 4.6e122 after 1000 steps)",
+                 label="the wave did not grow at 1.01 times the stability limit")
+    if not printed:
+        rec.within("wave_at_limit_growth_ratio", q.wave_at_limit_growth_ratio, (1.8, 2.2),
+                   why="defective eigenvalue -1: the Nyquist amplitude is (2n + 1) a_N, ratio (4n + 1) / (2n + 1) "
+                       "-> 2 up to the bounded other modes (measured 1.99-2.0)",
+                   label="the wave at c dt / ds = 1 does not grow linearly")
+    else:
+        rec.at_most("printed_wave_at_equality_growth", q.wave_at_limit_growth, 2.0,
+                    why="eq. (28) as printed allows dt = ds / c: a stable scheme keeps the amplitude bounded "
+                        "(factor <= 2 allowed)",
+                    label="eq. (28) with equality is not stable: the wave grows linearly at c dt = ds")
+        rec.info("wave_at_limit_growth_ratio", q.wave_at_limit_growth_ratio)
+
+    alpha, c = p.alpha, p.c
+    dt_diff, dt_wave = q.dt_max_diffusion, q.dt_max_wave
+    rec.info("dt_max_diffusion", dt_diff)
+    rec.info("dt_max_wave", dt_wave)
+    rec.close("dt_ratio_wave_over_diffusion", dt_wave / dt_diff, 2 * alpha / c, rtol=1e-12,
+              why="periodic even T: dt_wave / dt_diff = (1/c) / (1/(2 alpha)) = 2 alpha / (c ds) exactly",
+              label="the ratio of the wave and diffusion dt limits is not 2 alpha / c")
+    if not printed:
+        rec.equal("wave_tighter", not dt_wave > dt_diff, c > 2 * alpha,
+                  why="the wave bound is tighter iff c > 2 alpha / ds (0.15 < 0.2 at the paper's values)",
+                  label="'wave is more restrictive' does not follow the sign of c - 2 alpha / ds")
+        rec.holds("wave_tighter_when_c_above_2alpha", q.dt_max_wave_fast < dt_diff,
+                  why="c = 2.5 alpha > 2 alpha / ds: the wave bound 1/c is below 1/(2 alpha)",
+                  label="with c > 2 alpha / ds the wave bound is not the tighter one")
+    else:
+        rec.holds("printed_wave_more_restrictive", dt_wave < dt_diff,
+                  why="E.0.2 as printed: 'stability is more restrictive' for the wave at alpha = 0.1, c = 0.15",
+                  label=f"E.0.2 as printed: the wave bound dt <= {dt_wave:.3g} is looser than the diffusion "
+                        f"bound dt <= {dt_diff:.3g} at alpha = {alpha:g}, c = {c:g}")
+
+    rec.at_most("contraction_norm2_deviation", q.contraction_norm2_deviation, 1e-12,
+                why="r <= r_max: eigenvalues 1 (constants) and |1 - r mu_k| <= 1; rounding of N_t <= 64 steps "
+                    "(measured <= 3e-15)",
+                label="|M|_2 differs from 1 within the stability limit")
+    rec.at_most("contraction_norm1_inf_deviation", q.contraction_norm1_inf_deviation, 1e-12,
+                why="r <= 1/2: M is non-negative and doubly stochastic, so |M|_1 = |M|_inf = 1 (measured <= 4e-15)",
+                label="|M|_1 or |M|_inf differs from 1 for r <= 1/2")
+    rec.at_most("unstable_norm_vs_closed_form", q.unstable_norm_vs_closed_form, 1e-9,
+                why="beyond the limit |M|_2 = |1 - r mu_max|^N_t exactly; eigvalsh and N_t <= 64 steps of "
+                    "rounding (measured <= 1e-12)",
+                label="the norm beyond the limit does not grow like |1 - r mu_max|^N_t")
+    rec.at_least("unstable_norm_growth_per_step", q.unstable_norm_growth_per_step, 1.0 + 1e-3,
+                 why="r = 0.55, 0.6 > r_max: the per-step factor |1 - r mu_max| >= 1.2 - small",
+                 label="the norm did not grow geometrically beyond the limit")
+    worst8 = q.max_norm_8_steps_learned_alpha
+    rec.info("max_norm_8_steps_learned_alpha", worst8)
+    if not printed:
+        rec.at_most("norm_8_steps_learned_alpha", worst8, 1.0 + 1e-12,
+                    why="alpha <= 0.15, dt <= 3: r <= 0.45 < 1/2, so |M|_2 = 1 (rounding 1e-15)",
+                    label="8 diffusion steps with the learned alpha amplify")
+    else:
+        rec.at_least("printed_norm_8_steps_unstable", worst8, 1.0 + 1e-6,
+                     why="C.5 as printed: 8 steps become unstable 'as our theory predicts' with the learned alpha",
+                     label="C.5 as printed: linear theory predicts no instability at 8 steps (|M|_2 = 1 for every "
+                           "alpha in [0.02, 0.15], dt <= 3)")
+    bound = q.wave_map_bound
+    rec.within("wave_map_sup_norm", q.wave_map_sup_norm, (1.0 + 1e-6, bound * (1 + 1e-12)),
+               why="per mode |cos((2n+1) theta/2) / cos(theta/2)| <= (1 - x/4)^(-1/2) with x = c^2 mu dt^2, "
+                   f"reached approximately (bound {bound:.5g}); > 1 for some n",
+               label="the wave's A -> A map norm is not in (1, (1 - c^2 mu_max dt^2 / 4)^(-1/2)]")
+
+    n_ref = p.lengths[0]
+    rec.info("dt_max_token_units_first", q.dt_max_token_units[0])
+    rec.info("dt_max_token_units_last", q.dt_max_token_units[-1])
+    rec.info("dt_max_normalised_last", q.dt_max_normalised[-1])
+    rec.at_most("r_limit_spacing_dependence", q.r_limit_spacing_dependence, 1e-12,
                 why="r = alpha dt / ds^2 absorbs ds: the limit on r is the same for ds = 1 and ds = 1/N "
                     "(rounding of mu_max ~ N^2; measured <= 1e-15)",
                 label="the limit on r depends on the token spacing")
-    rec.within("r_limit_range", max(abs(r - 0.5) for r in r_max), (0.0, 1.01 * math.pi ** 2 / (8 * n_ref ** 2)),
+    rec.within("r_limit_range", q.r_limit_offset, (0.0, 1.01 * math.pi ** 2 / (8 * n_ref ** 2)),
                why="cell-centred Neumann: r_max = 1/(2 cos^2(pi/2N)) = 1/2 + pi^2/(8 N^2) (1 + O(N^-2))",
                label="r_max is not 1/2 + O(1/N^2)")
-    if claim == "corrected":
-        rec.close("dt_max_slope_token_units", slope_tok, 2.0, atol=1e-3,
+    if not printed:
+        rec.close("dt_max_slope_token_units", q.dt_max_slope_token_units, 2.0, atol=1e-3,
                   why="dt_max = r_max / alpha with alpha ~ 1/N^2 and r_max = 1/2 + O(N^-2): slope 2 up to "
                       "the O(N^-2) drift (measured 2.0000)",
                   label="in token units the largest stable dt does not grow like N^2")
-        rec.close("dt_max_slope_normalised", slope_norm, 0.0, atol=1e-3,
+        rec.close("dt_max_slope_normalised", q.dt_max_slope_normalised, 0.0, atol=1e-3,
                   why="ds = 1/N and alpha ~ 1/N^2: r = alpha dt / ds^2 is N-free, so dt_max is constant "
                       "(measured 0.0000)",
                   label="in normalised positions the largest stable dt depends on N")
-        spread = (max(length_tok) - min(length_tok)) / min(length_tok)
-        rec.at_most("diffusion_length_tokens_spread", spread, 1e-12,
+        rec.at_most("diffusion_length_tokens_spread", q.diffusion_length_tokens_spread, 1e-12,
                     why="normalised positions: sqrt(2 alpha t) / ds = sqrt(2 alpha_ref t) N_ref^-1 N is constant "
                         "at fixed t (rounding)",
                     label="the diffusion length in tokens depends on N in normalised positions")
-    else:
-        rec.close("printed_dt_max_slope_token_units", slope_tok, -1.0, atol=0.1,
-                  why="E.1 as printed: dt ~ 1/N 'to ensure stability' (slope -1)",
-                  label="E.1 as printed: the largest stable dt does not scale like 1/N in token units")
-        rec.close("printed_dt_max_slope_normalised", slope_norm, -1.0, atol=0.1,
-                  why="E.1 as printed: dt ~ 1/N 'to ensure stability' (slope -1)",
-                  label="E.1 as printed: the largest stable dt does not scale like 1/N in normalised positions")
+        return ("the explicit diffusion step is stable iff r <= 2 / mu_max (1/2 periodic, "
+                "1/(2 cos^2(pi/2T)) cell-centred Neumann, 1/4 on both axes) and the wave iff c dt / ds < "
+                "2 / sqrt(mu_max); the wave bound is looser than eq. (24) at alpha = 0.1, c = 0.15; the "
+                "diffusion refinement has operator norm 1 for r <= 1/2 (no instability at 8 steps with the "
+                "learned alpha); only r decides stability, so dt ~ 1/N is not needed")
+    rec.close("printed_dt_max_slope_token_units", q.dt_max_slope_token_units, -1.0, atol=0.1,
+              why="E.1 as printed: dt ~ 1/N 'to ensure stability' (slope -1)",
+              label="E.1 as printed: the largest stable dt does not scale like 1/N in token units")
+    rec.close("printed_dt_max_slope_normalised", q.dt_max_slope_normalised, -1.0, atol=0.1,
+              why="E.1 as printed: dt ~ 1/N 'to ensure stability' (slope -1)",
+              label="E.1 as printed: the largest stable dt does not scale like 1/N in normalised positions")
+    return ("the wave bound dt <= ds/c is more restrictive than dt <= ds^2/(2 alpha) at the paper's "
+            "parameters, eq. (28) with equality is stable, 8 diffusion steps with the learned parameters "
+            "are unstable, and the largest stable dt scales like 1/N (PDE-2, 10, 14 as printed)")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

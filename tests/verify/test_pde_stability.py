@@ -1,38 +1,83 @@
-"""verify.pde_stability (PDE-2, 10, 14): CFL limits, contraction, dt scaling; the printed claims fail."""
+"""verify.pde_stability (PDE-2, 10, 14): CFL limits, contraction, dt scaling; the printed claims fail.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_stability as check
 
+CHECK = check.CHECK
 FAST = {"sizes": (8, 63), "growth_steps": 400, "norm_size": 32, "norm_steps": 16, "lengths": (64, 256, 1024)}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_stability")
+@pytest.fixture(scope="module")
+def fast():
+    p = CHECK.params(**FAST)
+    return p, CHECK.measure(p)
+
+
+def test_fast_settings_pass(fast):
+    p, q = fast
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
-    assert res.measured["dt_max_wave"] > res.measured["dt_max_diffusion"]  # the wave bound is the looser one
-    assert res.measured["limit_neumann_T8"] == pytest.approx(0.5198, abs=1e-4)
+    assert q.dt_max_wave > q.dt_max_diffusion  # the wave bound is the looser one at the paper's alpha, c
+    assert q.limit_neumann_T8 == pytest.approx(0.5198, abs=1e-4)  # 1 / (2 cos^2(pi / 16))
 
 
-def test_printed_fails_on_each_printed_statement():
-    res = check.run(**FAST, claim="printed")
+def test_printed_fails_on_each_printed_statement(fast):
+    p, q = fast
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_wave_at_equality_growth", "printed_wave_more_restrictive",
                       "printed_norm_8_steps_unstable", "printed_dt_max_slope_token_units",
                       "printed_dt_max_slope_normalised"}
 
 
-def test_fast_settings_pass():
-    res = check.run(**FAST)
-    assert res.passed, res.failures
-
-
 def test_wave_tighter_when_fast():
     # c > 2 alpha / ds: the paper's 'more restrictive' holds there, and the corrected check says so
-    res = check.run(**FAST, alpha=0.05, c=0.15)
+    p = CHECK.params(**FAST, alpha=0.05, c=0.15)
+    q = CHECK.measure(p)
+    res = CHECK.assess(q, p)
     assert res.passed and res.record("wave_tighter").measured is True
-    assert check.run(**FAST, alpha=0.05, c=0.15, claim="printed").record("printed_wave_more_restrictive").passed
+    assert CHECK.assess(q, dataclasses.replace(p, claim="printed")).record("printed_wave_more_restrictive").passed
+
+
+def test_a_wrong_stability_limit_fails(monkeypatch):
+    """A limit 1 % too large (the classical 1/2 for every boundary, say) fails the closed forms and the bisection."""
+    import spectral
+
+    true_limit = spectral.stability_limit
+    monkeypatch.setattr(spectral, "stability_limit", lambda *a, **k: 1.01 * true_limit(*a, **k))
+    p = CHECK.params(**FAST)
+    res = CHECK.assess(CHECK.measure(p), p)
+    failed = {r.name for r in res.records if r.passed is False}
+    assert {"limit_vs_closed_form_max_relative_error", "diffusion_limit_vs_bisection",
+            "wave_limit_vs_bisection"} <= failed
+
+
+@pytest.mark.parametrize("field, value, name", [
+    ("contraction_norm2_deviation", 1e-6, "contraction_norm2_deviation"),
+    ("diffusion_growth_below_limit", 1.5, "diffusion_growth_below_limit"),
+    ("wave_at_limit_growth_ratio", 1.0, "wave_at_limit_growth_ratio"),
+    ("dt_max_slope_token_units", 1.0, "dt_max_slope_token_units"),
+    ("unstable_norm_growth_per_step", 1.0, "unstable_norm_growth_per_step"),
+    ("wave_map_sup_norm", 1.0, "wave_map_sup_norm"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(fast, field, value, name):
+    p, q = fast
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(fast):
+    p, q = fast
+    res = CHECK.assess(dataclasses.replace(q, limit_vs_closed_form=float("nan")), p)
+    assert res.record("limit_vs_closed_form_max_relative_error").passed is False
 
 
 @pytest.mark.parametrize("kwargs, match", [({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"),

@@ -64,7 +64,7 @@ from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, Recorder
 
-__all__ = ["Check", "Context", "device_namespace", "registered", "current_device", "figure_saver"]
+__all__ = ["Check", "Context", "device_namespace", "registered", "current_device"]
 
 DEVICES = ("cpu", "gpu")
 CLAIM_MODES = ("corrected", "printed")
@@ -253,6 +253,15 @@ class Check:
         self._memory = fn
         return fn
 
+    @property
+    def quantities_type(self):
+        """The dataclass ``measure`` returns (its return annotation), for reading results back from JSON."""
+        import typing
+
+        if self._measure is None:
+            return None
+        return typing.get_type_hints(self._measure).get("return")
+
     def _host_reason(self) -> str:
         return f" ({self.host_only})" if self.host_only else ""
 
@@ -355,7 +364,7 @@ class Check:
     def assess(self, q, p, *, timings: Mapping[str, float] | None = None, notes=()) -> CheckResult:
         """The result of the assertions on quantities ``q`` measured with parameters ``p``."""
         self._require_parts()
-        rec = Recorder(params=p)
+        rec = Recorder(params=p, check=self.name)
         statement = self._assess(q, p, rec)
         if not isinstance(statement, str) or not statement:
             raise TypeError(f"assess() of {self.name} must return the statement tested (a sentence)")
@@ -425,6 +434,8 @@ class Check:
         from verify.core.cli import run_cli
 
         if self._legacy:
+            from verify.core.drawing import figure_saver
+
             return run_cli(self.run, argv, plot=functools.partial(figure_saver, self.name))
         return run_cli(self, argv)
 
@@ -466,14 +477,3 @@ def _check_types(name: str, value, default) -> None:
             raise InputError(f"{name} must be a sequence of numbers, got {value!r}")
         if not all(_is_number(v) for v in value):
             raise InputError(f"{name} must hold numbers only (no booleans), got {value!r}")
-
-
-def figure_saver(name: str):
-    """Legacy: ``save(result, path)`` for check ``name``'s figure, or None when it has none."""
-    try:
-        import figures  # lazy: figures draw what checks return; loaded only when a figure is asked for
-    except ImportError:  # pragma: no cover - figures is part of the distribution
-        return None
-    if figures.check_drawer(name) is None:
-        return None
-    return figures.save_check_figure

@@ -23,7 +23,8 @@ from spectral.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_parser",
-           "check_output_path", "report_error", "run_cli"]
+           "build_check_parser", "add_spec_argument", "check_output_path", "check_plot_path", "report_error",
+           "run_cli"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -181,14 +182,60 @@ def build_parser(run: Callable, *, prog: str, description: str = "", extra: Call
             if choices:
                 kwargs["choices"] = choices
         parser.add_argument(*opts, **kwargs)
-    out = parser.add_argument_group("output")
-    out.add_argument("--json", metavar="PATH", default=None, help="write the full result as JSON to PATH")
-    out.add_argument("--plot", metavar="PATH", default=None,
-                     help="save the check's figure to PATH (.png or .pdf; needs matplotlib)")
-    out.add_argument("--quiet", action="store_true", help="print only the final PASS/FAIL line")
+    _output_options(parser)
     if extra is not None:
         extra(parser)
     return parser
+
+
+def add_spec_argument(parser, spec) -> None:
+    """One option ``--name`` for a declared parameter (:class:`verify.core.params.Spec`)."""
+    name = spec.name
+    opts = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
+    helptext = f"{spec.help_text()} Default: {spec.default_text()}.".replace("%", "%%")
+    kwargs: dict[str, Any] = {"dest": name, "default": spec.default, "help": helptext}
+    if spec.kind == "bool":  # "--full" alone means true; "--full false" is accepted too
+        kwargs.update(type=_parse_bool, nargs="?", const=True, metavar="{true,false}")
+    elif spec.kind in ("ints", "floats"):
+        parse, what = _SCALARS["int" if spec.kind == "ints" else "float"]
+        kwargs.update(type=_parse_optional(_parse_tuple(parse, what)) if spec.default is None
+                      else _parse_tuple(parse, what), metavar="A,B")
+    else:
+        parse, _ = _SCALARS[spec.kind]
+        kwargs["type"] = _parse_optional(parse) if spec.default is None else parse
+        if spec.choices is not None:
+            kwargs["choices"] = spec.choices
+    parser.add_argument(*opts, **kwargs)
+
+
+def build_check_parser(check, *, prog: str) -> argparse.ArgumentParser:
+    """argparse parser of a declared check: one option per declared parameter, then the output options."""
+    parser = OneLineParser(prog=prog, description=check.summary())
+    for spec in check.specs().values():
+        add_spec_argument(parser, spec)
+    _output_options(parser)
+    return parser
+
+
+def _output_options(parser) -> None:
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", metavar="PATH", default=None, help="write the full result as JSON to PATH")
+    out.add_argument("--plot", metavar="PATH", default=None,
+                     help="save the check's figure to PATH (.png, .pdf or .svg; needs matplotlib)")
+    out.add_argument("--quiet", action="store_true", help="print only the final PASS/FAIL line")
+
+
+def check_plot_path(path: str | None) -> None:
+    """Refuse a ``--plot`` path whose format is not one a figure is saved in, before any work."""
+    from verify.core.drawing import figure_formats
+
+    if path is None:
+        return
+    check_output_path("--plot", path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in figure_formats():
+        raise InputError(f"--plot {path!r}: the format is taken from the suffix, one of "
+                         f"{', '.join(figure_formats())}; got {suffix or 'no suffix'!r}")
 
 
 def check_output_path(option: str, path: str | None) -> None:
@@ -224,17 +271,28 @@ def _module_name(run: Callable) -> str:
     return name
 
 
-def run_cli(run: Callable, argv=None, *, plot: Callable | None = None, prog: str | None = None) -> int:
+def run_cli(run, argv=None, *, plot: Callable | None = None, prog: str | None = None) -> int:
     """Parse ``argv``, run the check, print the table and the final line; return the exit code.
 
+    ``run`` is a declared :class:`~verify.core.check.Check` (its options come from its parameter
+    declarations and its figure from :mod:`verify.core.drawing`) or a legacy ``run()`` function.
     ``plot()`` is called only when ``--plot`` is given and returns the drawer ``draw(result, path)``
     or None; with None, ``--plot`` is refused before the check runs.
     """
-    name = _module_name(run)
-    prog = prog or f"python -m {name}"
-    module = sys.modules.get(run.__module__)
-    description = (module.__doc__ or "").strip().split("\n\n")[0] if module is not None else ""
-    parser = build_parser(run, prog=prog, description=description)
+    check = run if hasattr(run, "specs") else None
+    if check is not None:
+        from verify.core.drawing import figure_saver
+
+        prog = prog or f"python -m verify.{check.name}"
+        parser = build_check_parser(check, prog=prog)
+        plot = (lambda: figure_saver(check.name)) if plot is None else plot
+        run = check.run
+    else:
+        name = _module_name(run)
+        prog = prog or f"python -m {name}"
+        module = sys.modules.get(run.__module__)
+        description = (module.__doc__ or "").strip().split("\n\n")[0] if module is not None else ""
+        parser = build_parser(run, prog=prog, description=description)
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2)
@@ -242,7 +300,7 @@ def run_cli(run: Callable, argv=None, *, plot: Callable | None = None, prog: str
     kwargs = {k: v for k, v in vars(ns).items() if k not in ("json", "plot", "quiet")}
     try:
         check_output_path("--json", ns.json)
-        check_output_path("--plot", ns.plot)
+        check_plot_path(ns.plot)
         draw = (plot() if plot is not None else None) if ns.plot else None
         if ns.plot and draw is None:
             raise InputError("--plot: this check has no figure")

@@ -160,7 +160,9 @@ class PathNeed:
     ``estimate(value)`` is the peak bytes of the whole request on that path with the option at ``value``
     (the others fixed); ``option`` is the command-line spelling named in the advice, ``low`` its smallest
     allowed value, ``what`` the request in words, ``other`` further options of the command that lower
-    this path's need (a noun phrase, e.g. ``"a smaller --torus-n"``).
+    this path's need (a noun phrase, e.g. ``"a smaller --torus-n"``). ``host``: on ``"gpu"``, the bytes
+    held on the host (None: the whole estimate). ``auto``: whether ``method="auto"`` may take this path
+    (False for a path that fits but would take too long).
     """
 
     estimate: Callable[[int], float]
@@ -169,35 +171,51 @@ class PathNeed:
     low: int
     what: str
     other: str = ""
+    host: Callable[[int], float] | None = None
+    auto: bool = True
 
     def bytes(self) -> float:
         """The estimate at the requested value."""
         return self.estimate(self.value)
 
+    def require(self, *, device: str = "cpu", other: str | None = None) -> int:
+        """Refuse this path when it would not fit now (:func:`require_memory`); its estimate otherwise."""
+        return require_memory(self.estimate, self.value, option=self.option, low=self.low, what=self.what,
+                              other=self.other if other is None else other, device=device, host=self.host)
 
-def choose_path(method: str, *, dense: PathNeed, matrix_free: PathNeed) -> str:
-    """The path of a ``--method {auto, dense, matrix-free}`` check, checked against the memory available now.
 
-    ``"auto"`` takes the dense path when its estimate fits, else the matrix-free one. The path taken is
-    then held to its estimate by :func:`require_memory` (refused before anything is allocated); a refused
-    dense path names ``--method matrix-free`` with what it needs when that fits, then the path's
-    ``other`` options.
+def choose_path(method: str, needs=None, *, device: str | None = None, dense: PathNeed | None = None,
+                matrix_free: PathNeed | None = None) -> str:
+    """The path of a ``--method`` check, checked against the memory available now on ``device``.
+
+    ``needs`` maps each path to its :class:`PathNeed`, in the order ``"auto"`` prefers them.
+    ``"auto"`` takes the first path (allowed to ``auto``) whose estimate fits
+    (:func:`spectral.memory.first_that_fits`, the rule :func:`spectral.markov_spectrum` follows too).
+    The path taken is then held to its estimate by :func:`require_memory` (refused before anything is
+    allocated); a refusal names the other paths of the command that fit now, with what they need,
+    then the path's ``other`` options.
 
     Returns
     -------
     str
-        ``"dense"`` or ``"matrix-free"``: the path to run.
+        The path to run.
     """
-    from spectral.memory import format_bytes
+    from spectral.memory import first_that_fits, format_bytes
 
-    limit = available_memory_bytes()
+    if needs is None:  # the two-path form: dense, else matrix-free
+        needs = {"dense": dense, "matrix-free": matrix_free}
+    device = current_device() if device is None else device
+    limit = available_memory_bytes(device)
     if method == "auto":
-        method = "dense" if dense.bytes() <= limit else "matrix-free"
-    need, alternatives = (dense if method == "dense" else matrix_free), []
-    if method == "dense" and matrix_free.bytes() <= limit:
-        alternatives.append(f"--method matrix-free (needs {format_bytes(matrix_free.bytes())})")
+        allowed = {name: need.bytes() for name, need in needs.items() if need.auto}
+        method = first_that_fits(allowed, limit) or list(allowed)[-1]  # none fits: refuse the most frugal
+    if method not in needs:
+        raise ValueError(f"no memory need declared for path {method!r}")
+    need, alternatives = needs[method], []
+    for name, other in needs.items():
+        if name != method and other.bytes() <= limit:
+            alternatives.append(f"--method {name} (needs {format_bytes(other.bytes())})")
     if need.other:
         alternatives.append(need.other)
-    require_memory(need.estimate, need.value, option=need.option, low=need.low, what=need.what,
-                   other=", or ".join(alternatives))
+    need.require(device=device, other=", or ".join(alternatives))
     return method

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spectral.validation import InputError
-from verify.core.check import figure_saver
+from verify.core.drawing import figure_saver
 from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, details
 from verify.core.progress import progress
 from verify.core.provenance import versions

@@ -146,11 +146,17 @@ class Record:
 
     @property
     def passed(self) -> bool | None:
-        """Outcome of the assertion (``None`` for informational records). NaN never passes."""
+        """Outcome of the assertion (``None`` for informational records).
+
+        A non-finite measured value (NaN, +-inf) never passes, whatever the sense: an overflow is not
+        "at least" a bound and a NaN compares false everywhere.
+        """
         m = self.measured
         try:
             if self.sense == "info":
                 return None
+            if isinstance(m, (float, complex)) and not math.isfinite(abs(m)):
+                return False
             if self.sense == "equal":
                 return bool(m == self.expected)
             if self.sense == "close":
@@ -224,8 +230,9 @@ class Recorder:
     reason (e.g. an unresolved grid).
     """
 
-    def __init__(self, params=None) -> None:
+    def __init__(self, params=None, check: str = "") -> None:
         self.params = params
+        self.check = check
         self._records: dict[str, Record] = {}
         self.arrays: dict[str, Any] = {}
         self.timings: dict[str, float] = {}
@@ -239,8 +246,24 @@ class Recorder:
         self._records[record.name] = record
         return record
 
-    def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why, label="", hint="") -> Record:
-        """Assert ``|measured - expected| <= atol + rtol |expected|``."""
+    def _tolerance(self, name, value, why, hint):
+        """A number, or a calibrated :class:`~verify.core.calibration.Tolerance`: (value, why, hint)."""
+        from verify.core.calibration import Tolerance
+
+        if isinstance(value, Tolerance):
+            if value.name != name:
+                raise ValueError(f"record {name!r} asserted with the tolerance of {value.name!r}")
+            extra = value.hint(self.params, self.check) if self.params is not None else ""
+            if extra:
+                self.note(extra)
+            return value.value, (why or value.reason()), "; ".join(h for h in (hint, extra) if h)
+        if not why:
+            raise ValueError(f"record {name!r}: say where its tolerance comes from (why=...)")
+        return value, why, hint
+
+    def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why="", label="", hint="") -> Record:
+        """Assert ``|measured - expected| <= atol + rtol |expected|`` (``atol`` may be a calibrated Tolerance)."""
+        atol, why, hint = self._tolerance(name, atol, why, hint)
         if not (rtol > 0 or atol > 0):
             raise ValueError("close() needs rtol > 0 or atol > 0 (use equal() for exact values)")
         expected = _scalar(expected)
@@ -248,13 +271,15 @@ class Recorder:
         return self._add(Record(name, _scalar(measured), "close", expected, tol, float(rtol), float(atol),
                                 why, label, hint))
 
-    def at_most(self, name, measured, bound, *, why, label="", hint="") -> Record:
-        """Assert ``measured <= bound``."""
+    def at_most(self, name, measured, bound, *, why="", label="", hint="") -> Record:
+        """Assert ``measured <= bound`` (``bound`` may be a calibrated Tolerance)."""
+        bound, why, hint = self._tolerance(name, bound, why, hint)
         return self._add(Record(name, _scalar(measured), "at_most", None, _scalar(bound), why=why, label=label,
                                 hint=hint))
 
-    def at_least(self, name, measured, bound, *, why, label="", hint="") -> Record:
-        """Assert ``measured >= bound``."""
+    def at_least(self, name, measured, bound, *, why="", label="", hint="") -> Record:
+        """Assert ``measured >= bound`` (``bound`` may be a calibrated Tolerance)."""
+        bound, why, hint = self._tolerance(name, bound, why, hint)
         return self._add(Record(name, _scalar(measured), "at_least", None, _scalar(bound), why=why, label=label,
                                 hint=hint))
 
@@ -284,7 +309,8 @@ class Recorder:
 
     def note(self, text: str) -> None:
         """A sentence the reader needs (e.g. ``"diagonal self-score dropped"``)."""
-        self.notes.append(text)
+        if text not in self.notes:
+            self.notes.append(text)
 
     def resolve(self, name: str, value) -> None:
         """Record the value a parameter given as ``None`` (automatic) resolved to."""
@@ -355,7 +381,7 @@ class CheckResult:
     versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
     arrays: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    quantities: Any = None
+    quantities: Any = dataclasses.field(default=None, compare=False)
 
     # -- derived views ------------------------------------------------------------------------
     @property
@@ -411,6 +437,10 @@ class CheckResult:
             "versions": jsonable(self.versions),
             "arrays": jsonable(self.arrays),
         }
+        if self.quantities is not None:
+            from verify.core.quantities import to_plain
+
+            out["quantities"] = to_plain(self.quantities)
         return out
 
     def to_json(self, path=None, *, indent: int | None = 2) -> str:
@@ -429,6 +459,9 @@ class CheckResult:
             with open(text_or_path, encoding="utf-8") as fh:
                 text = fh.read()
         data = json.loads(text)
+        quantities = None
+        if data.get("quantities") is not None:
+            quantities = _read_quantities(data["check"], data["quantities"])
         return cls(
             check=data["check"],
             claims=tuple(data["claims"]),
@@ -439,6 +472,7 @@ class CheckResult:
             versions=data.get("versions", {}),
             arrays={k: np.asarray(_unjson(v)) for k, v in data.get("arrays", {}).items()},
             notes=tuple(data.get("notes", ())),
+            quantities=quantities,
         )
 
     # -- human output -------------------------------------------------------------------------
@@ -489,6 +523,24 @@ class CheckResult:
         failed = sum(r.passed is False for r in self.records)
         return (f"CheckResult(check={self.check!r}, verdict={self.verdict}, claims={self.claims}, "
                 f"assertions={n}, failed={failed})")
+
+
+def _read_quantities(check: str, data):
+    """The typed quantities of check ``check`` from their JSON (plain data when the check is unknown)."""
+    from verify.core.check import registered
+    from verify.core.quantities import from_plain
+
+    declared = registered(check)
+    if declared is None:
+        from verify.core import claims
+
+        try:
+            claims.load_check(check)
+        except ValueError:
+            return data
+        declared = registered(check)
+    kind = None if declared is None else declared.quantities_type
+    return data if kind is None else from_plain(kind, data)
 
 
 def _table(rows) -> list[str]:

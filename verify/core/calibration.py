@@ -1,0 +1,198 @@
+"""Tolerances as data: each one once, with its value, its reason and where it was calibrated.
+
+A check keeps its measured tolerances in one table at the top of its module::
+
+    CALIBRATION = Calibration(
+        Tolerance("slope_gap", 0.02, setting={"manifold": "circle", "points": "grid"},
+                  measured=0.0009, over=({"alpha": (1.0, 1.2, 1.5, 1.8, 2.0)},), valid={"n": (1000, None)},
+                  why="grid discretisation of the slope; kernel alpha 1.25 claimed as 1.2 gives 0.037"),
+        ...
+    )
+
+and asserts with it (``rec.at_most("slope_gap", q.slope_gap, CALIBRATION.get("slope_gap", p))``).
+A row says
+
+* ``value``: the tolerance (a bound for ``at_most``/``at_least``, the absolute tolerance of ``close``);
+* ``why``: where it comes from (the margin over what was measured, what a wrong input gives);
+* ``setting``: the parameter values the row applies to (the most specific matching row wins);
+* ``measured``: the worst value of the statistic seen when it was calibrated;
+* ``over``: the grids of parameter values (seeds included) it was calibrated over, which
+  ``python -m verify.calibrate CHECK`` measures again to report drift;
+* ``valid``: the range of the parameters it is known to hold in. A run outside it still asserts the
+  tolerance, says so in a note, and a failure names the range and how to calibrate the new setting.
+
+Tolerances that are not measured (exact algebra at a few eps, bounds computed from theory in the
+check) stay next to their assertion with their reason: only measured numbers live here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["Tolerance", "Calibration", "grid_points", "statistic"]
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _values_text(values) -> str:
+    values = tuple(values)
+    if len(values) > 3 and all(isinstance(v, int) for v in values) and values == tuple(
+            range(values[0], values[-1] + 1)):
+        return f"{values[0]}-{values[-1]}"
+    return ", ".join(_fmt(v) for v in values)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """One calibrated tolerance (see the module docstring for the fields)."""
+
+    name: str
+    value: float
+    why: str
+    setting: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    measured: Any = None
+    over: tuple[Mapping[str, Sequence], ...] = ()
+    valid: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.why.strip():
+            raise ValueError(f"tolerance {self.name!r} needs its reason (why=...)")
+        if isinstance(self.over, Mapping):
+            object.__setattr__(self, "over", (self.over,))
+        object.__setattr__(self, "over", tuple({k: tuple(v) for k, v in g.items()} for g in self.over))
+        if not (isinstance(self.value, (int, float)) and math.isfinite(self.value)):
+            raise ValueError(f"tolerance {self.name!r}: value must be a finite number, got {self.value!r}")
+
+    def matches(self, params) -> bool:
+        """Whether ``params`` (a Params object or a mapping) has this row's setting."""
+        return all(_get(params, k) == v for k, v in self.setting.items())
+
+    def calibrated_text(self) -> str:
+        """Where it was calibrated, in words: ``measured 0.0009 over alpha in {1, 1.2}; seeds 0-7``."""
+        parts = []
+        if self.measured is not None:
+            parts.append(f"measured {_fmt(self.measured)}" if not isinstance(self.measured, tuple)
+                         else f"measured in [{_fmt(self.measured[0])}, {_fmt(self.measured[1])}]")
+        grids = ["; ".join(f"{k} in {{{_values_text(v)}}}" for k, v in g.items()) for g in self.over]
+        if grids:
+            parts.append("over " + " and ".join(grids))
+        if self.setting:
+            parts.append("at " + ", ".join(f"{k}={_fmt(v)}" for k, v in self.setting.items()))
+        return ", ".join(parts)
+
+    def valid_text(self) -> str:
+        parts = []
+        for k, rng in self.valid.items():
+            if isinstance(rng, tuple) and len(rng) == 2 and not isinstance(rng[0], str):
+                lo, hi = rng
+                if lo is not None and hi is not None:
+                    parts.append(f"{_fmt(lo)} <= {k} <= {_fmt(hi)}")
+                elif lo is not None:
+                    parts.append(f"{k} >= {_fmt(lo)}")
+                elif hi is not None:
+                    parts.append(f"{k} <= {_fmt(hi)}")
+            else:
+                parts.append(f"{k} in {{{_values_text(rng)}}}")
+        return ", ".join(parts)
+
+    def outside(self, params) -> list[str]:
+        """The parameters of ``params`` outside :attr:`valid`, as ``"n = 600"`` phrases."""
+        out = []
+        for k, rng in self.valid.items():
+            v = _get(params, k)
+            if v is None:
+                continue
+            if isinstance(rng, tuple) and len(rng) == 2 and not isinstance(rng[0], str):
+                lo, hi = rng
+                if (lo is not None and v < lo) or (hi is not None and v > hi):
+                    out.append(f"{k} = {_fmt(v)}")
+            elif v not in tuple(rng):
+                out.append(f"{k} = {_fmt(v)}")
+        return out
+
+    def reason(self) -> str:
+        """The record's ``why``: the reason and where the number was calibrated."""
+        where = self.calibrated_text()
+        return f"{self.why} [{where}]" if where else self.why
+
+    def hint(self, params, check: str = "") -> str:
+        """For a run outside :attr:`valid`: the range it was calibrated for and how to calibrate the new one."""
+        outside = self.outside(params)
+        if not outside:
+            return ""
+        cmd = f"python -m verify.calibrate {check}" if check else "python -m verify.calibrate"
+        sets = " ".join(f"--set {o.replace(' = ', '=')}" for o in outside)
+        return (f"tolerance of {self.name} calibrated for {self.valid_text()}; this run has {', '.join(outside)}: "
+                f"outside the calibrated range (stay inside it, or measure this setting with {cmd} {sets})")
+
+
+def _get(params, key):
+    if isinstance(params, Mapping):
+        return params.get(key)
+    return getattr(params, key, None)
+
+
+class Calibration:
+    """The calibrated tolerances of one check, looked up by name and setting."""
+
+    def __init__(self, *rows: Tolerance):
+        self.rows = tuple(rows)
+        seen = set()
+        for row in self.rows:
+            key = (row.name, tuple(sorted(row.setting.items())))
+            if key in seen:
+                raise ValueError(f"tolerance {row.name!r} is declared twice for setting {dict(row.setting)}")
+            seen.add(key)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.name for r in self.rows))
+
+    def get(self, name: str, params=None) -> Tolerance:
+        """The row for ``name`` whose setting matches ``params`` (the most specific one)."""
+        rows = [r for r in self.rows if r.name == name and (params is None or r.matches(params))]
+        if params is None:
+            rows = [r for r in rows if not r.setting] or rows
+        if not rows:
+            known = sorted({r.name for r in self.rows})
+            raise KeyError(f"no calibrated tolerance {name!r} for this setting; the table has: {', '.join(known)}")
+        return max(rows, key=lambda r: len(r.setting))
+
+    def __getitem__(self, name: str) -> Tolerance:
+        return self.get(name)
+
+
+def grid_points(row: Tolerance) -> list[dict]:
+    """Every parameter point of ``row``'s calibration grids (cartesian product of each grid), with its setting."""
+    points = []
+    for grid in row.over or ({},):
+        keys = list(grid)
+        for values in itertools.product(*(grid[k] for k in keys)):
+            point = dict(row.setting)
+            point.update(dict(zip(keys, values)))
+            if point not in points:
+                points.append(point)
+    return points
+
+
+def statistic(record) -> float | None:
+    """The number a tolerance bounds for ``record``: |measured - expected| for ``close``, else the measured value."""
+    m = record.measured
+    if not isinstance(m, (int, float)) or isinstance(m, bool):
+        return None
+    if record.sense == "close":
+        return abs(m - record.expected)
+    return float(m)
