@@ -162,10 +162,16 @@ class Check:
         ``method`` parameter and resolves ``"auto"`` through :meth:`memory`.
     host_only : str
         For a host-only check whose cost grows like n^2 or faster: why it stays on the host.
+    claim_modes : tuple of str
+        The values of ``claim`` (``"corrected"`` first, the default); a check may add wrong
+        statements beside ``"printed"`` (negative controls a user can run), described by ``claim_doc``.
+    claim_doc : str, optional
+        The doc of ``claim`` when ``claim_modes`` has more than the two usual modes.
     """
 
     def __init__(self, name: str, claims, *, devices=("cpu",), printed: str | None = None,
-                 methods: tuple[str, ...] | None = None, host_only: str = ""):
+                 methods: tuple[str, ...] | None = None, host_only: str = "",
+                 claim_modes: tuple[str, ...] = CLAIM_MODES, claim_doc: str = ""):
         self.name = name
         self.claims = tuple(claims)
         self.devices = tuple(devices)
@@ -176,6 +182,10 @@ class Check:
         if self.methods is not None and self.methods[0] != "auto":
             raise ValueError("methods must start with 'auto'")
         self.host_only = host_only
+        self.claim_modes = tuple(claim_modes)
+        if self.claim_modes[0] != "corrected" or "printed" not in self.claim_modes:
+            raise ValueError("claim_modes must start with 'corrected' and hold 'printed'")
+        self.claim_doc = claim_doc
         self.Params = None
         self._measure: Callable | None = None
         self._assess: Callable | None = None
@@ -199,7 +209,7 @@ class Check:
         notes = dict(getattr(cls, "__annotations__", {}))
         own = {}
         if self.printed is not None:
-            own["claim"] = Choice("corrected", CLAIM_MODES,
+            own["claim"] = Choice("corrected", self.claim_modes, self.claim_doc or
                                   f'"corrected" asserts the corrected statement; "printed" asserts {self.printed}')
         if self.methods is not None:
             own["method"] = Choice("auto", self.methods,
