@@ -43,6 +43,17 @@ class _DeviceSpy:
 
 
 @pytest.fixture
+def strict_xp():
+    """A spy over array_api_strict to pass as ``CHECK.measure(p, xp=strict_xp)``.
+
+    A check declared for the GPU must create its arrays through the namespace it is given
+    (``strict_xp.used`` names what it called) and, since array_api_strict wraps NumPy, give the
+    same quantities as on NumPy.
+    """
+    return NamespaceSpy(pytest.importorskip("array_api_strict"))
+
+
+@pytest.fixture
 def device_spy(monkeypatch):
     """``spy = device_spy.install()`` stands array_api_strict in for the device namespace.
 
