@@ -19,7 +19,8 @@ from spectral.validation import InputError
 from verify import __main__ as cli
 from verify.core import runner
 from verify.core.claims import CHECKS, LEDGER
-from verify.core.report import REPORT_HTML, REPORT_JSON, check_output_dir, claim_records, load_report, write_report
+from verify.core.claims import claim_records
+from verify.core.report import REPORT_HTML, REPORT_JSON, check_output_dir, load_report, write_report
 
 CHEAP = ("weyl", "appendix_c", "metric_scaling")
 CHROMIUM = "/usr/bin/chromium"

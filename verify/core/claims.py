@@ -9,6 +9,7 @@ installation. Claims covered by structural tests rather than a CLI check name th
 from __future__ import annotations
 
 import dataclasses
+import re
 import importlib
 import importlib.util
 
@@ -16,7 +17,7 @@ from spectral.validation import InputError
 
 __all__ = ["Claim", "ClaimDetails", "LEDGER", "DETAILS", "CHECKS", "PAPERS", "PAPER_TITLES", "READINGS",
            "VERDICT_NAMES", "claim", "details", "available_checks", "load_check", "paper_reading",
-           "outcome_category"]
+           "outcome_category", "claim_records"]
 
 PAPERS = {
     "FNA": "fractional-neural-attention",
@@ -724,6 +725,24 @@ DETAILS: dict[str, ClaimDetails] = {
 }
 
 del D
+
+
+def claim_records(result, claim_id: str) -> list:
+    """The deciding records of ``result`` (a ``CheckResult``) that bear on ``claim_id``.
+
+    A check covering several claims names the claim in a record's name, label or rationale
+    (``"FNA-16 entropy"``); records that name none of the check's claims bear on all of them.
+    """
+    own = re.compile(re.escape(claim_id) + r"(?!\d)")
+    others = [re.compile(re.escape(c) + r"(?!\d)") for c in result.claims if c != claim_id]
+    out = []
+    for r in result.records:
+        if not r.deciding:
+            continue
+        text = f"{r.name} {r.label} {r.why}"
+        if own.search(text) or not any(o.search(text) for o in others):
+            out.append(r)
+    return out
 
 
 def details(claim_id: str) -> ClaimDetails:

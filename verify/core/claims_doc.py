@@ -16,7 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from spectral.validation import InputError
-from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, details
+from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, details
+
+#: the JSON file of a report folder (python -m verify --all --report DIR)
+REPORT_JSON = "report.json"
 
 __all__ = ["paper_table", "claims_markdown", "readme_with_table", "write_docs", "stale_docs", "main",
            "README_BEGIN", "README_END"]
@@ -54,12 +57,29 @@ def paper_table(*, checks: bool = True) -> str:
     return "\n".join(lines)
 
 
+def load_report(path: str | os.PathLike) -> dict:
+    """Read a ``report.json`` (or the folder holding one, or a ``python -m verify --json`` file)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / REPORT_JSON
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise InputError(f"no report at {os.fspath(path)!r}; make one with python -m verify --all --report DIR"
+                         ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{os.fspath(path)!r} is not a report (invalid JSON: {exc})") from None
+    if not isinstance(data, dict) or "results" not in data:
+        raise InputError(f"{os.fspath(path)!r} is not a report (no 'results')")
+    return data
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
 def _measured(claim_entry, report: Mapping) -> str:
-    from verify.core.report import claim_records
     from verify.core.result import CheckResult, format_value
 
     name = claim_entry.check
@@ -197,8 +217,6 @@ def main(argv=None) -> int:
                 print(f"wrote {path}")
             return EXIT_PASS
         if ns.report:
-            from verify.core.report import load_report
-
             sys.stdout.write(claims_markdown(load_report(ns.report)))
         else:
             sys.stdout.write(claims_markdown())

@@ -17,14 +17,14 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from spectral.validation import InputError
 from verify.core.drawing import figure_saver
-from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, details
+from verify.core.claims_doc import REPORT_JSON, claims_markdown, load_report  # noqa: F401 - re-exported
+from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, claim_records, details
 from verify.core.progress import progress
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, Record, format_value
@@ -33,7 +33,6 @@ from verify.core.runner import CATEGORIES, CheckRow, summary_by_paper
 __all__ = ["check_output_dir", "report_data", "write_report", "load_report", "render_html", "claim_records",
            "REPORT_JSON", "REPORT_HTML"]
 
-REPORT_JSON = "report.json"
 REPORT_HTML = "index.html"
 _SHORT = {v: k for k, v in PAPERS.items()}
 
@@ -64,44 +63,8 @@ def report_data(rows: Sequence[CheckRow], *, options: Mapping[str, Any] | None =
             "summary_by_paper": summary_by_paper(rows)}
 
 
-def load_report(path: str | os.PathLike) -> dict:
-    """Read a ``report.json`` (or the folder holding one, or a ``python -m verify --json`` file)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / REPORT_JSON
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"no report at {os.fspath(path)!r}; make one with python -m verify --all --report DIR"
-                         ) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{os.fspath(path)!r} is not a report (invalid JSON: {exc})") from None
-    if not isinstance(data, dict) or "results" not in data:
-        raise InputError(f"{os.fspath(path)!r} is not a report (no 'results')")
-    return data
-
-
 def _results(data: Mapping) -> dict[str, CheckResult]:
     return {d["check"]: CheckResult.from_json(json.dumps(d)) for d in data.get("results", ())}
-
-
-def claim_records(result: CheckResult, claim_id: str) -> list[Record]:
-    """The deciding records of ``result`` that bear on ``claim_id``.
-
-    A check covering several claims names the claim in a record's name, label or rationale
-    (``"FNA-16 entropy"``); records that name none of the check's claims bear on all of them.
-    """
-    own = re.compile(re.escape(claim_id) + r"(?!\d)")
-    others = [re.compile(re.escape(c) + r"(?!\d)") for c in result.claims if c != claim_id]
-    out = []
-    for r in result.records:
-        if not r.deciding:
-            continue
-        text = f"{r.name} {r.label} {r.why}"
-        if own.search(text) or not any(o.search(text) for o in others):
-            out.append(r)
-    return out
 
 
 # -- figures ----------------------------------------------------------------------------------------
@@ -303,8 +266,6 @@ def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
 def write_report(out_dir: str | os.PathLike, rows: Sequence[CheckRow], *, options: Mapping[str, Any] | None = None,
                  quiet: bool | None = None) -> Path:
     """Write ``report.json``, the figures, ``index.html`` and ``claims.md`` into ``out_dir``; returns the page."""
-    from verify.core.claims_doc import claims_markdown
-
     check_output_dir("--report", out_dir)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
