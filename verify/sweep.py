@@ -324,6 +324,32 @@ def _check_grid_names(run: Callable, grid: Mapping[str, Sequence]) -> None:
                          f"{', '.join(valid)}")
 
 
+def _validate_points(run: Callable, grid: Mapping[str, Sequence], points) -> None:
+    """Every value, then every point, checked by the check's declarations before anything runs.
+
+    A value outside its declared constraint is refused naming the grid parameter; a point whose
+    values break a rule between parameters (the check's ``resolve``) is refused naming the point.
+    Checks without declarations (a user's own ``run``) are checked by their runs.
+    """
+    check = getattr(run, "__check__", None)
+    if check is None:
+        return
+    specs = check.specs()
+    for name, values in grid.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise InputError(f"grid {name} must be a sequence of values, got {values!r}")
+        for value in values:
+            try:
+                specs[name].validate(value)
+            except InputError as exc:
+                raise InputError(f"grid {name}: {exc}") from None
+    for point in points:
+        try:
+            check.params(**point.params)
+        except InputError as exc:
+            raise InputError(f"grid point {_describe(point.params)}: {exc}") from None
+
+
 def _run_point(run: Callable[..., CheckResult], params: Mapping[str, Any]) -> PointResult:
     """Run one point; a numerical method that did not converge gives an ERROR row, not an abort."""
     try:
@@ -477,6 +503,7 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
         raise InputError(f"scheduler must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
                          f"tcp://host:8786, got {scheduler!r}")
     points = sweep_points(grid, repeats=repeats, seed=seed)
+    _validate_points(run, grid, points)
     name = _check_name(run)
     log = _RunLog(jsonl, name, seed)
     desc = f"sweep {name}"
@@ -569,10 +596,11 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
     """
     import argparse
 
-    from verify.core.cli import build_parser, parse_parameters
+    from verify.core.cli import build_check_parser, build_parser, parse_parameters
 
     signature = inspect.signature(run).parameters
     docs = parse_parameters(run.__doc__)
+    check = getattr(run, "__check__", None)
     grid: dict[str, list] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -582,11 +610,15 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
         _check_grid_names(run, {name: ()})
         if name in grid:
             raise InputError(f"--grid {name} given twice; list all its values in one --grid")
-        tuple_valued = isinstance(signature[name].default, tuple) or docs.get(name, ("", ""))[0].startswith("tuple")
+        if check is not None:
+            tuple_valued = check.specs()[name].kind in ("ints", "floats")
+        else:
+            tuple_valued = isinstance(signature[name].default, tuple) or docs.get(name, ("", ""))[0].startswith("tuple")
         parts = [p.strip() for p in text.split(";" if tuple_valued else ",")]
         if not all(parts):
             raise InputError(f"--grid {name}: empty value in {text!r}")
-        parser = build_parser(run, prog="python -m verify.sweep")
+        parser = (build_check_parser(check, prog="python -m verify.sweep") if check is not None
+                  else build_parser(run, prog="python -m verify.sweep"))
         option = "--" + name.replace("_", "-")
 
         def fail(message, *, _name=name):

@@ -269,3 +269,17 @@ def test_cli_errors_are_one_line(capsys, argv, message):
     assert sw.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_declared_grid_is_validated_before_anything_runs(monkeypatch):
+    """A declared check's grid values and points are checked by its declarations before any run."""
+    from verify import pde_stability
+
+    def no_run(*args, **kwargs):  # pragma: no cover - the failure mode under test
+        raise AssertionError("a point ran before the grid was validated")
+
+    monkeypatch.setattr(pde_stability.CHECK, "_measure", no_run)
+    with pytest.raises(InputError, match=r"^grid growth_size: growth_size must be an integer in \[8, 128\], got 4$"):
+        sw.sweep(pde_stability.run, {"growth_size": [16, 4]})
+    with pytest.raises(InputError, match=r"^grid lengths: lengths must hold at least 3"):
+        sw.sweep(pde_stability.run, {"lengths": [(64, 256, 1024), (64, 128)]})
