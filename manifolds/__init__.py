@@ -23,6 +23,8 @@ The continuum spectra of FNA kernels and the stable laws are the submodules
 :mod:`manifolds.kernel_spectra` and :mod:`manifolds.stable`.
 """
 
+from spectral.distance import pairwise_sq_distance
+
 from .base import Manifold
 from .circle import Circle
 from .densities import (
@@ -41,7 +43,6 @@ from .fractional import generator_bias_constants
 from .functions import Coordinate, FourierMode, GaussianBump, ManifoldFunction, Polynomial, SphericalHarmonic
 from .heat_spectra import heat_kernel_eigenvalue
 from .operators import attention_increment, drift_diffusion, fourier_multiplier, theorem2_operator
-from .points import pairwise_sq_distance
 from .spectra import (
     circle_eigenvalues,
     spectral_fractional_symbol,
