@@ -20,11 +20,14 @@ an independent computation. The checks compare attention with these references:
   S^d (:func:`heat_kernel_eigenvalue`, DRIFT Theorem 1).
 
 The continuum spectra of FNA kernels and the stable laws are the submodules
-:mod:`manifolds.kernel_spectra` and :mod:`manifolds.stable`.
+:mod:`manifolds.kernel_spectra` and :mod:`manifolds.stable` (``from manifolds import stable``), whose
+``__all__`` are their API. The public API is what is exported here (``manifolds.__all__``) and those two
+namespaces, listed in ``docs/api.md``; the other modules' ``__all__`` name what they export here.
 """
 
 from spectral.distance import pairwise_sq_distance
 
+from . import kernel_spectra, stable
 from .base import Manifold
 from .circle import Circle
 from .densities import (
@@ -89,3 +92,10 @@ __all__ = [
     "sphere_volume",
     "theorem2_operator",
 ]
+
+#: Submodules that are public namespaces (their ``__all__`` is their API).
+_SUBMODULES = ("kernel_spectra", "stable")
+
+
+def __dir__():
+    return [*__all__, *_SUBMODULES]

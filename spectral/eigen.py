@@ -58,12 +58,7 @@ from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
 
-__all__ = [
-    "DENSE_MAX_N",
-    "FLOAT32_FROM_N",
-    "METHODS",
-    "markov_spectrum",
-]
+__all__ = ["BLOCK_MAX_PRODUCTS", "FLOAT32_FROM_N", "markov_spectrum"]
 
 METHODS = ("auto", "dense", "lanczos", "matrix-free", "circulant")
 #: ``method="auto"`` uses the dense solver up to this n (and whenever all eigenvalues are asked

@@ -44,8 +44,7 @@ from spectral.memory import check_dense_memory, memory_device
 from spectral.operators import KernelOperator
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 
-__all__ = ["HeatMarkov", "heat_markov", "truncation_bound", "shell_truncation_bound", "gaussian_tail_mass",
-           "METHODS"]
+__all__ = ["HeatMarkov", "heat_markov", "shell_truncation_bound", "truncation_bound"]
 
 METHODS = ("dense", "sparse", "streamed")
 
