@@ -1,13 +1,14 @@
 """Exact ground truth on manifolds: points, distances, densities, test functions, spectra, reference operators.
 
-The bottom layer of attention-limits (only the array backend, the input validators and the memory
-guard of ``spectral`` lie below it): nothing here is a discrete approximation of an attention operator. Every
+The bottom layer of attention-limits (only the floor of ``spectral`` lies below it: the array backend,
+the input validators, the memory guard and the squared-distance routine :mod:`spectral.distance`;
+``tests/test_layers.py`` holds it to that): nothing here is a discrete approximation of an attention operator. Every
 quantity is a closed form, an exact series, quadrature, or a spectrally exact solver, tested against
 an independent computation. The checks compare attention with these references:
 
 * manifolds and points: :class:`Circle`, :class:`Sphere`, :class:`Euclidean`, and
   :func:`pairwise_sq_distance`, the toolkit's one squared-distance routine (accurate for nearby
-  points);
+  points; defined on the floor of ``spectral``, which shares it);
 * densities and test functions with exact gradients and Laplacians (:class:`VonMises`,
   :func:`circle_density`, :class:`FourierMode`, ...);
 * Laplace-Beltrami spectra (:func:`sphere_eigenvalues`, ...);
