@@ -28,7 +28,7 @@ namespaces, listed in ``docs/api.md``; the other modules' ``__all__`` name what 
 
 from spectral.distance import pairwise_sq_distance
 
-from . import kernel_spectra, stable
+from . import kernel_spectra, stable  # noqa: F401  (public namespaces, _SUBMODULES)
 from .base import Manifold
 from .circle import Circle
 from .densities import (

@@ -178,21 +178,21 @@ def _table(entries, *, where: str = "module") -> list[str]:
 def api_markdown() -> str:
     """The text of ``docs/api.md``."""
     out = ["# Public API", "",
-           "Generated from the exports by `python -m verify.core.api_doc --write`; do not edit by hand "
-           "(`python -m verify.core.api_doc --check` exits 1 when this page is stale, and the tests run it).", "",
-           "The API is what the packages export, their `__all__`: `from spectral import markov_spectrum`, "
-           "`from manifolds import Sphere`, `from graphs import spectral_gap`, and the two namespaces "
-           "`manifolds.kernel_spectra` and `manifolds.stable` (`from manifolds import stable`). "
-           "Each line gives the name, its kind, the first paragraph of its docstring (of a constant, "
-           "its comment or its value) and the module that defines it.", ""]
+           ("Generated from the exports by `python -m verify.core.api_doc --write`; do not edit by hand "
+            "(`python -m verify.core.api_doc --check` exits 1 when this page is stale, and the tests run it)."), "",
+           ("The API is what the packages export, their `__all__`: `from spectral import markov_spectrum`, "
+            "`from manifolds import Sphere`, `from graphs import spectral_gap`, and the two namespaces "
+            "`manifolds.kernel_spectra` and `manifolds.stable` (`from manifolds import stable`). "
+            "Each line gives the name, its kind, the first paragraph of its docstring (of a constant, "
+            "its comment or its value) and the module that defines it."), ""]
     for namespace in NAMESPACES:
         entries = api_entries(namespace)
         out += [f"## `{namespace}` ({len(entries)} names)", ""] + _table(entries) + [""]
     extra = module_entries()
     out += ["## Imported from their modules", "",
-            "What each module's `__all__` adds to the exports: names supported when imported from the module "
-            "named in the last column (`from spectral.validation import check_real`), mostly the floor of "
-            "`spectral` that every layer uses. Any other name of a module is internal.", ""]
+            ("What each module's `__all__` adds to the exports: names supported when imported from the module "
+             "named in the last column (`from spectral.validation import check_real`), mostly the floor of "
+             "`spectral` that every layer uses. Any other name of a module is internal."), ""]
     out += _table(extra, where="namespace") + [""]
     return "\n".join(out)
 
