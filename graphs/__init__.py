@@ -50,3 +50,7 @@ __all__ = [
     "tail_exponent",
     "to_networkx",
 ]
+
+
+def __dir__():
+    return list(__all__)

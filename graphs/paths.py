@@ -29,8 +29,15 @@ from spectral.memory import check_memory
 from spectral.scores import check_row_stochastic
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["ShortestPaths", "WEIGHTS", "METHODS", "edge_weights", "shortest_paths", "hops_from_predecessors",
-           "floyd_warshall_from_density", "path", "to_networkx"]
+__all__ = [
+    "ShortestPaths",
+    "WEIGHTS",
+    "edge_weights",
+    "hops_from_predecessors",
+    "path",
+    "shortest_paths",
+    "to_networkx",
+]
 
 WEIGHTS = ("inverse", "neg-log")
 METHODS = ("auto", "dijkstra", "floyd-warshall")

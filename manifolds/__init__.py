@@ -1,13 +1,14 @@
 """Exact ground truth on manifolds: points, distances, densities, test functions, spectra, reference operators.
 
-The bottom layer of attention-limits (only the array backend, the input validators and the memory
-guard of ``spectral`` lie below it): nothing here is a discrete approximation of an attention operator. Every
+The bottom layer of attention-limits (only the floor of ``spectral`` lies below it: the array backend,
+the input validators, the memory guard and the squared-distance routine :mod:`spectral.distance`;
+``tests/test_layers.py`` holds it to that): nothing here is a discrete approximation of an attention operator. Every
 quantity is a closed form, an exact series, quadrature, or a spectrally exact solver, tested against
 an independent computation. The checks compare attention with these references:
 
 * manifolds and points: :class:`Circle`, :class:`Sphere`, :class:`Euclidean`, and
   :func:`pairwise_sq_distance`, the toolkit's one squared-distance routine (accurate for nearby
-  points);
+  points; defined on the floor of ``spectral``, which shares it);
 * densities and test functions with exact gradients and Laplacians (:class:`VonMises`,
   :func:`circle_density`, :class:`FourierMode`, ...);
 * Laplace-Beltrami spectra (:func:`sphere_eigenvalues`, ...);
@@ -20,9 +21,14 @@ an independent computation. The checks compare attention with these references:
   S^d (:func:`heat_kernel_eigenvalue`, DRIFT Theorem 1).
 
 The continuum spectra of FNA kernels and the stable laws are the submodules
-:mod:`manifolds.kernel_spectra` and :mod:`manifolds.stable`.
+:mod:`manifolds.kernel_spectra` and :mod:`manifolds.stable` (``from manifolds import stable``), whose
+``__all__`` are their API. The public API is what is exported here (``manifolds.__all__``) and those two
+namespaces, listed in ``docs/api.md``; the other modules' ``__all__`` name what they export here.
 """
 
+from spectral.distance import pairwise_sq_distance
+
+from . import kernel_spectra, stable  # noqa: F401  (public namespaces, _SUBMODULES)
 from .base import Manifold
 from .circle import Circle
 from .densities import (
@@ -41,7 +47,6 @@ from .fractional import generator_bias_constants
 from .functions import Coordinate, FourierMode, GaussianBump, ManifoldFunction, Polynomial, SphericalHarmonic
 from .heat_spectra import heat_kernel_eigenvalue
 from .operators import attention_increment, drift_diffusion, fourier_multiplier, theorem2_operator
-from .points import pairwise_sq_distance
 from .spectra import (
     circle_eigenvalues,
     spectral_fractional_symbol,
@@ -88,3 +93,10 @@ __all__ = [
     "sphere_volume",
     "theorem2_operator",
 ]
+
+#: Submodules that are public namespaces (their ``__all__`` is their API).
+_SUBMODULES = ("kernel_spectra", "stable")
+
+
+def __dir__():
+    return [*__all__, *_SUBMODULES]

@@ -11,10 +11,11 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from spectral.backend import dtype_name
+from spectral.distance import BLOCK_ELEMENTS
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, as_generator, check_int
 
-from .points import BLOCK_ELEMENTS, as_points
+from .points import as_points
 
 __all__ = ["Manifold"]
 
@@ -103,7 +104,7 @@ class Manifold(ABC):
 
         The estimate is ``copies`` arrays of shape ``(n, m)`` (the result and the ``(n, m)``
         temporaries held at once) plus ``blocks`` blocks of a blocked pairwise loop
-        (:data:`manifolds.points.BLOCK_ELEMENTS` pairs, or one row of ``m`` if longer).
+        (:data:`spectral.distance.BLOCK_ELEMENTS` pairs, or one row of ``m`` if longer).
         """
         n, m = int(x.shape[0]), int(y.shape[0])
         itemsize = np.dtype(dtype_name(x.dtype)).itemsize

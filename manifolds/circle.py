@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 from spectral.backend import array_namespace
+from spectral.distance import row_blocks
 from spectral.validation import InputError
 
-from .points import row_blocks
 from .sphere import SPHERE_DISTANCE_COPIES, Sphere
 
 __all__ = ["Circle"]

@@ -7,12 +7,12 @@ import math
 import numpy as np
 
 from spectral.backend import array_namespace
+from spectral.distance import pairwise_sq_distance
 from spectral.validation import InputError, check_int, check_real
 
 from .base import Manifold
-from .points import pairwise_sq_distance
 
-__all__ = ["EUCLIDEAN_DISTANCE_COPIES", "Euclidean", "sqrt_in_place"]
+__all__ = ["Euclidean"]
 
 #: Peak ``(n, m)`` arrays of :meth:`Euclidean.distance` and :meth:`Sphere.chordal_distance`, plus up to
 #: three blocks of squared coordinate differences (``BLOCK_ELEMENTS`` pairs each). Measured with

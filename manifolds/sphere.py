@@ -15,19 +15,19 @@ import numpy as np
 from scipy.special import gammaln
 
 from spectral.backend import array_namespace
+from spectral.distance import pairwise_sq_distance, row_blocks
 from spectral.validation import InputError, check_int, check_real
 
 from . import spectra
 from .base import Manifold
 from .euclidean import EUCLIDEAN_DISTANCE_COPIES, sqrt_in_place
-from .points import pairwise_sq_distance, row_blocks
 
 __all__ = ["Sphere", "sphere_volume"]
 
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
 
 #: Peak ``(n, m)`` arrays of :meth:`Sphere.distance` (and :meth:`Circle.distance`): the result, into which
-#: the blocks of rows are written (:func:`manifolds.points.row_blocks`), plus up to six blocks of
+#: the blocks of rows are written (:func:`spectral.distance.row_blocks`), plus up to six blocks of
 #: temporaries (``BLOCK_ELEMENTS`` pairs each). Measured with tracemalloc (float64, NumPy): the result
 #: plus 1.96e6 / 2.64e6 floats on S^2 and 0.92e6 / 1.59e6 on S^1 at n x m = 1000 x 666 and 3000 x 2000
 #: (six blocks are 3.1e6 floats); when the blocks were joined by a concatenation it was 2.00-2.23 x (n m 8).

@@ -1,19 +1,22 @@
 """Discrete attention matrices and what is computed from them.
 
-Import public names from the top level (``from spectral import fna_kernel``); the modules, one
-job each:
+The public API is what this package exports: ``from spectral import fna_kernel`` (``spectral.__all__``,
+listed with one line each in ``docs/api.md``). Each module's ``__all__`` says which of its names are
+supported when imported from the module (those exported here, and what the other packages of the
+toolkit use); everything else is internal. The modules, one job each:
 
-* floor (imported by every layer, loads nothing else): :mod:`spectral.backend` (array libraries,
-  the host boundary, eigensolver dispatch) and :mod:`spectral.validation` (error types, validators,
-  random streams), :mod:`spectral.memory` and :mod:`spectral.pairwise_memory` (the memory guard:
-  estimates refused before allocating, host or device memory); :mod:`spectral.testing`
-  (``assert_close`` for tests);
+* floor (imported by every layer; imports no other module of ``spectral``): :mod:`spectral.backend`
+  (array libraries, the host boundary, eigensolver dispatch), :mod:`spectral.validation` (error types,
+  validators, random streams), :mod:`spectral.memory` and :mod:`spectral.pairwise_memory` (the memory
+  guard: estimates refused before allocating, host or device memory), :mod:`spectral.arrays` (array
+  inputs) and :mod:`spectral.distance` (the toolkit's one squared-distance routine, which ``manifolds``
+  shares); :mod:`spectral.testing` (``assert_close`` for tests);
 * score builders: :mod:`spectral.fna` (fractional neural attention), :mod:`spectral.heat` (heat
   kernel, dense and sparse), :mod:`spectral.dot_product`, :mod:`spectral.metric` (metric attention),
   :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`; :mod:`spectral.operators`
   (matrix-free and sparse score matrices, the guarded dense builder);
-* checks and normalisations: :mod:`spectral.arrays` (array inputs), :mod:`spectral.scores` (score
-  and attention matrices), :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
+* checks and normalisations: :mod:`spectral.scores` (score and attention matrices),
+  :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
 * spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
   (the block Krylov-Schur solver of its matrix-free path),
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
@@ -28,10 +31,6 @@ job each:
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
 module on first use.
 """
-
-from __future__ import annotations
-
-import importlib
 
 #: public name -> the module that defines it (loaded on first access)
 _EXPORTS = {
@@ -110,10 +109,12 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'spectral' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from importlib import import_module  # here, not at the top: dir(spectral) lists only the exports
+
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+    return list(__all__)

@@ -12,14 +12,7 @@ import numpy as np
 from spectral.backend import array_namespace, dtype_name, from_numpy
 from spectral.validation import InputError
 
-__all__ = [
-    "as_distances",
-    "as_float_array",
-    "flush_subnormal",
-    "like_array",
-    "matrix_transpose",
-    "numpy_dtype",
-]
+__all__ = []  # the input checks of spectral's builders, used inside spectral only
 
 
 def _is_real_float(xp, dtype) -> bool:

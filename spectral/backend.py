@@ -23,17 +23,12 @@ import numpy as np
 
 __all__ = [
     "array_namespace",
-    "is_cupy_array",
-    "is_numpy_namespace",
-    "to_numpy",
-    "from_numpy",
-    "device_of",
-    "eigh",
-    "eigsh",
-    "linear_operator",
     "available_devices",
-    "require_device",
     "dtype_name",
+    "eigh",
+    "from_numpy",
+    "require_device",
+    "to_numpy",
 ]
 
 

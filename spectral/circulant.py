@@ -24,7 +24,7 @@ from spectral.scores import symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, descending_order, sign_flip
 from spectral.validation import InputError, check_int
 
-__all__ = ["check_circulant", "circulant_spectrum"]
+__all__ = ["circulant_spectrum"]
 
 
 def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):

@@ -28,20 +28,7 @@ from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.scores import symmetry_defect, symmetry_tolerance
 from spectral.validation import InputError, check_real
 
-__all__ = [
-    "DisconnectedGraphError",
-    "DisconnectedGraphWarning",
-    "NEAR_ONE_EPS",
-    "NEAR_ONE_ERROR_FACTOR",
-    "OPERATOR_BFS_MATVECS",
-    "COMPONENT_TILE_ENTRIES",
-    "count_components",
-    "near_one_count",
-    "near_one_tolerance",
-    "operator_components",
-    "report_components",
-    "sparse_components",
-]
+__all__ = ["DisconnectedGraphError", "DisconnectedGraphWarning", "count_components"]
 
 #: Entries per row tile when :func:`count_components` reads a stored matrix (a boolean tile and the
 #: int64 positions of its positive entries: ~10 bytes per entry, 2.5 MiB per tile).

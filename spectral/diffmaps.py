@@ -36,7 +36,7 @@ from spectral.scores import check_row_stochastic, checked_row_sums, scan_scores,
 from spectral.spectrum import Spectrum
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["NORMALIZATIONS", "DiffusionMap", "diffusion_distance", "diffusion_map"]
+__all__ = ["DiffusionMap", "diffusion_distance", "diffusion_map"]
 
 NORMALIZATIONS = ("probability", "paper")
 

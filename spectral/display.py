@@ -11,7 +11,7 @@ import numpy as np
 
 from spectral.backend import dtype_name, to_numpy
 
-__all__ = ["array_summary", "leading_values", "result_repr"]
+__all__ = ["array_summary", "result_repr"]
 
 
 def array_summary(x) -> str:

@@ -44,18 +44,21 @@ from spectral.components import (
     sparse_components,
 )
 from spectral.block import basis_size, block_eigsh, block_size, block_workspace_bytes
-from spectral.memory import DenseMemoryError, available_memory_bytes, check_dense_memory, check_memory, memory_device
+from spectral.memory import (
+    available_memory_bytes,
+    check_dense_memory,
+    check_memory,
+    dense_bytes,
+    first_that_fits,
+    memory_device,
+    memory_limit,
+)
 from spectral.operators import SparseScores
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
 
-__all__ = [
-    "DENSE_MAX_N",
-    "FLOAT32_FROM_N",
-    "METHODS",
-    "markov_spectrum",
-]
+__all__ = ["BLOCK_MAX_PRODUCTS", "FLOAT32_FROM_N", "markov_spectrum"]
 
 METHODS = ("auto", "dense", "lanczos", "matrix-free", "circulant")
 #: ``method="auto"`` uses the dense solver up to this n (and whenever all eigenvalues are asked
@@ -164,8 +167,9 @@ def markov_spectrum(
         for operators that recompute their scores, ARPACK for :class:`spectral.SparseScores`);
         otherwise dense when ``k is None`` or ``n <= DENSE_MAX_N`` and Lanczos
         (ARPACK on the stored conjugate, float32 from ``n = FLOAT32_FROM_N``) above;
-        a solver refused by the memory guard falls back to the next lighter one
-        (dense -> lanczos -> matrix-free).  An explicit method is never changed.
+        the first of these paths, in the order dense -> lanczos -> matrix-free, whose estimated
+        memory fits (:func:`spectral.memory.first_that_fits`, the rule of every ``"auto"`` of the
+        toolkit); when none fits, the last is refused.  An explicit method is never changed.
     vectors : bool
         Return right/left eigenvectors (``psi``, ``phi``).
     grid : bool
@@ -291,17 +295,14 @@ def markov_spectrum(
         candidates = ["dense"] if (k is None or n <= DENSE_MAX_N or k > n - 2) else []
         if k is not None and k <= n - 2:
             candidates += ["lanczos", "matrix-free"]
-        chosen = None
-        for cand in candidates:
-            try:
-                _memory_check(cand, n, k, input_dtype, use_sym, vectors, dtype, max_memory, memory_device(C))
-            except DenseMemoryError:
-                if cand == candidates[-1]:
-                    raise
-                continue
-            chosen = cand
-            break
-        method = chosen
+        # the toolkit's one rule (spectral.memory.first_that_fits): the first path, in order of preference,
+        # whose estimate fits; when none does, the last one is refused with its own message
+        device = memory_device(C)
+        needs = {cand: _path_bytes(cand, n, input_dtype, use_sym, vectors, dtype) for cand in candidates}
+        method = first_that_fits(needs, memory_limit(device, max_memory, limit_name="max_memory"))
+        if method is None:
+            method = candidates[-1]
+            _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, device)
     else:
         _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, memory_device(C))
     k = _check_k(k, n, method=method)
@@ -324,27 +325,46 @@ def _lanczos_dtype(n: int, dtype, input_dtype: str) -> str:
     return "float32" if n >= FLOAT32_FROM_N else input_dtype
 
 
-def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, device="cpu") -> None:
-    """Memory guard (:mod:`spectral.memory`) for the extra dense n x n work of each path.
+def _dense_work(method, n, input_dtype, use_sym, vectors, dtype) -> tuple[int, str] | None:
+    """``(copies, dtype)`` of the extra dense ``n x n`` arrays a path holds; ``None``: no ``n x n`` storage.
 
     dense symmetric: S, eigenvectors, LAPACK syevd workspace (~2 n^2), and S V for the
     residual: 5 copies.  dense general: A, complex V (2), workspace, inverse (2): 6
     (3 without vectors).  lanczos: one stored conjugate in the storage dtype.
-    matrix-free: no n x n storage.
+    matrix-free: no n x n storage (its block basis is fitted to the memory when it runs,
+    :func:`_basis_for_memory`).
     """
-    lighter = ("use method='lanczos' or method='matrix-free' with k <= n-2 leading eigenpairs"
-               if k is not None and k <= n - 2 else
-               "ask for k <= n-2 leading eigenpairs with method='matrix-free' (no stored matrix)")
     if method == "dense":
-        copies = 5 if use_sym else (6 if vectors else 3)
-        check_dense_memory(n, dtype=input_dtype, copies=copies, max_bytes=max_memory, limit_name="max_memory",
+        return (5 if use_sym else (6 if vectors else 3)), input_dtype
+    if method == "lanczos":
+        return 1, _lanczos_dtype(n, dtype, input_dtype)
+    return None
+
+
+def _path_bytes(method, n, input_dtype, use_sym, vectors, dtype) -> int:
+    """Estimated bytes of a path's extra dense work (:func:`_dense_work`), as the memory guard counts them."""
+    work = _dense_work(method, n, input_dtype, use_sym, vectors, dtype)
+    return 0 if work is None else work[0] * dense_bytes(n, n, work[1])
+
+
+def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, device="cpu") -> None:
+    """Memory guard (:mod:`spectral.memory`) for the extra dense n x n work of each path (:func:`_dense_work`)."""
+    if method == "circulant":
+        raise InputError("method='circulant' needs a circulant score matrix (grid=True) or circulant_spectrum")
+    work = _dense_work(method, n, input_dtype, use_sym, vectors, dtype)
+    if work is None:
+        return
+    copies, storage = work
+    if method == "dense":
+        lighter = ("use method='lanczos' or method='matrix-free' with k <= n-2 leading eigenpairs"
+                   if k is not None and k <= n - 2 else
+                   "ask for k <= n-2 leading eigenpairs with method='matrix-free' (no stored matrix)")
+        check_dense_memory(n, dtype=storage, copies=copies, max_bytes=max_memory, limit_name="max_memory",
                            what="dense eigensolver workspace", alternative=lighter, device=device)
-    elif method == "lanczos":
-        check_dense_memory(n, dtype=_lanczos_dtype(n, dtype, input_dtype), copies=1, max_bytes=max_memory,
+    else:
+        check_dense_memory(n, dtype=storage, copies=copies, max_bytes=max_memory,
                            limit_name="max_memory", what="stored conjugate matrix for Lanczos",
                            alternative="use method='matrix-free' (no stored matrix) or dtype='float32'", device=device)
-    elif method == "circulant":
-        raise InputError("method='circulant' needs a circulant score matrix (grid=True) or circulant_spectrum")
 
 
 def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng, max_memory=None):

@@ -24,7 +24,7 @@ import numpy as np
 from spectral.arrays import as_distances, flush_subnormal
 from spectral.validation import check_option, check_real
 
-__all__ = ["KAPPA_VARIANTS", "fna_kernel", "fna_profile", "fna_time", "matched_half_width_kappa", "paper_kappa"]
+__all__ = ["fna_kernel", "fna_profile", "fna_time", "matched_half_width_kappa", "paper_kappa"]
 
 KAPPA_VARIANTS = ("text", "sphere")
 

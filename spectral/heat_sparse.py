@@ -11,7 +11,7 @@ Three paths share one interface (:class:`HeatMarkov`):
 * ``"streamed"``: :class:`spectral.KernelOperator`, recomputing blocks of rows in each product
   (memory ``O(block_rows n)``; runs on the inputs' namespace, e.g. CuPy).
 
-The dense and streamed paths take distances from :func:`manifolds.points.pairwise_sq_distance`
+The dense and streamed paths take distances from :func:`spectral.distance.pairwise_sq_distance`
 (coordinate by coordinate: no cancellation for nearby points).
 
 Truncation bound (``a = 0``). For row ``i`` let ``k_i`` be the kept mass and ``r_i`` the dropped mass,
@@ -36,16 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from manifolds.points import pairwise_sq_distance
 from spectral.backend import array_namespace, to_numpy
 from spectral.display import array_summary, result_repr
+from spectral.distance import pairwise_sq_distance
 from spectral.heat import heat_kernel, heat_kernel_sparse
 from spectral.memory import check_dense_memory, memory_device
 from spectral.operators import KernelOperator
 from spectral.validation import InputError, check_int, check_option, check_real, check_reals
 
-__all__ = ["HeatMarkov", "heat_markov", "truncation_bound", "shell_truncation_bound", "gaussian_tail_mass",
-           "METHODS"]
+__all__ = ["HeatMarkov", "heat_markov", "shell_truncation_bound", "truncation_bound"]
 
 METHODS = ("dense", "sparse", "streamed")
 

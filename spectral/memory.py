@@ -30,6 +30,7 @@ __all__ = [
     "memory_label",
     "check_dense_memory",
     "first_that_fits",
+    "memory_limit",
     "check_memory",
     "format_bytes",
     "memory_device",
@@ -242,15 +243,30 @@ def available_memory_bytes(device: str = "cpu") -> int:
     return _host_memory_bytes()
 
 
+def memory_limit(device: str | None = None, max_bytes=None, *, limit_name: str = "max_bytes") -> int:
+    """The bytes a request is compared with: the caller's ``max_bytes``, else the memory available now on ``device``.
+
+    The limit of :func:`check_memory` and :func:`check_dense_memory`, and the one to pass to
+    :func:`first_that_fits` so that a path chosen by ``method="auto"`` is one the guard accepts.
+    ``device``: ``None`` or ``"cpu"`` (host memory, :func:`available_memory_bytes`), ``"gpu"`` (the
+    CUDA device's free memory, :func:`device_memory_bytes`).
+
+    >>> memory_limit(max_bytes=2**30)
+    1073741824
+    """
+    if max_bytes is not None:
+        return int(check_real(limit_name, max_bytes, low=0.0, low_open=True))
+    device = check_option("device", "cpu" if device is None else device, ("cpu", "gpu"))
+    return device_memory_bytes() if device == "gpu" else available_memory_bytes()
+
+
 def _limit(device, max_bytes, limit_name) -> tuple[int, str]:
     """The limit in bytes and its words for the message ("memory available now:", "limit max_bytes =", ...)."""
     if max_bytes is not None:
-        return int(check_real(limit_name, max_bytes, low=0.0, low_open=True)), f"limit {limit_name} ="
+        return memory_limit(device, max_bytes, limit_name=limit_name), f"limit {limit_name} ="
     device = "cpu" if device is None else device
     label = memory_label(device) + ":"
-    if device == "gpu":
-        return device_memory_bytes(), label
-    return available_memory_bytes(), label
+    return memory_limit(device), label
 
 
 def first_that_fits(needs, limit):
@@ -258,7 +274,8 @@ def first_that_fits(needs, limit):
 
     The one rule behind every ``method="auto"`` of the toolkit (:func:`spectral.markov_spectrum`'s
     solver paths and the checks' ``--method auto``): take the first path, in the caller's order of
-    preference, whose estimated peak fits the memory available; ``None`` when none does.
+    preference, whose estimated peak fits the memory available (``limit``, e.g. :func:`memory_limit`);
+    ``None`` when none does.
 
     Examples
     --------

@@ -2,7 +2,7 @@
 
 ``C_ij = exp(-|g(x_i) - g(y_j)|^2 / (2 eps))`` (DRIFT section 4.1) with a residual feature map
 ``g(x) = x + W_2 sigma(W_1 x + b_1)`` (:class:`ResidualMLP`). The squared distances are computed
-coordinate by coordinate (:func:`manifolds.points.pairwise_sq_distance`: no cancellation for nearby
+coordinate by coordinate (:func:`spectral.distance.pairwise_sq_distance`: no cancellation for nearby
 features).
 
 References
@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from manifolds.points import BLOCK_ELEMENTS, pairwise_sq_distance
 from spectral.activations import ACTIVATIONS, LIPSCHITZ, activation_function
 from spectral.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose, numpy_dtype
+from spectral.distance import BLOCK_ELEMENTS, pairwise_sq_distance
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 

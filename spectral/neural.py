@@ -21,7 +21,7 @@ from spectral.memory import check_dense_memory, memory_device
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
-__all__ = ["NEURAL_FORMS", "ScoreMLP", "neural_scores"]
+__all__ = ["ScoreMLP", "neural_scores"]
 
 NEURAL_FORMS = ("factored", "concat")
 # Working-memory budget of one block of the factored form: the (b, m, hidden) pre-activations.

@@ -20,7 +20,7 @@ from spectral.backend import is_cupy_array
 from spectral.memory import check_memory
 from spectral.validation import check_int, check_real
 
-__all__ = ["FIXED_OVERHEAD_BYTES", "SMALL_REQUEST_BYTES", "check_pairwise_memory"]
+__all__ = ["check_pairwise_memory"]
 
 #: Bytes every estimate adds for what does not scale with the arrays (Python objects, array headers):
 #: tracemalloc measured up to 2.5 KB above the arrays' bytes for a 600 x 700 heat kernel.

@@ -40,16 +40,7 @@ from spectral.backend import array_namespace
 from spectral.memory import check_dense_memory
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = [
-    "BOUNDARIES",
-    "PDES",
-    "AXES",
-    "FactoredAttention",
-    "PDEEvolution",
-    "laplacian_matrix",
-    "stability_limit",
-    "evolve_attention",
-]
+__all__ = ["FactoredAttention", "PDEEvolution", "evolve_attention", "laplacian_matrix", "stability_limit"]
 
 #: Boundary treatments of the second difference along the sequence (see :func:`laplacian_matrix`).
 BOUNDARIES = ("periodic", "neumann", "reflect", "dirichlet", "fixed")

@@ -42,7 +42,7 @@ from spectral.backend import to_numpy
 from spectral.display import array_summary, result_repr
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["KERNELS", "ScaleSuggestion", "suggest_scale"]
+__all__ = ["ScaleSuggestion", "suggest_scale"]
 
 KERNELS = ("heat", "gaussian")
 

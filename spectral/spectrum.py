@@ -29,15 +29,7 @@ from spectral.backend import array_namespace, from_numpy
 from spectral.display import array_summary, leading_values, result_repr
 from spectral.validation import ConvergenceError, InputError
 
-__all__ = [
-    "Spectrum",
-    "column_norms",
-    "descending_order",
-    "general_spectrum",
-    "sign_flip",
-    "symmetric_residual",
-    "symmetric_spectrum",
-]
+__all__ = ["Spectrum"]
 
 
 @dataclass(frozen=True, repr=False)

@@ -16,7 +16,7 @@ import numpy as np
 
 from spectral.backend import array_namespace, device_of, dtype_name, to_numpy
 
-__all__ = ["assert_close", "assert_equal", "default_rtol"]
+__all__ = ["assert_close"]
 
 
 def default_rtol(dtype) -> float:

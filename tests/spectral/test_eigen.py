@@ -18,6 +18,7 @@ from manifolds import Circle
 from spectral import DenseMemoryError, KernelOperator, circulant_spectrum, markov_spectrum
 from spectral.backend import to_numpy
 from spectral.block import DEFAULT_TOL as BLOCK_DEFAULT_TOL
+from spectral.memory import first_that_fits
 from spectral.testing import assert_close
 from spectral.validation import ConvergenceError, InputError
 
@@ -199,6 +200,36 @@ def test_memory_guard_dense_refuses_and_auto_falls_back(random_circle):
     assert spec.method == "matrix-free"
     with pytest.raises(DenseMemoryError):
         markov_spectrum(C, max_memory=n * n * 4)  # all eigenvalues: dense only
+
+
+def test_auto_takes_the_first_path_that_fits(random_circle, monkeypatch):
+    # markov_spectrum's auto is spectral.memory.first_that_fits over its paths' estimates, in order of preference
+    import spectral.eigen as eigen
+
+    _, C, _ = random_circle
+    n = C.shape[0]
+    seen = []
+
+    def spy(needs, limit):
+        seen.append((dict(needs), limit))
+        return first_that_fits(needs, limit)
+
+    monkeypatch.setattr(eigen, "first_that_fits", spy)
+    assert markov_spectrum(C, 5, max_memory=n * n * 8, rng=0).method == "lanczos"  # an estimate equal to the limit fits
+    needs, limit = seen[-1]
+    assert list(needs) == ["dense", "lanczos", "matrix-free"] and limit == n * n * 8
+    assert needs == {"dense": 5 * n * n * 8, "lanczos": n * n * 8, "matrix-free": 0}
+    markov_spectrum(C, 5, method="lanczos", max_memory=n * n * 8, rng=0)  # and the guard accepts what auto chose
+
+
+def test_auto_refuses_the_last_path_with_its_message(random_circle):
+    _, C, _ = random_circle
+    n = C.shape[0]
+    with pytest.raises(DenseMemoryError) as auto:
+        markov_spectrum(C, max_memory=n * n * 4)
+    with pytest.raises(DenseMemoryError) as dense:
+        markov_spectrum(C, method="dense", max_memory=n * n * 4)
+    assert str(auto.value) == str(dense.value)
 
 
 def test_auto_picks_dense_small_and_lanczos_large(random_circle, monkeypatch):

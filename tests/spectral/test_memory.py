@@ -142,3 +142,32 @@ class TestCheckMemory:
                                                                                 "7.28 TiB"]
         with pytest.raises(InputError, match="needed must be"):
             check_memory(-1, what="x")
+
+
+class TestMemoryLimit:
+    def test_limit_of_the_guard(self, monkeypatch):
+        import spectral.memory as memory
+
+        assert memory.memory_limit(max_bytes=1.5e9) == 1_500_000_000
+        monkeypatch.setattr(memory, "available_memory_bytes", lambda device="cpu": 12345)
+        assert memory.memory_limit() == memory.memory_limit("cpu") == 12345
+        # the limit the guard compares with: a request of exactly the limit passes, one byte more is refused
+        assert memory.check_memory(12345, what="x") == 12345
+        with pytest.raises(DenseMemoryError, match="over the memory available now"):
+            memory.check_memory(12346, what="x")
+
+    def test_first_that_fits_with_the_limit(self):
+        from spectral.memory import first_that_fits, memory_limit
+
+        needs = {"dense": 8 << 30, "lanczos": 2 << 30, "matrix-free": 0}
+        assert first_that_fits(needs, memory_limit(max_bytes=4 << 30)) == "lanczos"
+        assert first_that_fits(needs, memory_limit(max_bytes=2 << 30)) == "lanczos"  # equal fits
+        assert first_that_fits({"dense": 8 << 30}, memory_limit(max_bytes=4 << 30)) is None
+
+    def test_bad_arguments(self):
+        from spectral.memory import memory_limit
+
+        with pytest.raises(InputError, match="device must be"):
+            memory_limit("tpu")
+        with pytest.raises(InputError, match="max_memory"):
+            memory_limit(max_bytes=0, limit_name="max_memory")
