@@ -5,8 +5,10 @@
   :mod:`verify.core.calibration` tolerances as data, :mod:`verify.core.quantities` typed measured
   quantities to and from JSON;
 * :mod:`verify.core.cli` the command line of every check, :mod:`verify.core.runner` and
-  :mod:`verify.core.report` running all checks and the report, :mod:`verify.core.progress`;
-* :mod:`verify.core.claims` the claims ledger, :mod:`verify.core.claims_doc` its documents;
+  :mod:`verify.core.report` running all checks and the report, :mod:`verify.core.progress`,
+  :mod:`verify.core.drawing` finding a check's figure (entry points; verify never imports figures);
+* :mod:`verify.core.claims` the claims ledger, :mod:`verify.core.claims_doc` its documents,
+  :mod:`verify.core.api_doc` the API reference (docs/api.md);
 * :mod:`verify.core.memory` memory first in the checks, :mod:`verify.core.fits` power-law fits,
   :mod:`verify.core.provenance` versions, :mod:`verify.core.threads` BLAS threads.
 

@@ -200,12 +200,12 @@ def choose_path(method: str, needs=None, *, device: str | None = None, dense: Pa
     str
         The path to run.
     """
-    from spectral.memory import first_that_fits, format_bytes
+    from spectral.memory import first_that_fits, format_bytes, memory_limit
 
     if needs is None:  # the two-path form: dense, else matrix-free
         needs = {"dense": dense, "matrix-free": matrix_free}
     device = current_device() if device is None else device
-    limit = available_memory_bytes(device)
+    limit = memory_limit(device)  # the limit the guard compares with
     if method == "auto":
         allowed = {name: need.bytes() for name, need in needs.items() if need.auto}
         method = first_that_fits(allowed, limit) or list(allowed)[-1]  # none fits: refuse the most frugal
