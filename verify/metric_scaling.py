@@ -21,6 +21,7 @@ from verify.core.check import Check, Context
 from verify.core.memory import PathNeed, circle_pairs
 from verify.core.params import Int, Real, Reals
 from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
 CHECK = Check("metric_scaling", claims=("DRIFT-6",))
 
@@ -116,7 +117,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
             a = heat_kernel(d_scaled, eps=eps * 100)
             b = heat_kernel(d_orig, eps=m * m * eps * 100)
             worst = max(worst, float(np.max(np.abs(a - b))))
-    with ctx.timed("spectra"):
+    # one BLAS thread: ARPACK's small dense steps oversubscribe a loaded machine (see verify.core.threads)
+    with ctx.timed("spectra"), single_blas_thread():
         x0 = CosineDensity(0.5).quantile_grid(p.n)
         lam = {m: (1.0 - _low_eigenvalues(x0 / m, eps, p.modes)[1:]) / eps for m in p.scales}
     return Quantities(entrywise_max_difference=worst, generator=lam)
