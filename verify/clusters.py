@@ -24,19 +24,30 @@ eigenvalues within round-off of 1): that is the clustering under test, and the r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_real, check_reals, child_rng
-from verify.core.check import Check
-from verify.core.memory import PathNeed, choose_path
+from spectral.validation import child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
+from verify.core.params import Choice, Int, Ints, Real, Reals
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("clusters", claims=("DRIFT-9",), devices=("cpu", "gpu"))
-METHODS = ("auto", "dense", "matrix-free")
+CHECK = Check("clusters", claims=("DRIFT-9",), devices=("cpu", "gpu"), methods=("auto", "dense", "matrix-free"))
+
+#: The measured tolerances (the gap-ratio bound is the parameter min_gap_ratio, the ledger's 46).
+CALIBRATION = Calibration(
+    Tolerance("within_between_spread", 0.05, measured=0.024, over={"seed": tuple(range(10))},
+              why="after eta_4^L = 1e-6 (from ~10 for the random start); it plateaus there because at "
+                  "Delta = 8 sigma the top-K eigenvectors are themselves flat only to ~1 % (1 - eta_2 ~ 1e-4)"),
+    Tolerance("decay_rate_relative_error", 0.01, measured=9.2e-8, over={"seed": tuple(range(10))},
+              why="ledger DRIFT-9: fitted rate = |eta_2| +- 1 %"),
+)
 #: leading eigenvalues the matrix-free path computes: eta_1..eta_11 cover the gap at K <= 10 and the
 #: largest of the first ten eigengaps
 TOP = 11
@@ -49,6 +60,45 @@ DENSE_BYTES_PER_PAIR = 48
 #: exceed the workspace by 5.2 / 4.0 / 10.8 MiB: 2 KiB per point and 8 MiB of tiles bound all three
 MATRIX_FREE_BYTES_PER_POINT = 2048
 MATRIX_FREE_FIXED_BYTES = 8 << 20
+
+
+
+@CHECK.parameters
+class Params:
+    kernel: str = Choice("heat", ("heat", "fna"),
+                         'Kernel whose K-cluster eigengap is asserted: "heat" (DRIFT), or "fna" (alpha = 1.2 at the '
+                         "same half-maximum width), a negative control: its multiscale connectivity joins the "
+                         "clusters (fails)")
+    separations: tuple = Reals((8.0, 12.0), "Neighbour centre separations Delta / sigma", low=0.5, high=50)
+    cluster_counts: tuple = Ints((2, 3, 4, 6), "Numbers of clusters K", low=2, high=10)
+    points_per_cluster: int = Int(100, "Points per Gaussian cluster (ledger: 100); n = max(K, 3) x points per "
+                                       "cluster is the largest data set", low=10, high=500, unit="points")
+    draws: int = Int(3, "Independent data sets per (K, Delta)", low=1, high=100)
+    min_gap_ratio: float = Real(46.0, "Asserted lower bound on (1 - eta_(K+1)) / (1 - eta_K) (ledger: 46 once the "
+                                      "clusters are >= 6 sigma apart; measured to need ~6.5 sigma on every draw)",
+                                low=1.0, high=1e6)
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What clusters measures; both kernels on every data set (the order: separation, K, draw)."""
+
+    #: kernel ("heat", "fna") -> gap ratio (1 - eta_(K+1)) / (1 - eta_K) per data set
+    gap_ratios: dict[str, np.ndarray]
+    #: kernel -> number of data sets whose largest eigengap eta_j - eta_(j+1), j = 1..10, sits at j = K
+    largest_gap_at_k: dict[str, int]
+    #: isolated points (S_ii > 1/2) removed from the heat kernels before their spectra
+    isolated_points_removed: int
+    #: two-stage collapse (K = 3, Delta = 8): within / between cluster spread of H after and before
+    #: stage_steps steps H <- S H (eta_4^L = 1e-6)
+    within_between_spread: float
+    within_between_spread_initial: float
+    stage_steps: int
+    #: K = 2, Delta = 3 (connected): the fitted decay rate of the pi-weighted residual, |eta_2|, and the
+    #: residuals |S^L h - 1 pi^T h|_pi for L = 1..400
+    decay_rate: float
+    abs_eta2: float
+    residuals: np.ndarray
 
 
 def _data(k, sep, m, rng):
@@ -110,69 +160,53 @@ def _leading(op, rng):
     return np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1]
 
 
-@CHECK.define
-def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), points_per_cluster=100, draws=3,
-        min_gap_ratio=46.0, method="auto", seed=0, device="cpu"):
-    """Eigengap ratios, two-stage collapse and the |eta_2|^L rate for heat-kernel attention on clusters.
+def _path_bytes(method: str, n: int) -> int:
+    """Estimated peak bytes of the eigengap loop on ``n`` points (the largest data set) on ``method``."""
+    if method == "dense":
+        return DENSE_FIXED_BYTES + DENSE_BYTES_PER_PAIR * n * n
+    from spectral import block_workspace_bytes
 
-    Parameters
-    ----------
-    kernel : {"heat", "fna"}
-        Kernel whose K-cluster eigengap is asserted: "heat" (DRIFT), or "fna" (alpha = 1.2 at the same
-        half-maximum width), a negative control: its multiscale connectivity joins the clusters (fails).
-    separations : tuple of float
-        Neighbour centre separations Delta / sigma, each in [0.5, 50].
-    cluster_counts : tuple of int
-        Numbers of clusters K, each in [2, 10].
-    points_per_cluster : int
-        Points per Gaussian cluster, in [10, 500] (ledger: 100).
-    draws : int
-        Independent data sets per (K, Delta), in [1, 100].
-    min_gap_ratio : float
-        Asserted lower bound on (1 - eta_(K+1)) / (1 - eta_K), in [1, 1e6] (ledger: 46 once the
-        clusters are >= 6 sigma apart; measured to need ~6.5 sigma on every draw).
-    method : {"auto", "dense", "matrix-free"}
-        Eigensolver path. "dense": the n x n kernels and their full spectra (eigvalsh), about
-        48 n^2 bytes. "matrix-free": the kernel recomputed tile by tile in block products, the 11
-        leading eigenvalues by the block eigensolver (spectral.markov_spectrum), never an n x n array
-        (memory linear in n). "auto": dense when its estimate fits the memory available now, else
-        matrix-free. n = the largest cluster count x points_per_cluster.
-    seed : int
-        Seed of the data sets (one stream per separation, K and draw, and one per iteration test).
-    device : {"cpu", "gpu"}
-        Array device of the kernels, eigensolves and iterations (the data are drawn on the host).
+    return block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
 
-    Returns
-    -------
-    CheckResult
-        Passes when every data set has gap ratio >= min_gap_ratio with the largest gap at index K,
-        H <- S H becomes cluster-wise constant and the residual decays at rate |eta_2|.
+
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The memory of each path on the largest data set, n = max(K, 3) x points per cluster (the two-stage
+    collapse runs on 3 clusters), as a function of --points-per-cluster.
+
+    "auto" takes the dense path when its estimate fits, else the matrix-free one. A path that does not fit
+    is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
     """
-    check_option("kernel", kernel, ("heat", "fna"))
-    separations = check_reals("separations", separations, low=0.5, high=50)
-    cluster_counts = tuple(check_int("cluster_counts", k, low=2, high=10) for k in cluster_counts)
-    if not cluster_counts:
-        check_reals("cluster_counts", cluster_counts)  # refuses the empty tuple, naming cluster_counts
-    points_per_cluster = check_int("points_per_cluster", points_per_cluster, low=10, high=500)
-    draws = check_int("draws", draws, low=1, high=100)
-    min_gap_ratio = check_real("min_gap_ratio", min_gap_ratio, low=1.0, high=1e6)
-    check_option("method", method, METHODS)
-    used = _choose_method(method, max(cluster_counts), points_per_cluster)  # memory first
+    kbig = max(max(p.cluster_counts), 3)
+    n = kbig * p.points_per_cluster
+
+    def need(path, what):
+        return PathNeed(lambda v: _path_bytes(path, kbig * v), p.points_per_cluster, "--points-per-cluster", 10,
+                        f"{what} on n = {n} points", "a smaller --cluster-counts")
+
+    return {"dense": need("dense", "the dense path (n x n kernels and their full spectra)"),
+            "matrix-free": need("matrix-free", "the matrix-free path (block eigensolver basis, kernel tiles)")}
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Eigengap ratios of both kernels, the two-stage collapse and the |eta_2|^L rate."""
     from spectral.backend import to_numpy
-    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
     from verify.core.fits import fit_linear
 
-    xp = device_namespace(device)
-    rec = Recorder()
-    if method == "auto":
-        rec.resolve("method", used)
-    dense = used == "dense"
-    ratios, argmax_ok, isolated_total, fna_ratios = [], 0, 0, []
+    if p.method == "auto":  # measured without the skeleton's choice (tests): take it here
+        p = CHECK.choose(p)
+    xp = ctx.xp
+    seed, points_per_cluster = p.seed, p.points_per_cluster
+    dense = p.method == "dense"
+    ratios = {"heat": [], "fna": []}
+    argmax_ok = {"heat": 0, "fna": 0}
+    isolated_total = 0
     # many small dense eigensolves: one BLAS thread each (see verify.core.threads)
-    with rec.timed("eigengaps"), single_blas_thread():
-        for sep in separations:
-            for k in cluster_counts:
-                for draw in range(draws):
+    with ctx.timed("eigengaps"), single_blas_thread():
+        for sep in p.separations:
+            for k in p.cluster_counts:
+                for draw in range(p.draws):
                     x, _ = _data(k, sep, points_per_cluster, child_rng(seed, "eigengap", sep, k, draw))
                     for kern in ("heat", "fna"):
                         c = _scores(x, kern, xp) if dense else _operator(x, kern, xp)
@@ -189,36 +223,14 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
                         vals = (_spectrum(c, xp) if dense else
                                 _leading(c, child_rng(seed, "matrix-free", sep, k, draw, kern)))
                         gaps = 1.0 - vals
-                        ratio = gaps[k] / max(gaps[k - 1], 1e-300)
-                        if kern == kernel:
-                            ratios.append(ratio)
-                            # index j of the largest eigengap eta_j - eta_(j+1), j = 1..10
-                            j = 1 + int(np.argmax(vals[:10] - vals[1:11]))
-                            argmax_ok += int(j == k)
-                        if kern == "fna":
-                            fna_ratios.append(ratio)
-    n_sets = len(ratios)
-    min_ratio = float(np.min(ratios))
-    # Separation regime (heat kernel, default K set, 3 draws, seeds 0-9): min gap ratio 29 at Delta = 6,
-    # 93 at 6.5, 130 at 7; the ledger's ">= 46 once >= 6 sigma" fails on that ensemble at exactly 6 sigma.
-    below = kernel == "heat" and min(separations) < 6.5
-    rec.at_least("min_gap_ratio", min_ratio, min_gap_ratio,
-                 why="ledger DRIFT-9 bound >= 46 (>= 6 sigma); measured min 994-3951 over Delta in {8, 12}, "
-                     "K in {2, 3, 4, 6}, 3 draws, seeds 0-9; Delta = 4 gives 2.0-3.3 and the FNA kernel at equal "
-                     "half-width at most 9.7",
-                 label=f"{kernel} kernel: smallest K-cluster gap ratio (1-eta_(K+1))/(1-eta_K) over {n_sets} data "
-                       f"sets (Delta in {separations})",
-                 hint=(f"Delta = {min(separations):g} < 6.5 sigma: measured min ratio 29 at 6 sigma over seeds 0-9; "
-                       f">= 46 needs ~6.5 sigma") if below else "")
-    rec.info("median_gap_ratio", float(np.median(ratios)))
-    rec.equal("largest_gap_at_K", f"{argmax_ok}/{n_sets}", f"{n_sets}/{n_sets}",
-              why="the count of data sets whose largest eigengap sits at index K: exact",
-              label=f"{kernel} kernel: the largest eigengap ratio sits at index K in only {argmax_ok}/{n_sets} sets")
-    rec.info("isolated_points_removed", isolated_total)
-    rec.info("fna_max_gap_ratio", float(np.max(fna_ratios)))
+                        ratios[kern].append(gaps[k] / max(gaps[k - 1], 1e-300))
+                        # index j of the largest eigengap eta_j - eta_(j+1), j = 1..10
+                        j = 1 + int(np.argmax(vals[:10] - vals[1:11]))
+                        argmax_ok[kern] += int(j == k)
 
-    # ---- two-stage collapse (K = 3, Delta = 8) and the |eta_2|^L rate (K = 2, Delta = 3: connected)
-    with rec.timed("iterations"):
+    # ---- two-stage collapse (K = 3, Delta = 8) and the |eta_2|^L rate (K = 2, Delta = 3: connected);
+    # one BLAS thread here too: the block eigensolver's small Ritz problems took 0.9 s of 1.2 s under load
+    with ctx.timed("iterations"), single_blas_thread():
         rng = child_rng(seed, "collapse")
         x, lab = _data(3, 8.0, points_per_cluster, rng)
         if dense:
@@ -265,25 +277,49 @@ def run(*, kernel="heat", separations=(8.0, 12.0), cluster_counts=(2, 3, 4, 6), 
         start = int(math.ceil(math.log(1e-3) / math.log(abs(vals2[2]) / abs(vals2[1]))))
         win = (layers >= start) & (res > 1e-12 * res[0])
         rate = float(np.exp(fit_linear(layers[win], np.log(res[win])).slope)) if win.sum() >= 4 else float("nan")
-        rate_err = abs(rate / abs(vals2[1]) - 1.0)
-    rec.at_most("within_between_spread", stage_ratio, 0.05,
-                why="measured <= 0.024 over seeds 0-9 after eta_4^L = 1e-6 (from ~10 for the random start); it "
-                    "plateaus there because at Delta = 8 sigma the top-K eigenvectors are themselves flat only to "
-                    "~1 % (1 - eta_2 ~ 1e-4)",
-                label=f"after {steps} steps H is not cluster-wise constant (within/between spread)")
-    rec.info("within_between_spread_initial", initial_ratio)
-    rec.info("stage_steps", steps)
+    return Quantities(gap_ratios={kern: np.asarray(r) for kern, r in ratios.items()}, largest_gap_at_k=argmax_ok,
+                      isolated_points_removed=isolated_total, within_between_spread=stage_ratio,
+                      within_between_spread_initial=initial_ratio, stage_steps=steps, decay_rate=rate,
+                      abs_eta2=float(abs(vals2[1])), residuals=res)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Every data set's gap ratio and largest-gap index; the two-stage collapse; the |eta_2| rate."""
+    kernel, separations = p.kernel, p.separations
+    ratios = q.gap_ratios[kernel]
+    n_sets = len(ratios)
+    argmax_ok = q.largest_gap_at_k[kernel]
+    # Separation regime (heat kernel, default K set, 3 draws, seeds 0-9): min gap ratio 29 at Delta = 6,
+    # 93 at 6.5, 130 at 7; the ledger's ">= 46 once >= 6 sigma" fails on that ensemble at exactly 6 sigma.
+    below = kernel == "heat" and min(separations) < 6.5
+    rec.at_least("min_gap_ratio", float(np.min(ratios)), p.min_gap_ratio,
+                 why="ledger DRIFT-9 bound >= 46 (>= 6 sigma); measured min 994-3951 over Delta in {8, 12}, "
+                     "K in {2, 3, 4, 6}, 3 draws, seeds 0-9; Delta = 4 gives 2.0-3.3 and the FNA kernel at equal "
+                     "half-width at most 9.7",
+                 label=f"{kernel} kernel: smallest K-cluster gap ratio (1-eta_(K+1))/(1-eta_K) over {n_sets} data "
+                       f"sets (Delta in {separations})",
+                 hint=(f"Delta = {min(separations):g} < 6.5 sigma: measured min ratio 29 at 6 sigma over seeds 0-9; "
+                       f">= 46 needs ~6.5 sigma") if below else "")
+    rec.info("median_gap_ratio", float(np.median(ratios)))
+    rec.equal("largest_gap_at_K", f"{argmax_ok}/{n_sets}", f"{n_sets}/{n_sets}",
+              why="the count of data sets whose largest eigengap sits at index K: exact",
+              label=f"{kernel} kernel: the largest eigengap ratio sits at index K in only {argmax_ok}/{n_sets} sets")
+    rec.info("isolated_points_removed", q.isolated_points_removed)
+    rec.info("fna_max_gap_ratio", float(np.max(q.gap_ratios["fna"])))
+
+    rec.at_most("within_between_spread", q.within_between_spread, CALIBRATION.get("within_between_spread", p),
+                label=f"after {q.stage_steps} steps H is not cluster-wise constant (within/between spread)")
+    rec.info("within_between_spread_initial", q.within_between_spread_initial)
+    rec.info("stage_steps", q.stage_steps)
+    rate, eta2 = q.decay_rate, q.abs_eta2
     rec.info("decay_rate", rate)
-    rec.info("abs_eta2", float(abs(vals2[1])))
-    rec.at_most("decay_rate_relative_error", rate_err, 0.01,
-                why="ledger DRIFT-9: fitted rate = |eta_2| +- 1 % (measured <= 9.2e-8 relative over seeds 0-9)",
-                label=f"residual decay rate {rate:.5f} differs from |eta_2| = {abs(vals2[1]):.5f}")
-    rec.array("gap_ratios", np.asarray(ratios))
-    rec.array("fna_gap_ratios", np.asarray(fna_ratios))
-    rec.array("residuals", res)
-    return rec.finish(f"{kernel}-kernel attention on K separated clusters has K eigenvalues near 1 then an eigengap "
-                      f"ratio >= {min_gap_ratio:g}; H <- S H becomes cluster-wise constant, residuals decay like "
-                      f"|eta_2|^L")
+    rec.info("abs_eta2", eta2)
+    rec.at_most("decay_rate_relative_error", abs(rate / eta2 - 1.0), CALIBRATION.get("decay_rate_relative_error", p),
+                label=f"residual decay rate {rate:.5f} differs from |eta_2| = {eta2:.5f}")
+    return (f"{kernel}-kernel attention on K separated clusters has K eigenvalues near 1 then an eigengap "
+            f"ratio >= {p.min_gap_ratio:g}; H <- S H becomes cluster-wise constant, residuals decay like "
+            f"|eta_2|^L")
 
 
 class _MarkovProduct:
@@ -306,22 +342,7 @@ def _path_bytes(method: str, n: int) -> int:
     return block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
 
 
-def _choose_method(method: str, kmax: int, p: int) -> str:
-    """The path of ``method`` on ``kmax`` clusters of ``p`` points, checked against the memory available now.
-
-    "auto" takes the dense path when its estimate fits, else the matrix-free one. A path that does not fit
-    is refused (``DenseMemoryError``) with its estimate and the options of this command that would fit.
-    n is the largest data set: ``max(kmax, 3) p`` (the two-stage collapse runs on 3 clusters).
-    """
-    kbig = max(kmax, 3)
-    n = kbig * p
-
-    def need(path, what):
-        return PathNeed(lambda v: _path_bytes(path, kbig * v), p, "--points-per-cluster", 10, f"{what} on n = {n} points",
-                        "a smaller --cluster-counts")
-
-    return choose_path(method, dense=need("dense", "the dense path (n x n kernels and their full spectra)"),
-                       matrix_free=need("matrix-free", "the matrix-free path (block eigensolver basis, kernel tiles)"))
+run = CHECK.run
 
 
 def main(argv=None) -> int:

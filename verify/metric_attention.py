@@ -12,20 +12,77 @@ tensor is fitted from Fourier modes and compared with ``(P^T P)^-1``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.core.check import Check
-from verify.core.memory import require_memory
+from spectral.validation import InputError, child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
+from verify.core.params import Choice, Int, Real
 from verify.core.result import Recorder
 
 CHECK = Check("metric_attention", claims=("DRIFT-14",), devices=("cpu", "gpu"))
 
-_DISTANCES = ("metric", "squared")
-_TENSORS = ("inverse", "direct")
+#: The measured tolerances (the others are exact, or the claim's "most" tokens, next to their assertion).
+CALIBRATION = Calibration(
+    Tolerance("tensor_relative_error", 0.02, measured=0.0119,
+              over={"eps": (2.5e-4, 5e-4, 1e-3)},
+              why="DRIFT-14: coefficients +- 2 %; finite-eps bias ~ 12 eps (measured 11.0-12.0 eps over eps in "
+                  "[2.5e-4, 1e-2]: 0.30 % at the default eps = 2.5e-4), lattice aliasing ~ exp(-2 pi^2) "
+                  "negligible; the direct tensor P^T P is off by 87 %"),
+)
+
 _TOKENS = 512  # tokens of the nearest-point comparison
+
+
+@CHECK.parameters
+class Params:
+    distance: str = Choice("metric", ("metric", "squared"),
+                           'Distance tested for the triangle inequality: "metric" |g(x) - g(y)|, or "squared" '
+                           "|g(x) - g(y)|^2 (negative control: not a metric, violations expected)")
+    tensor: str = Choice("inverse", ("inverse", "direct"),
+                         'Claimed diffusion tensor of the linear pull-back P: "inverse" (P^T P)^-1, or "direct" '
+                         "P^T P (negative control: off by 87 percent)")
+    dim: int = Int(8, "Token dimension of the residual-MLP metric", low=2, high=256)
+    gain: float = Real(0.2, "Scale of the residual branch's output weights; Lip(h) < 1 (needed for the "
+                            "injectivity bound, asserted only then) holds at the default",
+                       low=0.0, high=10.0, low_open=True)
+    triples: int = Int(20000, "Random triples for the triangle inequality", low=100, high=10**7)
+    grid: int = Int(128, "Torus grid points per side for the pull-back tensor; the spacing 1/grid must resolve "
+                         "the narrowest kernel direction sqrt(eps)/2", low=32, high=1024)
+    eps: float = Real(2.5e-4, "Bandwidth eps of exp(-|P(x - y)|^2 / (2 eps)) on the torus", low=1e-5, high=1e-2)
+
+    def resolve(self):
+        """The grid must resolve the narrowest kernel direction sqrt(eps) / 2 (P's largest singular value 2)."""
+        if 1.0 / self.grid > math.sqrt(self.eps) / 2:
+            raise InputError(f"grid too coarse for eps: spacing {1 / self.grid:.3g} > sqrt(eps)/2 = "
+                             f"{math.sqrt(self.eps) / 2:.3g}; increase grid to >= {math.ceil(2 / math.sqrt(self.eps))} "
+                             f"or eps")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What metric_attention measures."""
+
+    #: random triples violating the triangle inequality for the distance ``p.distance`` (slack 64 eps max sum)
+    triangle_violations: int
+    #: the bound on Lip(h) of the residual branch (product of the layers' spectral norms)
+    residual_lipschitz_bound: float
+    #: min over the triples of |g(x) - g(y)| / |x - y|
+    min_expansion_ratio: float
+    #: fractions of 512 unit tokens whose nearest point is not themselves: metric attention (argmin of
+    #: |g(x) - g(y)|^2), dot product with a random Q^T K, dot product with Q^T K = I
+    metric_not_self_fraction: float
+    dp_not_self_fraction: float
+    dp_identity_not_self_fraction: float
+    #: the diffusion tensor fitted from five Fourier modes of the torus kernel of the linear pull-back P
+    fitted_tensor: np.ndarray
+    #: P^T P (the claim is its inverse)
+    metric_tensor: np.ndarray
 
 
 def _fraction(xp, mask) -> float:
@@ -34,77 +91,38 @@ def _fraction(xp, mask) -> float:
     return float(to_numpy(xp.mean(xp.astype(mask, xp.float64))))
 
 
-@CHECK.define
-def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, grid=128, eps=2.5e-4, seed=0,
-        device="cpu"):
-    """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor.
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The triples (3 x triples x dim), their MLP images (hidden width 4 dim) and the distances, then the
+    token part (512 x 512 x dim differences).
 
-    Parameters
-    ----------
-    distance : {"metric", "squared"}
-        Distance tested for the triangle inequality: "metric" |g(x) - g(y)|, or "squared"
-        |g(x) - g(y)|^2 (negative control: not a metric, violations expected).
-    tensor : {"inverse", "direct"}
-        Claimed diffusion tensor of the linear pull-back P: "inverse" (P^T P)^-1, or "direct" P^T P
-        (negative control: off by 87 percent).
-    dim : int
-        Token dimension of the residual-MLP metric, in [2, 256].
-    gain : float
-        Scale of the residual branch's output weights, in (0, 10]; Lip(h) < 1 (needed for the
-        injectivity bound, asserted only then) holds at the default.
-    triples : int
-        Random triples for the triangle inequality, in [100, 1e7].
-    grid : int
-        Torus grid points per side for the pull-back tensor, in [32, 1024]; the spacing 1/grid must
-        resolve the narrowest kernel direction sqrt(eps)/2.
-    eps : float
-        Bandwidth eps of exp(-|P(x - y)|^2 / (2 eps)) on the torus, in [1e-5, 1e-2].
-    seed : int
-        Seed of the MLP weights, the triples, the tokens and Q^T K (one stream each).
-    device : {"cpu", "gpu"}
-        Array device of the MLP, distance, nearest-token and kernel computations (the 3-parameter
-        tensor fit runs on the host).
-
-    Returns
-    -------
-    CheckResult
-        Passes when no triple violates the triangle inequality, the injectivity bound holds, every
-        token is its own nearest point, most tokens are not under dot-product scores, and the
-        fitted tensor is within 2 % of the claimed one.
+    tracemalloc peaks: 39.1 / 76.6 MiB at triples 2e4 / 8e4 (dim 8), 267 MiB at 8e4 (dim 32): about 100
+    bytes per triple and coordinate; 112 and 24 bytes per token pair and coordinate leave a margin.
     """
-    distance = check_option("distance", distance, _DISTANCES)
-    tensor = check_option("tensor", tensor, _TENSORS)
-    dim = check_int("dim", dim, low=2, high=256)
-    gain = check_real("gain", gain, low=0.0, high=10.0, low_open=True)
-    triples = check_int("triples", triples, low=100, high=10**7)
-    grid = check_int("grid", grid, low=32, high=1024)
-    eps = check_real("eps", eps, low=1e-5, high=1e-2)
-    # the grid must resolve the narrowest kernel direction sqrt(eps) / 2 (P's largest singular value 2)
-    if 1.0 / grid > math.sqrt(eps) / 2:
-        raise InputError(f"grid too coarse for eps: spacing {1 / grid:.3g} > sqrt(eps)/2 = {math.sqrt(eps) / 2:.3g}; "
-                         f"increase grid to >= {math.ceil(2 / math.sqrt(eps))} or eps")
-    # Memory first: the triples (3 x triples x dim), their images under the MLP (hidden width 4 dim)
-    # and the distances, then the token part (512 x 512 x dim differences). tracemalloc peaks: 39.1 /
-    # 76.6 MiB at triples 2e4 / 8e4 (dim 8), 267 MiB at 8e4 (dim 32): about 100 bytes per triple and
-    # coordinate; 112 and 24 bytes per token pair and coordinate leave a margin.
-    require_memory(lambda t: (32 << 20) + 112 * t * dim + 24 * _TOKENS**2 * dim, triples, option="--triples",
-                   low=100, what=f"the random triples and their MLP images at --triples {triples}, --dim {dim}",
-                   other="a smaller --dim")
+    dim = p.dim
+    return {"dense": PathNeed(lambda t: (32 << 20) + 112 * t * dim + 24 * _TOKENS**2 * dim, p.triples,
+                              "--triples", 100,
+                              f"the random triples and their MLP images at --triples {p.triples}, --dim {dim}",
+                              "a smaller --dim")}
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor."""
     from spectral import ResidualMLP, metric_kernel
     from spectral.backend import to_numpy
-    from verify.core.check import device_namespace
 
-    xp = device_namespace(device)
-    rec = Recorder()
-    g = ResidualMLP(dim, 4 * dim, rng=child_rng(seed, "mlp"), gain=gain)
+    xp = ctx.xp
+    dim = p.dim
+    g = ResidualMLP(dim, 4 * dim, rng=child_rng(p.seed, "mlp"), gain=p.gain)
     lip = g.residual_lipschitz_bound()
-    with rec.timed("metric"):
-        pts = xp.asarray(child_rng(seed, "triples").standard_normal((3, triples, dim)))
+    with ctx.timed("metric"):
+        pts = xp.asarray(child_rng(p.seed, "triples").standard_normal((3, p.triples, dim)))
         gx, gy, gz = (g(pts[i, ...]) for i in range(3))
 
         def dist(a, b):
             d2 = xp.sum((a - b) ** 2, axis=1)
-            return xp.sqrt(d2) if distance == "metric" else d2
+            return xp.sqrt(d2) if p.distance == "metric" else d2
 
         dxy, dyz, dxz = dist(gx, gy), dist(gy, gz), dist(gx, gz)
         scale = float(to_numpy(xp.max(dxy + dyz)))
@@ -113,39 +131,18 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
         raw = xp.sqrt(xp.sum((pts[0, ...] - pts[1, ...]) ** 2, axis=1))
         expansion_min = float(to_numpy(xp.min(xp.sqrt(xp.sum((gx - gy) ** 2, axis=1)) / raw)))
         # nearest tokens: metric attention vs dot-product scores with a random Q^T K on the sphere
-        tok = child_rng(seed, "tokens").standard_normal((_TOKENS, dim))
+        tok = child_rng(p.seed, "tokens").standard_normal((_TOKENS, dim))
         tx = xp.asarray(tok / np.linalg.norm(tok, axis=1, keepdims=True))
         gt = g(tx)
         sq = xp.sum((gt[:, None, :] - gt[None, :, :]) ** 2, axis=2)
         own = xp.arange(_TOKENS, dtype=xp.int64)
         metric_not_self = _fraction(xp, xp.argmin(sq, axis=1) != own)
-        m = xp.asarray(child_rng(seed, "scores").standard_normal((dim, dim)))
+        m = xp.asarray(child_rng(p.seed, "scores").standard_normal((dim, dim)))
         dp_not_self = _fraction(xp, xp.argmax((tx @ m) @ tx.T, axis=1) != own)
         ident_not_self = _fraction(xp, xp.argmax(tx @ tx.T, axis=1) != own)
-    rec.equal("triangle_violations", violations, 0,
-              why="a metric has none; the slack 64 eps(float64) max(d(x,y) + d(y,z)) covers the round-off of "
-                  "three norms",
-              label=f"random triples (of {triples}) violate the triangle inequality for the {distance} distance")
-    rec.info("residual_lipschitz_bound", lip)
-    if lip < 1:
-        rec.at_least("min_expansion_ratio", expansion_min, 1.0 - lip - 1e-12,
-                     why="|g(x) - g(y)| >= (1 - Lip h)|x - y| holds exactly for a residual map; 1e-12 is round-off",
-                     label="injectivity bound broken: min |g(x) - g(y)|/|x - y| < 1 - Lip(h)")
-    else:
-        rec.info("min_expansion_ratio", expansion_min)
-        rec.note(f"the bound on Lip(h) is {lip:.3g} >= 1: injectivity is not guaranteed and not asserted "
-                 f"(lower gain)")
-    rec.equal("metric_not_self_fraction", metric_not_self, 0.0,
-              why="exact: d(x, x) = 0 < d(x, y) for y != x when g is injective",
-              label="metric attention: some tokens are not their own nearest point")
-    # DRIFT-11 contrast: measured 0.986-1.0 (seeds 0-29, d = 8) of tokens with a non-self nearest
-    # point for a random Q^T K; the bound only asserts "most", as DRIFT-14 states
-    rec.at_least("dp_not_self_fraction", dp_not_self, (_TOKENS // 2 + 1) / _TOKENS,
-                 why="DRIFT-14: 'most' tokens, i.e. more than half (measured 0.986-1.0 over seeds 0-29 at d = 8)",
-                 label="dot product with a random Q^T K: no majority of tokens with a non-self nearest point")
-    rec.info("dp_identity_not_self_fraction", ident_not_self)
 
-    with rec.timed("tensor"):
+    with ctx.timed("tensor"):
+        grid, eps = p.grid, p.eps
         rot = np.array([[math.cos(0.5), -math.sin(0.5)], [math.sin(0.5), math.cos(0.5)]])
         p_mat = rot @ np.diag([2.0, 1.0]) @ rot.T
         side = (np.arange(grid) / grid + 0.5) % 1.0 - 0.5  # wrapped offsets in [-1/2, 1/2)
@@ -165,27 +162,58 @@ def run(*, distance="metric", tensor="inverse", dim=8, gain=0.2, triples=20000, 
         design = -0.5 * (2 * math.pi) ** 2 * np.stack([ks[:, 0] ** 2, 2 * ks[:, 0] * ks[:, 1], ks[:, 1] ** 2], axis=1)
         t11, t12, t22 = np.linalg.lstsq(design, gens, rcond=None)[0]
         fitted = np.array([[t11, t12], [t12, t22]])
-    ptp = p_mat.T @ p_mat
-    claimed = np.linalg.inv(ptp) if tensor == "inverse" else ptp
+    return Quantities(triangle_violations=violations, residual_lipschitz_bound=float(lip),
+                      min_expansion_ratio=expansion_min, metric_not_self_fraction=metric_not_self,
+                      dp_not_self_fraction=dp_not_self, dp_identity_not_self_fraction=ident_not_self,
+                      fitted_tensor=fitted, metric_tensor=p_mat.T @ p_mat)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """No triangle violations, the injectivity bound, self-nearest tokens, the fitted tensor."""
+    rec.equal("triangle_violations", q.triangle_violations, 0,
+              why="a metric has none; the slack 64 eps(float64) max(d(x,y) + d(y,z)) covers the round-off of "
+                  "three norms",
+              label=f"random triples (of {p.triples}) violate the triangle inequality for the {p.distance} distance")
+    lip = q.residual_lipschitz_bound
+    rec.info("residual_lipschitz_bound", lip)
+    if lip < 1:
+        rec.at_least("min_expansion_ratio", q.min_expansion_ratio, 1.0 - lip - 1e-12,
+                     why="|g(x) - g(y)| >= (1 - Lip h)|x - y| holds exactly for a residual map; 1e-12 is round-off",
+                     label="injectivity bound broken: min |g(x) - g(y)|/|x - y| < 1 - Lip(h)")
+    else:
+        rec.info("min_expansion_ratio", q.min_expansion_ratio)
+        rec.note(f"the bound on Lip(h) is {lip:.3g} >= 1: injectivity is not guaranteed and not asserted "
+                 f"(lower gain)")
+    rec.equal("metric_not_self_fraction", q.metric_not_self_fraction, 0.0,
+              why="exact: d(x, x) = 0 < d(x, y) for y != x when g is injective",
+              label="metric attention: some tokens are not their own nearest point")
+    # DRIFT-11 contrast: measured 0.986-1.0 (seeds 0-29, d = 8) of tokens with a non-self nearest
+    # point for a random Q^T K; the bound only asserts "most", as DRIFT-14 states
+    rec.at_least("dp_not_self_fraction", q.dp_not_self_fraction, (_TOKENS // 2 + 1) / _TOKENS,
+                 why="DRIFT-14: 'most' tokens, i.e. more than half (measured 0.986-1.0 over seeds 0-29 at d = 8)",
+                 label="dot product with a random Q^T K: no majority of tokens with a non-self nearest point")
+    rec.info("dp_identity_not_self_fraction", q.dp_identity_not_self_fraction)
+
+    fitted, ptp = q.fitted_tensor, q.metric_tensor
+    claimed = np.linalg.inv(ptp) if p.tensor == "inverse" else ptp
     tens_err = float(np.max(np.abs(fitted - claimed)) / np.max(np.abs(claimed)))
-    # the finite-eps bias is O((2 pi)^2 |k|^2 eps |P^-1|^2) relative: measured 11.0-12.0 eps over eps in
-    # [2.5e-4, 1e-2] (1.2 % at 1e-3, 2.4 % at 2e-3); a failure where 12 eps exceeds half the tolerance is
-    # named as unresolved
-    bias = 12.0 * eps
-    rec.at_most("tensor_relative_error", tens_err, 0.02,
-                why="DRIFT-14: coefficients +- 2 %; finite-eps bias ~ 12 eps (0.30 % at the default eps = 2.5e-4, "
-                    "lattice aliasing ~ exp(-2 pi^2) negligible); the direct tensor P^T P is off by 87 %",
-                label=f"fitted diffusion tensor {np.round(fitted, 4).tolist()} differs from the {tensor} claim "
+    # a failure where the predicted finite-eps bias 12 eps exceeds half the tolerance is named as unresolved
+    bias = 12.0 * p.eps
+    rec.at_most("tensor_relative_error", tens_err, CALIBRATION.get("tensor_relative_error", p),
+                label=f"fitted diffusion tensor {np.round(fitted, 4).tolist()} differs from the {p.tensor} claim "
                       f"{np.round(claimed, 4).tolist()}",
                 hint=(f"predicted finite-eps bias 12 eps = {bias:.1%} > 1 %: lower eps (and raise grid)"
                       if bias > 0.01 else ""))
-    rec.info("fitted_t11", float(t11))
-    rec.info("fitted_t12", float(t12))
-    rec.info("fitted_t22", float(t22))
-    statement = ("d(x,y) = |g(x)-g(y)| (residual MLP, Lip(h) < 1) is a metric with every token its own nearest point "
-                 f"(unlike DP with a generic Q^T K), and the linear pull-back P has diffusion tensor "
-                 f"{'(P^T P)^-1' if tensor == 'inverse' else 'P^T P'}")
-    return rec.finish(statement)
+    rec.info("fitted_t11", float(fitted[0, 0]))
+    rec.info("fitted_t12", float(fitted[0, 1]))
+    rec.info("fitted_t22", float(fitted[1, 1]))
+    return ("d(x,y) = |g(x)-g(y)| (residual MLP, Lip(h) < 1) is a metric with every token its own nearest point "
+            f"(unlike DP with a generic Q^T K), and the linear pull-back P has diffusion tensor "
+            f"{'(P^T P)^-1' if p.tensor == 'inverse' else 'P^T P'}")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

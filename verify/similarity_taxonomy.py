@@ -15,17 +15,60 @@ here use the same convention.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_reals, child_rng
-from verify.core.check import Check
-from verify.core.memory import require_memory
+from spectral.validation import InputError, child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
+from verify.core.params import Choice, Int, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",))
+CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",),
+              printed="that the printed FCM centre update (weights u) is Bezdek's (weights u^m), which fails")
 
-_CLAIMS = ("corrected", "printed")
+#: The measured tolerances (the compositions are exact algebra, next to their assertion).
+CALIBRATION = Calibration(
+    Tolerance("fcm_centre_gap_m2", 0.05, measured=1.1, over={"seed": tuple(range(30))},
+              why="the printed update (weights u) and Bezdek's (u^m) separate at m = 2: measured 1.10-1.48 over "
+                  "seeds 0-29 (blob spacing 2.5 sigma; 1.0-1.75 when first set), far above 0.05"),
+    Tolerance("fcm_to_kmeans_m1.05", 0.08, measured=0.034, over={"seed": tuple(range(30))},
+              why="distance of both FCM fixed points from the Lloyd fixed point of the same basin at m = 1.05: "
+                  "measured 0.0027-0.034 over seeds 0-29"),
+)
+
 _PERTURB = ("none", "dmap_without_N2", "tsne_gamma_-2", "umap_plain_sum")
+
+
+@CHECK.parameters
+class Params:
+    perturb: str = Choice("none", _PERTURB,
+                          "Negative controls: replace one Table-1 composition by a wrong one (diffusion map without "
+                          'N_2, t-SNE with Gamma_-2, UMAP union as a plain sum); "none" tests the paper\'s')
+    n: int = Int(200, "Number of random data points (DRIFT-2 asks for n = 200)", low=20, high=2000, unit="points")
+    fcm_m: tuple = Reals((1.05, 1.5, 2.0, 3.0), "Fuzzifier values m for the FCM centre-update comparison (section "
+                         "2.2.2), including m = 2 and one value <= 1.1 (the k-means limit)", low=1.0, high=10.0,
+                         low_open=True, min_len=2)
+
+    def resolve(self):
+        """fcm_m holds m = 2 (the asserted gap) and one value <= 1.1 (the k-means limit)."""
+        if min(self.fcm_m) > 1.1 or 2.0 not in self.fcm_m:
+            raise InputError(f"fcm_m must include m = 2 and one value <= 1.1 (the k-means limit), got {self.fcm_m!r}")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What similarity_taxonomy measures."""
+
+    #: composition -> its difference from the classical formula (relative max; absolute for k-NN)
+    composition_error: dict[str, float]
+    #: m -> largest matched centre distance between Bezdek's FCM (weights u^m) and the printed update (u)
+    fcm_centre_gap: dict[float, float]
+    #: m -> largest matched distance of either FCM fixed point from Lloyd's k-means started there
+    fcm_to_kmeans: dict[float, float]
 
 
 # --- the paper's operators (Defs. 1, 4-10) -----------------------------------------------------
@@ -96,60 +139,32 @@ def _fcm(x, init, m, *, weights, iters=500, tol=1e-12):
     return c
 
 
-@CHECK.define
-def run(*, claim="corrected", perturb="none", n=200, fcm_m=(1.05, 1.5, 2.0, 3.0), seed=0, device="cpu"):
-    """Compare each Table-1 composition with its textbook formula; FCM centre updates.
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """Up to a dozen (n, n) float64 arrays at once (the distances, Def. 1's (n, n, 5) differences, the
+    compositions and their references, MCL's squarings). tracemalloc peaks 139.2 / 528.3 MiB at n = 1000 /
+    2000 fit 9.5 MiB + 136 bytes per pair (n^2 exactly; the FCM part is fixed at 300 points); 16 MiB + 150
+    bytes leave a margin."""
+    return {"dense": PathNeed(lambda m: (16 << 20) + 150 * m * m, p.n, "--n", 20,
+                              f"the (n, n) compositions and references at --n {p.n}")}
 
-    Parameters
-    ----------
-    claim : {"corrected", "printed"}
-        FCM centre update: "corrected" asserts that the printed update (weights u) differs from
-        Bezdek's (weights u^m) at m = 2 and that both approach k-means as m -> 1+; "printed"
-        asserts that the printed update is Bezdek's (fails).
-    perturb : {"none", "dmap_without_N2", "tsne_gamma_-2", "umap_plain_sum"}
-        Negative controls: replace one Table-1 composition by a wrong one (diffusion map without
-        N_2, t-SNE with Gamma_-2, UMAP union as a plain sum); "none" tests the paper's.
-    n : int
-        Number of random data points, in [20, 2000] (DRIFT-2 asks for n = 200).
-    fcm_m : tuple of float
-        Fuzzifier values m for the FCM centre-update comparison (section 2.2.2), in (1, 10],
-        including m = 2 and one value <= 1.1 (the k-means limit).
-    seed : int
-        Seed of the data, the SNE/UMAP bandwidths, the k-NN queries, the FCM centres and blobs
-        (one stream each).
-    device : {"cpu"}
-        Array device; this check runs on the host only.
 
-    Returns
-    -------
-    CheckResult
-        Passes when every composition equals its classical formula to 1e-13 (relative) and the FCM
-        statements asserted by ``claim`` hold.
-    """
-    claim = check_option("claim", claim, _CLAIMS)
-    perturb = check_option("perturb", perturb, _PERTURB)
-    n = check_int("n", n, low=20, high=2000)
-    fcm_m = check_reals("fcm_m", fcm_m, min_count=2, low=1.0, high=10.0, low_open=True)
-    if min(fcm_m) > 1.1 or 2.0 not in fcm_m:
-        raise InputError(f"fcm_m must include m = 2 and one value <= 1.1 (the k-means limit), got {fcm_m!r}")
-    # Memory first: up to a dozen (n, n) float64 arrays at once (the distances, Def. 1's (n, n, 5)
-    # differences, the compositions and their references, MCL's squarings). tracemalloc peaks 139.2 /
-    # 528.3 MiB at n = 1000 / 2000 fit 9.5 MiB + 136 bytes per pair (n^2 exactly; the FCM part is fixed
-    # at 300 points); 16 MiB + 150 bytes leave a margin.
-    require_memory(lambda m: (16 << 20) + 150 * m * m, n, option="--n", low=20,
-                   what=f"the (n, n) compositions and references at --n {n}")
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Each Table-1 composition against its textbook formula; the FCM centre updates."""
     from scipy.spatial.distance import cdist
     from scipy.special import softmax
     from sklearn.cluster import KMeans
     from sklearn.neighbors import KNeighborsRegressor
+    from threadpoolctl import threadpool_limits
 
     from spectral import anisotropic_normalize
 
-    rec = Recorder()
+    n, seed, perturb = p.n, p.seed, p.perturb
     x = child_rng(seed, "points").standard_normal((n, 5))
     sq = cdist(x, x, "sqeuclidean")
     errors = {}
-    with rec.timed("compositions"):
+    with ctx.timed("compositions"):
         eps = 1.5
         dmap = op_Nr(op_gamma_exp(op_D(x, x, t=2), eps)) if perturb == "dmap_without_N2" else \
             op_Nr(op_N2(op_gamma_exp(op_D(x, x, t=2), eps)))
@@ -192,52 +207,62 @@ def run(*, claim="corrected", perturb="none", n=200, fcm_m=(1.05, 1.5, 2.0, 3.0)
         u_paper = op_Nc(op_D(centres, x, t=-2.0 / (m - 1.0)))
         u_bezdek = 1.0 / np.sum((dc[:, None, :] / dc[None, :, :]) ** (2.0 / (m - 1.0)), axis=1)
         errors["fcm_memberships"] = _rel(u_paper, u_bezdek)
-    for name, err in errors.items():
-        rec.at_most(f"{name}_error", err, 1e-13,
-                    why="exact algebra: entries are O(1) after normalisation, round-off a few eps(float64) times "
-                        "the condition of exp/power; measured <= 2.3e-15 (MCL, 4 squarings) at n = 200, seeds 0-29",
-                    label=f"{name}: the Table-1 composition differs from the classical formula (relative)")
 
-    with rec.timed("fcm"):
+    with ctx.timed("fcm"):
         rng = child_rng(seed, "fcm")  # own stream: the FCM data do not depend on n
         blobs = np.concatenate([rng.normal(loc, 1.0, size=(100, 2)) for loc in ((0, 0), (2.5, 0), (1.2, 2.2))])
         init = blobs[rng.choice(len(blobs), size=3, replace=False)]
         fcm_diff, to_kmeans = {}, {}
-        for mm in fcm_m:
+        for mm in p.fcm_m:
             cb = _fcm(blobs, init, mm, weights="bezdek")
             cp = _fcm(blobs, init, mm, weights="paper")
             fcm_diff[mm] = _match(cb, cp)
             # k-means limit: Lloyd's algorithm started at the FCM centres must (nearly) stay there,
             # i.e. the m -> 1+ FCM fixed point is a k-means fixed point (local optima can differ
             # between independent starts, so the comparison is made at the same basin)
-            km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
+            # one thread: OpenMP threads for 300 points cost 0.1 s per fit on a loaded 2-core machine (3 ms
+            # on one), and their partial sums arrive in a varying order (centres differ by ~1e-15)
+            with threadpool_limits(limits=1):
+                km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
             to_kmeans[mm] = float(max(_match(cb, km), _match(cp, km)))
-    for mm in fcm_m:
+    return Quantities(composition_error=errors, fcm_centre_gap=fcm_diff, fcm_to_kmeans=to_kmeans)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Every composition equals its classical formula; the FCM statements asserted by ``claim``."""
+    for name, err in q.composition_error.items():
+        rec.at_most(f"{name}_error", err, 1e-13,
+                    why="exact algebra: entries are O(1) after normalisation, round-off a few eps(float64) times "
+                        "the condition of exp/power; measured <= 2.3e-15 (MCL, 4 squarings) at n = 200, seeds 0-29",
+                    label=f"{name}: the Table-1 composition differs from the classical formula (relative)")
+    corrected = p.claim == "corrected"
+    for mm in p.fcm_m:
         name = f"fcm_centre_gap_m{mm:g}"
         if mm != 2.0:
-            rec.info(name, fcm_diff[mm])
-        elif claim == "corrected":
-            rec.at_least(name, fcm_diff[mm], 0.05,
-                         why="measured 1.0-1.75 at m = 2 over seeds 0-29 (blob spacing 2.5 sigma), far above 0.05",
+            rec.info(name, q.fcm_centre_gap[mm])
+        elif corrected:
+            rec.at_least(name, q.fcm_centre_gap[mm], CALIBRATION.get("fcm_centre_gap_m2", p),
                          label="the printed FCM centre update (weights u) and Bezdek's (weights u^m) did not "
                                "separate at m = 2")
         else:
-            rec.at_most(name, fcm_diff[mm], 1e-8,
+            rec.at_most(name, q.fcm_centre_gap[mm], 1e-8,
                         why="equal updates give the same fixed point; the iterations stop at a step of 1e-12",
                         label="the printed FCM centre update (weights u) is not Bezdek's (weights u^m): centres differ "
                               "at m = 2")
-    m_small = min(fcm_m)
-    rec.at_most(f"fcm_to_kmeans_m{m_small:g}", to_kmeans[m_small], 0.08,
-                why="measured 0.0027-0.034 from the Lloyd fixed point of the same basin at m = 1.05 over seeds "
-                    "0-29",
-                label=f"FCM at m = {m_small:g} is not near k-means")
-    rec.array("fcm_m", np.asarray(fcm_m))
-    rec.array("fcm_gap", np.asarray([fcm_diff[mm] for mm in fcm_m]))
-    statement = ("the Table-1 compositions equal the diffusion-map, SNE, t-SNE, UMAP, k-NN, MCL and FCM-membership "
-                 "formulas; " + ("the printed FCM centre update (weights u) differs from Bezdek's (u^m) except as "
-                                 "m -> 1+" if claim == "corrected" else
-                                 "the printed FCM centre update (weights u) is Bezdek's (u^m)"))
-    return rec.finish(statement)
+    m_small = min(p.fcm_m)
+    name = f"fcm_to_kmeans_m{m_small:g}"
+    tol = CALIBRATION.get("fcm_to_kmeans_m1.05", p)
+    if tol.name == name:
+        rec.at_most(name, q.fcm_to_kmeans[m_small], tol, label=f"FCM at m = {m_small:g} is not near k-means")
+    else:  # the bound was calibrated at m = 1.05 only
+        rec.at_most(name, q.fcm_to_kmeans[m_small], tol.value,
+                    why=f"{tol.reason()}; this run's smallest m is {m_small:g}",
+                    label=f"FCM at m = {m_small:g} is not near k-means")
+    return ("the Table-1 compositions equal the diffusion-map, SNE, t-SNE, UMAP, k-NN, MCL and FCM-membership "
+            "formulas; " + ("the printed FCM centre update (weights u) differs from Bezdek's (u^m) except as "
+                            "m -> 1+" if corrected else
+                            "the printed FCM centre update (weights u) is Bezdek's (u^m)"))
 
 
 def _match(a, b):
@@ -248,6 +273,9 @@ def _match(a, b):
     cost = cdist(a, b)
     r, c = linear_sum_assignment(cost)
     return float(cost[r, c].max())
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

@@ -10,18 +10,46 @@ states the corrected identity, shows that the printed one fails, and that unequa
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_reals, child_rng
-from verify.core.check import Check
+from spectral.validation import child_rng
+from verify.core.check import Check, Context
+from verify.core.params import Choice, Int, Ints, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"))
+CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"),
+              printed="-q.k = -2 + |q-k|^2 as printed in Example 1, i.e. softmax = rownorm exp(-|q-k|^2/tau) "
+                      "(fails)")
 
 #: Gaussian width in units of tau: exp(-|q-k|^2 / (width tau)); the printed -2 + |x-y|^2 gives 1.
 _WIDTH = {"corrected": 2.0, "printed": 1.0}
+
+
+@CHECK.parameters
+class Params:
+    n: int = Int(512, "Number of queries and of keys", low=2, high=4096)
+    dims: tuple = Ints((3, 64), "Ambient dimensions d of the sphere S^(d-1)", low=2, high=1024)
+    taus: tuple = Reals((0.1, 1.0), "Softmax temperatures tau; tau = sqrt(d) is always added (Assumption 2)",
+                        low=1e-3, high=1e3)
+    key_norms: str = Choice("equal", ("equal", "unequal"),
+                            'Keys of equal (unit) norm, the identity\'s hypothesis, or "unequal": a negative control '
+                            "with query and key norms drawn in [0.5, 1.5] (fails)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What sphere_softmax measures: max |softmax - rownorm Gaussian| (width of p.claim) per case."""
+
+    #: max over dims and taus on the sphere and on the ellipsoid
+    max_error_sphere: float
+    max_error_ellipsoid: float
+    #: max |logit| over every case (at least 1): the scale of the round-off
+    max_abs_logit: float
+    #: (d, tau) -> (sphere error, ellipsoid error)
+    case_errors: dict[tuple[int, float], tuple[float, float]]
 
 
 def _softmax_rows(logits, xp):
@@ -55,56 +83,22 @@ def _draw(rng, n, d, key_norms):
     return q, k, qe, ke, m
 
 
-@CHECK.define
-def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), claim="corrected", key_norms="equal", seed=0, device="cpu"):
-    """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys.
-
-    Parameters
-    ----------
-    n : int
-        Number of queries and of keys, in [2, 4096].
-    dims : tuple of int
-        Ambient dimensions d of the sphere S^(d-1), each in [2, 1024].
-    taus : tuple of float
-        Softmax temperatures tau, each in [1e-3, 1e3]; tau = sqrt(d) is always added (Assumption 2).
-    claim : {"corrected", "printed"}
-        Identity asserted: "corrected" -q.k = -1 + |q-k|^2/2, i.e. softmax = rownorm
-        exp(-|q-k|^2/(2 tau)); "printed" -q.k = -2 + |q-k|^2 as printed in Example 1, i.e.
-        rownorm exp(-|q-k|^2/tau) (fails).
-    key_norms : {"equal", "unequal"}
-        Keys of equal (unit) norm, the identity's hypothesis, or "unequal": a negative control with
-        query and key norms drawn in [0.5, 1.5] (fails).
-    seed : int
-        Seed of the random queries, keys and ellipsoid matrix (one stream per dimension d).
-    device : {"cpu", "gpu"}
-        Array device: the softmax and the Gaussian are computed there (the draws on the host).
-
-    Returns
-    -------
-    CheckResult
-        Passes when both sides agree to round-off on the sphere and on the ellipsoid.
-    """
-    n = check_int("n", n, low=2, high=4096)
-    dims = tuple(check_int("dims", d, low=2, high=1024) for d in dims)
-    if not dims:
-        check_reals("dims", dims)  # refuses the empty tuple, naming dims
-    taus = check_reals("taus", taus, low=1e-3, high=1e3)
-    check_option("claim", claim, tuple(_WIDTH))
-    check_option("key_norms", key_norms, ("equal", "unequal"))
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys."""
     from manifolds import pairwise_sq_distance
     from spectral.backend import to_numpy
-    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
-    xp = device_namespace(device)
-    rec = Recorder()
-    width_factor = _WIDTH[claim]
+    xp = ctx.xp
+    n = p.n
+    width_factor = _WIDTH[p.claim]
     worst_sphere = 0.0
     worst_ellipsoid = 0.0
     logit_scale = 1.0
     per_case = {}
-    with rec.timed("compare"):
-        for d in dims:
-            q, k, qe, ke, m = _draw(child_rng(seed, "dim", d), n, d, key_norms)
+    with ctx.timed("compare"):
+        for d in p.dims:
+            q, k, qe, ke, m = _draw(child_rng(p.seed, "dim", d), n, d, p.key_norms)
             qx, kx, qex, kex, mx = (xp.asarray(a) for a in (q, k, qe, ke, m))
             # row blocks: softmax and row normalisation act row by row; each block's temporaries
             # take block * n doubles (32 MB at most). The squared distances are coordinate-wise
@@ -112,7 +106,7 @@ def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), claim="corrected", key_norms="e
             # would share the dot products of the softmax side, and no block x n x d array)
             block = max(1, min(n, (1 << 22) // n))
             km = kex @ mx.T
-            for tau in taus + (math.sqrt(d),):
+            for tau in p.taus + (math.sqrt(d),):
                 err = err_e = 0.0
                 for start in range(0, n, block):
                     rows = slice(start, min(n, start + block))
@@ -127,23 +121,32 @@ def run(*, n=512, dims=(3, 64), taus=(0.1, 1.0), claim="corrected", key_norms="e
                                       float(to_numpy(xp.max(xp.abs(logits_e)))))
                     gauss_e = _gaussian_rows(pairwise_sq_distance(qm, km), width_factor * tau, xp)
                     err_e = max(err_e, float(to_numpy(xp.max(xp.abs(soft_e - gauss_e)))))
-                per_case[f"d={d},tau={tau:.4g}"] = (err, err_e)
+                per_case[(d, tau)] = (err, err_e)
                 worst_sphere = max(worst_sphere, err)
                 worst_ellipsoid = max(worst_ellipsoid, err_e)
+    return Quantities(max_error_sphere=worst_sphere, max_error_ellipsoid=worst_ellipsoid, max_abs_logit=logit_scale,
+                      case_errors=per_case)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Both sides agree to round-off on the sphere and on the ellipsoid."""
     # Exact algebra: both sides are probabilities <= 1 computed from exponents of size |logit|, so
     # round-off is ~ |logit|max * eps(float64).
-    tol = 100 * float(np.finfo(np.float64).eps) * logit_scale
+    tol = 100 * float(np.finfo(np.float64).eps) * q.max_abs_logit
     why = ("round-off 100 eps(float64) |logit|max (1.2e-12 at the defaults, |logit|max = 52); measured <= 8.6e-16 "
            "(sphere) and <= 1.1e-13 (ellipsoid: the sequential sum over d = 64 coordinates) over seeds 0-9; the "
            "printed width or unequal key norms give >= 0.46")
-    rec.at_most("max_error_sphere", worst_sphere, tol, why=why,
-                label=f"sphere: softmax != rownorm Gaussian ({claim} width, {key_norms} key norms)")
-    rec.at_most("max_error_ellipsoid", worst_ellipsoid, tol, why=why,
-                label=f"ellipsoid: softmax != rownorm Gaussian_Q ({claim} width, {key_norms} key norms)")
-    rec.info("max_abs_logit", logit_scale)
-    rec.array("case_errors", np.array([v for v in per_case.values()]))
-    return rec.finish(f"softmax_j(q.k_j/tau) = rownorm exp(-|q-k_j|^2/({width_factor:g} tau)) for keys of equal "
-                      f"norm on the sphere and the ellipsoid (n={n}, d in {dims})")
+    rec.at_most("max_error_sphere", q.max_error_sphere, tol, why=why,
+                label=f"sphere: softmax != rownorm Gaussian ({p.claim} width, {p.key_norms} key norms)")
+    rec.at_most("max_error_ellipsoid", q.max_error_ellipsoid, tol, why=why,
+                label=f"ellipsoid: softmax != rownorm Gaussian_Q ({p.claim} width, {p.key_norms} key norms)")
+    rec.info("max_abs_logit", q.max_abs_logit)
+    return (f"softmax_j(q.k_j/tau) = rownorm exp(-|q-k_j|^2/({_WIDTH[p.claim]:g} tau)) for keys of equal "
+            f"norm on the sphere and the ellipsoid (n={p.n}, d in {p.dims})")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

@@ -1,13 +1,37 @@
-"""verify.conformal (DRIFT-7, DRIFT-8): Theorem 4 with 4/(n-2), heat form, invariant density p^2."""
+"""verify.conformal (DRIFT-7, DRIFT-8): Theorem 4 with 4/(n-2), heat form, invariant density p^2.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed exponent, to a wrong invariant density and to altered quantities.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import conformal as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"n": 1000, "bins": 8}
 
 
-def test_corrected_statement_passes(default_result):
-    res = default_result("conformal")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _same(a, b):
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        assert (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y), f.name
+
+
+def test_corrected_statement_passes(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     for n in (1, 3, 4):
         assert res.measured[f"theorem4_n{n}_remainder_at_point"] == 0.0
@@ -15,10 +39,12 @@ def test_corrected_statement_passes(default_result):
     assert res.measured["heat_form_n2_is_zero"] is True       # but the heat form holds
     spec = res.record("s1_spectrum_relative_error")            # DRIFT-7 numerically on S^1 (f = p^-4)
     assert spec.measured <= spec.tolerance
+    assert q.stationary_profile.shape == (8,)
 
 
 def test_printed_exponent_fails():
-    res = check.run(claim="printed", n=1000, bins=8)
+    p = CHECK.params(claim="printed", **SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed
     for n in (1, 3, 4):  # every dimension fails on its own record
         rec = res.record(f"theorem4_n{n}_remainder_at_point")
@@ -26,23 +52,50 @@ def test_printed_exponent_fails():
     assert res.record("s1_spectrum_relative_error").passed is False
     assert sum("Theorem 4" in f for f in res.failures) == 3
     # the heat-conduction form and the invariant measure do not depend on the exponent
-    assert res.record("reversibility_defect").passed and res.record("stationary_profile_deviation").passed
+    assert {r.name for r in res.records if r.passed is False} == {
+        "theorem4_n1_remainder_at_point", "theorem4_n3_remainder_at_point", "theorem4_n4_remainder_at_point",
+        "s1_spectrum_relative_error"}
 
 
 def test_wrong_invariant_density_fails():
-    res = check.run(weight_power=1.0, n=1000, bins=8)
-    assert not res.passed
-    assert res.record("at_asymmetry_in_L2_p^w").passed is False
-    assert res.record("stationary_profile_deviation").passed is False
+    p = CHECK.params(weight_power=1.0, **SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert {r.name for r in res.records if r.passed is False} == {"at_asymmetry_in_L2_p^w",
+                                                                  "stationary_profile_deviation"}
     assert any("symmetric" in f for f in res.failures) and any("stationary density" in f for f in res.failures)
 
 
-def test_computes_in_the_device_namespace(device_spy):
-    ref = check.run(n=1000, bins=8)
-    spy = device_spy.install()
-    res = check.run(n=1000, bins=8)
-    assert {"asarray", "exp", "clip", "sum"} <= spy.used
-    assert res.records == ref.records  # array_api_strict wraps numpy: the same numbers
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"heat_form_remainder": {**q.heat_form_remainder, 3: "Derivative(u(x1), x1)"}}, "heat_form_n3_is_zero"),
+    (lambda q: {"n2_f_lap_minus_lap": "exp(2*lam(x1, x2))"}, "n2_f_lap_minus_lap_is_zero"),
+    (lambda q: {"theorem4_remainder": {**q.theorem4_remainder, 4: 1e-300}}, "theorem4_n4_remainder_at_point"),
+    (lambda q: {"theorem4_remainder": {**q.theorem4_remainder, 1: float("nan")}}, "theorem4_n1_remainder_at_point"),
+    (lambda q: {"s1_spectrum_relative_error": 0.01}, "s1_spectrum_relative_error"),
+    (lambda q: {"at_asymmetry": 1e-6}, "at_asymmetry_in_L2_p^w"),
+    (lambda q: {"reversibility_defect": 1e-12}, "reversibility_defect"),
+    (lambda q: {"reversibility_defect": float("nan")}, "reversibility_defect"),
+    (lambda q: {"stationary_profile_deviation": 0.05}, "stationary_profile_deviation"),
+    (lambda q: {"stationary_profile_deviation": float("nan")}, "stationary_profile_deviation"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert [r.name for r in res.records if r.passed is False] == [name]
+
+
+def test_computes_in_the_given_namespace(small, strict_xp):
+    p, q = small
+    got = CHECK.measure(p, xp=strict_xp)
+    assert {"asarray", "exp", "clip", "sum"} <= strict_xp.used
+    _same(got, q)  # array_api_strict wraps numpy: the same numbers
+
+
+def test_json_round_trip(small):
+    p, q = small
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and back.records == res.records
+    _same(back.quantities, q)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -1,18 +1,37 @@
-"""verify.similarity_taxonomy (DRIFT-2): Table-1 compositions and the FCM centre-update discrepancy."""
+"""verify.similarity_taxonomy (DRIFT-2): Table-1 compositions and the FCM centre-update discrepancy.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed FCM claim, to wrong compositions and to altered quantities.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import similarity_taxonomy as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"n": 60, "fcm_m": (1.05, 2.0)}
 
 
-def test_compositions_pass(default_result):
-    res = default_result("similarity_taxonomy")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_compositions_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     gap = res.record("fcm_centre_gap_m2")
     assert gap.measured > 10 * gap.tolerance  # the printed update is not Bezdek's ...
     assert res.measured["fcm_centre_gap_m1.05"] < 0.01  # ... except in the k-means limit
+    assert list(q.composition_error) == ["diffusion_map", "sne", "tsne_low_dim", "umap_union", "knn", "mcl",
+                                         "fcm_memberships"]
 
 
 @pytest.mark.parametrize("perturb, record", [
@@ -20,15 +39,48 @@ def test_compositions_pass(default_result):
     ("umap_plain_sum", "umap_union_error"),
 ])
 def test_wrong_compositions_fail(perturb, record):
-    res = check.run(n=60, perturb=perturb, fcm_m=(1.05, 2.0))
+    p = CHECK.params(perturb=perturb, **SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert [r.name for r in res.records if r.passed is False] == [record]
     assert record.removesuffix("_error") in res.failures[0]
 
 
-def test_printed_fcm_update_fails():
-    res = check.run(n=60, claim="printed", fcm_m=(1.05, 2.0))
+def test_printed_fcm_update_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     assert [r.name for r in res.records if r.passed is False] == ["fcm_centre_gap_m2"]
     assert "Bezdek" in res.failures[0]
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"composition_error": {**q.composition_error, "mcl": 1e-10}}, "mcl_error"),
+    (lambda q: {"composition_error": {**q.composition_error, "knn": float("nan")}}, "knn_error"),
+    (lambda q: {"fcm_centre_gap": {**q.fcm_centre_gap, 2.0: 0.01}}, "fcm_centre_gap_m2"),
+    (lambda q: {"fcm_centre_gap": {**q.fcm_centre_gap, 2.0: float("nan")}}, "fcm_centre_gap_m2"),
+    (lambda q: {"fcm_to_kmeans": {**q.fcm_to_kmeans, 1.05: 0.2}}, "fcm_to_kmeans_m1.05"),
+    (lambda q: {"fcm_to_kmeans": {**q.fcm_to_kmeans, 1.05: float("nan")}}, "fcm_to_kmeans_m1.05"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert [r.name for r in res.records if r.passed is False] == [name]
+
+
+def test_another_smallest_m_keeps_the_calibrated_bound(small):
+    p, q = small
+    moved = dataclasses.replace(q, fcm_to_kmeans={1.1: q.fcm_to_kmeans[1.05], 2.0: q.fcm_to_kmeans[2.0]},
+                                fcm_centre_gap={1.1: q.fcm_centre_gap[1.05], 2.0: q.fcm_centre_gap[2.0]})
+    res = CHECK.assess(moved, dataclasses.replace(p, fcm_m=(1.1, 2.0)))
+    rec = res.record("fcm_to_kmeans_m1.1")
+    assert res.passed and rec.tolerance == 0.08 and "smallest m is 1.1" in rec.why
+
+
+def test_json_round_trip(small):
+    p, q = small
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and back.records == res.records
+    assert back.quantities == q  # float keys of the FCM dictionaries typed again
 
 
 def test_operators_small_example():

@@ -1,22 +1,43 @@
-"""verify.sphere_softmax (DRIFT-1): the corrected Example-1 identity holds, the printed one fails."""
+"""verify.sphere_softmax (DRIFT-1): the corrected Example-1 identity holds, the printed one fails.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed width and unequal key norms (measured again: the width enters the measurement) and to
+altered quantities.
+"""
+
+import dataclasses
 
 import pytest
 
 from spectral.validation import InputError
 from verify import sphere_softmax as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"n": 64, "dims": (3, 8)}
 
 
-def test_corrected_identity_passes(default_result):
-    res = default_result("sphere_softmax")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_corrected_identity_passes(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     for name in ("max_error_sphere", "max_error_ellipsoid"):
         assert res.record(name).measured <= res.record(name).tolerance
+    # taus + sqrt(d) for each d
+    assert set(q.case_errors) == {(d, t) for d in (3, 8) for t in (0.1, 1.0, d**0.5)}
 
 
 @pytest.mark.parametrize("kwargs", [{"claim": "printed"},       # -x.y = -2 + |x-y|^2: width tau, not 2 tau
                                     {"key_norms": "unequal"}])  # hypothesis of the identity violated
 def test_printed_identity_and_unequal_norms_fail(kwargs):
-    res = check.run(n=128, dims=(3, 16), **kwargs)
+    p = CHECK.params(**SMALL, **kwargs)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed
     for name in ("max_error_sphere", "max_error_ellipsoid"):
         rec = res.record(name)
@@ -24,12 +45,28 @@ def test_printed_identity_and_unequal_norms_fail(kwargs):
     assert any(f.startswith("sphere:") for f in res.failures)
 
 
-def test_computes_in_the_device_namespace(device_spy):
-    ref = check.run(n=64, dims=(3, 8))
-    spy = device_spy.install()
-    res = check.run(n=64, dims=(3, 8))
-    assert {"asarray", "exp", "sum", "max"} <= spy.used
-    assert res.records == ref.records  # array_api_strict wraps numpy: the same numbers
+@pytest.mark.parametrize("field, value", [("max_error_sphere", 1e-9), ("max_error_ellipsoid", 1e-9),
+                                          ("max_error_sphere", float("nan")),
+                                          ("max_error_ellipsoid", float("nan"))])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, value):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert [r.name for r in res.records if r.passed is False] == [field]
+
+
+def test_computes_in_the_given_namespace(small, strict_xp):
+    p, q = small
+    got = CHECK.measure(p, xp=strict_xp)
+    assert {"asarray", "exp", "sum", "max"} <= strict_xp.used
+    assert got == q  # array_api_strict wraps numpy: the same numbers
+
+
+def test_json_round_trip(small):
+    p, q = small
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and back.records == res.records
+    assert back.quantities == q  # (d, tau) keys and (sphere, ellipsoid) pairs typed again
 
 
 @pytest.mark.parametrize("kwargs, match", [({"taus": (0.0,)}, "taus"), ({"dims": (1,)}, "dims"), ({"dims": ()}, "dims"),
@@ -46,11 +83,12 @@ def test_memory_stays_near_n_squared():
     # (measured peak 28 MB)
     import tracemalloc
 
+    p = CHECK.params(n=384, dims=(128,), taus=(1.0,))
     tracemalloc.start()
     try:
-        res = check.run(n=384, dims=(128,), taus=(1.0,))
+        q = CHECK.measure(p)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert res.passed, res.failures
+    assert CHECK.assess(q, p).passed
     assert peak < 120e6, peak
