@@ -124,6 +124,10 @@ def _toy():
     return idx, -idx
 
 
+def _worst(a, b) -> float:
+    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
+    return float(np.max((a, b)))
+
 
 @CHECK.parameters
 class Params:
@@ -289,7 +293,7 @@ def _tensors(p, ctx) -> dict:
             q = rng.standard_normal((n, dp))
             k = rng.standard_normal((n, dp))
             c = _broadcast_concat(q, k)
-            tensor_diff = max(tensor_diff, float(np.max(np.abs(c - concat_loop(q, k)))))
+            tensor_diff = _worst(tensor_diff, float(np.max(np.abs(c - concat_loop(q, k)))))
             # eq. (8): one weight set per pair, all pairs at once by broadcasting
             W_h = rng.standard_normal((n, n, hidden, 2 * dp)) / math.sqrt(2 * dp)
             W_a = rng.standard_normal((n, n, hidden)) / math.sqrt(hidden)
@@ -299,7 +303,7 @@ def _tensors(p, ctx) -> dict:
             pre = np.einsum("ijhc,ijc->ijh", W_h, c) + b_h
             broadcast = np.einsum("ijh,ijh->ij", W_a, sigma(pre)) + b_a
             loop = per_pair_score_loop(c, W_h, W_a, act, b_h=b_h, b_a=b_a)
-            per_pair_err = max(per_pair_err, float(np.max(np.abs(broadcast - loop)) / np.max(np.abs(loop))))
+            per_pair_err = _worst(per_pair_err, float(np.max(np.abs(broadcast - loop)) / np.max(np.abs(loop))))
             # shared weights are the special case W_h[i, j] = W_h of eq. (8)
             mlp = ScoreMLP(dp, dp, hidden, rng=child_rng(p.seed, "shared", dp), activation=act)
             shared = per_pair_score_loop(c, np.broadcast_to(mlp.W_h, (n, n) + mlp.W_h.shape),
@@ -308,9 +312,9 @@ def _tensors(p, ctx) -> dict:
                                          b_a=np.full((n, n), mlp.b_a))
             eq4 = mlp_score_loop(q, k, mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
             scale = float(np.max(np.abs(eq4)))
-            shared_err = max(shared_err, float(np.max(np.abs(shared - eq4))) / scale)
+            shared_err = _worst(shared_err, float(np.max(np.abs(shared - eq4))) / scale)
             for form in ("concat", "factored"):
-                toolkit_err = max(toolkit_err,
+                toolkit_err = _worst(toolkit_err,
                                   float(np.max(np.abs(np.asarray(neural_scores(q, k, mlp, form=form)) - eq4))) / scale)
         toy_mlp = ScoreMLP(2, 2, 4, rng=child_rng(p.seed, "toy"), activation=act)  # h = 4: varied scores at n = 3
         toy_a = mlp_score_loop(toy_q, toy_k, toy_mlp.W_h, toy_mlp.b_h, toy_mlp.w_a, toy_mlp.b_a, act)

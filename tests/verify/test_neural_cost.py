@@ -102,3 +102,11 @@ def test_json_round_trip_gives_typed_quantities(small):
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(InputError, match=name):
         check.run(**kwargs)
+
+
+def test_a_toolkit_returning_nan_fails(monkeypatch):
+    real = spectral.neural_scores
+    monkeypatch.setattr(spectral, "neural_scores", lambda q, k, mlp, **kw: real(q, k, mlp, **kw) * np.nan)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert res.record("toolkit_vs_loop").passed is False
