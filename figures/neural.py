@@ -136,14 +136,14 @@ FIGURES = {"neural-1": fig_neural1, "neural-2": fig_neural2}
 def draw_neural_rank(result, ax):
     """sigma_i / sigma_1 of the score matrices by activation (smallest d', largest h), logits and softmax."""
     q = result.quantities
-    cases = q.cases
+    cases = q.cases  # keyed by (activation, d', h)
     if cases:
-        d = min(c.d_prime for c in cases)
-        h = max(c.hidden for c in cases if c.d_prime == d)
-        for case in sorted(cases, key=lambda c: (c.activation, c.d_prime, c.hidden)):
-            if case.d_prime == d and case.hidden == h:
+        d = min(dd for _, dd, _ in cases)
+        h = max(hh for _, dd, hh in cases if dd == d)
+        for (act, dd, hh), case in sorted(cases.items()):
+            if dd == d and hh == h:
                 s = np.asarray(case.ranks.singular, dtype=float)
-                ax.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), lw=1.2, label=f"MLP {case.activation}")
+                ax.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), lw=1.2, label=f"MLP {act}")
     for ranks, label, style in ((q.logits, "Q K^T", "k--"), (q.softmax, "softmax(Q K^T/sqrt d)", "k:")):
         s = np.asarray(ranks.singular, dtype=float)
         ax.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), style, lw=1.0, label=label)

@@ -134,9 +134,6 @@ class Ranks:
 class ScoreCase:
     """The MLP scores A of one (activation, d', h) case of mlp_cases."""
 
-    activation: str
-    d_prime: int
-    hidden: int
     ranks: Ranks
     #: exp only: the ranks of A - b_a
     ranks_without_b_a: Ranks | None
@@ -156,8 +153,8 @@ class Quantities:
     logits: Ranks
     projected: dict[int, Ranks]
     softmax: Ranks
-    #: every (d', h, activation) case in the order of mlp_cases
-    cases: tuple[ScoreCase, ...]
+    #: every case of mlp_cases, keyed by (activation, d', h), in the order of mlp_cases
+    cases: dict[tuple[str, int, int], ScoreCase]
 
 
 def _algebra(act, q, k, mlp):
@@ -223,7 +220,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         attention = Ranks.of(softmax_rows(Q @ K.T / np.sqrt(d)))
 
     # ---------------------------------------------------------------- NEURAL-4: rank by activation
-    cases = []
+    cases = {}
     with ctx.timed("mlp_scores"), single_blas_thread():
         for dp, h, act, q, k, wrng in mlp_cases(seed, p.d_prime, p.hidden, p.activations, n=n, m=n):
             mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
@@ -241,9 +238,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
             P = softmax_rows(A)
             shift = _worst(float(np.max(np.abs(softmax_rows(A + g) - P))),
                         float(np.max(np.abs(softmax_rows(A - mlp.b_a) - P))))
-            cases.append(ScoreCase(activation=act, d_prime=dp, hidden=h, ranks=Ranks.of(A), ranks_without_b_a=without,
-                                   algebra_residual=algebra, query_dependence=query, shift=shift))
-    return Quantities(logits=logits, projected=projected, softmax=attention, cases=tuple(cases))
+            cases[act, dp, h] = ScoreCase(ranks=Ranks.of(A), ranks_without_b_a=without, algebra_residual=algebra,
+                                          query_dependence=query, shift=shift)
+    return Quantities(logits=logits, projected=projected, softmax=attention, cases=cases)
 
 
 @CHECK.assertions
@@ -283,8 +280,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     relu_min = None
     tol_dependent = {}
     shift = query_indep = printed_ratio = 0.0
-    for case in q.cases:
-        act, dp, h, prof = case.activation, case.d_prime, case.hidden, case.ranks
+    for (act, dp, h), case in q.cases.items():
+        prof = case.ranks
         tag = f"{act}_d{dp}_h{h}"
         rec.info(f"ranks_{tag}", prof.text())
         if act in ("identity", "square", "exp"):

@@ -29,15 +29,18 @@ def _failed(res):
 
 
 def _alter(q, activation, **changes):
-    """q with the first case of ``activation`` changed."""
-    cases = list(q.cases)
-    i = next(i for i, c in enumerate(cases) if c.activation == activation)
-    cases[i] = dataclasses.replace(cases[i], **changes)
-    return dataclasses.replace(q, cases=tuple(cases))
+    """q with the first case of ``activation`` (d' = 2, h = 1) changed."""
+    key = (activation, 2, 1)
+    return dataclasses.replace(q, cases={**q.cases, key: dataclasses.replace(q.cases[key], **changes)})
 
 
 def _ranks(r, value):
     return dataclasses.replace(r, numpy_default=value, at_1e10=value, at_1e6=value)
+
+
+def _ranked(q, activation, value, field="ranks"):
+    """q with the ranks (at every cut) of the first case of ``activation`` set to ``value``."""
+    return _alter(q, activation, **{field: _ranks(q.cases[activation, 2, 1].ranks, value)})
 
 
 def test_small_settings_pass_with_the_algebraic_ranks(small):
@@ -45,15 +48,15 @@ def test_small_settings_pass_with_the_algebraic_ranks(small):
     res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["logit_ranks_numpy/1e-10/1e-6"] == "/".join([str(min(p.d, p.n))] * 3)
-    for c in q.cases:
-        if c.activation == "square":  # g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
-            assert c.ranks.text() == "/".join([str(min(c.d_prime, c.hidden) + 2)] * 3)
-        elif c.activation == "identity":
+    for (act, dp, h), c in q.cases.items():
+        if act == "square":  # g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
+            assert c.ranks.text() == "/".join([str(min(dp, h) + 2)] * 3)
+        elif act == "identity":
             assert c.ranks.text() == "2/2/2"
-        elif c.activation == "exp":
-            assert c.ranks.numpy_default <= c.hidden + 1 and c.ranks_without_b_a.numpy_default <= c.hidden
+        elif act == "exp":
+            assert c.ranks.numpy_default <= h + 1 and c.ranks_without_b_a.numpy_default <= h
     assert res.record("softmax_rank_1e-10").measured == p.n
-    assert [(c.d_prime, c.hidden, c.activation) for c in q.cases][:2] == [(2, 1, "identity"), (2, 1, "square")]
+    assert list(q.cases)[:3] == [("identity", 2, 1), ("square", 2, 1), ("exp", 2, 1)]  # the order of mlp_cases
 
 
 def test_printed_low_rank_reading_fails(small):
@@ -67,7 +70,7 @@ def test_printed_reading_holds_for_identity_only(small):
     # a linear sigma is the one case where the matrix reading is true (rank 2 <= 2 d'); each case has its own
     # streams, so the identity cases of the full measurement are those of a run with identity alone
     p, q = small
-    only = dataclasses.replace(q, cases=tuple(c for c in q.cases if c.activation == "identity"))
+    only = dataclasses.replace(q, cases={key: c for key, c in q.cases.items() if key[0] == "identity"})
     res = CHECK.assess(only, dataclasses.replace(p, activations=("identity",), claim="printed"))
     assert res.passed, res.failures
 
@@ -103,11 +106,11 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
     (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, at_1e10=40)), "softmax_rank_1e-10"),
     (lambda q: _alter(q, "exp", algebra_residual=1e-9), "exp_algebra_residual"),
     (lambda q: _alter(q, "identity", query_dependence=1e-9), "identity_query_dependence"),
-    (lambda q: _alter(q, "identity", ranks=_ranks(q.cases[0].ranks, 3)), "identity_rank_deviation"),
-    (lambda q: _alter(q, "square", ranks=_ranks(q.cases[1].ranks, 4)), "square_rank_deviation"),
-    (lambda q: _alter(q, "exp", ranks=_ranks(q.cases[2].ranks, 3)), "exp_rank_excess"),
-    (lambda q: _alter(q, "exp", ranks_without_b_a=_ranks(q.cases[2].ranks, 2)), "exp_rank_excess_without_b_a"),
-    (lambda q: _alter(q, "tanh", ranks=_ranks(q.cases[4].ranks, 10)), "tanh_rank_tolerance_dependent"),
+    (lambda q: _ranked(q, "identity", 3), "identity_rank_deviation"),
+    (lambda q: _ranked(q, "square", 4), "square_rank_deviation"),
+    (lambda q: _ranked(q, "exp", 3), "exp_rank_excess"),
+    (lambda q: _ranked(q, "exp", 2, field="ranks_without_b_a"), "exp_rank_excess_without_b_a"),
+    (lambda q: _ranked(q, "tanh", 10), "tanh_rank_tolerance_dependent"),
     (lambda q: _alter(q, "gelu", shift=1e-9), "softmax_shift_invariance"),
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
@@ -125,9 +128,11 @@ def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
     back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
     assert type(back) is type(q) and set(back.projected) == {2, 8}
-    assert all(type(c) is check.ScoreCase and type(c.ranks) is check.Ranks for c in back.cases)
-    assert [c.ranks.text() for c in back.cases] == [c.ranks.text() for c in q.cases]
-    assert back.cases[0].ranks_without_b_a is None and back.cases[2].ranks_without_b_a is not None
+    assert list(back.cases) == list(q.cases)  # keys (activation, d', h) read back as typed tuples, in order
+    assert all(type(c) is check.ScoreCase and type(c.ranks) is check.Ranks for c in back.cases.values())
+    assert [c.ranks.text() for c in back.cases.values()] == [c.ranks.text() for c in q.cases.values()]
+    assert back.cases["identity", 2, 1].ranks_without_b_a is None
+    assert back.cases["exp", 2, 1].ranks_without_b_a is not None
     assert np.array_equal(back.softmax.singular, q.softmax.singular)
 
 
