@@ -51,7 +51,6 @@ CALIBRATION = Calibration(
 _SURFACE_ACTIVATIONS = ("relu", "tanh", "gelu")
 
 
-
 def _lines(mlp):
     """(a, c, b) of the crease lines a x + c y + b = 0 of the restricted surface, shape (h, 3)."""
     W = mlp.W_h
@@ -204,7 +203,6 @@ def _clip(line, w, samples):
         return np.full((samples, 2), np.nan)
     t = np.linspace(lo, hi, samples)
     return p0[None, :] + t[:, None] * d[None, :]
-
 
 
 @CHECK.parameters
