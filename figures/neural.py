@@ -43,20 +43,20 @@ def _cost(seed: int = 0):
 def fig_neural1(out_dir, *, formats=("png",), seed=0):
     """NEURAL Fig. 1: paraboloid (dot product) vs creased ReLU-MLP surface (Neural Attention)."""
     res = _geometry(seed)
-    a = res.arrays
-    g = np.asarray(a["grid"], dtype=float)
+    q = res.quantities
+    g = np.asarray(q.grid, dtype=float)
     X, Y = np.meshgrid(g, g, indexing="ij")
     plt = pyplot()
     fig = plt.figure(figsize=(9.0, 4.6))
     ax1 = fig.add_subplot(1, 2, 1, projection="3d")
-    ax1.plot_surface(X, Y, np.asarray(a["z_dp"], dtype=float), cmap="viridis", linewidth=0, antialiased=True,
+    ax1.plot_surface(X, Y, np.asarray(q.z_dp, dtype=float), cmap="viridis", linewidth=0, antialiased=True,
                      alpha=0.95)
     ax1.set_title("dot product: z = q.k = x^2 + y^2", fontsize=9)
     ax2 = fig.add_subplot(1, 2, 2, projection="3d")
-    ax2.plot_surface(X, Y, np.asarray(a["z_na"], dtype=float), cmap="viridis", linewidth=0, antialiased=True,
+    ax2.plot_surface(X, Y, np.asarray(q.z_na, dtype=float), cmap="viridis", linewidth=0, antialiased=True,
                      alpha=0.85)
     label = "creases a_m x + c_m y + b_m = 0"
-    for line in np.asarray(a["creases_xyz"], dtype=float):
+    for line in np.asarray(q.cells.creases_xyz, dtype=float) if q.cells is not None else ():
         if np.all(np.isnan(line)):
             continue
         ax2.plot(line[:, 0], line[:, 1], line[:, 2], color="crimson", lw=1.1, label=label)
@@ -68,13 +68,13 @@ def fig_neural1(out_dir, *, formats=("png",), seed=0):
         ax.set_ylabel("y = q_2 = k_2", fontsize=8)
         ax.set_zlabel("score z", fontsize=8)
         ax.tick_params(labelsize=7)
-    p, m = res.parameters, res.measured
+    p, cells = res.parameters, q.cells
     caption(fig, f"NEURAL Fig. 1 regenerated: q = k = (x, y) on [-{p['half_width']:g}, {p['half_width']:g}]^2. "
                   f"Right: h = {p['hidden']} hidden units with seeded random weights (seed {p['seed']}; the paper "
                   f"gives neither h nor the weights). The surface is linear on each of its "
-                  f"{m['regions_by_sign_patterns']} cells (bound 1 + h + C(h, 2) = {m['arrangement_bound']}) and "
-                  f"creased along {m['lines_crossing_square']} lines (red); the dot product is a paraboloid with "
-                  f"Hessian 2 I. Check neural_geometry: {res.verdict}.")
+                  f"{cells.regions_by_sign_patterns} cells (bound 1 + h + C(h, 2) = "
+                  f"{res.measured['arrangement_bound']}) and creased along {cells.lines_crossing_square} lines (red); "
+                  f"the dot product is a paraboloid with Hessian 2 I. Check neural_geometry: {res.verdict}.")
     return save(fig, out_dir, "neural-1", formats)
 
 
@@ -93,11 +93,11 @@ def _table(ax, cells, rows, cols, title, color):
 def fig_neural2(out_dir, *, formats=("png",), seed=0):
     """NEURAL Figs. 2/3 (+7/8): reshape/broadcast/concat of toy Q', K' and the resulting score matrix."""
     res = _cost(seed)
-    a = res.arrays
-    q = np.asarray(a["toy_q"], dtype=float)
-    k = np.asarray(a["toy_k"], dtype=float)
-    C = np.asarray(a["toy_C"], dtype=float)
-    A = np.asarray(a["toy_A"], dtype=float)
+    toy = res.quantities
+    q = np.asarray(toy.toy_q, dtype=float)
+    k = np.asarray(toy.toy_k, dtype=float)
+    C = np.asarray(toy.toy_C, dtype=float)
+    A = np.asarray(toy.toy_A, dtype=float)
     n, dp = q.shape
     p = res.parameters
     plt = pyplot()
@@ -133,27 +133,19 @@ FIGURES = {"neural-1": fig_neural1, "neural-2": fig_neural2}
 # --------------------------------------------------------------------------- check figures (--plot)
 
 
-def _sv_keys(result):
-    keys = [k for k in result.arrays if k.startswith("sv_") and k.count("_") == 3]
-    out = {}
-    for key in keys:
-        _, act, d, h = key.split("_")
-        out[(act, int(d[1:]), int(h[1:]))] = key
-    return out
-
-
 def draw_neural_rank(result, ax):
     """sigma_i / sigma_1 of the score matrices by activation (smallest d', largest h), logits and softmax."""
-    keys = _sv_keys(result)
-    if keys:
-        d = min(k[1] for k in keys)
-        h = max(k[2] for k in keys if k[1] == d)
-        for (act, dd, hh), key in sorted(keys.items()):
+    q = result.quantities
+    cases = q.cases  # keyed by (activation, d', h)
+    if cases:
+        d = min(dd for _, dd, _ in cases)
+        h = max(hh for _, dd, hh in cases if dd == d)
+        for (act, dd, hh), case in sorted(cases.items()):
             if dd == d and hh == h:
-                s = np.asarray(result.arrays[key], dtype=float)
+                s = np.asarray(case.ranks.singular, dtype=float)
                 ax.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), lw=1.2, label=f"MLP {act}")
-    for key, label, style in (("sv_logits", "Q K^T", "k--"), ("sv_softmax", "softmax(Q K^T/sqrt d)", "k:")):
-        s = np.asarray(result.arrays[key], dtype=float)
+    for ranks, label, style in ((q.logits, "Q K^T", "k--"), (q.softmax, "softmax(Q K^T/sqrt d)", "k:")):
+        s = np.asarray(ranks.singular, dtype=float)
         ax.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), style, lw=1.0, label=label)
     for tol in (1e-6, 1e-10):
         ax.axhline(tol, color="0.6", lw=0.6)
@@ -162,7 +154,7 @@ def draw_neural_rank(result, ax):
     ax.set_ylim(1e-18, 2)
     ax.set_xlabel("index i")
     ax.set_ylabel("sigma_i / sigma_1")
-    if keys:
+    if cases:
         ax.set_title(f"{result.check}: {result.verdict} (MLP: d' = {d}, h = {h})", fontsize=9)
     else:
         ax.set_title(f"{result.check}: {result.verdict}", fontsize=9)
@@ -171,12 +163,12 @@ def draw_neural_rank(result, ax):
 
 def draw_neural_geometry(result, ax):
     """The Neural Attention surface as a colour map, with its crease lines (ReLU) over the square."""
-    a = result.arrays
-    g = np.asarray(a["grid"], dtype=float)
-    im = ax.pcolormesh(g, g, np.asarray(a["z_na"], dtype=float).T, shading="auto", cmap="viridis")
+    q = result.quantities
+    g = np.asarray(q.grid, dtype=float)
+    im = ax.pcolormesh(g, g, np.asarray(q.z_na, dtype=float).T, shading="auto", cmap="viridis")
     ax.figure.colorbar(im, ax=ax, label="score z")
-    if "creases_xyz" in a:
-        for line in np.asarray(a["creases_xyz"], dtype=float):
+    if q.cells is not None:
+        for line in np.asarray(q.cells.creases_xyz, dtype=float):
             ax.plot(line[:, 0], line[:, 1], color="crimson", lw=0.9)
     ax.set_xlim(g[0], g[-1])
     ax.set_ylim(g[0], g[-1])
@@ -188,21 +180,22 @@ def draw_neural_geometry(result, ax):
 
 def draw_neural_cost(result, ax):
     """Stored floats of the score computation against n: dot product, concatenated and factored forms."""
-    a = result.arrays
-    n = np.asarray(a["count_sizes"], dtype=float)
-    ax.loglog(n, np.asarray(a["floats_dp"], dtype=float), "k-", label="dot product (n^2)")
-    for key in sorted(k for k in a if k.startswith("floats_") and k != "floats_dp"):
-        _, form, d = key.split("_")
-        ax.loglog(n, np.asarray(a[key], dtype=float), "--" if form == "factored" else "-",
-                  label=f"{form} NA, d'={d[1:]} (count)")
-    sizes = np.asarray(a.get("measured_sizes", []), dtype=float)
-    for key in sorted(k for k in a if k.startswith("measured_floats_")):
-        _, _, form, d = key.split("_")
-        ax.loglog(sizes, np.asarray(a[key], dtype=float), "o" if form == "concat" else "s", mfc="none",
-                  label=f"{form}, d'={d[1:]}: measured peak / 8 bytes")
-    ticks = np.concatenate([sizes, n]) if sizes.size else n
-    ax.set_xticks(sorted(set(ticks.tolist())))
-    ax.set_xticklabels([f"{int(t)}" for t in sorted(set(ticks.tolist()))], fontsize=7)
+    q = result.quantities
+    n = np.asarray(q.count_sizes, dtype=float)
+    ax.loglog(n, np.asarray(q.floats_dp_curve, dtype=float), "k-", label="dot product (n^2)")
+    curves = [("concat", d, c) for d, c in q.floats_concat_curve.items()]
+    curves += [("factored", d, c) for d, c in q.floats_factored_curve.items()]
+    for form, d, curve in sorted(curves, key=lambda t: (t[0], str(t[1]))):
+        ax.loglog(n, np.asarray(curve, dtype=float), "--" if form == "factored" else "-",
+                  label=f"{form} NA, d'={d} (count)")
+    big = max(q.floats_concat_curve)
+    sizes = sorted({size for size, d in q.peaks.concat if d == big})
+    for form, peaks in (("concat", q.peaks.concat), ("factored", q.peaks.factored)):
+        ax.loglog(sizes, [peaks[size, big] / 8 for size in sizes], "o" if form == "concat" else "s", mfc="none",
+                  label=f"{form}, d'={big}: measured peak / 8 bytes")
+    ticks = sorted(set(np.concatenate([np.asarray(sizes, dtype=float), n]).tolist()))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([f"{int(t)}" for t in ticks], fontsize=7)
     ax.minorticks_off()
     ax.set_xlabel("sequence length n")
     ax.set_ylabel("floats stored (one head)")
@@ -212,17 +205,17 @@ def draw_neural_cost(result, ax):
 
 def draw_neural_expressivity(result, ax):
     """Doubly-centred residuals per target: bilinear fit, MLP fit and MLP on a held-out grid."""
-    a = result.arrays
-    names = [str(t) for t in np.asarray(a["residual_targets"])]
+    from verify.neural_expressivity import TARGETS
+
+    q = result.quantities
+    names = list(q.bilinear_residual)
     x = np.arange(len(names))
-    for off, key, label in ((-0.27, "residual_bilinear", "bilinear q^T M k"), (0.0, "residual_mlp", "MLP fit"),
-                            (0.27, "residual_mlp_held_out", "MLP, held-out grid")):
-        ax.bar(x + off, np.asarray(a[key], dtype=float), width=0.26, label=label)
+    for off, values, label in ((-0.27, q.bilinear_residual, "bilinear q^T M k"), (0.0, q.mlp_residual, "MLP fit"),
+                               (0.27, q.mlp_held_out_residual, "MLP, held-out grid")):
+        ax.bar(x + off, [values[name] for name in names], width=0.26, label=label)
     ax.axhline(0.05, color="0.4", lw=0.7, ls=":")
     ax.text(len(names) - 0.5, 0.05, "5%", ha="right", va="bottom", fontsize=6.5, color="0.4")
     ax.set_xticks(x)
-    from verify.neural_expressivity import TARGETS
-
     ax.set_xticklabels([TARGETS[n][0] if n in TARGETS else n for n in names], fontsize=7)
     ax.set_ylabel("relative residual (doubly centred)")
     ax.legend(fontsize=7)

@@ -25,22 +25,33 @@ memory blamed on C is an artefact of the implementation; timings are in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tracemalloc
 
 import numpy as np
 
-from spectral.validation import check_int, check_ints, check_option, child_rng
-from verify.core.check import Check
 from manifolds.references.neural import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
 from manifolds.references.neural import activation as sigma_of
-from verify.core.memory import require_memory
+from spectral.validation import child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
+from verify.core.params import Choice, Int, Ints
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("neural_cost", claims=("NEURAL-6", "NEURAL-7"))
+CHECK = Check("neural_cost", claims=("NEURAL-6", "NEURAL-7"),
+              printed="eq. (8) is consistent with Table 1 (+0.524M), the Conclusion's 3.0% / 4.26% are relative "
+                      "gains, and Neural Attention needs the 2 d' n^2 tensor C (all fail)")
 
-_CLAIMS = ("corrected", "printed")
+#: The measured tolerances (the paper arithmetic is exact up to the printed rounding; the loops are rounding).
+CALIBRATION = Calibration(
+    Tolerance("factored_peak_growth_with_d_prime", 1.1, measured=1.0, over={"activation": ACTIVATIONS},
+              why="no 2 d' n^2 tensor: the factored working set (n^2 h) does not grow from the smallest to the "
+                  "largest d' (10 % margin over 1.0); a factored form that builds C gives 1.97 at the defaults "
+                  "(d' 2 -> 16, h = 8)"),
+)
 
 #: Numbers printed in the paper. Model sizes are given in M with three decimals (+-500 parameters).
 PAPER = {
@@ -113,61 +124,132 @@ def _toy():
     return idx, -idx
 
 
-@CHECK.define
-def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, claim="corrected", seed=0,
-        device="cpu"):
-    """Per-pair parameter counts vs the reported model sizes; the concat tensor and its cost.
+def _worst(a, b) -> float:
+    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
+    return float(np.max((a, b)))
 
-    Parameters
-    ----------
-    n : int
-        Sequence length of the tensor/loop comparisons, in [2, 64].
-    d_prime : tuple of int
-        Down-projected widths d', each in [1, 64]; the largest is the one whose memory is compared.
-    hidden : int
-        Hidden width h of the score MLP (not stated in the paper), in [1, 256].
-    activation : {"tanh", "relu", "gelu", "identity", "square", "exp"}
-        Hidden non-linearity sigma.
-    memory_n : int
-        Sequence length of the peak-memory measurement (also memory_n / 2 for the exponent), in
-        [64, 2048].
-    claim : {"corrected", "printed"}
-        "corrected": per-pair weights contradict the reported sizes, Table 5 is in percentage
-        points, the C tensor is an artefact of the concatenated implementation; "printed": eq. (8)
-        is consistent with Table 1 (+0.524M), the Conclusion's 3.0% / 4.26% are relative gains, and
-        Neural Attention needs the 2 d' n^2 tensor C (all fail).
-    seed : int
-        Seed of the random queries, keys and weights.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
 
-    Returns
-    -------
-    CheckResult
-        Passes when the paper's arithmetic is reproduced as stated above, the tensors equal their
-        explicit loops, and the measured peaks show C only in the concatenated form.
-    """
-    from spectral import ScoreMLP, neural_scores
+@CHECK.parameters
+class Params:
+    n: int = Int(24, "Sequence length of the tensor/loop comparisons", low=2, high=64, unit="tokens")
+    d_prime: tuple = Ints((2, 16), "Down-projected widths d'; the largest is the one whose memory is compared",
+                          low=1, high=64)
+    hidden: int = Int(8, "Hidden width h of the score MLP (not stated in the paper)", low=1, high=256)
+    activation: str = Choice("relu", ACTIVATIONS, "Hidden non-linearity sigma")
+    memory_n: int = Int(256, "Sequence length of the peak-memory measurement (also memory_n / 2 for the exponent)",
+                        low=64, high=2048, unit="tokens")
 
-    n = check_int("n", n, low=2, high=64)
-    d_prime = check_ints("d_prime", d_prime, low=1, high=64)
-    hidden = check_int("hidden", hidden, low=1, high=256)
-    act = check_option("activation", activation, ACTIVATIONS)
-    memory_n = check_int("memory_n", memory_n, low=64, high=2048)
-    claim = check_option("claim", claim, _CLAIMS)
-    # Memory first. The peak-memory part holds the concatenated (m, m, 2 d') tensor, the pre-activations
-    # and the hidden layer: this check's own peaks at m = 256, h = 8 were 456 bytes per pair for d' = 16
-    # (8 (2 d' + 3 h + 1)) and 200 for the factored form (8 (3 h + 1)); 10 (2 d' + 3 h + 2) bytes per pair
-    # leave a margin. The per-pair-weight tensors (n, n, h, 2 d') and their broadcast temporaries take
-    # about 8 n^2 h (2 d' + 5) bytes, 12 allowed.
-    big = max(d_prime)
-    require_memory(lambda m: (16 << 20) + 10 * (2 * big + 3 * hidden + 2) * m * m + 12 * n * n * hidden * (2 * big + 5),
-                   memory_n, option="--memory-n", low=64,
-                   what=f"the score tensors at --memory-n {memory_n}, --hidden {hidden}, --d-prime up to {big}",
-                   other="a smaller --hidden or --d-prime")
-    rec = Recorder()
 
-    # ---------------------------------------------------------------- NEURAL-6: parameter arithmetic
+@dataclasses.dataclass(frozen=True)
+class FormCost:
+    """Closed-form cost of one score computation for one head: flops and stored floats."""
+
+    flops: int
+    floats: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Peaks:
+    """Traced peak bytes of each score computation, keyed by (sequence length, d')."""
+
+    concat: dict[tuple[int, int], int]
+    factored: dict[tuple[int, int], int]
+    #: Q K^T, at the smallest d' only
+    dot_product: dict[tuple[int, int], int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What neural_cost measures: the paper's arithmetic (NEURAL-6), tensors against loops and costs (NEURAL-7)."""
+
+    #: NEURAL-6: the smallest per-pair model (h = 1, one head) and the reported increases (rounded to integers)
+    per_pair_min_params_n1024: int
+    reported_increase_n1024: int
+    per_pair_min_extra_d2_to_d16: int
+    reported_extra_d2_to_d16: int
+    per_pair_min_params_n785: int
+    reported_increase_n785: int
+    shared_params_d2_h64: int
+    #: per-pair minimum over (reported increase + its rounding), at n = 1024, from d' 2 to 16, at n = 785
+    per_pair_over_reported_nlp: float
+    per_pair_over_reported_d2_to_d16: float
+    per_pair_over_reported_vision: float
+    #: n d_model = 1024 x 512 minus the reported +0.524M
+    learned_table_minus_reported: float
+    #: max |Table 2 - 100 (26.03 - p) / 26.03| and |0.62 - (5.69 - 5.07) unrounded|
+    table2_rounding_error: float
+    points_d2_to_d16_error: float
+    #: the largest relative perplexity reduction of Table 1, in percent
+    best_perplexity_reduction_percent: float
+    #: max |Table 5 - (accuracy(NA) - accuracy(DP))|, in percentage points
+    table5_points_error: float
+    relative_gain_cifar10_percent: float
+    relative_gain_cifar100_percent: float
+    #: min over the datasets of |relative gain - Table 5's number|
+    relative_vs_points_gap: float
+    #: NEURAL-7 (a): max |broadcast/concat - loop| (exact copies), and relative errors of eqs. (4)/(8) vs loops
+    concat_tensor_difference: float
+    per_pair_broadcast_vs_loop: float
+    shared_as_per_pair_error: float
+    toolkit_vs_loop: float
+    #: the toy n = 3, d' = 2 arrays of Figs. 2-3: Q', K', C and the shared-MLP scores A (h = 4)
+    toy_q: np.ndarray
+    toy_k: np.ndarray
+    toy_C: np.ndarray
+    toy_A: np.ndarray
+    #: NEURAL-7 (b): closed-form costs at the paper's n = 1024, d = 64 (per d' for the two NA forms)
+    cost_dp: FormCost
+    cost_concat: dict[int, FormCost]
+    cost_factored: dict[int, FormCost]
+    #: every count is a polynomial of degree exactly 2 in n (exact integer differences)
+    counts_quadratic: bool
+    peaks: Peaks
+    #: concatenated peak at memory_n and the largest d' over bytes(C) = 16 d' n^2
+    concat_peak_over_C: float
+    #: factored peak at memory_n: largest d' over smallest d'
+    factored_peak_growth: float
+    #: log2 of the peak at memory_n over the peak at memory_n / 2 (largest d')
+    concat_memory_exponent: float
+    factored_memory_exponent: float
+    #: factored peak over the dot product's at memory_n and the smallest d'
+    factored_over_dp_peak: float
+    #: factored peak at memory_n and the largest d' over bytes(C)
+    factored_peak_over_C: float
+    #: the figure's count curves: stored floats at count_sizes (dot product; per d' for the two NA forms)
+    count_sizes: np.ndarray
+    floats_dp_curve: np.ndarray
+    floats_concat_curve: dict[int, np.ndarray]
+    floats_factored_curve: dict[int, np.ndarray]
+
+
+def _memory_estimate(p):
+    # The peak-memory part holds the concatenated (m, m, 2 d') tensor, the pre-activations and the hidden
+    # layer: this check's own peaks at m = 256, h = 8 were 456 bytes per pair for d' = 16 (8 (2 d' + 3 h + 1))
+    # and 200 for the factored form (8 (3 h + 1)); 10 (2 d' + 3 h + 2) bytes per pair leave a margin. The
+    # per-pair-weight tensors (n, n, h, 2 d') and their broadcast temporaries take about 8 n^2 h (2 d' + 5)
+    # bytes, 12 allowed.
+    big, h, n = max(p.d_prime), p.hidden, p.n
+    return lambda m: (16 << 20) + 10 * (2 * big + 3 * h + 2) * m * m + 12 * n * n * h * (2 * big + 5)
+
+
+@CHECK.memory
+def needs(p) -> dict:
+    """The score tensors of the peak-memory measurement and of the per-pair-weight comparison."""
+    big = max(p.d_prime)
+    return {"dense": PathNeed(_memory_estimate(p), p.memory_n, option="--memory-n", low=64,
+                              what=f"the score tensors at --memory-n {p.memory_n}, --hidden {p.hidden}, --d-prime "
+                                   f"up to {big}",
+                              other="a smaller --hidden or --d-prime")}
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """The paper's arithmetic, the tensors of eqs. (7)-(8) against loops, closed-form costs and traced peaks."""
+    return Quantities(**_paper_arithmetic(), **_tensors(p, ctx), **_costs(p), **_memory(p, ctx))
+
+
+def _paper_arithmetic() -> dict:
+    """NEURAL-6: per-pair parameter counts against the reported model sizes; Tables 2 and 5."""
     nlp, vis = PAPER["nlp"], PAPER["vision"]
     reported_nlp = nlp["params"]["na_d2"] - nlp["params"]["dp"]
     reported_d16 = nlp["params"]["na_d16"] - nlp["params"]["na_d2"]
@@ -175,16 +257,142 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
     pp_nlp = per_pair_parameters(nlp["n"], 2, 1)  # the smallest per-pair model: h = 1, one head
     pp_d16 = per_pair_parameters(nlp["n"], 16, 1) - pp_nlp
     pp_vis = per_pair_parameters(vis["n"], 2, 1)
-    ratios = {"nlp": pp_nlp / (reported_nlp + 2 * _ROUNDING),
-              "d2_to_d16": pp_d16 / (reported_d16 + 2 * _ROUNDING),
-              "vision": pp_vis / (reported_vis + 2 * _ROUNDING)}
-    for key, value in (("per_pair_min_params_n1024", pp_nlp), ("reported_increase_n1024", round(reported_nlp)),
-                       ("per_pair_min_extra_d2_to_d16", pp_d16), ("reported_extra_d2_to_d16", round(reported_d16)),
-                       ("per_pair_min_params_n785", pp_vis), ("reported_increase_n785", round(reported_vis)),
-                       ("shared_params_d2_h64", shared_parameters(2, 64))):
-        rec.info(key, value)
+    ppl = nlp["perplexity"]
+    rel = {key: 100 * (ppl["dp"] - ppl[key]) / ppl["dp"] for key in nlp["table2_percent"]}
+    points = {key: b - a for key, (a, b) in vis["accuracy"].items()}
+    relative = {key: 100 * (b - a) / a for key, (a, b) in vis["accuracy"].items()}
+    return dict(
+        per_pair_min_params_n1024=pp_nlp, reported_increase_n1024=round(reported_nlp),
+        per_pair_min_extra_d2_to_d16=pp_d16, reported_extra_d2_to_d16=round(reported_d16),
+        per_pair_min_params_n785=pp_vis, reported_increase_n785=round(reported_vis),
+        shared_params_d2_h64=shared_parameters(2, 64),
+        per_pair_over_reported_nlp=pp_nlp / (reported_nlp + 2 * _ROUNDING),
+        per_pair_over_reported_d2_to_d16=pp_d16 / (reported_d16 + 2 * _ROUNDING),
+        per_pair_over_reported_vision=pp_vis / (reported_vis + 2 * _ROUNDING),
+        learned_table_minus_reported=nlp["n"] * nlp["d_model"] - reported_nlp,
+        table2_rounding_error=max(abs(rel[k] - v) for k, v in nlp["table2_percent"].items()),
+        points_d2_to_d16_error=abs((rel["na_d16"] - rel["na_d2"]) - nlp["d2_to_d16_points"]),
+        best_perplexity_reduction_percent=max(rel.values()),
+        table5_points_error=max(abs(points[k] - v) for k, v in vis["table5_points"].items()),
+        relative_gain_cifar10_percent=relative["cifar10"], relative_gain_cifar100_percent=relative["cifar100"],
+        relative_vs_points_gap=min(abs(relative[k] - v) for k, v in vis["table5_points"].items()))
+
+
+def _tensors(p, ctx) -> dict:
+    """NEURAL-7 (a): the broadcast/concat tensor and the scores of eqs. (4) and (8) against explicit loops."""
+    from spectral import ScoreMLP, neural_scores
+
+    n, hidden, act = p.n, p.hidden, p.activation
+    per_pair_err = shared_err = toolkit_err = 0.0
+    with ctx.timed("tensors"), single_blas_thread():
+        toy_q, toy_k = _toy()
+        toy_c = _broadcast_concat(toy_q, toy_k)
+        tensor_diff = float(np.max(np.abs(toy_c - concat_loop(toy_q, toy_k))))
+        for dp in p.d_prime:
+            rng = child_rng(p.seed, "tensor", dp)
+            q = rng.standard_normal((n, dp))
+            k = rng.standard_normal((n, dp))
+            c = _broadcast_concat(q, k)
+            tensor_diff = _worst(tensor_diff, float(np.max(np.abs(c - concat_loop(q, k)))))
+            # eq. (8): one weight set per pair, all pairs at once by broadcasting
+            W_h = rng.standard_normal((n, n, hidden, 2 * dp)) / math.sqrt(2 * dp)
+            W_a = rng.standard_normal((n, n, hidden)) / math.sqrt(hidden)
+            b_h = rng.standard_normal((n, n, hidden))
+            b_a = rng.standard_normal((n, n))
+            sigma = sigma_of(act)
+            pre = np.einsum("ijhc,ijc->ijh", W_h, c) + b_h
+            broadcast = np.einsum("ijh,ijh->ij", W_a, sigma(pre)) + b_a
+            loop = per_pair_score_loop(c, W_h, W_a, act, b_h=b_h, b_a=b_a)
+            per_pair_err = _worst(per_pair_err, float(np.max(np.abs(broadcast - loop)) / np.max(np.abs(loop))))
+            # shared weights are the special case W_h[i, j] = W_h of eq. (8)
+            mlp = ScoreMLP(dp, dp, hidden, rng=child_rng(p.seed, "shared", dp), activation=act)
+            shared = per_pair_score_loop(c, np.broadcast_to(mlp.W_h, (n, n) + mlp.W_h.shape),
+                                         np.broadcast_to(mlp.w_a, (n, n, hidden)), act,
+                                         b_h=np.broadcast_to(mlp.b_h, (n, n, hidden)),
+                                         b_a=np.full((n, n), mlp.b_a))
+            eq4 = mlp_score_loop(q, k, mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
+            scale = float(np.max(np.abs(eq4)))
+            shared_err = _worst(shared_err, float(np.max(np.abs(shared - eq4))) / scale)
+            for form in ("concat", "factored"):
+                toolkit_err = _worst(toolkit_err,
+                                  float(np.max(np.abs(np.asarray(neural_scores(q, k, mlp, form=form)) - eq4))) / scale)
+        toy_mlp = ScoreMLP(2, 2, 4, rng=child_rng(p.seed, "toy"), activation=act)  # h = 4: varied scores at n = 3
+        toy_a = mlp_score_loop(toy_q, toy_k, toy_mlp.W_h, toy_mlp.b_h, toy_mlp.w_a, toy_mlp.b_a, act)
+    return dict(concat_tensor_difference=tensor_diff, per_pair_broadcast_vs_loop=per_pair_err,
+                shared_as_per_pair_error=shared_err, toolkit_vs_loop=toolkit_err,
+                toy_q=toy_q, toy_k=toy_k, toy_C=toy_c, toy_A=toy_a)
+
+
+def _costs(p) -> dict:
+    """NEURAL-7 (b): closed-form counts at the paper's n and d, their degree in n, and the figure's curves."""
+    paper_n, paper_d, hidden = PAPER["nlp"]["n"], PAPER["nlp"]["d"], p.hidden
+    degrees = []
+    concat, factored = {}, {}
+    for dp in p.d_prime:
+        c1 = costs(paper_n, paper_d, dp, hidden)
+        concat[dp] = FormCost(**c1["concat"])
+        factored[dp] = FormCost(**c1["factored"])
+        for form in ("dp", "concat", "factored"):
+            if form == "dp" and dp != p.d_prime[0]:
+                continue
+            for what in ("flops", "floats"):
+                # exact integer differences at n, n+1, n+2, n+3: degree 2 <=> third difference 0, second > 0
+                v = [costs(paper_n + i, paper_d, dp, hidden)[form][what] for i in range(4)]
+                d2 = v[2] - 2 * v[1] + v[0]
+                d3 = v[3] - 3 * v[2] + 3 * v[1] - v[0]
+                degrees.append(2 if (d3 == 0 and d2 > 0) else -1)
+    sizes = np.array([128, 256, 512, 1024, 2048, 4096])
+
+    def curve(form, dp):
+        return np.array([costs(int(s), paper_d, dp, hidden)[form]["floats"] for s in sizes])
+
+    return dict(cost_dp=FormCost(**costs(paper_n, paper_d, p.d_prime[0], hidden)["dp"]), cost_concat=concat,
+                cost_factored=factored, counts_quadratic=all(deg == 2 for deg in degrees), count_sizes=sizes,
+                floats_dp_curve=curve("dp", 2), floats_concat_curve={dp: curve("concat", dp) for dp in p.d_prime},
+                floats_factored_curve={dp: curve("factored", dp) for dp in p.d_prime})
+
+
+def _memory(p, ctx) -> dict:
+    """NEURAL-7 (b): traced peaks of the concatenated and factored forms (and Q K^T) at memory_n / 2 and memory_n."""
+    from spectral import ScoreMLP, neural_scores
+
+    memory_n, big, small = p.memory_n, max(p.d_prime), min(p.d_prime)
+    peaks = {"concat": {}, "factored": {}, "dp": {}}
+    with ctx.timed("memory"), single_blas_thread():
+        for size in (memory_n // 2, memory_n):
+            for dp in sorted({small, big}):
+                rng = child_rng(p.seed, "memory", size, dp)
+                q = rng.standard_normal((size, dp))
+                k = rng.standard_normal((size, dp))
+                mlp = ScoreMLP(dp, dp, p.hidden, rng=child_rng(p.seed, "memory-mlp", dp), activation=p.activation)
+                for form in ("concat", "factored"):
+                    peaks[form][size, dp] = _peak_bytes(lambda: neural_scores(q, k, mlp, form=form))
+                if dp == small:
+                    peaks["dp"][size, dp] = _peak_bytes(lambda: q @ k.T)
+    c_bytes = 2 * big * memory_n**2 * 8
+    expo = {form: math.log2(peaks[form][memory_n, big] / peaks[form][memory_n // 2, big])
+            for form in ("concat", "factored")}
+    return dict(peaks=Peaks(concat=peaks["concat"], factored=peaks["factored"], dot_product=peaks["dp"]),
+                concat_peak_over_C=peaks["concat"][memory_n, big] / c_bytes,
+                factored_peak_growth=peaks["factored"][memory_n, big] / peaks["factored"][memory_n, small],
+                concat_memory_exponent=expo["concat"], factored_memory_exponent=expo["factored"],
+                factored_over_dp_peak=peaks["factored"][memory_n, small] / peaks["dp"][memory_n, small],
+                factored_peak_over_C=peaks["factored"][memory_n, big] / c_bytes)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """The paper's arithmetic, the tensors against their loops, the degree of the counts and the traced peaks."""
+    printed = p.claim == "printed"
+    # ---------------------------------------------------------------- NEURAL-6: parameter arithmetic
+    for key in ("per_pair_min_params_n1024", "reported_increase_n1024", "per_pair_min_extra_d2_to_d16",
+                "reported_extra_d2_to_d16", "per_pair_min_params_n785", "reported_increase_n785",
+                "shared_params_d2_h64"):
+        rec.info(key, getattr(q, key))
+    ratios = {"nlp": q.per_pair_over_reported_nlp, "d2_to_d16": q.per_pair_over_reported_d2_to_d16,
+              "vision": q.per_pair_over_reported_vision}
     worst = min(ratios.values())
-    if claim == "printed":
+    if printed:
         rec.at_most("printed_per_pair_over_reported", worst, 1.0,
                     why="eq. (8) / Appendix B as printed: one weight set per pair, so the per-pair parameters "
                         "(>= 7 n^2 per head) fit inside the reported increases (+-1000 for rounding)",
@@ -197,181 +405,103 @@ def run(*, n=24, d_prime=(2, 16), hidden=8, activation="relu", memory_n=256, cla
                      label="NEURAL-6: per-pair weights are compatible with the reported model sizes")
     for key, value in ratios.items():
         rec.info(f"per_pair_over_reported_{key}", value)
-    table = nlp["n"] * nlp["d_model"]
-    rec.within("learned_table_minus_reported", table - reported_nlp, (-2 * _ROUNDING, 2 * _ROUNDING),
+    rec.within("learned_table_minus_reported", q.learned_table_minus_reported, (-2 * _ROUNDING, 2 * _ROUNDING),
                why="n d_model = 1024 x 512 = 524,288 against 47.052M - 46.528M, each printed to +-500",
                label="NEURAL-6: the +0.524M is not the size of an n x d_model table")
     rec.note("the +0.524M of Table 1 equals n x d_model = 524,288 (one learned 1024 x 512 table, e.g. a "
              "positional embedding) within the rounding, although section 4.1 says sinusoidal positional "
              "encoding is used; this is a consistency observation, not a verified explanation")
-    ppl = nlp["perplexity"]
-    rel = {key: 100 * (ppl["dp"] - ppl[key]) / ppl["dp"] for key in nlp["table2_percent"]}
-    rec.at_most("table2_rounding_error", max(abs(rel[k] - v) for k, v in nlp["table2_percent"].items()), 0.005,
+    rec.at_most("table2_rounding_error", q.table2_rounding_error, 0.005,
                 why="Table 2 = 100 (26.03 - p) / 26.03 printed to two decimals: error <= 0.005",
                 label="NEURAL-6: Table 2 is not the relative perplexity reduction of Table 1")
-    rec.at_most("points_d2_to_d16_error", abs((rel["na_d16"] - rel["na_d2"]) - nlp["d2_to_d16_points"]), 0.01,
+    rec.at_most("points_d2_to_d16_error", q.points_d2_to_d16_error, 0.01,
                 why="0.62 percentage points = 5.69 - 5.07 from rounded values; unrounded 0.615 (two roundings "
                     "of 0.005)",
                 label="NEURAL-6: the 0.62 percentage points do not follow from Table 1")
-    rec.holds("abstract_over_5_percent", max(rel.values()) > 5.0,
+    rec.holds("abstract_over_5_percent", q.best_perplexity_reduction_percent > 5.0,
               why="abstract: 'a reduction in perplexity of over 5 percent' (best: 5.69%)",
               label="NEURAL-6: no perplexity reduction above 5%")
-    points = {key: b - a for key, (a, b) in vis["accuracy"].items()}
-    relative = {key: 100 * (b - a) / a for key, (a, b) in vis["accuracy"].items()}
-    rec.at_most("table5_points_error", max(abs(points[k] - v) for k, v in vis["table5_points"].items()), 0.005,
+    rec.at_most("table5_points_error", q.table5_points_error, 0.005,
                 why="Table 5 = accuracy(NA) - accuracy(DP) in percentage points, printed to <= 2 decimals",
                 label="NEURAL-6: Table 5 is not the difference of Tables 3-4")
-    for key, value in relative.items():
-        rec.info(f"relative_gain_{key}_percent", value)
-    gap = min(abs(relative[k] - v) for k, v in vis["table5_points"].items())
-    if claim == "printed":
-        rec.at_most("printed_relative_gain_error", gap, 0.005,
+    rec.info("relative_gain_cifar10_percent", q.relative_gain_cifar10_percent)
+    rec.info("relative_gain_cifar100_percent", q.relative_gain_cifar100_percent)
+    if printed:
+        rec.at_most("printed_relative_gain_error", q.relative_vs_points_gap, 0.005,
                     why="Conclusion as printed: 'relative accuracy improvements of 3.0% and 4.26%'",
                     label="printed NEURAL-6: 3.0 and 4.26 are percentage points, not relative gains (3.58%, "
                           "7.66%)")
     else:
-        rec.at_least("relative_vs_points_gap", gap, 0.5,
+        rec.at_least("relative_vs_points_gap", q.relative_vs_points_gap, 0.5,
                      why="the relative gains 100 (b - a) / a = 3.58% and 7.66% differ from the 3.0 / 4.26 points "
                          "by 0.58 and 3.40, far beyond rounding",
                      label="NEURAL-6: the Conclusion's relative gains match Table 5")
 
     # ---------------------------------------------------------------- NEURAL-7 (a): tensors vs loops
-    tensor_diff = 0.0
-    per_pair_err = shared_err = toolkit_err = 0.0
-    with rec.timed("tensors"), single_blas_thread():
-        toy_q, toy_k = _toy()
-        toy_c = _broadcast_concat(toy_q, toy_k)
-        tensor_diff = float(np.max(np.abs(toy_c - concat_loop(toy_q, toy_k))))
-        for dp in d_prime:
-            rng = child_rng(seed, "tensor", dp)
-            q = rng.standard_normal((n, dp))
-            k = rng.standard_normal((n, dp))
-            c = _broadcast_concat(q, k)
-            tensor_diff = max(tensor_diff, float(np.max(np.abs(c - concat_loop(q, k)))))
-            # eq. (8): one weight set per pair, all pairs at once by broadcasting
-            W_h = rng.standard_normal((n, n, hidden, 2 * dp)) / math.sqrt(2 * dp)
-            W_a = rng.standard_normal((n, n, hidden)) / math.sqrt(hidden)
-            b_h = rng.standard_normal((n, n, hidden))
-            b_a = rng.standard_normal((n, n))
-            sigma = sigma_of(act)
-            pre = np.einsum("ijhc,ijc->ijh", W_h, c) + b_h
-            broadcast = np.einsum("ijh,ijh->ij", W_a, sigma(pre)) + b_a
-            loop = per_pair_score_loop(c, W_h, W_a, act, b_h=b_h, b_a=b_a)
-            per_pair_err = max(per_pair_err, float(np.max(np.abs(broadcast - loop)) / np.max(np.abs(loop))))
-            # shared weights are the special case W_h[i, j] = W_h of eq. (8)
-            mlp = ScoreMLP(dp, dp, hidden, rng=child_rng(seed, "shared", dp), activation=act)
-            shared = per_pair_score_loop(c, np.broadcast_to(mlp.W_h, (n, n) + mlp.W_h.shape),
-                                         np.broadcast_to(mlp.w_a, (n, n, hidden)), act,
-                                         b_h=np.broadcast_to(mlp.b_h, (n, n, hidden)),
-                                         b_a=np.full((n, n), mlp.b_a))
-            eq4 = mlp_score_loop(q, k, mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
-            scale = float(np.max(np.abs(eq4)))
-            shared_err = max(shared_err, float(np.max(np.abs(shared - eq4))) / scale)
-            for form in ("concat", "factored"):
-                toolkit_err = max(toolkit_err,
-                                  float(np.max(np.abs(np.asarray(neural_scores(q, k, mlp, form=form)) - eq4))) / scale)
-        toy_mlp = ScoreMLP(2, 2, 4, rng=child_rng(seed, "toy"), activation=act)  # h = 4: varied scores at n = 3
-        toy_a = mlp_score_loop(toy_q, toy_k, toy_mlp.W_h, toy_mlp.b_h, toy_mlp.w_a, toy_mlp.b_a, act)
-    rec.equal("concat_tensor_difference", tensor_diff, 0.0,
+    rec.equal("concat_tensor_difference", q.concat_tensor_difference, 0.0,
               why="C[i, j] = [q'_i; k'_j] copies numbers: broadcast + concat and the loop must agree exactly",
               label="NEURAL-7: the broadcast/concat tensor differs from C[i, j] = [q'_i; k'_j]")
-    rec.at_most("per_pair_broadcast_vs_loop", per_pair_err, 1e-12,
+    rec.at_most("per_pair_broadcast_vs_loop", q.per_pair_broadcast_vs_loop, 1e-12,
                 why="eq. (8) by broadcasting (einsum) vs pair by pair, relative to max |A|: rounding "
                     "(measured <= 3.4e-16 over seeds 0-9)",
                 label="NEURAL-7: eq. (8) by broadcasting differs from the per-pair loop")
-    rec.at_most("shared_as_per_pair_error", shared_err, 1e-12,
+    rec.at_most("shared_as_per_pair_error", q.shared_as_per_pair_error, 1e-12,
                 why="eq. (8) with W_h[i, j] = W_h for all pairs is eq. (4): rounding only",
                 label="NEURAL-7: shared weights are not the special case W_h[i, j] = W_h of eq. (8)")
-    rec.at_most("toolkit_vs_loop", toolkit_err, 1e-12,
+    rec.at_most("toolkit_vs_loop", q.toolkit_vs_loop, 1e-12,
                 why="neural_scores (both forms) vs the eq. (4) loop, relative to max |A|: rounding (measured <= "
                     "5.6e-16 over seeds 0-9)",
                 label="NEURAL-7: neural_scores differs from eq. (4)")
 
     # ---------------------------------------------------------------- NEURAL-7 (b): counts and memory
-    paper_n, paper_d = nlp["n"], nlp["d"]
-    degrees = []
-    for dp in d_prime:
-        c1 = costs(paper_n, paper_d, dp, hidden)
-        for form in ("dp", "concat", "factored"):
-            if form == "dp" and dp != d_prime[0]:
-                continue
-            tag = form if form == "dp" else f"{form}_d{dp}"
-            rec.info(f"flops_{tag}_n{paper_n}", c1[form]["flops"])
-            rec.info(f"floats_{tag}_n{paper_n}", c1[form]["floats"])
-            for what in ("flops", "floats"):
-                # exact integer differences at n, n+1, n+2, n+3: degree 2 <=> third difference 0, second > 0
-                v = [costs(paper_n + i, paper_d, dp, hidden)[form][what] for i in range(4)]
-                d2 = v[2] - 2 * v[1] + v[0]
-                d3 = v[3] - 3 * v[2] + 3 * v[1] - v[0]
-                degrees.append(2 if (d3 == 0 and d2 > 0) else -1)
-        rec.info(f"concat_over_factored_flops_d{dp}", c1["concat"]["flops"] / c1["factored"]["flops"])
-    rec.holds("counts_quadratic_in_n", all(deg == 2 for deg in degrees),
+    paper_n = PAPER["nlp"]["n"]
+    for dp in p.d_prime:
+        forms = (("dp", q.cost_dp),) if dp == p.d_prime[0] else ()
+        forms += ((f"concat_d{dp}", q.cost_concat[dp]), (f"factored_d{dp}", q.cost_factored[dp]))
+        for tag, cost in forms:
+            rec.info(f"flops_{tag}_n{paper_n}", cost.flops)
+            rec.info(f"floats_{tag}_n{paper_n}", cost.floats)
+        rec.info(f"concat_over_factored_flops_d{dp}", q.cost_concat[dp].flops / q.cost_factored[dp].flops)
+    rec.holds("counts_quadratic_in_n", q.counts_quadratic,
               why="every closed-form flop and storage count is a polynomial of degree exactly 2 in n (exact integer "
                   "differences); 'identical O(n^2) time complexity' (section 3.2) holds",
               label="NEURAL-7: a score computation is not of degree 2 in n")
-    peaks = {}
-    with rec.timed("memory"), single_blas_thread():
-        for size in (memory_n // 2, memory_n):
-            for dp in sorted({min(d_prime), max(d_prime)}):
-                rng = child_rng(seed, "memory", size, dp)
-                q = rng.standard_normal((size, dp))
-                k = rng.standard_normal((size, dp))
-                mlp = ScoreMLP(dp, dp, hidden, rng=child_rng(seed, "memory-mlp", dp), activation=act)
-                for form in ("concat", "factored"):
-                    peaks[form, size, dp] = _peak_bytes(lambda: neural_scores(q, k, mlp, form=form))
-                if dp == min(d_prime):
-                    peaks["dp", size, dp] = _peak_bytes(lambda: q @ k.T)
-    big, small = max(d_prime), min(d_prime)
-    c_bytes = 2 * big * memory_n**2 * 8
-    rec.at_least("concat_peak_over_C", peaks["concat", memory_n, big] / c_bytes, 1.0,
+    big, small, memory_n = max(p.d_prime), min(p.d_prime), p.memory_n
+    rec.at_least("concat_peak_over_C", q.concat_peak_over_C, 1.0,
                  why="the concatenated form holds C (2 d' n^2 floats) while it runs: peak >= bytes(C) (measured "
                      "1.50-2.00 bytes(C) over the six activations at d' = 16, h = 8)",
                  label="NEURAL-7: the concatenated form does not materialise C")
-    growth = peaks["factored", memory_n, big] / peaks["factored", memory_n, small]
-    rec.at_most("factored_peak_growth_with_d_prime", growth, 1.1,
-                why=f"no 2 d' n^2 tensor: the factored working set (n^2 h) does not grow from d' = {small} to "
-                    f"{big} (measured ratio 1.0000)",
+    rec.at_most("factored_peak_growth_with_d_prime", q.factored_peak_growth,
+                CALIBRATION.get("factored_peak_growth_with_d_prime", p),
                 label="NEURAL-7: the factored form's memory grows with d' (a C-like tensor is built)")
-    for form in ("concat", "factored"):
-        expo = math.log2(peaks[form, memory_n, big] / peaks[form, memory_n // 2, big])
+    for form, expo in (("concat", q.concat_memory_exponent), ("factored", q.factored_memory_exponent)):
         rec.within(f"{form}_memory_exponent", expo, (1.7, 2.1),
                    why="peak bytes at n and n/2: both forms store O(n^2) (C and/or the n^2 h hidden layer); "
                        "measured 1.99-2.00 at n = 256, 1.84 for the factored form with sigma = identity (O(n h) "
                        "buffers weigh more when no activation copy is made)",
                    label=f"NEURAL-7: the {form} form's memory is not O(n^2)")
-    for key, value in peaks.items():
-        rec.info(f"peak_bytes_{key[0]}_n{key[1]}_d{key[2]}", value)
-    rec.info("factored_over_dp_peak", peaks["factored", memory_n, small] / peaks["dp", memory_n, small])
-    if claim == "printed":
-        rec.at_least("printed_factored_peak_over_C", peaks["factored", memory_n, big] / c_bytes, 1.0,
+    kinds = {"concat": q.peaks.concat, "factored": q.peaks.factored, "dp": q.peaks.dot_product}
+    for size in (memory_n // 2, memory_n):
+        for dp in sorted({small, big}):
+            for form in ("concat", "factored", "dp"):
+                if (size, dp) in kinds[form]:
+                    rec.info(f"peak_bytes_{form}_n{size}_d{dp}", kinds[form][size, dp])
+    rec.info("factored_over_dp_peak", q.factored_over_dp_peak)
+    if printed:
+        rec.at_least("printed_factored_peak_over_C", q.factored_peak_over_C, 1.0,
                      why="section 3.2 as printed: Neural Attention's memory requirement comes from the tensor C, "
                          "so any implementation would hold >= 2 d' n^2 floats",
-                     label=f"printed NEURAL-7: the factored form runs below bytes(C) (d' = {big}, h = {hidden})")
-    rec.array("toy_q", toy_q)
-    rec.array("toy_k", toy_k)
-    rec.array("toy_C", toy_c)
-    rec.array("toy_A", toy_a)
-    sizes = np.array([128, 256, 512, 1024, 2048, 4096])
-    rec.array("count_sizes", sizes)
-    for dp in d_prime:
-        for form in ("concat", "factored"):
-            rec.array(f"floats_{form}_d{dp}", np.array([costs(int(s), paper_d, dp, hidden)[form]["floats"]
-                                                        for s in sizes]))
-    rec.array("floats_dp", np.array([costs(int(s), paper_d, 2, hidden)["dp"]["floats"] for s in sizes]))
-    rec.array("measured_sizes", np.array([memory_n // 2, memory_n]))
-    for form in ("concat", "factored"):
-        rec.array(f"measured_floats_{form}_d{big}",
-                  np.array([peaks[form, size, big] / 8 for size in (memory_n // 2, memory_n)]))
-    if claim == "printed":
-        statement = ("per-pair weights (eq. 8) match the reported model sizes, the Conclusion's 3.0% / 4.26% are "
-                     "relative gains, and Neural Attention needs the 2 d' n^2 tensor C, as printed")
-    else:
-        statement = (f"per-pair weights need >= {worst:.0f}x the reported parameter increases (so the models share "
-                     "weights), "
-                     "Tables 2 and 5 are consistent (Table 5 in percentage points), C[i, j] = [q'_i; k'_j] and "
-                     "eqs. (4)/(8) match explicit loops, all forms are O(n^2), and only the concatenated form "
-                     "stores C")
-    return rec.finish(statement)
+                     label=f"printed NEURAL-7: the factored form runs below bytes(C) (d' = {big}, h = {p.hidden})")
+        return ("per-pair weights (eq. 8) match the reported model sizes, the Conclusion's 3.0% / 4.26% are "
+                "relative gains, and Neural Attention needs the 2 d' n^2 tensor C, as printed")
+    return (f"per-pair weights need >= {worst:.0f}x the reported parameter increases (so the models share "
+            "weights), "
+            "Tables 2 and 5 are consistent (Table 5 in percentage points), C[i, j] = [q'_i; k'_j] and "
+            "eqs. (4)/(8) match explicit loops, all forms are O(n^2), and only the concatenated form "
+            "stores C")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

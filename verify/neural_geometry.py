@@ -18,25 +18,37 @@ GELU) the surface has no creases; the paper's "sharp edges" is then false (``cla
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.core.check import Check
 from manifolds.references.neural import activation as sigma_of
+from spectral.validation import child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.params import Choice, Int, Real
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "run", "main", "cell_samples", "sign_codes", "crossings"]
+__all__ = ["CHECK", "CALIBRATION", "run", "main", "cell_samples", "sign_codes", "crossings"]
 
-CHECK = Check("neural_geometry", claims=("NEURAL-5",))
+CHECK = Check("neural_geometry", claims=("NEURAL-5",),
+              printed="Neural Attention gives a surface with sharp edges (fails for tanh and GELU)",
+              host_only="surfaces of surface_grid^2 <= 401^2 points and sign patterns on grid^2 <= 2001^2 points, "
+                        "in row blocks")
 
-_CLAIMS = ("corrected", "printed")
+#: kappa(s/4) / kappa(s): a kink gives ~4, a smooth surface ~1; the cut sits between them.
+CALIBRATION = Calibration(
+    Tolerance("crease_curvature_growth", 2.0, measured=3.47, over={"seed": tuple(range(10))},
+              why="a kink of slope jump J gives second differences up to J / s, so kappa(s/4) / kappa(s) ~ 4; a "
+                  "smooth surface gives ~1"),
+    Tolerance("smooth_curvature_growth", 2.0, measured=1.009,
+              over={"activation": ("tanh", "gelu"), "seed": tuple(range(10))},
+              why="a smooth sigma: second differences converge to the Hessian, kappa(s/4) / kappa(s) ~ 1; a crease "
+                  "would give ~4"),
+)
+
 _SURFACE_ACTIVATIONS = ("relu", "tanh", "gelu")
-
-#: kappa(s/4) / kappa(s): a kink gives ~4 (measured 3.5-5.1 with ReLU over seeds 0-9), a smooth
-#: surface ~1 (measured 1.000-1.009 with tanh and GELU); the cut sits between them.
-_CREASE_RATIO = 2.0
 
 
 def _lines(mlp):
@@ -193,56 +205,70 @@ def _clip(line, w, samples):
     return p0[None, :] + t[:, None] * d[None, :]
 
 
-@CHECK.define
-def run(*, hidden=16, half_width=2.0, grid=801, surface_grid=81, activation="relu", claim="corrected", seed=0,
-        device="cpu"):
-    """Paraboloid (Hessian 2I) vs the creased, piecewise-linear ReLU-MLP surface of Fig. 1.
+@CHECK.parameters
+class Params:
+    hidden: int = Int(16, "Hidden width h of the score MLP (Fig. 1: unstated; 16 here)", low=1, high=62)
+    half_width: float = Real(2.0, "The surfaces are drawn on [-half_width, half_width]^2", low=0.1, high=100.0)
+    grid: int = Int(801, "Points per side of the grid on which ReLU sign patterns are counted; a cell narrower "
+                         "than the spacing 2 half_width / (grid - 1) can be missed", low=51, high=2001)
+    surface_grid: int = Int(81, "Points per side of the surfaces returned for the figure", low=11, high=401)
+    activation: str = Choice("relu", _SURFACE_ACTIVATIONS, "Hidden non-linearity sigma of the score MLP")
 
-    Parameters
-    ----------
-    hidden : int
-        Hidden width h of the score MLP (Fig. 1: unstated; 16 here), in [1, 62].
-    half_width : float
-        The surfaces are drawn on [-half_width, half_width]^2, in [0.1, 100].
-    grid : int
-        Points per side of the grid on which ReLU sign patterns are counted, in [51, 2001]; a cell
-        narrower than the spacing 2 half_width / (grid - 1) can be missed.
-    surface_grid : int
-        Points per side of the surfaces returned for the figure, in [11, 401].
-    activation : {"relu", "tanh", "gelu"}
-        Hidden non-linearity sigma of the score MLP.
-    claim : {"corrected", "printed"}
-        "corrected": creases (and linear cells) exactly when sigma is ReLU, a smooth surface for
-        tanh/GELU; "printed": Neural Attention gives a surface with sharp edges (fails for tanh and
-        GELU).
-    seed : int
-        Seed of the MLP weights.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
 
-    Returns
-    -------
-    CheckResult
-        Passes when the dot-product Hessian is 2 I, and (ReLU) the surface is linear inside every
-        cell with creases on the lines and as many cells as the arrangement formula gives, or
-        (tanh, GELU) the surface is smooth.
-    """
+@dataclasses.dataclass(frozen=True)
+class Cells:
+    """The ReLU surface's line arrangement inside the square, and its linearity on each cell."""
+
+    #: L, the lines crossing the open square, and I, their pairwise crossings inside it
+    lines_crossing_square: int
+    crossings_inside_square: int
+    #: distinct sign patterns of the samples next to every vertex of the arrangement
+    regions_by_sign_patterns: int
+    #: whether every sign pattern seen on the grid is one of those cells
+    grid_patterns_are_cells: bool
+    regions_seen_on_grid: int
+    #: the largest second-difference Hessian norm over stencils inside one cell, and max |z| (its rounding scale)
+    cell_hessian_max: float
+    z_scale: float
+    stencils_inside_cells: int
+    #: each crease line's segment in the square as (x, y, z) points, shape (h, 100, 3) (NaN where it misses)
+    creases_xyz: np.ndarray
+    #: which lines cross the square, shape (h,)
+    crosses_square: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What neural_geometry measures on the restricted surfaces q = k = (x, y)."""
+
+    #: relative difference of the surface formula and neural_scores on the diagonal q_i = k_i
+    surface_formula_error: float
+    #: max deviation of the paraboloid's second-difference Hessian from 2 I
+    dp_hessian_deviation: float
+    #: kappa(s/4) / kappa(s) of the MLP surface (~4 with creases, ~1 when smooth)
+    curvature_growth: float
+    #: the arrangement and its cells (ReLU only)
+    cells: Cells | None
+    #: the surfaces for the figure: grid coordinates, z of the dot product and of Neural Attention
+    grid: np.ndarray
+    z_dp: np.ndarray
+    z_na: np.ndarray
+    #: (a, c, b) of the crease lines a x + c y + b = 0, shape (h, 3)
+    lines: np.ndarray
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Both restricted surfaces, the curvature growth under refinement, and (ReLU) the cells of the arrangement."""
     from spectral import ScoreMLP, neural_scores
 
-    hidden = check_int("hidden", hidden, low=1, high=62)
-    w = check_real("half_width", half_width, low=0.1, high=100.0)
-    grid = check_int("grid", grid, low=51, high=2001)
-    surface_grid = check_int("surface_grid", surface_grid, low=11, high=401)
-    act = check_option("activation", activation, _SURFACE_ACTIVATIONS)
-    claim = check_option("claim", claim, _CLAIMS)
-    rec = Recorder()
-
-    mlp = ScoreMLP(2, 2, hidden, rng=child_rng(seed, "surface"), activation=act)
+    w, act, surface_grid = p.half_width, p.activation, p.surface_grid
+    mlp = ScoreMLP(2, 2, p.hidden, rng=child_rng(p.seed, "surface"), activation=act)
     lines = _lines(mlp)
     g = np.linspace(-w, w, surface_grid)
     s = g[1] - g[0]
     X, Y = np.meshgrid(g, g, indexing="ij")
-    with rec.timed("surfaces"):
+    with ctx.timed("surfaces"):
         P = np.stack([X.ravel(), Y.ravel()], axis=1)
         z_dp = np.einsum("pc,pc->p", P, P).reshape(X.shape)  # q . k with q = k = (x, y)
         z_na = _surface(lines, mlp.w_a, mlp.b_a, act, X, Y)
@@ -251,100 +277,112 @@ def run(*, hidden=16, half_width=2.0, grid=801, surface_grid=81, activation="rel
         toolkit = np.diag(np.asarray(neural_scores(sub, sub, mlp)))
         mine = _surface(lines, mlp.w_a, mlp.b_a, act, sub[:, 0], sub[:, 1])
         formula_err = float(np.max(np.abs(toolkit - mine)) / np.max(np.abs(mine)))
-    rec.at_most("surface_formula_error", formula_err, 1e-12,
-                why="sum_m w_m sigma(a_m x + c_m y + b_m) + b_a vs neural_scores at q = k = (x, y): rounding of "
-                    "a_m = W_h[m,0] + W_h[m,2] (measured <= 6.4e-16 over seeds 0-9)",
-                label="NEURAL-5: the restricted surface formula differs from eq. (4)")
-
     # the paraboloid: central second differences are exact for a quadratic up to rounding
     hxx, hyy, hxy = _hessians(z_dp, s)
     dp_dev = float(max(np.max(np.abs(hxx - 2)), np.max(np.abs(hyy - 2)), np.max(np.abs(hxy))))
-    rec.at_most("dp_hessian_deviation", dp_dev, 1e-9,
+    with ctx.timed("creases"):
+        ratio = _curvature_growth(lines, mlp.w_a, mlp.b_a, act, w, surface_grid)
+    cells = _cells(p, ctx, mlp, lines, X, Y, z_na, s) if act == "relu" else None
+    return Quantities(surface_formula_error=formula_err, dp_hessian_deviation=dp_dev, curvature_growth=ratio,
+                      cells=cells, grid=g, z_dp=z_dp, z_na=z_na, lines=lines)
+
+
+def _cells(p, ctx, mlp, lines, X, Y, z_na, s) -> Cells:
+    """The arrangement's cells (formula, vertex samples, grid) and the surface's linearity inside them."""
+    w, grid, surface_grid, act = p.half_width, p.grid, p.surface_grid, p.activation
+    L, inter, crossing = crossings(lines, w)
+    # linear inside cells: the Hessian estimate vanishes wherever the 3x3 stencil sees one sign pattern
+    codes = sign_codes(lines, X, Y)
+    same = np.ones((surface_grid - 2, surface_grid - 2), dtype=bool)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            same &= codes[1 + di:surface_grid - 1 + di, 1 + dj:surface_grid - 1 + dj] == codes[1:-1, 1:-1]
+    nxx, nyy, nxy = _hessians(z_na, s)
+    inside = np.sqrt(nxx**2 + nyy**2 + 2 * nxy**2)[same]
+    with ctx.timed("regions"):
+        samples = cell_samples(lines, w)
+        enumerated = np.unique(sign_codes(lines, samples[:, 0], samples[:, 1]))
+        gf = np.linspace(-w, w, grid)
+        counted = set()
+        for row in range(0, grid, 128):  # blocks of rows keep the working set small
+            Xb, Yb = np.meshgrid(gf[row:row + 128], gf, indexing="ij")
+            counted.update(np.unique(sign_codes(lines, Xb, Yb)).tolist())
+    creases = np.stack([_clip(line, w, 100) for line in lines])
+    cz = np.where(np.isnan(creases[..., 0]), np.nan,
+                  _surface(lines, mlp.w_a, mlp.b_a, act, np.nan_to_num(creases[..., 0]),
+                           np.nan_to_num(creases[..., 1])))
+    return Cells(lines_crossing_square=L, crossings_inside_square=inter,
+                 regions_by_sign_patterns=int(enumerated.size),
+                 grid_patterns_are_cells=counted <= set(enumerated.tolist()), regions_seen_on_grid=len(counted),
+                 cell_hessian_max=float(inside.max()) if inside.size else 0.0, z_scale=float(np.max(np.abs(z_na))),
+                 stencils_inside_cells=int(same.sum()),
+                 creases_xyz=np.concatenate([creases, cz[..., None]], axis=2), crosses_square=crossing)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """The surface formula, the paraboloid's Hessian, creases (ReLU) or smoothness, and the cell count."""
+    w, act, hidden = p.half_width, p.activation, p.hidden
+    s = float(q.grid[1] - q.grid[0])
+    rec.at_most("surface_formula_error", q.surface_formula_error, 1e-12,
+                why="sum_m w_m sigma(a_m x + c_m y + b_m) + b_a vs neural_scores at q = k = (x, y): rounding of "
+                    "a_m = W_h[m,0] + W_h[m,2] (measured <= 6.4e-16 over seeds 0-9)",
+                label="NEURAL-5: the restricted surface formula differs from eq. (4)")
+    rec.at_most("dp_hessian_deviation", q.dp_hessian_deviation, 1e-9,
                 why=f"rounding of z <= {2 * w * w:g} divided by s^2 = {s * s:.2g}: 8 eps z / s^2 "
                     f"= {8 * 2.2e-16 * 2 * w * w / (s * s):.1g}",
                 label="NEURAL-5: the dot-product surface is not the paraboloid with Hessian 2 I")
-
-    with rec.timed("creases"):
-        ratio = _curvature_growth(lines, mlp.w_a, mlp.b_a, act, w, surface_grid)
+    ratio = q.curvature_growth
     rec.info("curvature_growth", ratio)
+    cells = q.cells
     if act == "relu":
-        L, inter, crossing = crossings(lines, w)
-        rec.at_least("crease_curvature_growth", ratio, _CREASE_RATIO,
-                     why="a kink of slope jump J gives second differences up to J / s, so kappa(s/4) / kappa(s) "
-                         "~ 4 (measured 3.5-5.1 over seeds 0-9); a smooth surface gives ~1",
+        L, inter = cells.lines_crossing_square, cells.crossings_inside_square
+        rec.at_least("crease_curvature_growth", ratio, CALIBRATION.get("crease_curvature_growth", p),
                      label="NEURAL-5: no creases found on the ReLU surface",
                      hint="no crease line crosses the square: raise half_width or hidden" if L == 0 else "")
-        # linear inside cells: the Hessian estimate vanishes wherever the 3x3 stencil sees one sign pattern
-        codes = sign_codes(lines, X, Y)
-        same = np.ones((surface_grid - 2, surface_grid - 2), dtype=bool)
-        for di in (-1, 0, 1):
-            for dj in (-1, 0, 1):
-                same &= codes[1 + di:surface_grid - 1 + di, 1 + dj:surface_grid - 1 + dj] == codes[1:-1, 1:-1]
-        nxx, nyy, nxy = _hessians(z_na, s)
-        inside = np.sqrt(nxx**2 + nyy**2 + 2 * nxy**2)[same]
-        z_scale = float(np.max(np.abs(z_na)))
+        z_scale = cells.z_scale
         cell_tol = 64 * 2.2e-16 * max(z_scale, 1.0) / (s * s)
-        rec.at_most("cell_hessian_max", float(inside.max()) if inside.size else 0.0, cell_tol,
+        rec.at_most("cell_hessian_max", cells.cell_hessian_max, cell_tol,
                     why=f"a linear function has zero second differences; rounding of z (|z| <= {z_scale:.3g}) "
                         f"over s^2: 64 eps |z| / s^2",
                     label="NEURAL-5: the ReLU surface is not linear inside a cell")
-        rec.info("stencils_inside_cells", int(same.sum()))
-        with rec.timed("regions"):
-            exact = 1 + L + inter
-            samples = cell_samples(lines, w)
-            enumerated = np.unique(sign_codes(lines, samples[:, 0], samples[:, 1]))
-            gf = np.linspace(-w, w, grid)
-            counted = set()
-            for row in range(0, grid, 128):  # blocks of rows keep the working set small
-                Xb, Yb = np.meshgrid(gf[row:row + 128], gf, indexing="ij")
-                counted.update(np.unique(sign_codes(lines, Xb, Yb)).tolist())
-            on_grid = len(counted)
+        rec.info("stencils_inside_cells", cells.stencils_inside_cells)
+        exact = 1 + L + inter
         bound = 1 + hidden + hidden * (hidden - 1) // 2
-        rec.equal("regions_by_sign_patterns", int(enumerated.size), exact,
+        rec.equal("regions_by_sign_patterns", cells.regions_by_sign_patterns, exact,
                   why="each cell has its own sign vector and a sample next to one of its vertices; 1 + L + I "
                       f"counts the cells of lines in general position (L = {L} lines, I = {inter} crossings)",
                   label="NEURAL-5: the sign patterns next to the vertices differ from the arrangement formula")
-        rec.holds("grid_patterns_are_cells", counted <= set(enumerated.tolist()),
+        rec.holds("grid_patterns_are_cells", cells.grid_patterns_are_cells,
                   why="a grid can miss cells narrower than its spacing but never shows a pattern that is no cell",
                   label="NEURAL-5: the grid shows a sign pattern that is not a cell of the arrangement")
+        on_grid = cells.regions_seen_on_grid
         rec.info("regions_seen_on_grid", on_grid)
         if on_grid < exact:
-            rec.note(f"the {grid} x {grid} grid (spacing {2 * w / (grid - 1):.3g}) sees {on_grid} of the {exact} "
-                     "cells; the cells it misses are narrower than the spacing")
+            rec.note(f"the {p.grid} x {p.grid} grid (spacing {2 * w / (p.grid - 1):.3g}) sees {on_grid} of the "
+                     f"{exact} cells; the cells it misses are narrower than the spacing")
         rec.at_most("regions_vs_bound", exact, bound,
                     why=f"h lines cut the plane into at most 1 + h + C(h, 2) = {bound} regions",
                     label="NEURAL-5: more linear regions than the line-arrangement bound")
         rec.info("lines_crossing_square", L)
         rec.info("crossings_inside_square", inter)
         rec.info("arrangement_bound", bound)
-        creases = np.stack([_clip(line, w, 100) for line in lines])
-        cz = np.where(np.isnan(creases[..., 0]), np.nan,
-                      _surface(lines, mlp.w_a, mlp.b_a, act, np.nan_to_num(creases[..., 0]),
-                               np.nan_to_num(creases[..., 1])))
-        rec.array("creases_xyz", np.concatenate([creases, cz[..., None]], axis=2))
-        rec.array("crosses_square", crossing)
     else:
-        rec.at_most("smooth_curvature_growth", ratio, _CREASE_RATIO,
-                    why=f"{act} is smooth: second differences converge to the Hessian, kappa(s/4) / kappa(s) "
-                        "~ 1 (measured 1.000-1.009 over seeds 0-9); a crease would give ~4",
+        rec.at_most("smooth_curvature_growth", ratio, CALIBRATION.get("smooth_curvature_growth", p),
                     label=f"NEURAL-5: the {act} surface shows creases")
-    if claim == "printed":
-        rec.at_least("printed_sharp_edges", ratio, _CREASE_RATIO,
+    if p.claim == "printed":
+        rec.at_least("printed_sharp_edges", ratio, CALIBRATION.get("crease_curvature_growth", p).value,
                      why="section 1.2 as printed: the Neural Attention surface has sharp edges (creases), "
                          "measured as kappa(s/4) / kappa(s) ~ 4",
                      label=f"printed NEURAL-5: the {act} surface has no sharp edges")
-    rec.array("grid", g)
-    rec.array("z_dp", z_dp)
-    rec.array("z_na", z_na)
-    rec.array("lines", lines)
-    if claim == "printed":
-        statement = "the Neural Attention surface of Fig. 1 has sharp edges, the dot-product one is a paraboloid"
-    elif act == "relu":
-        statement = (f"dot product: paraboloid with Hessian 2 I; ReLU MLP (h = {hidden}): linear on each of the "
-                     f"{exact} cells of its {hidden} crease lines (<= {bound}), creased along them")
-    else:
-        statement = f"dot product: paraboloid with Hessian 2 I; {act} MLP (h = {hidden}): smooth, no creases"
-    return rec.finish(statement)
+        return "the Neural Attention surface of Fig. 1 has sharp edges, the dot-product one is a paraboloid"
+    if act == "relu":
+        return (f"dot product: paraboloid with Hessian 2 I; ReLU MLP (h = {hidden}): linear on each of the "
+                f"{exact} cells of its {hidden} crease lines (<= {bound}), creased along them")
+    return f"dot product: paraboloid with Hessian 2 I; {act} MLP (h = {hidden}): smooth, no creases"
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

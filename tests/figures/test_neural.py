@@ -1,15 +1,20 @@
-"""figures.neural: NEURAL Fig. 1 and Figs. 2/3 write non-empty files; the check drawers draw their results."""
+"""figures.neural: NEURAL Fig. 1 and Figs. 2/3 write non-empty files; the check drawers draw their results.
+
+The figures draw from small measurements made once per module (the drawing code is what is tested),
+and the check drawers read results that went through JSON (typed quantities read back).
+"""
 
 import pytest
 
 from figures import neural as figs
+from verify.core.result import CheckResult
 
 
 @pytest.fixture(scope="module")
 def runs():
     from verify import neural_cost, neural_geometry
 
-    return neural_geometry.run(grid=201, surface_grid=41), neural_cost.run(n=6, memory_n=128)
+    return neural_geometry.run(grid=101, surface_grid=31), neural_cost.run(n=4, memory_n=64)
 
 
 @pytest.fixture
@@ -25,52 +30,73 @@ def test_registry_names():
     assert set(figs.CHECK_FIGURES) == {"neural_rank", "neural_geometry", "neural_cost", "neural_expressivity"}
 
 
-@pytest.mark.parametrize("name", sorted(figs.FIGURES))
-def test_figure_writes_png(name, cheap_runs, tmp_path):
-    paths = figs.FIGURES[name](tmp_path, formats=("png",))
-    assert [p.name for p in paths] == [f"{name}.png"]
-    assert paths[0].stat().st_size > 5000
+@pytest.mark.parametrize("name, formats", [("neural-1", ("png",)), ("neural-2", ("pdf",))])  # pdf on request
+def test_figure_writes_its_files(name, formats, cheap_runs, tmp_path):
+    from figures._plotting import output_options
+
+    with output_options(dpi=60):
+        paths = figs.FIGURES[name](tmp_path, formats=formats)
+    assert sorted(p.name for p in paths) == sorted(f"{name}.{fmt}" for fmt in formats)
+    assert all(p.stat().st_size > 5000 for p in paths)
 
 
-def test_seed_reaches_the_checks(monkeypatch, tmp_path, runs):
+class _Drawn(Exception):
+    pass
+
+
+def test_seed_reaches_the_checks(monkeypatch, tmp_path):
     seen = []
-    geometry, cost = runs
-    monkeypatch.setattr(figs, "_geometry", lambda seed=0: seen.append(("geometry", seed)) or geometry)
-    monkeypatch.setattr(figs, "_cost", lambda seed=0: seen.append(("cost", seed)) or cost)
-    figs.fig_neural1(tmp_path, formats=("png",), seed=5)
-    figs.fig_neural2(tmp_path, formats=("png",), seed=5)
+
+    def stop(check):
+        def run(seed=0):
+            seen.append((check, seed))
+            raise _Drawn
+        return run
+
+    monkeypatch.setattr(figs, "_geometry", stop("geometry"))
+    monkeypatch.setattr(figs, "_cost", stop("cost"))
+    for fig in (figs.fig_neural1, figs.fig_neural2):
+        with pytest.raises(_Drawn):
+            fig(tmp_path, formats=("png",), seed=5)
     assert seen == [("geometry", 5), ("cost", 5)]
 
 
-def test_pdf_on_request(cheap_runs, tmp_path):
-    paths = figs.fig_neural2(tmp_path, formats=("png", "pdf"))
-    assert sorted(p.suffix for p in paths) == [".pdf", ".png"]
+def _json(result):
+    return CheckResult.from_json(result.to_json())
+
+
+def test_check_figure_is_saved_from_a_json_round_trip(runs, tmp_path):
+    from figures import save_check_figure
+
+    geometry, _ = runs  # the ReLU run of the module: its crease lines are drawn
+    back = _json(geometry)
+    assert type(back.quantities) is type(geometry.quantities)
+    save_check_figure(back, tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 5000
 
 
 @pytest.mark.parametrize("check, kwargs", [
     ("neural_rank", dict(n=32, d=8, d_prime=(2,), hidden=(4,))),
-    ("neural_geometry", dict(grid=101, surface_grid=31, activation="tanh")),
-    ("neural_cost", dict(n=4, memory_n=64)),
+    ("neural_geometry", dict(grid=51, surface_grid=21, activation="tanh")),  # no creases
+    ("neural_cost", None),
     ("neural_expressivity", dict(n=8, hidden=4, max_iter=5)),
 ])
-def test_check_figures_draw(check, kwargs, tmp_path):
-    from figures import save_check_figure
+def test_check_drawers_render_a_json_round_trip(check, kwargs, runs):
+    from figures._plotting import pyplot
     from verify.core.claims import load_check
 
-    result = load_check(check).run(**kwargs)
-    path = tmp_path / f"{check}.png"
-    save_check_figure(result, path)
-    assert path.stat().st_size > 5000
-
-
-def test_drawers_read_a_json_round_trip(runs, tmp_path):
-    from figures import save_check_figure
-    from verify.core.result import CheckResult
-
-    geometry, _ = runs
-    back = CheckResult.from_json(geometry.to_json())
-    save_check_figure(back, tmp_path / "g.png")
-    assert (tmp_path / "g.png").stat().st_size > 5000
+    result = _json(load_check(check).run(**kwargs) if kwargs is not None else runs[1])
+    assert type(result.quantities) is load_check(check).CHECK.quantities_type
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    try:
+        figs.CHECK_FIGURES[check](result, ax)
+        fig.canvas.draw()  # renders every artist (the figure's file format is save_check_figure's business)
+        assert ax.get_title().startswith(f"{check}") and (ax.lines or ax.patches or ax.collections)
+        if check == "neural_geometry":
+            assert not ax.lines  # a smooth surface has no crease lines
+    finally:
+        plt.close(fig)
 
 
 @pytest.mark.slow

@@ -1,20 +1,39 @@
-"""verify.neural_expressivity (NEURAL-8): bilinear floor vs a shared-weight ReLU MLP fit, doubly centred."""
+"""verify.neural_expressivity (NEURAL-8): bilinear floor vs a shared-weight ReLU MLP fit, doubly centred.
+
+The measurement runs once at small settings; the assertions are held to those quantities and to
+quantities a wrong implementation (or too small a model) would give.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import neural_expressivity as check
+from verify.core.result import CheckResult
 
-CHEAP = dict(n=12, hidden=16, max_iter=40)
+CHECK = check.CHECK
+SMALL = dict(n=12, hidden=16, max_iter=40)
 
 
-def test_default_passes(default_result):
-    res = default_result("neural_expressivity")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _replace(q, field, key, value):
+    return dataclasses.replace(q, **{field: {**getattr(q, field), key: value}})
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     gain = res.record("mlp_over_bilinear_residual")
     assert gain.measured <= gain.tolerance
-    assert res.arrays["residual_mlp"].shape == (4,)
+    assert list(q.mlp_residual) == list(check.TARGETS)
 
 
 def test_bilinear_fit_is_exact_on_bilinear_targets():
@@ -26,18 +45,62 @@ def test_bilinear_fit_is_exact_on_bilinear_targets():
     assert check.bilinear_residual(q, k, np.cos(q @ k.T)) > 0.5
 
 
-def test_fit_is_deterministic_per_seed():
-    a, b = check.run(seed=3, **CHEAP), check.run(seed=3, **CHEAP)
-    assert np.array_equal(a.arrays["residual_mlp"], b.arrays["residual_mlp"])
-    c = check.run(seed=4, **CHEAP)
-    assert not np.array_equal(a.arrays["residual_mlp"], c.arrays["residual_mlp"])
+def test_fit_is_deterministic_per_seed(small):
+    p, q = small
+    assert CHECK.measure(p) == q  # the same fits, iteration for iteration
+    other = CHECK.measure(dataclasses.replace(p, seed=1))
+    assert other.mlp_residual != q.mlp_residual
 
 
 def test_one_hidden_unit_fails_and_says_why():
-    res = check.run(hidden=1, n=16, max_iter=100)
-    assert not res.passed
+    p = CHECK.params(**{**SMALL, "hidden": 1})
+    res = CHECK.assess(CHECK.measure(p), p)
     assert res.record("mlp_over_bilinear_residual").passed is False
     assert "too few" in res.final_line()
+
+
+@pytest.mark.parametrize("field, key, value, name", [
+    ("bilinear_residual", "f3", 0.8, "bilinear_residual_f3"),
+    ("bilinear_residual", "f4", 0.7, "bilinear_residual_f4"),
+    ("bilinear_residual", "f1", 0.05, "bilinear_residual_f1"),
+    ("bilinear_residual", "f2", 0.05, "bilinear_residual_f2"),
+    ("mlp_residual", "f3", 0.9, "mlp_over_bilinear_residual"),
+    ("mlp_residual", "f2", 0.05, "mlp_residual_f2"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, key, value, name):
+    p, q = small
+    res = CHECK.assess(_replace(q, field, key, value), p)
+    assert res.record(name).passed is False
+    # a lower bilinear floor also raises the MLP's ratio to it; nothing else fails
+    assert {r.name for r in res.records if r.passed is False} <= {name, "mlp_over_bilinear_residual"}
+
+
+@pytest.mark.parametrize("field, name", [("bilinear_residual_l2_squared", "bilinear_residual_l2_squared"),
+                                         ("toolkit_evaluation_error", "toolkit_evaluation_error")])
+def test_rounding_level_assertions_fail_beyond_rounding(small, field, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **{field: 1e-9}), p)
+    assert {r.name for r in res.records if r.passed is False} == {name}
+
+
+def test_a_stalled_fit_says_raise_max_iter(small):
+    p, q = small
+    q = _replace(_replace(q, "mlp_residual", "f3", 0.9), "lbfgs_iterations", "f3", p.max_iter)
+    res = CHECK.assess(q, p)
+    assert res.record("mlp_over_bilinear_residual").passed is False
+    assert "used all 40 iterations: raise max_iter" in res.final_line()
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(_replace(q, "mlp_residual", "f2", float("nan")), p)
+    assert res.record("mlp_residual_f2").passed is False and res.record("mlp_over_bilinear_residual").passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
+    assert type(back) is type(q) and back == q
 
 
 @pytest.mark.parametrize("kwargs, name", [({"d_prime": 1}, "d_prime"), ({"hidden": 0}, "hidden"),

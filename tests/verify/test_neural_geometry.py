@@ -1,5 +1,10 @@
-"""verify.neural_geometry (NEURAL-5): paraboloid vs the creased, piecewise-linear ReLU-MLP surface of Fig. 1."""
+"""verify.neural_geometry (NEURAL-5): paraboloid vs the creased, piecewise-linear ReLU-MLP surface of Fig. 1.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 import math
 
 import numpy as np
@@ -8,19 +13,34 @@ import pytest
 import spectral
 from spectral.validation import InputError
 from verify import neural_geometry as check
+from verify.core.result import CheckResult
 
-CHEAP = dict(grid=201, surface_grid=41)
+CHECK = check.CHECK
+SMALL = dict(grid=101, surface_grid=31)
 
 
-def test_default_counts_every_cell(default_result):
-    res = default_result("neural_geometry")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+@pytest.fixture(scope="module", params=["tanh", "gelu"])
+def smooth(request):
+    p = CHECK.params(activation=request.param, **SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_count_every_cell(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
-    m, h = res.measured, res.parameters["hidden"]
+    c, h = q.cells, p.hidden
     # the sign-pattern enumeration equals 1 + L + I and respects 1 + h + C(h, 2)
-    assert m["regions_by_sign_patterns"] == 1 + m["lines_crossing_square"] + m["crossings_inside_square"]
-    assert m["regions_by_sign_patterns"] <= 1 + h + math.comb(h, 2) == m["arrangement_bound"]
-    assert m["regions_seen_on_grid"] <= m["regions_by_sign_patterns"]
-    assert res.record("crease_curvature_growth").measured >= res.record("crease_curvature_growth").tolerance
+    assert c.regions_by_sign_patterns == 1 + c.lines_crossing_square + c.crossings_inside_square
+    assert c.regions_by_sign_patterns <= 1 + h + math.comb(h, 2) == res.measured["arrangement_bound"]
+    assert c.regions_seen_on_grid <= c.regions_by_sign_patterns
+    assert q.curvature_growth >= 2.0 and q.z_na.shape == (31, 31) and c.creases_xyz.shape == (h, 100, 3)
 
 
 def test_arrangement_of_two_lines():
@@ -32,21 +52,24 @@ def test_arrangement_of_two_lines():
     assert (L, inter) == (2, 1)
 
 
-@pytest.mark.parametrize("activation", ["tanh", "gelu"])
-def test_smooth_sigma_has_no_creases_and_the_printed_sharp_edges_fail(activation):
-    res = check.run(activation=activation, **CHEAP)
+def test_smooth_sigma_has_no_creases_and_the_printed_sharp_edges_fail(smooth):
+    p, q = smooth
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
-    assert res.record("smooth_curvature_growth").measured < 1.5
-    printed = check.run(activation=activation, claim="printed", **CHEAP)
-    assert not printed.passed and printed.record("printed_sharp_edges").passed is False
+    assert q.cells is None and res.record("smooth_curvature_growth").measured < 1.5
+    assert CheckResult.from_json(res.to_json()).quantities.cells is None
+    printed = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
+    assert {r.name for r in printed.records if r.passed is False} == {"printed_sharp_edges"}
 
 
-def test_printed_sharp_edges_hold_for_relu():
-    assert check.run(claim="printed", **CHEAP).passed
+def test_printed_sharp_edges_hold_for_relu(small):
+    p, q = small
+    assert CHECK.assess(q, dataclasses.replace(p, claim="printed")).passed
 
 
 def test_no_crease_in_the_square_fails_and_says_why():
-    res = check.run(hidden=1, half_width=0.1, seed=3, **CHEAP)
+    p = CHECK.params(hidden=1, half_width=0.1, seed=3, **SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed
     assert "no crease line crosses the square" in res.final_line()
 
@@ -54,8 +77,56 @@ def test_no_crease_in_the_square_fails_and_says_why():
 def test_wrong_surface_fails(monkeypatch):
     real = spectral.neural_scores
     monkeypatch.setattr(spectral, "neural_scores", lambda q, k, mlp, **kw: real(q, k, mlp, **kw) + 1e-3 * q[:, :1])
-    res = check.run(**CHEAP)
-    assert not res.passed and res.record("surface_formula_error").passed is False
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert {r.name for r in res.records if r.passed is False} == {"surface_formula_error"}
+
+
+@pytest.mark.parametrize("field, value, name", [
+    ("surface_formula_error", 1e-9, "surface_formula_error"),
+    ("dp_hessian_deviation", 1e-6, "dp_hessian_deviation"),
+    ("curvature_growth", 1.0, "crease_curvature_growth"),
+    ("cells.cell_hessian_max", 1.0, "cell_hessian_max"),
+    ("cells.regions_by_sign_patterns", 1, "regions_by_sign_patterns"),
+    ("cells.grid_patterns_are_cells", False, "grid_patterns_are_cells"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
+    p, q = small
+    if field.startswith("cells."):
+        q = dataclasses.replace(q, cells=dataclasses.replace(q.cells, **{field[6:]: value}))
+    else:
+        q = dataclasses.replace(q, **{field: value})
+    res = CHECK.assess(q, p)
+    assert {r.name for r in res.records if r.passed is False} == {name}
+
+
+def test_more_cells_than_the_bound_fail(small):
+    p, q = small
+    many = dataclasses.replace(q.cells, crossings_inside_square=200, regions_by_sign_patterns=201 +
+                               q.cells.lines_crossing_square)
+    res = CHECK.assess(dataclasses.replace(q, cells=many), p)
+    assert {r.name for r in res.records if r.passed is False} == {"regions_vs_bound"}
+
+
+def test_creases_on_a_smooth_surface_fail(smooth):
+    p, q = smooth
+    res = CHECK.assess(dataclasses.replace(q, curvature_growth=4.0), p)
+    assert {r.name for r in res.records if r.passed is False} == {"smooth_curvature_growth"}
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, curvature_growth=float("nan")), p)
+    assert res.record("crease_curvature_growth").passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
+    assert type(back) is type(q) and type(back.cells) is check.Cells
+    assert back.cells.regions_by_sign_patterns == q.cells.regions_by_sign_patterns
+    assert np.array_equal(back.z_na, q.z_na)
+    assert np.array_equal(back.cells.creases_xyz, q.cells.creases_xyz, equal_nan=True)
 
 
 @pytest.mark.parametrize("kwargs, name", [({"hidden": 0}, "hidden"), ({"hidden": 63}, "hidden"),

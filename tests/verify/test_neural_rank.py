@@ -1,4 +1,10 @@
-"""verify.neural_rank (NEURAL-1, NEURAL-4): logit rank d, full-rank softmax, MLP-score rank by sigma."""
+"""verify.neural_rank (NEURAL-1, NEURAL-4): logit rank d, full-rank softmax, MLP-score rank by sigma.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -6,35 +12,66 @@ import pytest
 import spectral
 from spectral.validation import InputError
 from verify import neural_rank as check
+from verify.core.result import CheckResult
 
-CHEAP = dict(n=64, d=16, d_prime=(2, 8), hidden=(1, 4))
+CHECK = check.CHECK
+SMALL = dict(n=64, d=16, d_prime=(2, 8), hidden=(1, 4))
 
 
-def test_default_passes_with_the_algebraic_ranks(default_result):
-    res = default_result("neural_rank")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _failed(res):
+    return {r.name for r in res.records if r.passed is False}
+
+
+def _alter(q, activation, **changes):
+    """q with the first case of ``activation`` (d' = 2, h = 1) changed."""
+    key = (activation, 2, 1)
+    return dataclasses.replace(q, cases={**q.cases, key: dataclasses.replace(q.cases[key], **changes)})
+
+
+def _ranks(r, value):
+    return dataclasses.replace(r, numpy_default=value, at_1e10=value, at_1e6=value)
+
+
+def _ranked(q, activation, value, field="ranks"):
+    """q with the ranks (at every cut) of the first case of ``activation`` set to ``value``."""
+    return _alter(q, activation, **{field: _ranks(q.cases[activation, 2, 1].ranks, value)})
+
+
+def test_small_settings_pass_with_the_algebraic_ranks(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
-    p = res.parameters
-    assert res.measured["logit_ranks_numpy/1e-10/1e-6"] == "/".join([str(min(p["d"], p["n"]))] * 3)
-    for dp in p["d_prime"]:
-        for h in p["hidden"]:
-            bound = min(dp, h) + 2  # square: g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
-            assert res.measured[f"ranks_square_d{dp}_h{h}"] == "/".join([str(bound)] * 3)
-            assert res.measured[f"ranks_identity_d{dp}_h{h}"] == "2/2/2"
-            exp_ranks = [int(r) for r in res.measured[f"ranks_exp_d{dp}_h{h}"].split("/")]
-            assert max(exp_ranks) <= h + 1
-    assert res.record("softmax_rank_1e-10").measured == p["n"]
+    assert res.measured["logit_ranks_numpy/1e-10/1e-6"] == "/".join([str(min(p.d, p.n))] * 3)
+    for (act, dp, h), c in q.cases.items():
+        if act == "square":  # g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
+            assert c.ranks.text() == "/".join([str(min(dp, h) + 2)] * 3)
+        elif act == "identity":
+            assert c.ranks.text() == "2/2/2"
+        elif act == "exp":
+            assert c.ranks.numpy_default <= h + 1 and c.ranks_without_b_a.numpy_default <= h
+    assert res.record("softmax_rank_1e-10").measured == p.n
+    assert list(q.cases)[:3] == [("identity", 2, 1), ("square", 2, 1), ("exp", 2, 1)]  # the order of mlp_cases
 
 
-def test_printed_low_rank_reading_fails():
-    res = check.run(claim="printed", **CHEAP, activations=("relu", "tanh"))
-    assert not res.passed
-    assert res.record("printed_max_rank_over_2d_prime").passed is False
+def test_printed_low_rank_reading_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
+    assert _failed(res) == {"printed_max_rank_over_2d_prime"}
     assert "not low rank" in res.final_line()
 
 
-def test_printed_reading_holds_for_identity_only():
-    # a linear sigma is the one case where the matrix reading is true (rank 2 <= 2 d')
-    res = check.run(claim="printed", **CHEAP, activations=("identity",))
+def test_printed_reading_holds_for_identity_only(small):
+    # a linear sigma is the one case where the matrix reading is true (rank 2 <= 2 d'); each case has its own
+    # streams, so the identity cases of the full measurement are those of a run with identity alone
+    p, q = small
+    only = dataclasses.replace(q, cases={key: c for key, c in q.cases.items() if key[0] == "identity"})
+    res = CHECK.assess(only, dataclasses.replace(p, activations=("identity",), claim="printed"))
     assert res.passed, res.failures
 
 
@@ -45,10 +82,9 @@ def test_wrong_score_function_fails(monkeypatch):
         return real(q, k, mlp, **kwargs) + 1e-3 * np.tanh(q[:, :1] @ k[:, :1].T * 3.0)
 
     monkeypatch.setattr(spectral, "neural_scores", perturbed)
-    res = check.run(**CHEAP, activations=("identity", "square"))
-    assert not res.passed
-    assert res.record("identity_algebra_residual").passed is False
-    assert res.record("identity_rank_deviation").passed is False
+    p = CHECK.params(**SMALL, activations=("identity", "square"))
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert {"identity_algebra_residual", "identity_rank_deviation", "square_algebra_residual"} <= _failed(res)
 
 
 def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
@@ -56,8 +92,48 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
     monkeypatch.setattr(spectral, "neural_scores",
                         lambda q, k, mlp, **kw: real(q, k, mlp, **kw) if mlp.activation != "relu"
                         else real(q, k, spectral.ScoreMLP(mlp.d_q, mlp.d_k, mlp.hidden, rng=0, activation="identity")))
-    res = check.run(**CHEAP, activations=("relu",))
-    assert not res.passed and "ReLU scores with h >= 4 have rank below n/2" in res.final_line()
+    p = CHECK.params(**SMALL, activations=("relu",))
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert _failed(res) == {"relu_min_rank_h4"}
+    assert "ReLU scores with h >= 4 have rank below n/2" in res.final_line()
+
+
+@pytest.mark.parametrize("alter, name", [
+    (lambda q: dataclasses.replace(q, logits=_ranks(q.logits, 15)), "logit_rank_deviation"),
+    (lambda q: dataclasses.replace(q, projected={**q.projected, 8: _ranks(q.projected[8], 7)}),
+     "projected_rank_deviation"),
+    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, numpy_default=40)), "softmax_rank_numpy"),
+    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, at_1e10=40)), "softmax_rank_1e-10"),
+    (lambda q: _alter(q, "exp", algebra_residual=1e-9), "exp_algebra_residual"),
+    (lambda q: _alter(q, "identity", query_dependence=1e-9), "identity_query_dependence"),
+    (lambda q: _ranked(q, "identity", 3), "identity_rank_deviation"),
+    (lambda q: _ranked(q, "square", 4), "square_rank_deviation"),
+    (lambda q: _ranked(q, "exp", 3), "exp_rank_excess"),
+    (lambda q: _ranked(q, "exp", 2, field="ranks_without_b_a"), "exp_rank_excess_without_b_a"),
+    (lambda q: _ranked(q, "tanh", 10), "tanh_rank_tolerance_dependent"),
+    (lambda q: _alter(q, "gelu", shift=1e-9), "softmax_shift_invariance"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
+    p, q = small
+    assert _failed(CHECK.assess(alter(q), p)) == {name}
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(_alter(q, "square", algebra_residual=float("nan")), p)
+    assert res.record("square_algebra_residual").passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
+    assert type(back) is type(q) and set(back.projected) == {2, 8}
+    assert list(back.cases) == list(q.cases)  # keys (activation, d', h) read back as typed tuples, in order
+    assert all(type(c) is check.ScoreCase and type(c.ranks) is check.Ranks for c in back.cases.values())
+    assert [c.ranks.text() for c in back.cases.values()] == [c.ranks.text() for c in q.cases.values()]
+    assert back.cases["identity", 2, 1].ranks_without_b_a is None
+    assert back.cases["exp", 2, 1].ranks_without_b_a is not None
+    assert np.array_equal(back.softmax.singular, q.softmax.singular)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -70,9 +146,9 @@ def test_bad_input_names_the_parameter(kwargs, name):
 
 
 def test_cli_exit_codes(capsys):
-    assert check.main(["--n", "64", "--d", "16", "--d-prime", "2", "--hidden", "4", "--quiet"]) == 0
-    assert check.main(["--n", "64", "--d", "16", "--d-prime", "2", "--hidden", "4", "--claim", "printed",
-                       "--quiet"]) == 1
+    small = ["--n", "32", "--d", "8", "--d-prime", "2", "--hidden", "4", "--activations", "identity,relu", "--quiet"]
+    assert check.main(small) == 0
+    assert check.main([*small, "--claim", "printed"]) == 1
     capsys.readouterr()
     assert check.main(["--hidden", "0", "--quiet"]) == 2
     err = capsys.readouterr().err
