@@ -35,16 +35,16 @@ CHECK = Check("fma_hmatrix", claims=("FMA-7", "FMA-9"),
 
 #: The measured tolerances (the others are exact identities at rounding level, next to their assertion).
 CALIBRATION = Calibration(
-    Tolerance("max_relative_reconstruction_error", 1e-13, measured=1.0e-14, over={"seed": (0, 1, 2)},
+    Tolerance("max_relative_reconstruction_error", 1e-13, measured=3.6e-15, over={"seed": (0, 1, 2)},
               why="A_hat V and fma_attention vs eq. (4) summed query by query with random pi of rank <= 4: rounding "
                   "of sums of <= 3r + 3p(L-1) terms; a dense softmax matrix in place of A_hat gives O(1)"),
-    Tolerance("n24_r8_joint_deviation", 0.05, measured=0.51, over={"seed": (0, 1, 2)},
+    Tolerance("n24_r8_joint_deviation", 0.05, measured=0.374, over={"seed": (0, 1, 2)},
               why="for n > 2r the far keys enter as group means: an O(1) deviation on unit Gaussian tokens, d = 16 "
-                  "(min over n = 24, 32, joint; per-level larger), far above rounding"),
-    Tolerance("per_level_deviation_group_constant_keys", 0.05, setting={"claim": "corrected"}, measured=0.96,
+                  "(min over n = 24, 32, joint; per-level larger; 0.51 at seed 0), far above rounding"),
+    Tolerance("per_level_deviation_group_constant_keys", 0.05, setting={"claim": "corrected"}, measured=1.6,
               over={"seed": (0, 1, 2)},
               why="per-level rows sum to L (FMA-8), so the output is not full attention even on group-constant keys "
-                  "(O(1), measured 0.96-1.75)"),
+                  "(O(1); 1.6 at the defaults)"),
 )
 
 MATRICES = ("fma", "full")
