@@ -125,12 +125,11 @@ class SetDefects:
     def total(parts) -> SetDefects:
         """The defects of a whole grid: counts summed, the largest group count kept."""
         parts = list(parts)
-        fields = [f.name for f in dataclasses.fields(SetDefects)]
-        out = {name: sum(getattr(d, name) for d in parts) for name in fields if name != "max_groups"}
-        out["max_groups"] = max(d.max_groups for d in parts)
-        if any(d.straddling is None for d in parts):
-            out["straddling"] = None
-        return SetDefects(**out)
+        out = {f.name: sum(getattr(d, f.name) for d in parts) for f in dataclasses.fields(SetDefects)
+               if f.name not in ("max_groups", "straddling")}
+        straddling = [d.straddling for d in parts]
+        return SetDefects(**out, max_groups=max(d.max_groups for d in parts),
+                          straddling=None if None in straddling else sum(straddling))
 
 
 def _compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple[SetDefects, np.ndarray]:
