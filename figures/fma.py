@@ -255,7 +255,7 @@ def draw_fma_structure(result, ax):
     if not levels:
         ax.text(0.5, 0.5, "no n <= 128 in this run", ha="center", va="center", transform=ax.transAxes)
         return
-    n, r = (64, 4) if (64, 4) in levels else sorted(levels)[0]
+    n, r = (64, 4) if (64, 4) in levels else min(levels)
     depth = _matrix_image(ax, levels[(n, r)], f"{result.check}: {result.verdict} (levels_n{n}_r{r})")
     _level_legend(ax, depth)
 

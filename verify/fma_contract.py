@@ -34,8 +34,8 @@ from verify.core.params import Int, Real, Text
 from verify.core.result import Recorder
 
 CHECK = Check("fma_contract", claims=("FMA-8",),
-              printed="for implementation 'fma', the per-level softmax of eqs. (4)/(6) as printed, which fails: "
-                      "rows sum to 1 + the number of non-empty levels",
+              printed="the per-level softmax of eqs. (4)/(6) as printed (implementation 'fma'), which fails: rows "
+                      "sum to 1 + the number of non-empty levels",
               host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")
 
 #: No measured tolerances: the contract's bounds are n eps (rounding of a normalised sum) and an exact law.
@@ -51,7 +51,7 @@ class Params:
                                       '"package.module:function" for a third-party f(q, k, v) taking and returning '
                                       "NumPy arrays of shape (n, d)")
     n: int = Int(1024, "Sequence length", low=16, high=4096, unit="tokens")
-    r: int = Int(16, "Base cell of the built-in implementations, at most n", low=1, unit="tokens")
+    r: int = Int(16, "Base cell of the built-in implementations, at most n", low=1, high=4096, unit="tokens")
     d: int = Int(32, "Query, key and value dimension", low=1, high=256)
     scale: float = Real(1.0, "Standard deviation of the Gaussian queries and keys (sets the logit range)", low=0.0,
                         high=4.0, low_open=True)

@@ -53,7 +53,7 @@ MATRICES = ("fma", "full")
 @CHECK.parameters
 class Params:
     n: int = Int(256, "Sequence length of the rank test (FMA-7)", low=64, high=1024, unit="tokens")
-    r: int = Int(8, "Base cell of the rank test, at most n / 8 (at least 3 levels)", low=8, unit="tokens")
+    r: int = Int(8, "Base cell of the rank test, at most n / 8 (at least 3 levels)", low=8, high=128, unit="tokens")
     ranks: tuple = Ints((1, 2, 4), "Summary ranks p with random aggregation vectors (at most 8 <= r)", low=1,
                         high=8)
     d: int = Int(16, "Query/key/value dimension", low=2, high=128)

@@ -63,10 +63,10 @@ KINDS = ("smooth", "mix", "iid")
 class Params:
     n: int = Int(1024, "Sequence length", low=256, high=2048, unit="tokens")
     d: int = Int(64, "Query/key dimension", low=8, high=128)
-    r: int = Int(16, "FMA base cell, at most n / 8", low=4, unit="tokens")
-    ranks: tuple = Ints((1, 2, 4), "Summary ranks p, each at most r (sorted, repeats dropped)", low=1)
+    r: int = Int(16, "FMA base cell, at most n / 8", low=4, high=256, unit="tokens")
+    ranks: tuple = Ints((1, 2, 4), "Summary ranks p, each at most r (sorted, repeats dropped)", low=1, high=256)
     block_sizes: tuple = Ints((16, 32, 64, 128), "Block sizes s of the epsilon-rank test, each at most n / 4 (blocks "
-                              "[a, a+s) x [a+2s, a+3s); sorted, repeats dropped)", low=4, unit="tokens")
+                              "[a, a+s) x [a+2s, a+3s); sorted, repeats dropped)", low=4, high=512, unit="tokens")
     noise: float = Real(0.3, 'Standard deviation of the i.i.d. part of the "mix" tokens', low=0.0, high=2.0)
     max_frequency: float = Real(4.0, "Largest number of sinusoid cycles over the sequence for the smooth tokens",
                                 low=0.25, high=64.0, low_open=True)

@@ -53,7 +53,7 @@ class Params:
                         high=64, unit="pixels")
     stencil_length: int = Int(256, "Sequence length of the 1-D stencil count", low=16, high=4096, unit="tokens")
     stencil_cell: int = Int(4, "Base cell of the 1-D stencil count, at most stencil_length / 16 (at least 6 groups "
-                               "at level 1)", low=1, unit="tokens")
+                               "at level 1)", low=1, high=256, unit="tokens")
 
     def resolve(self):
         """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""

@@ -294,8 +294,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         ("equal", "keys_in_two_sets", s.doubled, 0, "FMA-1 exact: each F_l removes what earlier sets took",
          "FMA-1: keys in more than one set"),
         ("equal", "untiled_far_sets", s.untiled, 0,
-         "FMA-2 exact: F_l(i) is the level-l window minus the nested level-(l-1) window, a union of aligned "
-         "blocks of r 2^(l-1) = the groups", "FMA-2: far sets not tiled exactly by their groups"),
+         ("FMA-2 exact: F_l(i) is the level-l window minus the nested level-(l-1) window, a union of aligned "
+          "blocks of r 2^(l-1) = the groups"), "FMA-2: far sets not tiled exactly by their groups"),
         ("at_most", "max_groups_per_level", s.max_groups, 3,
          "FMA-2 exact: 6 groups per level window minus the 3 of the previous window",
          "FMA-2: more than 3 groups in one level"),
