@@ -1,7 +1,7 @@
 """Figures of the FMA paper (Fast Multipole Attention) from the ``fma_*`` checks, and their ``--plot`` figures.
 
 * ``fma-1``: one query's view (n = 64, r = 4, query 37): the exact 3r window and the coarse groups,
-  shaded by level (FMA Fig. 1), from :mod:`verify.fma_structure`'s level matrix.
+  shaded by level (FMA Fig. 1), from :mod:`verify.fma_structure`'s level matrix (``quantities.levels``).
 * ``fma-2``: the 1-D sparsified attention matrix of levels (n = 64, r = 4, L = 4; Fig. 2).
 * ``fma-3a`` / ``fma-3b``: the quadtree seen from one pixel (W = 32, r = 2, W / r = 16, L = 4) and the
   2-D level matrix of the top-left quarter (W = 16, r = 2, W / r = 8, L = 3; Fig. 3), from
@@ -13,7 +13,8 @@
   (not GB): full ``n^2``, FMA and FMA-linear with r = 64 / 128, p = 4, from :mod:`verify.fma_counts`.
 
 Shading follows the paper: white = near field (exact), darker grey = coarser level. Every array
-comes from a check run at its defaults (cached per process); these functions only draw.
+is a typed field of the ``quantities`` of a check run at its defaults (cached per process); these
+functions only draw.
 """
 
 from __future__ import annotations
@@ -70,8 +71,7 @@ def fig_fma1(out_dir, *, formats=("png",)):
     """FMA Fig. 1: what query 37 of n = 64 (r = 4) sees: the 3r exact window and coarse groups."""
     from matplotlib.patches import Rectangle
 
-    res = _run("fma_structure")
-    levels = np.asarray(res.arrays["levels_n64_r4"])
+    levels = _run("fma_structure").quantities.levels[(64, 4)]
     row = levels[FIG1_QUERY]
     depth = int(levels.max()) + 1
     cmap = _level_cmap(depth)
@@ -107,15 +107,22 @@ def fig_fma1(out_dir, *, formats=("png",)):
 
 def fig_fma2(out_dir, *, formats=("png",)):
     """FMA Fig. 2: the 1-D sparsified attention matrix (levels), n = 64, r = 4."""
-    res = _run("fma_structure")
-    levels = np.asarray(res.arrays["levels_n64_r4"])
+    levels = _run("fma_structure").quantities.levels[(64, 4)]
+    return _level_matrix_figure(
+        levels, "FMA 1-D sparsified attention matrix",
+        "FMA Fig. 2 (computed): level l(i, j) of key j for query i, n = 64, r = 4 (L = 4). White: near field, "
+        "exact; darker grey: coarser group summaries. From verify.fma_structure.", out_dir, "fma-2", formats,
+        figsize=(6.4, 4.9))
+
+
+def _level_matrix_figure(levels, title, text, out_dir, name, formats, *, figsize=(6.6, 5.3)):
+    """One level matrix with its legend and caption, saved as ``name``."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.9))
-    depth = _matrix_image(ax, levels, "FMA 1-D sparsified attention matrix")
+    fig, ax = plt.subplots(figsize=figsize)
+    depth = _matrix_image(ax, np.asarray(levels), title)
     _level_legend(ax, depth)
-    caption(fig, "FMA Fig. 2 (computed): level l(i, j) of key j for query i, n = 64, r = 4 (L = 4). White: near "
-                  "field, exact; darker grey: coarser group summaries. From verify.fma_structure.")
-    return save(fig, out_dir, "fma-2", formats)
+    caption(fig, text)
+    return save(fig, out_dir, name, formats)
 
 
 def fig_fma3a(out_dir, *, formats=("png",)):
@@ -124,9 +131,9 @@ def fig_fma3a(out_dir, *, formats=("png",)):
 
     from verify.fma_quadtree import FIG3A
 
-    res = _run("fma_quadtree")
-    grid = np.asarray(res.arrays["fig3a_query_levels"])
-    squares = np.asarray(res.arrays["fig3a_query_squares"]).reshape(-1, 4)
+    q = _run("fma_quadtree").quantities
+    grid = q.fig3a_query_levels
+    squares = q.fig3a_query_squares.reshape(-1, 4)
     w, r, (px, py) = FIG3A
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.6, 5.3))
@@ -155,16 +162,11 @@ def fig_fma3a(out_dir, *, formats=("png",)):
 
 def fig_fma3b(out_dir, *, formats=("png",)):
     """FMA Fig. 3b: 2-D sparsified attention matrix, W = 16, r = 2 (W / r = 8, L = 3), row-major."""
-    res = _run("fma_quadtree")
-    levels = np.asarray(res.arrays["fig3b_levels"])
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.6, 5.3))
-    depth = _matrix_image(ax, levels, "FMA 2-D sparsified attention matrix")
-    _level_legend(ax, depth)
-    caption(fig, "FMA Fig. 3b (computed): level of pixel j for pixel i on a 16 x 16 image, r = 2 (W/r = 8, L = 3), "
-                  "pixels flattened row-major (x W + y): the top-left quarter of Fig. 3a's image. From "
-                  "verify.fma_quadtree.")
-    return save(fig, out_dir, "fma-3b", formats)
+    return _level_matrix_figure(
+        _run("fma_quadtree").quantities.fig3b_levels, "FMA 2-D sparsified attention matrix",
+        "FMA Fig. 3b (computed): level of pixel j for pixel i on a 16 x 16 image, r = 2 (W/r = 8, L = 3), pixels "
+        "flattened row-major (x W + y): the top-left quarter of Fig. 3a's image. From verify.fma_quadtree.",
+        out_dir, "fma-3b", formats)
 
 
 def fig_fma7(out_dir, *, formats=("png",), seed=0):
@@ -173,8 +175,7 @@ def fig_fma7(out_dir, *, formats=("png",), seed=0):
     from matplotlib.patches import Rectangle
 
     res = _run("fma_hmatrix", seed)
-    a = np.asarray(res.arrays["fig7_matrix"])
-    levels = np.asarray(res.arrays["fig7_levels"])
+    a, levels = res.quantities.fig7_matrix, res.quantities.fig7_levels
     n = a.shape[0]
     depth = int(levels.max()) + 1
     cmap = _level_cmap(depth)
@@ -223,21 +224,21 @@ def fig_fma9_left(out_dir, *, formats=("png",)):
     res = _run("fma_counts")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    _draw_counts(res, ax)
+    _draw_counts(res.quantities.fig9, ax)
     caption(fig, "Analogue of FMA Fig. 9 (left): number of attention scores stored per head (exact counts, not "
                   "GPU memory): full n^2, FMA (one query per token, p = 4) with its bound 3rn + 3p(L-1)n, and "
                   "FMA-linear (queries pooled per group, the toolkit's reading of FMA-4). From verify.fma_counts.")
     return save(fig, out_dir, "fma-9-left", formats)
 
 
-def _draw_counts(res, ax):
-    a = res.arrays
-    n = np.asarray(a["fig9_n"], dtype=float)
-    ax.loglog(n, np.asarray(a["fig9_full"]), "k-o", ms=3, label="full attention, n^2")
+def _draw_counts(counts, ax):
+    """The stored-score counts of the synthetic Fig. 9-left (``verify.fma_counts.Fig9Counts``)."""
+    n = np.asarray(counts.n, dtype=float)
+    ax.loglog(n, counts.full, "k-o", ms=3, label="full attention, n^2")
     for r, color in ((64, "tab:blue"), (128, "tab:green")):
-        ax.loglog(n, np.asarray(a[f"fig9_fma_r{r}"]), "-o", color=color, ms=3, label=f"FMA, r = {r}")
-        ax.loglog(n, np.asarray(a[f"fig9_fma_bound_r{r}"]), ":", color=color, lw=1, label=f"3rn + 3p(L-1)n, r = {r}")
-        ax.loglog(n, np.asarray(a[f"fig9_fma_linear_r{r}"]), "--s", color=color, ms=3, label=f"FMA-linear, r = {r}")
+        ax.loglog(n, counts.fma[r], "-o", color=color, ms=3, label=f"FMA, r = {r}")
+        ax.loglog(n, counts.fma_bound[r], ":", color=color, lw=1, label=f"3rn + 3p(L-1)n, r = {r}")
+        ax.loglog(n, counts.fma_linear[r], "--s", color=color, ms=3, label=f"FMA-linear, r = {r}")
     ax.set_xscale("log", base=2)
     ax.set_xticks(n, [str(int(v)) for v in n])
     ax.minorticks_off()
@@ -250,37 +251,40 @@ def _draw_counts(res, ax):
 # ------------------------------------------------------------------------------ check figures
 def draw_fma_structure(result, ax):
     """Level matrix of the first n <= 128 grid entry (Fig. 2 style)."""
-    names = sorted(k for k in result.arrays if k.startswith("levels_n"))
-    if not names:
+    levels = result.quantities.levels
+    if not levels:
         ax.text(0.5, 0.5, "no n <= 128 in this run", ha="center", va="center", transform=ax.transAxes)
         return
-    key = "levels_n64_r4" if "levels_n64_r4" in names else names[0]
-    depth = _matrix_image(ax, np.asarray(result.arrays[key]), f"{result.check}: {result.verdict} ({key})")
+    n, r = (64, 4) if (64, 4) in levels else min(levels)
+    depth = _matrix_image(ax, levels[(n, r)], f"{result.check}: {result.verdict} (levels_n{n}_r{r})")
     _level_legend(ax, depth)
 
 
 def draw_fma_quadtree(result, ax):
     """The 2-D level matrix (W = 16, r = 2) when the run has it, else the far-stencil counts."""
-    if "fig3b_levels" in result.arrays:
-        depth = _matrix_image(ax, np.asarray(result.arrays["fig3b_levels"]), f"{result.check}: {result.verdict}")
+    q = result.quantities
+    if q.fig3b_levels is not None:
+        depth = _matrix_image(ax, q.fig3b_levels, f"{result.check}: {result.verdict}")
         _level_legend(ax, depth)
         return
-    names = [r.name for r in result.records if r.name.startswith("far_stencils")]
-    ax.bar(range(len(names)), [result.measured[k] for k in names])
+    counts = {**{f"far_stencils_2d_level{lev}": c for lev, c in q.far_stencils_2d.items()},
+              **{f"far_stencils_1d_level{lev}": c for lev, c in q.far_stencils_1d.items()}}
+    names = list(counts)
+    ax.bar(range(len(names)), list(counts.values()))
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=60, fontsize=6)
     ax.set_title(f"{result.check}: {result.verdict}", fontsize=9)
 
 
 def draw_fma_counts(result, ax):
-    _draw_counts(result, ax)
+    _draw_counts(result.quantities.fig9, ax)
     ax.set_title(f"{result.check}: {result.verdict}", fontsize=9)
 
 
 def draw_fma_hmatrix(result, ax):
     from matplotlib.colors import LogNorm
 
-    a = np.asarray(result.arrays["fig7_matrix"])
+    a = result.quantities.fig7_matrix
     im = ax.imshow(a, cmap="viridis", norm=LogNorm(vmin=float(a[a > 0].min()), vmax=float(a.max())),
                    interpolation="nearest")
     ax.figure.colorbar(im, ax=ax, label="weight")
@@ -291,7 +295,7 @@ def draw_fma_hmatrix(result, ax):
 
 
 def draw_fma_contract(result, ax):
-    rows = np.asarray(result.arrays["row_sums_v_ones"])
+    rows = result.quantities.row_sums_v_ones
     params = result.parameters
     ax.plot(rows, lw=1, label=f"output with V = 1 ({params['implementation']}, {params['claim']})")
     ax.axhline(1.0, color="k", ls="--", lw=0.8, label="softmax contract: 1")
@@ -302,13 +306,11 @@ def draw_fma_contract(result, ax):
 
 
 def draw_fma_lowrank(result, ax):
-    m = result.measured
+    rank = result.quantities.eps_rank
     sizes = sorted(int(s) for s in result.parameters["block_sizes"])
     for kind, color in (("smooth", "tab:blue"), ("mix", "tab:orange"), ("iid", "tab:red")):
-        ax.plot(sizes, [m[f"eps_rank_{kind}_s{s}_eps1e-06"] for s in sizes], "-o", color=color,
-                label=f"{kind}, eps 1e-6")
-        ax.plot(sizes, [m[f"eps_rank_{kind}_s{s}_eps0.001"] for s in sizes], "--s", color=color, ms=3,
-                label=f"{kind}, eps 1e-3")
+        ax.plot(sizes, [rank[(kind, s, 1e-6)] for s in sizes], "-o", color=color, label=f"{kind}, eps 1e-6")
+        ax.plot(sizes, [rank[(kind, s, 1e-3)] for s in sizes], "--s", color=color, ms=3, label=f"{kind}, eps 1e-3")
     ax.plot(sizes, sizes, "k:", lw=0.8, label="full rank")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)

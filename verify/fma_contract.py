@@ -22,17 +22,47 @@ per-level variant, ``1 + #{l : G_l(i) non-empty}``, causal and not, against the 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
-from verify.core.check import Check
+from spectral.validation import InputError
+from verify.core.calibration import Calibration
+from verify.core.check import Check, Context
+from verify.core.params import Int, Real, Text
 from verify.core.result import Recorder
 
-CHECK = Check("fma_contract", claims=("FMA-8",))
+CHECK = Check("fma_contract", claims=("FMA-8",),
+              printed="the per-level softmax of eqs. (4)/(6) as printed (implementation 'fma'), which fails: rows "
+                      "sum to 1 + the number of non-empty levels",
+              host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")
+
+#: No measured tolerances: the contract's bounds are n eps (rounding of a normalised sum) and an exact law.
+CALIBRATION = Calibration()
 
 BUILTIN = ("fma", "summed-coarse")
+
+
+@CHECK.parameters
+class Params:
+    implementation: str = Text("fma", '"fma" (spectral.fma_attention, normalisation chosen by claim), '
+                                      '"summed-coarse" (a known wrong construction: must fail), or '
+                                      '"package.module:function" for a third-party f(q, k, v) taking and returning '
+                                      "NumPy arrays of shape (n, d)")
+    n: int = Int(1024, "Sequence length", low=16, high=4096, unit="tokens")
+    r: int = Int(16, "Base cell of the built-in implementations, at most n", low=1, high=4096, unit="tokens")
+    d: int = Int(32, "Query, key and value dimension", low=1, high=256)
+    scale: float = Real(1.0, "Standard deviation of the Gaussian queries and keys (sets the logit range)", low=0.0,
+                        high=4.0, low_open=True)
+    draws: int = Int(2, "Independent (q, k) draws", low=1, high=20)
+
+    def resolve(self):
+        """r at most n; the implementation is built in or a loadable callable."""
+        if self.r > self.n:
+            raise InputError(f"r must be an integer in [1, {self.n}], got {self.r}")
+        _implementation(self.implementation, self.claim, self.r)
+        return self
 
 
 def summed_coarse_attention(q, k, v, *, r):
@@ -68,6 +98,7 @@ def summed_coarse_attention(q, k, v, *, r):
 
 
 def _implementation(name, claim, r):
+    """The function ``f(q, k, v)`` named by ``implementation`` and its label (InputError when it cannot be loaded)."""
     if name == "fma":
         from spectral import fma_attention
 
@@ -88,111 +119,109 @@ def _implementation(name, claim, r):
     return fn, name
 
 
-@CHECK.define
-def run(*, implementation="fma", claim="corrected", n=1024, r=16, d=32, scale=1.0, draws=2, seed=0, device="cpu"):
-    """Hold a hierarchical attention to the softmax contract: V = 1 gives rows of 1, weights >= 0.
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What fma_contract measures on the implementation."""
 
-    Parameters
-    ----------
-    implementation : str
-        "fma" (spectral.fma_attention with the normalisation chosen by ``claim``), "summed-coarse" (a
-        known wrong construction: must fail), or "package.module:function" for a third-party
-        ``f(q, k, v)`` taking and returning NumPy arrays of shapes (n, d), (n, d), (n, d) -> (n, d).
-    claim : {"corrected", "printed"}
-        For implementation "fma": "corrected" uses the joint softmax with + log|G| (passes); "printed"
-        uses the per-level softmax of eqs. (4)/(6) (fails: rows sum to 1 + non-empty levels).
-    n : int
-        Sequence length, in [16, 4096].
-    r : int
-        Base cell of the built-in implementations, in [1, n].
-    d : int
-        Query, key and value dimension, in [1, 256].
-    scale : float
-        Standard deviation of the Gaussian queries and keys (sets the logit range), in (0, 4].
-    draws : int
-        Independent (q, k) draws, in [1, 20].
-    seed : int
-        Seed of the draws.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
+    #: the implementation in words ("toolkit FMA (joint)", "summed coarse values", "package.module:function")
+    label: str
+    #: max |f(q, k, 1) - 1| over the draws, and the range of f(q, k, 1)
+    max_row_deviation_from_1_with_v_ones: float
+    row_min_with_v_ones: float
+    row_max_with_v_ones: float
+    #: the smallest effective weight (V = columns of the identity, in chunks of d)
+    min_effective_weight: float
+    #: f(q, k, 1)[:, 0] of the first draw
+    row_sums_v_ones: np.ndarray
+    #: toolkit FMA only: max |per-level row sum - (1 + non-empty levels)| at n = min(n, 256), causal and not, and
+    #: the largest per-level row sum (None for other implementations)
+    per_level_row_sum_law_error: float | None = None
+    per_level_row_sum_max: float | None = None
 
-    Returns
-    -------
-    CheckResult
-        Passes when every row of f(q, k, 1) is 1 and every effective weight is >= 0 (to n eps).
-    """
-    from spectral import fma_attention
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """f(q, k, 1) and the effective weights of f over the draws; the per-level row-sum law of the toolkit's FMA."""
     from spectral.validation import child_rng
 
-    n = check_int("n", n, low=16, high=4096)
-    r = check_int("r", r, low=1, high=n)
-    d = check_int("d", d, low=1, high=256)
-    scale = check_real("scale", scale, low=0.0, high=4.0, low_open=True)
-    draws = check_int("draws", draws, low=1, high=20)
-    check_option("claim", claim, ("corrected", "printed"))
-    if not isinstance(implementation, str):
-        raise InputError(f"implementation must be a string, got {implementation!r}")
-    fn, label = _implementation(implementation, claim, r)
-
-    rec = Recorder()
-    eps = float(np.finfo(np.float64).eps)
-    tol = n * eps
-    row_lo, row_hi, worst_row, worst_neg = np.inf, -np.inf, 0.0, 0.0
-    with rec.timed("contract"):
-        for t in range(draws):
-            rng = child_rng(seed, "draw", t)
-            q, k = scale * rng.standard_normal((2, n, d))
+    fn, label = _implementation(p.implementation, p.claim, p.r)
+    n, d = p.n, p.d
+    row_lo, row_hi, worst_row, worst_neg, first = np.inf, -np.inf, 0.0, 0.0, None
+    with ctx.timed("contract"):
+        for t in range(p.draws):
+            rng = child_rng(p.seed, "draw", t)
+            q, k = p.scale * rng.standard_normal((2, n, d))
             out = np.asarray(fn(q, k, np.ones((n, d))), dtype=np.float64)
             if out.shape != (n, d):
                 raise InputError(f"implementation {label!r} returned shape {out.shape}, expected {(n, d)}")
             row_lo, row_hi = min(row_lo, float(out.min())), max(row_hi, float(out.max()))
             if t == 0:
-                rec.array("row_sums_v_ones", out[:, 0])
+                first = out[:, 0]
             worst_row = max(worst_row, float(np.max(np.abs(out - 1.0))))
             for start in range(0, n, d):  # effective weights: V = columns of the identity
                 cols = np.zeros((n, d))
                 width = min(d, n - start)
                 cols[start:start + width, :width] = np.eye(width)
                 worst_neg = min(worst_neg, float(np.asarray(fn(q, k, cols), dtype=np.float64)[:, :width].min()))
-    rec.at_most("max_row_deviation_from_1_with_v_ones", worst_row, tol,
+    law = {}
+    if p.implementation == "fma":
+        with ctx.timed("row_sum_law"):
+            law = _row_sum_law(n, p.r, d, p.scale, p.seed)
+    return Quantities(label=label, max_row_deviation_from_1_with_v_ones=worst_row, row_min_with_v_ones=row_lo,
+                      row_max_with_v_ones=row_hi, min_effective_weight=worst_neg, row_sums_v_ones=first, **law)
+
+
+def _row_sum_law(n, r, d, scale, seed) -> dict:
+    """FMA-8: per-level row sums of the toolkit's FMA against 1 + the non-empty levels of the definition-based sets."""
+    from manifolds.references.fma import hierarchy_1d
+    from spectral import fma_attention
+    from spectral.validation import child_rng
+
+    m = min(n, 256)
+    h = hierarchy_1d(m, min(r, m))
+    q, k = scale * child_rng(seed, "law").standard_normal((2, m, d))
+    worst_law, top = 0.0, 0.0
+    for causal in (False, True):
+        levels = np.zeros(m)
+        for lev in range(1, h.depth):
+            for i in range(m):
+                members = h.group_members[lev - 1]
+                live = [g for g in h.groups[lev - 1][i] if not causal or members[g][-1] < i]
+                levels[i] += bool(live)
+        rows = fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level", causal=causal)[:, 0]
+        worst_law = max(worst_law, float(np.max(np.abs(rows - (1.0 + levels)))))
+        top = max(top, float(rows.max()))
+    return dict(per_level_row_sum_law_error=worst_law, per_level_row_sum_max=top)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Rows of f(q, k, 1) equal 1 and effective weights >= 0 to n eps; the per-level law for the toolkit's FMA."""
+    tol = p.n * float(np.finfo(np.float64).eps)
+    label = q.label
+    rec.at_most("max_row_deviation_from_1_with_v_ones", q.max_row_deviation_from_1_with_v_ones, tol,
                 why=f"softmax contract: rounding of a normalised sum of <= n positive terms is <= n eps = {tol:.2g} "
                     "(the joint FMA measured <= 4e-16)",
-                label=f"{label}: with V = 1 the output rows are not 1 (range [{row_lo:.4g}, {row_hi:.4g}])",
+                label=f"{label}: with V = 1 the output rows are not 1 (range [{q.row_min_with_v_ones:.4g}, "
+                      f"{q.row_max_with_v_ones:.4g}])",
                 hint="rows above 1 by a level-dependent amount: each level normalised separately (FMA-8) or coarse "
                      "values summed while each coarse key is counted once; use one softmax with + log|G| and "
                      "group means")
-    rec.at_least("min_effective_weight", worst_neg, -tol,
+    rec.at_least("min_effective_weight", q.min_effective_weight, -tol,
                  why="a convex combination has nonnegative weights; -n eps allows rounding",
                  label=f"{label}: negative effective attention weights")
-    rec.info("row_min_with_v_ones", row_lo)
-    rec.info("row_max_with_v_ones", row_hi)
-
-    if implementation == "fma":
-        from manifolds.references.fma import hierarchy_1d
-
-        with rec.timed("row_sum_law"):
-            m = min(n, 256)
-            h = hierarchy_1d(m, min(r, m))
-            rng = child_rng(seed, "law")
-            q, k = scale * rng.standard_normal((2, m, d))
-            worst_law, top = 0.0, 0.0
-            for causal in (False, True):
-                levels = np.zeros(m)
-                for lev in range(1, h.depth):
-                    for i in range(m):
-                        members = h.group_members[lev - 1]
-                        live = [g for g in h.groups[lev - 1][i] if not causal or members[g][-1] < i]
-                        levels[i] += bool(live)
-                rows = fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level",
-                                     causal=causal)[:, 0]
-                worst_law = max(worst_law, float(np.max(np.abs(rows - (1.0 + levels)))))
-                top = max(top, float(rows.max()))
-        rec.at_most("per_level_row_sum_law_error", worst_law, 1e-12,
+    rec.info("row_min_with_v_ones", q.row_min_with_v_ones)
+    rec.info("row_max_with_v_ones", q.row_max_with_v_ones)
+    if q.per_level_row_sum_law_error is not None:
+        rec.at_most("per_level_row_sum_law_error", q.per_level_row_sum_law_error, 1e-12,
                     why="FMA-8 exact: each non-empty level's softmax sums to 1 and the group-mean pi^v sums to 1 "
                         "(n = min(n, 256), causal and not; measured <= 1e-15)",
                     label="FMA-8: per-level row sums differ from 1 + number of non-empty levels")
-        rec.info("per_level_row_sum_max", top)
-    return rec.finish(f"{label} is a normalised attention: f(q, k, 1) = 1 and its weights are >= 0")
+        rec.info("per_level_row_sum_max", q.per_level_row_sum_max)
+    return f"{label} is a normalised attention: f(q, k, 1) = 1 and its weights are >= 0"
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

@@ -19,17 +19,79 @@ per pixel from these definitions (:func:`manifolds.references.fma.hierarchy_2d`)
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_ints, check_option
-from verify.core.check import Check
+from verify.core.calibration import Calibration
+from verify.core.check import Check, Context
+from verify.core.params import Int, Ints
 from verify.core.result import Recorder
+from verify.fma_structure import SetDefects, _assert_all, _compare_sets, _pairs
 
-CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"))
+CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"),
+              printed="one far stencil per level 'independent of the query's location' (FMA section 2, Swin "
+                      "paragraph), which fails: 4 in 2-D, 2 in 1-D",
+              host_only="the definition-based sets are (W^2, W^2) level matrices built pixel by pixel in Python "
+                        "loops (W <= 64), compared with the toolkit's on the host")
+
+#: No measured tolerances: every assertion is an exact integer identity.
+CALIBRATION = Calibration()
 
 #: FMA Fig. 3: (a) W / r = 16 (L = 4) seen from one pixel, (b) W / r = 8 (L = 3), the whole matrix
 FIG3A = (32, 2, (12, 19))
 FIG3B = (16, 2)
+
+
+@CHECK.parameters
+class Params:
+    widths: tuple = Ints((14, 24, 16, 28, 32, 32, 64),
+                         "Image widths W (n = W^2 pixels), paired with cells; the default holds the paper's W = 14, "
+                         "r = 4 (224^2, r does not divide W) and W = 24, r = 8 (384^2)", low=1, high=64,
+                         unit="pixels")
+    cells: tuple = Ints((4, 8, 2, 4, 2, 8, 4), "Base cell sides r, one per width, each at most its W", low=1,
+                        high=64, unit="pixels")
+    stencil_length: int = Int(256, "Sequence length of the 1-D stencil count", low=16, high=4096, unit="tokens")
+    stencil_cell: int = Int(4, "Base cell of the 1-D stencil count, at most stencil_length / 16 (at least 6 groups "
+                               "at level 1)", low=1, high=256, unit="tokens")
+
+    def resolve(self):
+        """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""
+        from spectral.validation import InputError
+
+        _pairs("cells", self.cells, "width", "W", self.widths)
+        if self.stencil_cell > self.stencil_length // 16:
+            raise InputError(f"stencil_cell must be an integer in [1, {self.stencil_length // 16}], got "
+                             f"{self.stencil_cell}")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What fma_quadtree measures (counts are exact integers)."""
+
+    #: the definition-based quadtree sets of the (widths, cells) grid against spectral.fma_levels_2d / fma_groups_2d
+    sets: SetDefects
+    #: grid points whose toolkit source counts differ from the reference's
+    source_count_mismatches: int
+    #: max over the grid of max sources - (9 r^2 + 27 (L - 1))
+    max_source_excess: int
+    #: per (W, r): the most sources of a pixel and the largest near field
+    max_sources: dict[tuple[int, int], int]
+    near_field_max: dict[tuple[int, int], int]
+    #: distinct near stencils of interior cells (r | W)
+    near_stencils_interior: int
+    #: distinct (extent x, extent y, cells) of the level-1 footprints N(i) + F_1(i), and their positions
+    level1_footprint_shapes: tuple[tuple[int, int, int], ...]
+    level1_footprint_positions: int
+    #: per level with >= 6 squares per axis: the number of distinct far stencils, 2-D and 1-D
+    far_stencils_2d: dict[int, int]
+    far_stencils_1d: dict[int, int]
+    #: FMA Fig. 3a (W = 32, r = 2, pixel (12, 19)): its level per pixel, its far squares (level, x0, y0, side)
+    fig3a_query_levels: np.ndarray | None
+    fig3a_query_squares: np.ndarray | None
+    #: FMA Fig. 3b: the level matrix at W = 16, r = 2
+    fig3b_levels: np.ndarray | None
 
 
 def _far_stencils(h, side, dim):
@@ -52,90 +114,39 @@ def _far_stencils(h, side, dim):
     return out
 
 
-@CHECK.define
-def run(*, widths=(14, 24, 16, 28, 32, 32, 64), cells=(4, 8, 2, 4, 2, 8, 4), stencil_length=256, stencil_cell=4,
-        claim="corrected", seed=0, device="cpu"):
-    """Quadtree cover, tiling and source counts of 2-D FMA, and its far-field stencils.
-
-    Parameters
-    ----------
-    widths : tuple of int
-        Image widths W (n = W^2 pixels), each in [1, 64], paired with ``cells``; the default holds
-        the paper's W = 14, r = 4 (224^2, r does not divide W) and W = 24, r = 8 (384^2).
-    cells : tuple of int
-        Base cell sides r, one per width, each in [1, W].
-    stencil_length : int
-        Sequence length of the 1-D stencil count, in [16, 4096].
-    stencil_cell : int
-        Base cell of the 1-D stencil count, in [1, stencil_length / 16] (at least 6 groups at level 1).
-    claim : {"corrected", "printed"}
-        "corrected": the far stencil takes 2^dim forms per level (4 in 2-D, 2 in 1-D), by the parity of
-        the query's square on each axis. "printed": one stencil "independent of the query's location"
-        (FMA section 2, Swin paragraph); fails.
-    seed : int
-        Unused (the check is deterministic); recorded for the contract.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
-
-    Returns
-    -------
-    CheckResult
-        Passes when the per-pixel sets built from the definitions are a disjoint cover tiled by at
-        most 27 squares per level, equal the toolkit's, obey 9 r^2 + 27 (L - 1), and the stencil
-        counts match the claim variant.
-    """
-    from spectral import fma_groups_2d, fma_levels_2d
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """The per-pixel sets against the toolkit's, source counts, near stencils, footprints and far stencils."""
     from manifolds.references.fma import hierarchy_1d, hierarchy_2d
+    from spectral import fma_groups_2d, fma_levels_2d
 
-    widths = check_ints("widths", widths, low=1, high=64)
-    cells = check_ints("cells", cells, low=1, high=64)
-    if len(cells) != len(widths):
-        raise InputError(f"cells must hold one r per width ({len(widths)}), got {len(cells)}")
-    for w, r in zip(widths, cells):
-        if r > w:
-            raise InputError(f"cells must be in [1, W]: r = {r} > W = {w}")
-    stencil_length = check_int("stencil_length", stencil_length, low=16, high=4096)
-    stencil_cell = check_int("stencil_cell", stencil_cell, low=1, high=stencil_length // 16)
-    check_option("claim", claim, ("corrected", "printed"))
-
-    rec = Recorder()
-    uncovered = doubled = untiled = non_nested = level_mismatch = group_mismatch = count_mismatch = 0
-    max_squares, worst_excess = 0, -np.inf
+    parts, figures = [], {}
+    count_mismatch, worst_excess = 0, -np.inf
+    max_sources, near_max = {}, {}
     stencils2d, near_stencils, footprints = {}, set(), set()
-    with rec.timed("sets"):
-        for w, r in zip(widths, cells):
+    with ctx.timed("sets"):
+        for w, r in zip(p.widths, p.cells):
             h = hierarchy_2d(w, r)
             n = w * w
-            uncovered += int(np.count_nonzero(h.level == -1))
-            doubled += int(np.count_nonzero(h.level == -2))
-            untiled += int(np.count_nonzero(~h.tiled))
-            non_nested += int(np.count_nonzero(~h.nested))
             toolkit_levels = fma_levels_2d(w, r=r)
-            level_mismatch += int(not np.array_equal(toolkit_levels, h.level))
             toolkit = fma_groups_2d(w, r=r)
             if (w, r) == FIG3A[:2]:
                 pixel = FIG3A[2][0] * w + FIG3A[2][1]
-                rec.array("fig3a_query_levels", toolkit_levels[pixel].reshape(w, w))
+                figures["fig3a_query_levels"] = toolkit_levels[pixel].reshape(w, w)
                 squares = [(lev, (sq // -(-w // g)) * g, (sq % -(-w // g)) * g, g)
                            for lev, g in enumerate(toolkit.group_size, start=1)
                            for sq in toolkit.groups[lev - 1][pixel] if sq >= 0]
-                rec.array("fig3a_query_squares", np.array(squares, dtype=np.int64).reshape(-1, 4))
+                figures["fig3a_query_squares"] = np.array(squares, dtype=np.int64).reshape(-1, 4)
             if (w, r) == FIG3B:
-                rec.array("fig3b_levels", toolkit_levels)
-            ref_far = np.zeros(n, dtype=np.int64)
-            for lev in range(1, h.depth):
-                for i in range(n):
-                    mine = h.groups[lev - 1][i]
-                    max_squares = max(max_squares, len(mine))
-                    ref_far[i] += len(mine)
-                    got = sorted(int(x) for x in toolkit.groups[lev - 1][i] if x >= 0)
-                    group_mismatch += int(got != mine)
+                figures["fig3b_levels"] = toolkit_levels
+            defects, ref_far = _compare_sets(h, toolkit_levels, toolkit.groups, straddle=False)
+            parts.append(defects)
             ref_near = np.count_nonzero(h.level == 0, axis=1)
-            count_mismatch += int(not np.array_equal(toolkit.sources(), ref_near + ref_far))
             src = ref_near + ref_far
+            count_mismatch += int(not np.array_equal(toolkit.sources(), src))
             worst_excess = max(worst_excess, int(src.max()) - (9 * r * r + 27 * max(h.depth - 1, 0)))
-            rec.info(f"max_sources_W{w}_r{r}", int(src.max()))
-            rec.info(f"near_field_max_W{w}_r{r}", int(ref_near.max()))
+            max_sources[(w, r)] = int(src.max())
+            near_max[(w, r)] = int(ref_near.max())
             # FMA-6 (2-D): stencils of this image
             x, y = np.divmod(np.arange(n), w)
             mcell = -(-w // r)
@@ -152,58 +163,82 @@ def run(*, widths=(14, 24, 16, 28, 32, 32, 64), cells=(4, 8, 2, 4, 2, 8, 4), ste
             for lev, (m, found) in _far_stencils(h, w, 2).items():
                 if m >= 6:
                     stencils2d.setdefault(lev, set()).update(found)
-    rec.equal("uncovered_pixels", uncovered, 0, why="FMA-5 exact: the level-(L-1) window holds the whole image",
-              label="FMA-5: pixels in no set")
-    rec.equal("pixels_in_two_sets", doubled, 0, why="FMA-5 exact: each F_l removes what earlier sets took",
-              label="FMA-5: pixels in more than one set")
-    rec.equal("untiled_far_sets", untiled, 0,
-              why="FMA-5 exact: F_l is a union of aligned (border-cut) squares of side r 2^(l-1)",
-              label="FMA-5: far sets not tiled exactly by their squares")
-    rec.equal("non_nested_windows", non_nested, 0, why="FMA-5 exact: per axis, block b_l = floor(b_(l-1) / 2)",
-              label="FMA-5: a level window misses part of the previous one")
-    rec.at_most("max_squares_per_level", max_squares, 27, why="FMA-5 exact: 6 x 6 squares minus the inner 3 x 3",
-                label="FMA-5: more than 27 squares in one level")
-    rec.at_most("max_source_excess", worst_excess, 0,
-                why="FMA-5 exact: |N(i)| <= 9 r^2 and <= 27 squares per level, so sources <= 9 r^2 + 27 (L - 1)",
-                label="FMA-5: a pixel has more than 9 r^2 + 27 (L - 1) sources")
-    rec.equal("toolkit_level_mismatches", level_mismatch, 0,
-              why="spectral.fma_levels_2d (max of the two axis levels) vs the per-pixel reference, exact",
-              label="spectral.fma_levels_2d differs from the definition")
-    rec.equal("toolkit_square_mismatches", group_mismatch, 0,
-              why="spectral.fma_groups_2d (27 offsets per parity pair) vs square inclusion tests, exact",
-              label="spectral.fma_groups_2d differs from the definition")
-    rec.equal("toolkit_source_count_mismatches", count_mismatch, 0, why="source counts two ways, exact integers",
-              label="FMA-5: toolkit source counts differ from the reference")
+    with ctx.timed("stencils_1d"):
+        h1 = hierarchy_1d(p.stencil_length, p.stencil_cell)
+        stencils1d = {lev: len(found) for lev, (m, found) in _far_stencils(h1, p.stencil_length, 1).items()
+                      if m >= 6}
+    return Quantities(
+        sets=SetDefects.total(parts), source_count_mismatches=count_mismatch, max_source_excess=worst_excess,
+        max_sources=max_sources, near_field_max=near_max, near_stencils_interior=len(near_stencils),
+        level1_footprint_shapes=tuple(sorted({f[:3] for f in footprints})),
+        level1_footprint_positions=len({f[3:] for f in footprints}),
+        far_stencils_2d={lev: len(found) for lev, found in sorted(stencils2d.items())},
+        far_stencils_1d=dict(sorted(stencils1d.items())),
+        fig3a_query_levels=figures.get("fig3a_query_levels"), fig3a_query_squares=figures.get("fig3a_query_squares"),
+        fig3b_levels=figures.get("fig3b_levels"))
 
-    # FMA-6
-    rec.equal("near_stencils_interior", len(near_stencils), 1,
-              why="FMA-6 exact: the near field is the 3 x 3 cells around the pixel's cell (interior cells, r | W)",
-              label="FMA-6: the finest-level stencil is not one centred 3 x 3")
-    shapes = sorted({f[:3] for f in footprints})
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Exact cover, tiling and source bounds (FMA-5); near stencil, level-1 footprint, far stencil counts (FMA-6)."""
+    for (w, r), value in q.max_sources.items():
+        rec.info(f"max_sources_W{w}_r{r}", value)
+        rec.info(f"near_field_max_W{w}_r{r}", q.near_field_max[(w, r)])
+    s = q.sets
+    _assert_all(rec, (
+        ("equal", "uncovered_pixels", s.uncovered, 0, "FMA-5 exact: the level-(L-1) window holds the whole image",
+         "FMA-5: pixels in no set"),
+        ("equal", "pixels_in_two_sets", s.doubled, 0, "FMA-5 exact: each F_l removes what earlier sets took",
+         "FMA-5: pixels in more than one set"),
+        ("equal", "untiled_far_sets", s.untiled, 0,
+         "FMA-5 exact: F_l is a union of aligned (border-cut) squares of side r 2^(l-1)",
+         "FMA-5: far sets not tiled exactly by their squares"),
+        ("equal", "non_nested_windows", s.non_nested, 0, "FMA-5 exact: per axis, block b_l = floor(b_(l-1) / 2)",
+         "FMA-5: a level window misses part of the previous one"),
+        ("at_most", "max_squares_per_level", s.max_groups, 27, "FMA-5 exact: 6 x 6 squares minus the inner 3 x 3",
+         "FMA-5: more than 27 squares in one level"),
+        ("at_most", "max_source_excess", q.max_source_excess, 0,
+         "FMA-5 exact: |N(i)| <= 9 r^2 and <= 27 squares per level, so sources <= 9 r^2 + 27 (L - 1)",
+         "FMA-5: a pixel has more than 9 r^2 + 27 (L - 1) sources"),
+        ("equal", "toolkit_level_mismatches", s.level_mismatches, 0,
+         "spectral.fma_levels_2d (max of the two axis levels) vs the per-pixel reference, exact",
+         "spectral.fma_levels_2d differs from the definition"),
+        ("equal", "toolkit_square_mismatches", s.group_mismatches, 0,
+         "spectral.fma_groups_2d (27 offsets per parity pair) vs square inclusion tests, exact",
+         "spectral.fma_groups_2d differs from the definition"),
+        ("equal", "toolkit_source_count_mismatches", q.source_count_mismatches, 0,
+         "source counts two ways, exact integers", "FMA-5: toolkit source counts differ from the reference"),
+        # FMA-6
+        ("equal", "near_stencils_interior", q.near_stencils_interior, 1,
+         "FMA-6 exact: the near field is the 3 x 3 cells around the pixel's cell (interior cells, r | W)",
+         "FMA-6: the finest-level stencil is not one centred 3 x 3"),
+    ))
+    shapes = list(q.level1_footprint_shapes)
     rec.holds("level1_footprint_6x6", shapes == [(6, 6, 36)],
               why="FMA-6 exact: N(i) plus F_1(i) is the level-1 window, 3 x 3 blocks of side 2r = 6 x 6 cells",
               label=f"FMA-6: the level-1 footprint is not a full 6 x 6 cells square (got {shapes})")
-    rec.info("level1_footprint_positions", len({f[3:] for f in footprints}))
-    h1 = hierarchy_1d(stencil_length, stencil_cell)
-    stencils1d = {lev: found for lev, (m, found) in _far_stencils(h1, stencil_length, 1).items() if m >= 6}
-    expected = {"corrected": (4, 2), "printed": (1, 1)}[claim]
-    why = {"corrected": "FMA-6 exact: the level window starts 2 or 3 squares before the query's square by its "
-                        "parity on each axis, 2^dim forms",
-           "printed": "the paper's 'independent of the query's location' (Swin paragraph), taken literally"}[claim]
-    for lev, found in sorted(stencils2d.items()):
-        rec.equal(f"far_stencils_2d_level{lev}", len(found), expected[0], why=why,
+    rec.info("level1_footprint_positions", q.level1_footprint_positions)
+    printed = p.claim == "printed"
+    expected = (1, 1) if printed else (4, 2)
+    why = ("the paper's 'independent of the query's location' (Swin paragraph), taken literally" if printed else
+           "FMA-6 exact: the level window starts 2 or 3 squares before the query's square by its parity on each "
+           "axis, 2^dim forms")
+    for lev, count in q.far_stencils_2d.items():
+        rec.equal(f"far_stencils_2d_level{lev}", count, expected[0], why=why,
                   label=f"FMA-6: level-{lev} far stencils in 2-D")
-    for lev, found in sorted(stencils1d.items()):
-        rec.equal(f"far_stencils_1d_level{lev}", len(found), expected[1], why=why,
+    for lev, count in q.far_stencils_1d.items():
+        rec.equal(f"far_stencils_1d_level{lev}", count, expected[1], why=why,
                   label=f"FMA-6: level-{lev} far stencils in 1-D")
-    if not stencils2d:
+    if not q.far_stencils_2d:
         rec.holds("stencil_levels_present", False, why="FMA-6 needs a level with >= 6 squares per axis",
                   label="no width/cell pair has a level with 6 squares per axis", hint="add e.g. W = 64, r = 4")
     rec.note("The 6 x 6 level-1 footprint contains the 3 x 3 near window at offset 1 or 2 per axis (by the parity "
              "of the pixel's base cell), so the footprint is 'almost isotropic' but shifted with the query.")
-    return rec.finish("2-D FMA quadtree sets are a disjoint cover tiled by <= 27 squares per level with <= 9 r^2 + "
-                      f"27 (L - 1) sources; far stencils take {expected[0]} forms per level in 2-D "
-                      f"({expected[1]} in 1-D)")
+    return ("2-D FMA quadtree sets are a disjoint cover tiled by <= 27 squares per level with <= 9 r^2 + "
+            f"27 (L - 1) sources; far stencils take {expected[0]} forms per level in 2-D ({expected[1]} in 1-D)")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

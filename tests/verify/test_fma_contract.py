@@ -1,30 +1,54 @@
 """verify.fma_contract (FMA-8): joint FMA passes; per-level FMA, summed coarse values and a third-party
-function that forgets the group sizes fail; a correct third-party function passes."""
+function that forgets the group sizes fail; a correct third-party function passes.
+
+The implementation is part of the measurement (and, for "fma", so is the claim): each variant is measured
+once at a small n; the assertions are held to those quantities and to altered ones.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_contract as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"n": 256, "draws": 1}
 
 
-def test_default_passes(default_result):
-    res = default_result("fma_contract")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _measured(**kwargs):
+    p = CHECK.params(**{**SMALL, **kwargs})
+    return CHECK.assess(CHECK.measure(p), p)
+
+
+def test_joint_fma_passes(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["per_level_row_sum_max"] == pytest.approx(4.0)  # 1 + 3 far levels at n = 256, r = 16
+    assert q.label == "toolkit FMA (joint)" and q.row_sums_v_ones.shape == (256,)
 
 
 def test_printed_per_level_fails_with_rows_equal_to_the_depth():
-    res = check.run(claim="printed", n=256, draws=1)
+    res = _measured(claim="printed")
     assert not res.passed
     assert res.measured["row_min_with_v_ones"] == pytest.approx(4.0) == res.measured["row_max_with_v_ones"]
     assert "FMA-8" in res.failures[0] and "log|G|" in res.failures[0]
 
 
 def test_summed_coarse_values_fail():
-    res = check.run(implementation="summed-coarse", n=1024, draws=1)
-    assert not res.passed
-    assert res.measured["row_min_with_v_ones"] > 3.0  # 3.4 at n = 1024, r = 16 (seed 0)
+    res = _measured(implementation="summed-coarse")
+    assert not res.passed and res.record("max_row_deviation_from_1_with_v_ones").passed is False
+    assert res.measured["row_min_with_v_ones"] > 1.5  # (Z_near + sum e^s |G|) / (Z_near + sum e^s)
+    assert "per_level_row_sum_law_error" not in res.measured
 
 
 def _third_party(tmp_path, monkeypatch, body, module):
@@ -42,7 +66,7 @@ def test_third_party_dense_softmax_passes(tmp_path, monkeypatch):
         "    return e / e.sum(axis=1, keepdims=True) @ v\n"), "fma_contract_dense_attn")
     res = check.run(implementation=name, n=128, draws=1)
     assert res.passed, res.failures
-    assert "per_level_row_sum_law_error" not in res.measured
+    assert "per_level_row_sum_law_error" not in res.measured and res.quantities.label == name
 
 
 def test_third_party_without_group_sizes_fails(tmp_path, monkeypatch):
@@ -74,10 +98,30 @@ def test_summed_coarse_reference_by_hand():
     assert np.all(out[:, 0] > 1.0) and np.all(out[:, 0] < 2 * r * 2)
 
 
+@pytest.mark.parametrize("field, value, name", [
+    ("max_row_deviation_from_1_with_v_ones", 1e-9, "max_row_deviation_from_1_with_v_ones"),
+    ("max_row_deviation_from_1_with_v_ones", float("nan"), "max_row_deviation_from_1_with_v_ones"),
+    ("min_effective_weight", -1e-9, "min_effective_weight"),
+    ("min_effective_weight", float("nan"), "min_effective_weight"),
+    ("per_level_row_sum_law_error", 1e-9, "per_level_row_sum_law_error"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and back.quantities.label == q.label
+    assert np.array_equal(back.quantities.row_sums_v_ones, q.row_sums_v_ones)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"implementation": "nope"}, "implementation"), ({"implementation": "nosuchmodule_xyz:f"}, "implementation"),
-    ({"implementation": "numpy:pi"}, "implementation"), ({"n": 8}, "n"), ({"r": 0}, "r"), ({"d": 0}, "d"),
-    ({"scale": 0.0}, "scale"), ({"draws": 0}, "draws"), ({"claim": "paper"}, "claim"),
+    ({"implementation": "numpy:pi"}, "implementation"), ({"n": 8}, "n"), ({"r": 0}, "r"), ({"r": 2000}, "r"),
+    ({"d": 0}, "d"), ({"scale": 0.0}, "scale"), ({"draws": 0}, "draws"), ({"claim": "paper"}, "claim"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):

@@ -1,35 +1,80 @@
-"""verify.fma_counts (FMA-4, 12): linear counts pass, the log-linear count fails the O(n) bound."""
+"""verify.fma_counts (FMA-4, 12): linear counts pass, the log-linear count fails the O(n) bound.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+log-linear count and to quantities a wrong count would give.
+"""
+
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_counts as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+#: r = 16 is within 1 % of its limit from n = 2^12 on (r = 128 needs 2^16: the default)
+SMALL = {"max_exponent": 12, "count_cells": (16,), "reference_lengths": (256,)}
 
 
-def test_default_passes(default_result):
-    res = default_result("fma_counts")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass_with_the_paper_configurations(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     m = res.measured
     # per axis: base blocks of 4, 4, 4, 2 see 8, 12, 10, 6 columns: 132; 2-D: 132^2 of 14^4 pairs
     assert m["near_share_2d_W14_r4"] == pytest.approx(132**2 / 14**4, abs=1e-12)
     assert m["near_share_2d_W24_r8"] > 0.6 and m["pixels_with_whole_image_near_W24_r8"] == 64
     assert m["levels_1d_n1024_r64"] == 4 == math.ceil(math.log2(1024 / 64))
-    assert len(res.arrays["fig9_n"]) == len(res.arrays["fig9_fma_linear_r64"]) == 6
+    assert len(q.fig9.n) == len(q.fig9.fma_linear[64]) == 6
+    assert np.all(q.fig9.fma_linear[64] < q.fig9.fma[64]) and np.all(q.fig9.fma[64] <= q.fig9.fma_bound[64])
 
 
 def test_loglinear_count_fails_the_linear_bound():
-    res = check.run(max_exponent=12, scheme="loglinear", reference_lengths=(256,))
-    assert not res.passed
+    p = CHECK.params(**SMALL, scheme="loglinear")
+    res = CHECK.assess(CHECK.measure(p), p)
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"max_count_over_linear_bound", "count_over_limit_deviation_at_n_max"}
 
 
 def test_small_n_is_not_yet_linear():
     # at n = 2^9 with r = 128 the near-field edge term 2 r^2 / n is 17 % of 3r: named as a limit failure
-    res = check.run(max_exponent=9, count_cells=(128,), reference_lengths=(256,))
+    p = CHECK.params(max_exponent=9, count_cells=(128,), reference_lengths=(256,))
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed and "count/n is not within 1 %" in res.failures[0]
+    assert "outside the calibrated range" in res.failures[0]  # max_exponent < 16
+
+
+@pytest.mark.parametrize("field, value, name", [
+    ("queries_of_a_block_with_different_groups", 1, "queries_of_a_block_with_different_groups"),
+    ("count_mismatches", 1, "count_mismatches"),
+    ("max_count_over_linear_bound", 1.001, "max_count_over_linear_bound"),
+    ("count_over_limit_deviation_at_n_max", 0.02, "count_over_limit_deviation_at_n_max"),
+    ("count_over_limit_deviation_at_n_max", float("nan"), "count_over_limit_deviation_at_n_max"),
+    ("near_count_mismatches", 1, "near_count_mismatches"),
+    ("level_count_mismatches", 1, "level_count_mismatches"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and type(back.quantities.fig9) is check.Fig9Counts
+    assert np.array_equal(back.quantities.fig9.fma_bound[128], q.fig9.fma_bound[128])
+    assert back.quantities.near_share_2d == q.near_share_2d
+    assert np.array_equal(back.quantities.count_over_bound[(16, 4)], q.count_over_bound[(16, 4)])
 
 
 @pytest.mark.parametrize("kwargs, match", [

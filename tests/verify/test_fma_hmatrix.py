@@ -1,31 +1,77 @@
-"""verify.fma_hmatrix (FMA-7, 9): default passes; a dense matrix and the printed per-level claim fail."""
+"""verify.fma_hmatrix (FMA-7, 9): far blocks of rank <= p; a dense matrix and the printed per-level claim fail.
 
+The measurement runs once at small settings (n = 64, r = 8: three levels); the assertions are held to
+those quantities, to the printed claim and to quantities a wrong matrix would give.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_hmatrix as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"n": 64}
 
 
-def test_default_passes(default_result):
-    res = default_result("fma_hmatrix")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["far_blocks_tested"] > 0
     assert res.measured["max_far_block_rank_minus_p"] == 0  # rank p is attained, not just bounded
+    assert {rank for (rank_p, rank) in q.block_ranks if rank_p == 4} == {4}
     # keys constant on blocks of r only: the joint variant is not exact at L = 3
     assert res.measured["joint_deviation_keys_constant_on_base_blocks_n64_r8"] > 0.05
+    assert q.fig7_matrix.shape == (64, 64) and int(q.fig7_levels.max()) == 3
 
 
 def test_dense_softmax_matrix_fails_the_rank_test():
-    res = check.run(n=128, ranks=(1,), matrix="full")
+    p = CHECK.params(n=64, ranks=(1,), matrix="full")
+    res = CHECK.assess(CHECK.measure(p), p)
     failed = {r.name for r in res.records if r.passed is False}
     assert {"max_far_block_rank_minus_p", "max_relative_reconstruction_error"} <= failed
 
 
-def test_printed_per_level_is_not_exact():
-    res = check.run(n=128, ranks=(2,), claim="printed")
+def test_printed_per_level_is_not_exact(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"per_level_deviation_group_constant_keys"}
     assert res.record("per_level_deviation_group_constant_keys").measured > 0.5
+
+
+@pytest.mark.parametrize("field, value, name", [
+    ("max_far_block_rank_minus_p", 1, "max_far_block_rank_minus_p"),
+    ("max_relative_reconstruction_error", 1e-10, "max_relative_reconstruction_error"),
+    ("n16_r8_max_deviation", 1e-6, "n16_r8_max_deviation"),
+    ("n24_r8_joint_deviation", 1e-3, "n24_r8_joint_deviation"),
+    ("joint_deviation_group_constant_keys", 1e-6, "joint_deviation_group_constant_keys"),
+    ("per_level_deviation_group_constant_keys", 1e-3, "per_level_deviation_group_constant_keys"),
+    ("max_relative_reconstruction_error", float("nan"), "max_relative_reconstruction_error"),
+    ("n24_r8_joint_deviation", float("nan"), "n24_r8_joint_deviation"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.block_ranks == q.block_ranks
+    assert np.array_equal(back.quantities.fig7_matrix, q.fig7_matrix)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -1,33 +1,85 @@
-"""verify.fma_quadtree (FMA-5, 6): the default passes; the printed stencil claim fails; bad input."""
+"""verify.fma_quadtree (FMA-5, 6): the 2-D sets equal the toolkit's; the printed stencil claim fails; bad input.
 
+The measurement runs once at small settings (the paper's W = 14, r = 4 and a W = 24 image with full level-1
+stencils); the assertions are held to those quantities, to the printed claim and to altered quantities.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_quadtree as check
+from verify.core.result import CheckResult
+from verify.fma_structure import SetDefects
+
+CHECK = check.CHECK
+SMALL = {"widths": (14, 24), "cells": (4, 4), "stencil_length": 128}
 
 
-def test_default_passes_with_the_paper_configurations(default_result):
-    res = default_result("fma_quadtree")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass_with_the_paper_configuration(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     m = res.measured
-    assert m["max_sources_W64_r4"] == 205 <= 9 * 16 + 27 * 3
     assert m["max_sources_W14_r4"] == 151 <= 9 * 16 + 27
-    assert m["near_field_max_W24_r8"] == 576  # centre pixels see the whole 24 x 24 image exactly
+    assert m["near_field_max_W14_r4"] == 144  # 3 x 3 cells of 4 x 4 pixels, cut at the border
     assert m["far_stencils_2d_level1"] == 4 and m["far_stencils_1d_level1"] == 2
     assert m["level1_footprint_positions"] == 4
+    assert q.fig3a_query_levels is None and q.fig3b_levels is None  # (32, 2) and (16, 2) not in this grid
 
 
-def test_printed_location_independence_fails():
-    res = check.run(widths=(32,), cells=(4,), stencil_length=128, claim="printed")
-    assert not res.passed
+def test_printed_location_independence_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
-    assert "far_stencils_2d_level1" in failed and "far_stencils_1d_level1" in failed
-    assert "uncovered_pixels" not in failed  # the cover itself holds
+    assert failed == {f"far_stencils_2d_level{lev}" for lev in q.far_stencils_2d} | {
+        f"far_stencils_1d_level{lev}" for lev in q.far_stencils_1d}
+    assert "far_stencils_2d_level1" in failed and "far_stencils_1d_level1" in failed  # the cover itself holds
 
 
 def test_no_stencil_level_is_named():
-    res = check.run(widths=(14,), cells=(4,), stencil_length=64)
+    p = CHECK.params(widths=(14,), cells=(4,), stencil_length=64)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed and "no width/cell pair" in " ".join(res.failures)
+
+
+@pytest.mark.parametrize("alter, name", [
+    (lambda q: {"sets": dataclasses.replace(q.sets, uncovered=1)}, "uncovered_pixels"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, doubled=1)}, "pixels_in_two_sets"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, untiled=1)}, "untiled_far_sets"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, non_nested=1)}, "non_nested_windows"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, max_groups=28)}, "max_squares_per_level"),
+    (lambda q: {"max_source_excess": 1}, "max_source_excess"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, level_mismatches=1)}, "toolkit_level_mismatches"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, group_mismatches=1)}, "toolkit_square_mismatches"),
+    (lambda q: {"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
+    (lambda q: {"near_stencils_interior": 2}, "near_stencils_interior"),
+    (lambda q: {"level1_footprint_shapes": ((6, 6, 36), (5, 6, 30))}, "level1_footprint_6x6"),
+    (lambda q: {"far_stencils_2d": {1: 1}}, "far_stencils_2d_level1"),
+    (lambda q: {"far_stencils_1d": {1: 1}}, "far_stencils_1d_level1"),
+    (lambda q: {"far_stencils_2d": {}}, "stencil_levels_present"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **alter(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and type(back.quantities.sets) is SetDefects
+    assert back.quantities.sets == q.sets and back.quantities.sets.straddling is None
+    assert back.quantities.max_sources == q.max_sources and back.quantities.far_stencils_2d == q.far_stencils_2d
+    assert back.quantities.level1_footprint_shapes == ((6, 6, 36),)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -38,3 +90,14 @@ def test_no_stencil_level_is_named():
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+def test_shares_the_set_comparison_with_fma_structure():
+    from manifolds.references.fma import hierarchy_2d
+    from spectral import fma_groups_2d, fma_levels_2d
+    from verify.fma_structure import _compare_sets
+
+    h = hierarchy_2d(6, 2)
+    defects, far = _compare_sets(h, fma_levels_2d(6, r=2), fma_groups_2d(6, r=2).groups, straddle=False)
+    assert defects == SetDefects(0, 0, 0, 0, max_groups=defects.max_groups, level_mismatches=0, group_mismatches=0)
+    assert np.array_equal(np.count_nonzero(h.level == 0, axis=1) + far, fma_groups_2d(6, r=2).sources())

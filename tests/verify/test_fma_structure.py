@@ -1,32 +1,80 @@
-"""verify.fma_structure (FMA-1, 2, 3, 10): the default passes; group-length windows fail; bad input."""
+"""verify.fma_structure (FMA-1, 2, 3, 10): the sets built from the definitions equal the toolkit's; group-length
+windows fail; bad input.
 
+The measurement runs once at small settings; the assertions are held to those quantities and to quantities a
+wrong hierarchy would give.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_structure as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"lengths": (64, 100, 24), "cells": (4, 5, 8), "max_exponent": 9, "count_cells": (16,)}
 
 
-def test_default_passes_with_the_paper_numbers(default_result):
-    res = default_result("fma_structure")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass_with_the_paper_numbers(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["max_sources_n1024_r64"] == 199  # <= 3r + 3(L-1) = 201
     assert res.record("max_groups_per_level").measured == 3
     assert res.measured["causal_future_influence"] == 0.0
     assert res.measured["fma_linear_causal_future_influence"] > 0  # pooled queries leak (noted)
     assert any("FMA-linear" in note for note in res.notes)
+    assert set(q.levels) == {(64, 4), (100, 5), (24, 8)} and q.levels[(64, 4)].shape == (64, 64)
 
 
 def test_group_length_windows_fail():
-    res = check.run(lengths=(64, 100, 24), cells=(4, 5, 8), max_exponent=10, window="group-length")
-    assert not res.passed
+    p = CHECK.params(**{**SMALL, "window": "group-length"})
+    res = CHECK.assess(CHECK.measure(p), p)
     failed = {r.name for r in res.records if r.passed is False}
     assert {"uncovered_keys", "untiled_far_sets", "toolkit_level_mismatches"} <= failed
     assert any("FMA-1" in f for f in res.failures)
 
 
-def test_small_grid_passes():
-    res = check.run(lengths=(16, 17, 33, 7), cells=(16, 16, 16, 3), max_exponent=9, count_cells=(4,), ranks=(2,))
-    assert res.passed, res.failures
+@pytest.mark.parametrize("alter, name", [
+    (lambda q: {"sets": dataclasses.replace(q.sets, uncovered=1)}, "uncovered_keys"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, doubled=2)}, "keys_in_two_sets"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, untiled=1)}, "untiled_far_sets"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, max_groups=4)}, "max_groups_per_level"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, non_nested=1)}, "non_nested_windows"),
+    (lambda q: {"python_set_mismatches": 1}, "python_set_mismatches"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, level_mismatches=1)}, "toolkit_level_mismatches"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, group_mismatches=1)}, "toolkit_group_mismatches"),
+    (lambda q: {"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
+    (lambda q: {"sets": dataclasses.replace(q.sets, straddling=1)}, "straddling_groups"),
+    (lambda q: {"max_source_excess": 1}, "max_source_excess"),
+    (lambda q: {"max_total_over_memory_bound": 1.01}, "max_total_over_memory_bound"),
+    (lambda q: {"max_total_over_memory_bound": float("nan")}, "max_total_over_memory_bound"),
+    (lambda q: {"table6_levels": {**q.table6_levels, 64: 5}}, "levels_n1024_r64"),
+    (lambda q: {"causal_future_influence": 1e-17}, "causal_future_influence"),
+    (lambda q: {"causal_future_influence": float("nan")}, "causal_future_influence"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **alter(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and type(back.quantities.sets) is check.SetDefects
+    assert back.quantities.sets == q.sets
+    assert np.array_equal(back.quantities.levels[(64, 4)], q.levels[(64, 4)])
+    assert np.array_equal(back.quantities.max_sources[(16, 4)], q.max_sources[(16, 4)])
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -40,9 +88,10 @@ def test_bad_input(kwargs, match):
 
 
 def test_cli(capsys):
-    assert check.main(["--lengths", "64,100", "--cells", "4,5", "--max-exponent", "9", "--quiet"]) == 0
-    assert check.main(["--lengths", "64", "--cells", "4", "--max-exponent", "9", "--window", "group-length",
-                       "--quiet"]) == 1
+    assert check.main(["--lengths", "64,100", "--cells", "4,5", "--max-exponent", "9", "--count-cells", "16",
+                       "--quiet"]) == 0
+    assert check.main(["--lengths", "64", "--cells", "4", "--max-exponent", "9", "--count-cells", "16", "--window",
+                       "group-length", "--quiet"]) == 1
     capsys.readouterr()
     assert check.main(["--lengths", "8", "--cells", "9"]) == 2
     assert "cells" in capsys.readouterr().err
