@@ -73,6 +73,10 @@ class CalibrationRow:
     @property
     def margin(self) -> float:
         """How far the worst value is from the tolerance (> 1: inside), in the sense of the record."""
+        if self.sense == "within":  # distance to the nearer bound over the half-width, plus 1: > 1 inside
+            lo, hi = self.tolerance
+            half = (hi - lo) / 2 or 1.0
+            return 1.0 + min(self.worst - lo, hi - self.worst) / half
         if self.sense == "at_least":
             return self.worst / self.tolerance if self.tolerance else math.inf
         return self.tolerance / self.worst if self.worst else math.inf
@@ -165,7 +169,11 @@ def _row(row, results, setting, drift_limit) -> CalibrationRow:
         failed += record.passed is False
     if not values:
         raise InputError(f"{row.name} is not asserted at the setting {setting or 'defaults'}")
-    worst = min(values) if sense == "at_least" else max(values)
+    if sense == "within":  # the value nearest a bound of the interval
+        lo, hi = row.value
+        worst = min(values, key=lambda v: min(v - lo, hi - v))
+    else:
+        worst = min(values) if sense == "at_least" else max(values)
     status = "EXCEEDS" if failed else "ok"
     result = CalibrationRow(row.name, setting, sense, row.value, row.measured, worst, len(results), failed, status)
     d = result.drift

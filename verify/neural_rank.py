@@ -31,12 +31,12 @@ import dataclasses
 
 import numpy as np
 
-from manifolds.references.neural import (ACTIVATIONS, RANK_TOLERANCES, check_activations, mlp_cases, rank_profile,
+from manifolds.references.neural import (ACTIVATIONS, RANK_TOLERANCES, mlp_cases, rank_profile,
                                          softmax_rows)
 from spectral.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
-from verify.core.params import Int, Ints, Spec
+from verify.core.params import Int, Ints, Options
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
@@ -52,29 +52,9 @@ CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"),
 _ALGEBRA_TOL = 1e-12
 
 
-class _ActivationNames(Spec):
-    """A non-empty tuple of activation names from ACTIVATIONS (comma-separated on the command line)."""
-
-    def validate(self, value):
-        if isinstance(value, str):  # the command line gives "relu,tanh"
-            value = tuple(v.strip() for v in value.split(",") if v.strip())
-        return check_activations(self.name or "activations", value)
-
-    def type_text(self) -> str:
-        return "tuple of str"
-
-    def constraint(self) -> str:
-        return "names from " + ", ".join(ACTIVATIONS)
-
-
 def Activations(default, doc):  # noqa: N802 - reads as a declaration, like Ints
-    """A declared tuple of activation names (a sequence, or one comma-separated string), at least one.
-
-    ``verify.core.params`` has no tuple-of-strings kind: this is its stand-in for the NEURAL checks
-    (kind ``str`` on the command line, validated into a tuple by the shared ``check_activations``).
-    """
-    spec = _ActivationNames("str", tuple(default), doc)
-    return dataclasses.field(default=spec.validate(spec.default), metadata={"spec": spec})
+    """A declared tuple of activation names from ACTIVATIONS (comma-separated on the command line)."""
+    return Options(default, ACTIVATIONS, doc)
 
 
 def _worst(a, b) -> float:

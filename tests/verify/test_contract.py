@@ -197,21 +197,28 @@ def test_default_run_passes_with_typed_records(name, default_result):
     json.loads(result.to_json())  # valid JSON (non-finite numbers as strings)
 
 
-def _quantities_equal(a, b):
+def _quantities_equal(a, b, where="quantities"):
+    """Typed quantities read back from JSON equal the measured ones (arrays, dicts, tuples, nested)."""
     import numpy as np
 
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(y, np.ndarray):
-            np.testing.assert_array_equal(np.asarray(x), y, err_msg=f.name)
-        elif isinstance(y, float) and math.isnan(y):
-            assert math.isnan(x), f.name
-        elif dataclasses.is_dataclass(y):
-            _quantities_equal(x, y)
-        elif isinstance(y, dict):
-            assert x.keys() == y.keys(), f.name
-        else:
-            assert x == y or x is y, f.name
+    if dataclasses.is_dataclass(b):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(b):
+            _quantities_equal(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(b, np.ndarray):
+        np.testing.assert_array_equal(np.asarray(a), b, err_msg=where)
+    elif isinstance(b, dict):
+        assert isinstance(a, dict) and a.keys() == b.keys(), where
+        for k in b:
+            _quantities_equal(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(b, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _quantities_equal(x, y, f"{where}[{i}]")
+    elif isinstance(b, float) and math.isnan(b):
+        assert math.isnan(a), where
+    else:
+        assert a == b, (where, a, b)
 
 
 def _records_equal(a, b):

@@ -12,13 +12,15 @@ A check keeps its measured tolerances in one table at the top of its module::
 and asserts with it (``rec.at_most("slope_gap", q.slope_gap, CALIBRATION.get("slope_gap", p))``).
 A row says
 
-* ``value``: the tolerance (a bound for ``at_most``/``at_least``, the absolute tolerance of ``close``);
+* ``value``: the tolerance (a bound for ``at_most``/``at_least``, the absolute tolerance of ``close``,
+  an interval ``(lo, hi)`` for ``within``);
 * ``why``: where it comes from (the margin over what was measured, what a wrong input gives);
 * ``setting``: the parameter values the row applies to (the most specific matching row wins);
 * ``measured``: the worst value of the statistic seen when it was calibrated;
 * ``over``: the grids of parameter values (seeds included) it was calibrated over, which
   ``python -m verify.calibrate CHECK`` measures again to report drift;
-* ``valid``: the range of the parameters it is known to hold in. A run outside it still asserts the
+* ``valid``: the range of the parameters it is known to hold in (``(lo, hi)`` with numbers or None
+  is an interval; a list, set or other tuple lists the allowed values). A run outside it still asserts the
   tolerance, says so in a note, and a failure names the range and how to calibrate the new setting.
 
 Tolerances that are not measured (exact algebra at a few eps, bounds computed from theory in the
@@ -68,8 +70,10 @@ class Tolerance:
         if isinstance(self.over, Mapping):
             object.__setattr__(self, "over", (self.over,))
         object.__setattr__(self, "over", tuple({k: tuple(v) for k, v in g.items()} for g in self.over))
-        if not (isinstance(self.value, (int, float)) and math.isfinite(self.value)):
-            raise ValueError(f"tolerance {self.name!r}: value must be a finite number, got {self.value!r}")
+        values = self.value if isinstance(self.value, tuple) else (self.value,)
+        if not (len(values) in (1, 2) and all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)):
+            raise ValueError(f"tolerance {self.name!r}: value must be a finite number, or an interval (lo, hi) for "
+                             f"within(), got {self.value!r}")
 
     def matches(self, params) -> bool:
         """Whether ``params`` (a Params object or a mapping) has this row's setting."""
@@ -91,7 +95,7 @@ class Tolerance:
     def valid_text(self) -> str:
         parts = []
         for k, rng in self.valid.items():
-            if isinstance(rng, tuple) and len(rng) == 2 and not isinstance(rng[0], str):
+            if _is_interval(rng):
                 lo, hi = rng
                 if lo is not None and hi is not None:
                     parts.append(f"{_fmt(lo)} <= {k} <= {_fmt(hi)}")
@@ -110,7 +114,7 @@ class Tolerance:
             v = _get(params, k)
             if v is None:
                 continue
-            if isinstance(rng, tuple) and len(rng) == 2 and not isinstance(rng[0], str):
+            if _is_interval(rng):
                 lo, hi = rng
                 if (lo is not None and v < lo) or (hi is not None and v > hi):
                     out.append(f"{k} = {_fmt(v)}")
@@ -132,6 +136,12 @@ class Tolerance:
         sets = " ".join(f"--set {o.replace(' = ', '=')}" for o in outside)
         return (f"tolerance of {self.name} calibrated for {self.valid_text()}; this run has {', '.join(outside)}: "
                 f"outside the calibrated range (stay inside it, or measure this setting with {cmd} {sets})")
+
+
+def _is_interval(rng) -> bool:
+    """``(lo, hi)`` with numbers or None is an interval; any other collection lists the allowed values."""
+    return (isinstance(rng, tuple) and len(rng) == 2
+            and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in rng))
 
 
 def _get(params, key):

@@ -257,8 +257,8 @@ class Check:
 
         With ``methods``, ``"auto"`` resolves to the first path (in ``methods`` order, or the order
         of the returned mapping) whose need fits the memory available now on ``p.device``, and the
-        path taken is held to its estimate before anything is allocated. Without ``methods`` the one
-        path returned is held to its estimate.
+        path taken is held to its estimate before anything is allocated. Without ``methods`` every
+        need returned is held to its estimate, in order (one per size option of the request).
         """
         self._memory = fn
         return fn
@@ -357,9 +357,9 @@ class Check:
         from verify.core.memory import choose_path
 
         needs = self._memory(p)
-        if self.methods is None:
-            (need,) = needs.values()
-            need.require(device=p.device)
+        if self.methods is None:  # every need applies, in order (a check may have several size options)
+            for need in needs.values():
+                need.require(device=p.device)
             return p
         method = choose_path(p.method, needs, device=p.device)
         return dataclasses.replace(p, method=method) if method != p.method else p

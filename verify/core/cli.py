@@ -196,8 +196,8 @@ def add_spec_argument(parser, spec) -> None:
     kwargs: dict[str, Any] = {"dest": name, "default": spec.default, "help": helptext}
     if spec.kind == "bool":  # "--full" alone means true; "--full false" is accepted too
         kwargs.update(type=_parse_bool, nargs="?", const=True, metavar="{true,false}")
-    elif spec.kind in ("ints", "floats"):
-        parse, what = _SCALARS["int" if spec.kind == "ints" else "float"]
+    elif spec.kind in ("ints", "floats", "strs"):
+        parse, what = _SCALARS[{"ints": "int", "floats": "float", "strs": "str"}[spec.kind]]
         kwargs.update(type=_parse_optional(_parse_tuple(parse, what)) if spec.default is None
                       else _parse_tuple(parse, what), metavar="A,B")
     else:

@@ -33,10 +33,11 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["Spec", "Int", "Real", "Choice", "Flag", "Text", "Ints", "Reals", "spec_of", "specs", "describe",
-           "validate_value", "interval_text"]
+__all__ = ["Spec", "Int", "Real", "Choice", "Flag", "Text", "Ints", "Reals", "Options", "spec_of", "specs",
+           "describe", "validate_value", "interval_text"]
 
-KINDS = ("int", "float", "str", "bool", "ints", "floats")
+KINDS = ("int", "float", "str", "bool", "ints", "floats", "strs")
+SEQUENCES = ("ints", "floats", "strs")
 
 
 def interval_text(low, high, low_open: bool = False, high_open: bool = False) -> str:
@@ -54,8 +55,8 @@ class Spec:
 
     Attributes
     ----------
-    kind : {"int", "float", "str", "bool", "ints", "floats"}
-        What the value is: a scalar, or (``ints``, ``floats``) a tuple of scalars.
+    kind : {"int", "float", "str", "bool", "ints", "floats", "strs"}
+        What the value is: a scalar, or (``ints``, ``floats``, ``strs``) a tuple of scalars.
     default : object
         The default value; ``None`` for an automatic parameter (see ``auto``).
     doc : str
@@ -65,7 +66,8 @@ class Spec:
     low_open, high_open : bool
         Whether each bound is excluded.
     choices : tuple of str, optional
-        The allowed values of a ``str`` parameter; ``None`` for free text.
+        The allowed values of a ``str`` parameter (of each element of a ``strs`` one); ``None`` for
+        free text.
     unit : str
         Unit of the value (``"points"``, ``"s"``), shown in ``--help``.
     auto : str
@@ -110,10 +112,10 @@ class Spec:
         """The constraint in words: ``in (0, 2]``, ``one of grid, random``, ``each in [4, 4096], at least 3``."""
         parts = []
         if self.choices is not None:
-            parts.append("one of " + ", ".join(self.choices))
+            parts.append(("each one of " if self.kind == "strs" else "one of ") + ", ".join(self.choices))
         elif self.interval is not None:
-            parts.append(("each in " if self.kind in ("ints", "floats") else "in ") + self.interval)
-        if self.kind in ("ints", "floats"):
+            parts.append(("each in " if self.kind in SEQUENCES else "in ") + self.interval)
+        if self.kind in SEQUENCES:
             if self.max_len == self.min_len:
                 parts.append(f"{self.min_len} values")
             elif self.min_len > 1 or self.max_len is not None:
@@ -138,9 +140,11 @@ class Spec:
             return check_option(name, value, self.choices) if self.choices is not None else value
         if self.kind in ("int", "float"):
             return self._scalar(name, value)
+        if self.kind == "strs" and isinstance(value, str):  # one comma-separated string: "relu,tanh"
+            value = tuple(v.strip() for v in value.split(",") if v.strip())
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__") or isinstance(value, Mapping):
-            raise InputError(f"{name} must be a sequence of {'integers' if self.kind == 'ints' else 'numbers'}, "
-                             f"got {value!r}")
+            what = {"ints": "integers", "floats": "numbers", "strs": "strings"}[self.kind]
+            raise InputError(f"{name} must be a sequence of {what}, got {value!r}")
         out = tuple(self._scalar(name, v) for v in value)
         if len(out) < self.min_len or (self.max_len is not None and len(out) > self.max_len):
             want = (f"exactly {self.min_len}" if self.max_len == self.min_len else
@@ -150,6 +154,10 @@ class Spec:
         return out
 
     def _scalar(self, name, value):
+        if self.kind == "strs":
+            if not isinstance(value, str):
+                raise InputError(f"{name} must hold strings, got {value!r}")
+            return check_option(name, value, self.choices) if self.choices is not None else value
         if self.kind in ("int", "ints"):
             return check_int(name, value, low=self.low, high=self.high)
         return check_real(name, value, low=self.low, high=self.high, low_open=self.low_open,
@@ -160,8 +168,10 @@ class Spec:
         """The numpydoc type: ``int``, ``float``, ``{"grid", "random"}``, ``tuple of int``, ``bool``."""
         if self.choices is not None:
             return "{" + ", ".join(f'"{c}"' for c in self.choices) + "}"
+        if self.choices is not None and self.kind == "strs":
+            return "tuple of {" + ", ".join(f'"{c}"' for c in self.choices) + "}"
         base = {"int": "int", "float": "float", "str": "str", "bool": "bool", "ints": "tuple of int",
-                "floats": "tuple of float"}[self.kind]
+                "floats": "tuple of float", "strs": "tuple of str"}[self.kind]
         return base + (", optional" if self.default is None else "")
 
     def default_text(self) -> str:
@@ -192,7 +202,7 @@ class Spec:
             out["low_open"] = True
         if self.high is not None and self.high_open:
             out["high_open"] = True
-        if self.kind in ("ints", "floats"):
+        if self.kind in SEQUENCES:
             out["min_len"], out["max_len"] = self.min_len, self.max_len
         return out
 
@@ -250,6 +260,16 @@ def Reals(default, doc, *, low=None, high=None, low_open=False, high_open=False,
     default = None if default is None else tuple(float(v) for v in default)
     return _field(Spec("floats", default, doc, low=low, high=high, low_open=low_open, high_open=high_open,
                        min_len=min_len, max_len=max_len, unit=unit, auto=auto))
+
+
+def Options(default, choices, doc, *, min_len=1, max_len=None, auto=""):  # noqa: N802
+    """A tuple of strings, each one of ``choices`` (``None``: free text), with ``min_len`` to ``max_len`` elements.
+
+    On the command line (and as a Python string) the elements are comma-separated: ``relu,tanh``.
+    """
+    default = None if default is None else tuple(default)
+    return _field(Spec("strs", default, doc, choices=None if choices is None else tuple(choices), min_len=min_len,
+                       max_len=max_len, auto=auto))
 
 
 def spec_of(field: dataclasses.Field) -> Spec:

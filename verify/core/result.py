@@ -283,8 +283,9 @@ class Recorder:
         return self._add(Record(name, _scalar(measured), "at_least", None, _scalar(bound), why=why, label=label,
                                 hint=hint))
 
-    def within(self, name, measured, interval, *, why, label="", hint="") -> Record:
-        """Assert ``lo <= measured <= hi`` for ``interval = (lo, hi)``."""
+    def within(self, name, measured, interval, *, why="", label="", hint="") -> Record:
+        """Assert ``lo <= measured <= hi`` for ``interval = (lo, hi)`` (or a calibrated Tolerance holding it)."""
+        interval, why, hint = self._tolerance(name, interval, why, hint)
         lo, hi = interval
         return self._add(Record(name, _scalar(measured), "within", None, (_scalar(lo), _scalar(hi)), why=why,
                                 label=label, hint=hint))
