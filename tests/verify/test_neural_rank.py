@@ -153,3 +153,9 @@ def test_cli_exit_codes(capsys):
     assert check.main(["--hidden", "0", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "hidden" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("hidden", [(4, True), ()])
+def test_hidden_widths_are_integers_and_not_empty(hidden):
+    with pytest.raises(InputError, match="hidden"):
+        check.run(hidden=hidden)
