@@ -32,8 +32,9 @@ CHECK = Check("appendix_c", claims=("DRIFT-13",),
               printed="Proposition 1 as printed (the Laplacian and density-drift terms divided by m0), which fails")
 
 _WHY = ("3 Richardson levels leave an O(eps^4) remainder and quadrature round-off 1e-12 / eps_min far below 1e-4: "
-        "|quadrature - corrected| = 1.4e-12 (1-D), 2.4e-9 (2-D) at the defaults, <= 4.0e-5 over the allowed range "
-        "(eps_max / c <= 0.01; 3.1e-3 at 0.02); the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
+        "|quadrature - corrected| = 1.4e-12 (1-D), 2.4e-9 (2-D) at the defaults; over the corners of the allowed range "
+        "(eps_max / c <= 0.01; 3.1e-3 at 0.02) the worst are 9.4e-5 (1-D, at c = 0.5, eps_max = 0.005, d3 = 1, "
+        "a = -2) and 4.0e-6 (2-D); the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
 #: the corners of the allowed range (c in [0.5, 10], d3 in [-1, 1], a in [-2, 2], eps_max / c <= 0.01)
 _CORNERS = ({"c": (0.5,), "eps_max": (1e-4, 0.005), "d3": (-1.0, 1.0), "a": (-2.0, 2.0)},
             {"c": (2.0,), "eps_max": (4e-3, 0.02), "d3": (-1.0, 0.6, 1.0), "a": (-2.0, 0.5, 2.0)},
@@ -41,8 +42,8 @@ _CORNERS = ({"c": (0.5,), "eps_max": (1e-4, 0.005), "d3": (-1.0, 1.0), "a": (-2.
 
 #: The measured tolerances (deterministic quadrature: the seed is unused).
 CALIBRATION = Calibration(
-    Tolerance("coefficient_1d", 1e-4, measured=4.0e-5, over=_CORNERS, why=_WHY),
-    Tolerance("coefficient_2d", 1e-4, measured=4.0e-5, over=_CORNERS, why=_WHY),
+    Tolerance("coefficient_1d", 1e-4, measured=9.4e-5, over=_CORNERS, why=_WHY),
+    Tolerance("coefficient_2d", 1e-4, measured=4.0e-6, over=_CORNERS, why=_WHY),
 )
 
 
@@ -134,8 +135,9 @@ class Params:
 
     def resolve(self):
         """eps_max / c <= 0.01: the Richardson remainder is O((eps_max / c)^4)."""
-        # measured max |quadrature - corrected| 4.0e-5 for eps_max / c <= 0.01 over the allowed c, d3, a (tolerance
-        # 1e-4) but 3.1e-3 at eps_max / c = 0.02, so larger ratios are refused rather than reported as failures
+        # measured max |quadrature - corrected| 9.4e-5 for eps_max / c <= 0.01 over the corners of the allowed c, d3, a
+        # (tolerance 1e-4; CALIBRATION) but 3.1e-3 at eps_max / c = 0.02, so larger ratios are refused rather than
+        # reported as failures
         if self.eps_max / self.c > 0.01 + 1e-12:
             raise InputError(f"eps_max / c must be <= 0.01 (Richardson remainder), got eps_max={self.eps_max!r}, "
                              f"c={self.c!r}")

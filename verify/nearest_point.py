@@ -43,12 +43,12 @@ _FLOOR = ("a constant offset has slope 0 but must not pass: 0.0024-0.015 (points
 
 #: The measured tolerances (at the defaults over seeds 0-29).
 CALIBRATION = Calibration(
-    Tolerance("example3_symmetric", 1e-8, measured=6.4e-11, over=_SEEDS, why=_EXAMPLE3),
-    Tolerance("example3_general", 1e-8, measured=6.4e-11, over=_SEEDS, why=_EXAMPLE3),
-    Tolerance("example3_identity_case", 1e-8, measured=6.4e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("example3_symmetric", 1e-8, measured=6.3e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("example3_general", 1e-8, measured=6.0e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("example3_identity_case", 1e-8, measured=5.1e-11, over=_SEEDS, why=_EXAMPLE3),
     Tolerance("point_limit_slope", 0.15, measured=0.12, over=_SEEDS, why=_SLOPE),
     Tolerance("circle_limit_slope", 0.15, measured=0.066, over=_SEEDS, why=_SLOPE),
-    Tolerance("point_limit_min_error", 0.05, measured=0.015, over=_SEEDS, why=_FLOOR),
+    Tolerance("point_limit_min_error", 0.05, measured=0.0153, over=_SEEDS, why=_FLOOR),
     Tolerance("circle_limit_min_error", 0.05, measured=0.0015, over=_SEEDS, why=_FLOOR),
 )
 
