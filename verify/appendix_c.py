@@ -26,7 +26,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Real
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "CALIBRATION", "run", "main"]
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
 CHECK = Check("appendix_c", claims=("DRIFT-13",),
               printed="Proposition 1 as printed (the Laplacian and density-drift terms divided by m0), which fails")

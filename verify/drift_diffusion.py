@@ -30,7 +30,7 @@ from verify.core.memory import PathNeed, circle_pairs
 from verify.core.params import Choice, Flag, Int, Real, Spec
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "CALIBRATION", "TIERS", "CLAIMED", "asserted_limit", "run", "main"]
+__all__ = ["CALIBRATION", "CHECK", "CLAIMED", "TIERS", "asserted_limit", "main", "run"]
 
 CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"),
               printed="(1/2)(Delta f + (1-a) <grad log p, grad f>), the drift of the Appendix-B proof of "
@@ -231,9 +231,9 @@ def needs(p) -> dict:
     # per stored entry; 36 bytes leave a margin.
     chord = 6 * math.sqrt(p.circle_grid_eps)
     if "circle_grid" not in p.tiers:
-        estimate = lambda m: 0.0  # noqa: E731 - nothing n x n without the grid tier
+        estimate = lambda m: 0.0  # nothing n x n without the grid tier
     else:
-        estimate = lambda m: (32 << 20) + 36 * circle_pairs(m, chord, concentration=1.4221)  # noqa: E731
+        estimate = lambda m: (32 << 20) + 36 * circle_pairs(m, chord, concentration=1.4221)
     return {"sparse": PathNeed(estimate, p.grid_n, option="--grid-n", low=1400,
                                what=f"the circle_grid tier's sparse heat kernel at --grid-n {p.grid_n}",
                                other="--tiers without circle_grid")}
@@ -296,7 +296,7 @@ def _continuum_remainders(lap_coefs):
     eps_grid = np.array([1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2])
     ratios = []
     for e in eps_grid:
-        w = lambda z: math.exp((z - 1.0) / e)  # noqa: E731
+        w = lambda z: math.exp((z - 1.0) / e)
         num = quad(lambda z: w(z) * 0.5 * (3 * z * z - 1), -1, 1, epsabs=0, epsrel=1e-13, points=(1 - 40 * e,))[0]
         den = quad(w, -1, 1, epsabs=0, epsrel=1e-13, points=(1 - 40 * e,))[0]
         ratios.append(num / den)

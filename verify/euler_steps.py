@@ -27,7 +27,7 @@ from verify.core.params import Choice, Int, Real, Reals
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-__all__ = ["CHECK", "CALIBRATION", "run", "main"]
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
 CHECK = Check("euler_steps", claims=("DRIFT-5",),
               printed="dH/dt = H'' + (log p)' H', the final PDE of the Appendix-B proof of Theorem 3, which fails",

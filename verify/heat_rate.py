@@ -25,7 +25,7 @@ from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Real
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "CALIBRATION", "run", "main"]
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
 CHECK = Check("heat_rate", claims=("DRIFT-3",), devices=("cpu", "gpu"))
 
@@ -130,12 +130,12 @@ class Manifold:
     """Bias and sampling error of the heat-kernel Laplacian estimate on S^d."""
 
     eps: np.ndarray  # the eps grid
-    N: np.ndarray  # the sample sizes (the paper's N)  # noqa: N815
+    N: np.ndarray  # the sample sizes (the paper's N)
     variance_rms: np.ndarray  # RMS of the estimate minus the finite-eps continuum operator, (N, eps)
     bias: np.ndarray  # |continuum operator - limit| per unit |f|, per eps
     bias_slope: Fit  # in eps
     variance_eps_slope: Fit  # in eps at the largest N
-    variance_N_slope: Fit  # in N at the middle eps  # noqa: N815
+    variance_N_slope: Fit  # in N at the middle eps
     #: full only: (N, eps*) of the total-error minimum, and the exponent of eps* in N
     optimal_eps: np.ndarray | None = None
     optimal_eps_slope: float | None = None

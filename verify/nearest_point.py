@@ -26,7 +26,7 @@ from verify.core.memory import PathNeed
 from verify.core.params import Int, Reals
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "CALIBRATION", "run", "main"]
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
 CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", "gpu"),
               printed="the Example-3 formula +P^T (a x') / |a x'| (the argmax) and the zeroth-order limit at that "
