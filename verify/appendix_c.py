@@ -15,17 +15,36 @@ the printed (``claim="printed"``) coefficient.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_option, check_real
-from verify.core.check import Check
+from spectral.validation import InputError
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.params import Real
 from verify.core.result import Recorder
 
-CHECK = Check("appendix_c", claims=("DRIFT-13",))
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
-_CLAIMS = ("corrected", "printed")
+CHECK = Check("appendix_c", claims=("DRIFT-13",),
+              printed="Proposition 1 as printed (the Laplacian and density-drift terms divided by m0), which fails")
+
+_WHY = ("3 Richardson levels leave an O(eps^4) remainder and quadrature round-off 1e-12 / eps_min far below 1e-4: "
+        "|quadrature - corrected| = 1.4e-12 (1-D), 2.4e-9 (2-D) at the defaults; over the corners of the allowed range "
+        "(eps_max / c <= 0.01; 3.1e-3 at 0.02) the worst are 9.4e-5 (1-D, at c = 0.5, eps_max = 0.005, d3 = 1, "
+        "a = -2) and 4.0e-6 (2-D); the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
+#: the corners of the allowed range (c in [0.5, 10], d3 in [-1, 1], a in [-2, 2], eps_max / c <= 0.01)
+_CORNERS = ({"c": (0.5,), "eps_max": (1e-4, 0.005), "d3": (-1.0, 1.0), "a": (-2.0, 2.0)},
+            {"c": (2.0,), "eps_max": (4e-3, 0.02), "d3": (-1.0, 0.6, 1.0), "a": (-2.0, 0.5, 2.0)},
+            {"c": (10.0,), "eps_max": (1e-4, 0.02), "d3": (-1.0, 1.0), "a": (-2.0, 2.0)})
+
+#: The measured tolerances (deterministic quadrature: the seed is unused).
+CALIBRATION = Calibration(
+    Tolerance("coefficient_1d", 1e-4, measured=9.4e-5, over=_CORNERS, why=_WHY),
+    Tolerance("coefficient_2d", 1e-4, measured=4.0e-6, over=_CORNERS, why=_WHY),
+)
 
 
 def _g1(y):
@@ -106,78 +125,83 @@ def _richardson(values):
     return table[-1][0]
 
 
-@CHECK.define
-def run(*, claim="corrected", c=2.0, d3=0.6, a=0.5, eps_max=4e-3, seed=0, device="cpu"):
-    """Compare the quadrature first-order coefficient with Proposition 1 (corrected or as printed).
+@CHECK.parameters
+class Params:
+    c: float = Real(2.0, "1-D curvature f''(0) = c of the pseudo-metric at the nearest point", low=0.5, high=10.0)
+    d3: float = Real(0.6, "1-D cubic coefficient f'''(0) (asymmetry drift)", low=-1.0, high=1.0)
+    a: float = Real(0.5, "Density p = exp(a y) in 1-D, exp(a (v1 + v2) / 2) in 2-D (grad log p)", low=-2.0, high=2.0)
+    eps_max: float = Real(4e-3, "Largest eps of the Richardson sequence eps_max / 2^k, k = 0..3 (eps_max / c <= "
+                                "0.01)", low=1e-4, high=0.02)
 
-    Parameters
-    ----------
-    claim : {"corrected", "printed"}
-        Coefficient asserted: "corrected" (Laplace's method: no 1/m0 on the Laplacian and
-        density-drift terms) or "printed" (Proposition 1 as printed, both divided by m0; fails).
-    c : float
-        1-D curvature f''(0) = c of the pseudo-metric at the nearest point, in [0.5, 10].
-    d3 : float
-        1-D cubic coefficient f'''(0) (asymmetry drift), in [-1, 1].
-    a : float
-        Density p = exp(a y) in 1-D, exp(a (v1 + v2) / 2) in 2-D (grad log p), in [-2, 2].
-    eps_max : float
-        Largest eps of the Richardson sequence eps_max / 2^k, k = 0..3, in [1e-4, 0.02] with
-        eps_max / c <= 0.01.
-    seed : int
-        Unused: the check is deterministic quadrature (the option is common to every check).
-    device : {"cpu"}
-        Array device; this check runs on the host only.
+    def resolve(self):
+        """eps_max / c <= 0.01: the Richardson remainder is O((eps_max / c)^4)."""
+        # measured max |quadrature - corrected| 9.4e-5 for eps_max / c <= 0.01 over the corners of the allowed c, d3, a
+        # (tolerance 1e-4; CALIBRATION) but 3.1e-3 at eps_max / c = 0.02, so larger ratios are refused rather than
+        # reported as failures
+        if self.eps_max / self.c > 0.01 + 1e-12:
+            raise InputError(f"eps_max / c must be <= 0.01 (Richardson remainder), got eps_max={self.eps_max!r}, "
+                             f"c={self.c!r}")
+        return self
 
-    Returns
-    -------
-    CheckResult
-        Passes when both extrapolated coefficients (1-D and 2-D) agree with the asserted formula
-        to 1e-4.
-    """
-    claim = check_option("claim", claim, _CLAIMS)
-    c = check_real("c", c, low=0.5, high=10.0)
-    d3 = check_real("d3", d3, low=-1.0, high=1.0)
-    a = check_real("a", a, low=-2.0, high=2.0)
-    eps_max = check_real("eps_max", eps_max, low=1e-4, high=0.02)
-    # Richardson remainder O((eps_max / c)^4): over c in [0.5, 10], d3 in [-1, 1], a in [-2, 2] the
-    # measured max |quadrature - corrected| is 4.0e-5 for eps_max / c <= 0.01 (tolerance 1e-4) but
-    # 3.1e-3 at eps_max / c = 0.02, so larger ratios are refused rather than reported as failures.
-    if eps_max / c > 0.01 + 1e-12:
-        raise InputError(f"eps_max / c must be <= 0.01 (Richardson remainder), got eps_max={eps_max!r}, c={c!r}")
-    rec = Recorder()
-    eps_seq = [eps_max / 2**k for k in range(4)]
-    with rec.timed("quadrature_1d"):
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """Quadrature difference quotients, their Richardson limits and the closed-form coefficients."""
+
+    eps: np.ndarray  # eps_max / 2^k, k = 0..3
+    difference_quotient_1d: np.ndarray  # (R(eps) - g(0)) / eps per eps
+    difference_quotient_2d: np.ndarray
+    coefficient_1d: float  # Richardson-extrapolated to eps -> 0
+    coefficient_2d: float
+    #: the closed forms: Laplace's method (corrected), Proposition 1 as printed, and m0 = int exp(-v^T C v / 4) dv
+    corrected_1d: float
+    corrected_2d: float
+    printed_1d: float
+    printed_2d: float
+    m0_1d: float
+    m0_2d: float
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """(R(eps) - g(0)) / eps by trapezoid quadrature on the Richardson sequence, and the closed forms."""
+    eps_seq = [p.eps_max / 2**k for k in range(4)]
+    with ctx.timed("quadrature_1d"):
         g0 = _g1(0.0)
-        d1 = [(_ratio_1d(e, c, d3, a) - g0) / e for e in eps_seq]
+        d1 = [(_ratio_1d(e, p.c, p.d3, p.a) - g0) / e for e in eps_seq]
         coef1 = _richardson(d1)
-    with rec.timed("quadrature_2d"):
-        d2 = [(_ratio_2d(e, a) - 0.0) / e for e in eps_seq]
+    with ctx.timed("quadrature_2d"):
+        d2 = [(_ratio_2d(e, p.a) - 0.0) / e for e in eps_seq]
         coef2 = _richardson(d2)
-    corr1, print1, m0_1 = _coefficients_1d(c, d3, a)
-    corr2, print2, m0_2 = _coefficients_2d(a)
-    claim1, claim2 = (corr1, corr2) if claim == "corrected" else (print1, print2)
-    why = ("3 Richardson levels leave an O(eps^4) remainder and quadrature round-off 1e-12 / eps_min far "
-           "below 1e-4: measured |quadrature - corrected| = 1.4e-12 (1-D), 2.4e-9 (2-D) at eps_max = 4e-3, "
-           "<= 4.0e-5 over the allowed range; the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
-    rec.close("coefficient_1d", coef1, claim1, atol=1e-4, why=why,
-              label=f"1-D quadrature vs the {claim} Proposition 1 coefficient")
-    rec.close("coefficient_2d", coef2, claim2, atol=1e-4, why=why,
-              label=f"2-D quadrature vs the {claim} Proposition 1 coefficient")
-    rec.info("raw_ratio_1d_at_eps_min", d1[-1])
-    rec.info("printed_1d", print1)
-    rec.info("printed_2d", print2)
-    rec.info("m0_1d", m0_1)
-    rec.info("m0_2d", m0_2)
-    rec.array("eps", np.asarray(eps_seq))
-    rec.array("difference_quotient_1d", np.asarray(d1))
-    rec.array("difference_quotient_2d", np.asarray(d2))
-    if claim == "corrected":
-        statement = ("(R(eps) - g(y'))/eps -> tr(C^-1 grad^2 g) + 2<C^-1 grad log p, grad g> - <C^-1(d:C^-1), grad g> "
-                     "(no 1/m0 on the Laplacian and density-drift terms)")
-    else:
-        statement = "(R(eps) - g(y'))/eps -> Proposition 1 as printed (Laplacian and density drift divided by m0)"
-    return rec.finish(statement)
+    corr1, print1, m0_1 = _coefficients_1d(p.c, p.d3, p.a)
+    corr2, print2, m0_2 = _coefficients_2d(p.a)
+    return Quantities(eps=np.asarray(eps_seq), difference_quotient_1d=np.asarray(d1),
+                      difference_quotient_2d=np.asarray(d2), coefficient_1d=coef1, coefficient_2d=coef2,
+                      corrected_1d=corr1, corrected_2d=corr2, printed_1d=print1, printed_2d=print2, m0_1d=m0_1,
+                      m0_2d=m0_2)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Both extrapolated coefficients against the asserted formula."""
+    corrected = p.claim == "corrected"
+    claim1, claim2 = (q.corrected_1d, q.corrected_2d) if corrected else (q.printed_1d, q.printed_2d)
+    rec.close("coefficient_1d", q.coefficient_1d, claim1, atol=CALIBRATION.get("coefficient_1d", p),
+              label=f"1-D quadrature vs the {p.claim} Proposition 1 coefficient")
+    rec.close("coefficient_2d", q.coefficient_2d, claim2, atol=CALIBRATION.get("coefficient_2d", p),
+              label=f"2-D quadrature vs the {p.claim} Proposition 1 coefficient")
+    rec.info("raw_ratio_1d_at_eps_min", q.difference_quotient_1d[-1])
+    rec.info("printed_1d", q.printed_1d)
+    rec.info("printed_2d", q.printed_2d)
+    rec.info("m0_1d", q.m0_1d)
+    rec.info("m0_2d", q.m0_2d)
+    if corrected:
+        return ("(R(eps) - g(y'))/eps -> tr(C^-1 grad^2 g) + 2<C^-1 grad log p, grad g> - <C^-1(d:C^-1), grad g> "
+                "(no 1/m0 on the Laplacian and density-drift terms)")
+    return "(R(eps) - g(y'))/eps -> Proposition 1 as printed (Laplacian and density drift divided by m0)"
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

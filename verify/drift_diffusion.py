@@ -17,50 +17,236 @@ do the negative controls no drift, missing 1/2 and sign flip.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
-from verify.core.check import Check
-from verify.core.memory import circle_pairs, require_memory
+from spectral.validation import InputError, child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed, circle_pairs
+from verify.core.params import Choice, Flag, Int, Real, Spec
 from verify.core.result import Recorder
 
-CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"))
+__all__ = ["CALIBRATION", "CHECK", "CLAIMED", "TIERS", "asserted_limit", "main", "run"]
+
+CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"),
+              printed="(1/2)(Delta f + (1-a) <grad log p, grad f>), the drift of the Appendix-B proof of "
+                      "Theorem 3, which fails")
 
 TIERS = ("circle_grid", "circle_iid", "sphere_iid", "mixture_fna", "mixture_mild", "sphere_continuum")
 #: (Laplacian coefficient A, drift coefficient B as a multiple of (1 - a)) of each operator asserted
-_CLAIMED = {"corrected": (1.0, 1.0), "printed": (1.0, 0.5),
-            "no_drift": (1.0, 0.0), "missing_half": (2.0, 2.0), "sign_flip": (1.0, -1.0)}
+CLAIMED = {"corrected": (1.0, 1.0), "printed": (1.0, 0.5),
+           "no_drift": (1.0, 0.0), "missing_half": (2.0, 2.0), "sign_flip": (1.0, -1.0)}
 _CONTROLS = ("none", "no_drift", "missing_half", "sign_flip")
+#: the sampled tiers (every tier but the continuum quadrature)
+_SAMPLED = TIERS[:-1]
+#: smallest von Mises (mu 0.3, kappa 1) density of the quantile grid: e^-1 / (2 pi I0(1))
+_GRID_P_MIN = 0.046245
+
+_GRID_WHY = ("ledger DRIFT-4: Laplacian 1 +- 0.005, drift 2 +- 0.01 (B = 1 +- 0.005); relative RMS at N = 10000, "
+             "eps = 1e-3 (N p_min sqrt(eps) = 14.6 >= 2); a wrong operator gives a grid RMS >= 0.35")
+_CIRCLE_WHY = ("sampling error at N = 8000, eps = 0.04: relative RMS 0.11-0.18, coefficients 0.95-1.04 / 0.94-1.01 "
+               "over seeds 0-9")
+_SPHERE_WHY = ("sampling error at N = 4000, eps = 0.04 (vMF kappa = 2): relative RMS 0.17-0.27, coefficients "
+               "0.90-1.08 / 0.88-0.97 over seeds 0-9")
+_SEEDS = {"seed": tuple(range(10))}  # a = 0, one random stream per tier; the defaults otherwise
+
+#: The measured tolerances of each tier (a close record's value is its absolute tolerance).
+CALIBRATION = Calibration(
+    Tolerance("circle_grid_laplacian_coef", 0.005, measured=0.00048, over={"seed": (0,)}, why=_GRID_WHY),
+    Tolerance("circle_grid_drift_coef", 0.005, measured=0.00185, over={"seed": (0,)}, why=_GRID_WHY),
+    Tolerance("circle_grid_relative_rms", 0.01, measured=0.00144, over={"seed": (0,)}, why=_GRID_WHY),
+    Tolerance("circle_iid_laplacian_coef", 0.15, measured=0.046, over=_SEEDS, why=_CIRCLE_WHY),
+    Tolerance("circle_iid_drift_coef", 0.15, measured=0.065, over=_SEEDS, why=_CIRCLE_WHY),
+    Tolerance("circle_iid_relative_rms", 0.25, measured=0.18, over=_SEEDS, why=_CIRCLE_WHY),
+    Tolerance("sphere_iid_laplacian_coef", 0.15, measured=0.096, over=_SEEDS, why=_SPHERE_WHY),
+    Tolerance("sphere_iid_drift_coef", 0.15, measured=0.118, over=_SEEDS, why=_SPHERE_WHY),
+    Tolerance("sphere_iid_relative_rms", 0.30, measured=0.266, over=_SEEDS, why=_SPHERE_WHY),
+    Tolerance("mixture_fna_drift_coef", 0.15, measured=0.13, over=_SEEDS,
+              why="O(eps / sigma^2) = 8 % kernel bias (sigma = 0.5) plus sampling error: drift 0.87-0.93 at "
+                  "N = 8000, eps = 0.02 over seeds 0-9 (77 % of the points kept)"),
+    Tolerance("mixture_mild_drift_coef", 0.15, measured=0.138, over=_SEEDS,
+              why="kernel bias plus sampling error: drift 0.86-1.01 at N = 8000, eps = 0.03 over seeds 0-9"),
+    Tolerance("sphere_continuum_remainder_slope", 0.1, measured=2.1e-11, over={"seed": (0,)},
+              why="ledger DRIFT-4 'slope 2': quadrature remainder of ratio - g - (eps/2) Delta g at the pole of S^2, "
+                  "g = P_2(z), slope 2.0000 over eps in [1e-3, 1.6e-2]; a wrong Laplacian coefficient (missing_half) "
+                  "leaves an O(eps) remainder (slope 1.005)"),
+)
 
 
-def _tier_settings(full, grid_n):
-    """Size, bandwidth, tolerances and the origin of the tolerances of each sampled tier.
+class _TierNames(Spec):
+    """Tier names: a tuple of choices (``--tiers circle_grid,sphere_iid`` on the command line)."""
 
-    Measured with seeds 0-9, a = 0 (one random stream per tier); a wrong operator gives a grid RMS
-    >= 0.35.
-    """
-    return {
-        "circle_grid": dict(n=grid_n, eps=1e-3, rms_tol=0.01, coef_tol=0.005, method="sparse",
-                            why="ledger DRIFT-4: Laplacian 1 +- 0.005, drift 2 +- 0.01 (B = 1 +- 0.005); measured "
-                                "(0.9995, 0.9981), relative RMS 0.0014 at N = 10000, eps = 1e-3 "
-                                "(N p_min sqrt(eps) = 14.6 >= 2)"),
-        "circle_iid": dict(n=16000 if full else 8000, eps=0.04, rms_tol=0.25, coef_tol=0.15, method="streamed",
-                           why="sampling error at N = 8000, eps = 0.04: relative RMS 0.11-0.18, coefficients "
-                               "0.95-1.04 / 0.94-1.01 over seeds 0-9"),
-        "sphere_iid": dict(n=8000 if full else 4000, eps=0.04, rms_tol=0.30, coef_tol=0.15, method="streamed",
-                           why="sampling error at N = 4000, eps = 0.04 (vMF kappa = 2): relative RMS 0.17-0.27, "
-                               "coefficients 0.90-1.08 / 0.88-0.97 over seeds 0-9"),
-        "mixture_fna": dict(n=32000 if full else 8000, eps=0.02, rms_tol=None, coef_tol=0.15, method="streamed",
-                            min_degree=50,
-                            why="O(eps / sigma^2) = 8 % kernel bias (sigma = 0.5) plus sampling error: drift "
-                                "0.87-0.93 at N = 8000, eps = 0.02 over seeds 0-9 (77 % of the points kept)"),
-        "mixture_mild": dict(n=16000 if full else 8000, eps=0.02 if full else 0.03, rms_tol=None, coef_tol=0.15,
-                             method="streamed", min_degree=50,
-                             why="kernel bias plus sampling error: drift 0.86-1.01 at N = 8000, eps = 0.03 over "
-                                 "seeds 0-9"),
-    }
+    def validate(self, value):
+        if isinstance(value, str):
+            value = tuple(t for t in value.replace(",", " ").split() if t)
+        if isinstance(value, (bytes, Mapping)) or not hasattr(value, "__iter__"):
+            raise InputError(f"tiers must be a sequence of tier names ({', '.join(TIERS)}), got {value!r}")
+        one = Spec("str", TIERS[0], "a tier", choices=TIERS, name=self.name or "tiers")
+        out = tuple(one.validate(t) for t in value)
+        if not out:
+            raise InputError(f"tiers must name at least one of {', '.join(TIERS)}")
+        return out
+
+    def type_text(self) -> str:
+        return "tuple of str"
+
+    def constraint(self) -> str:
+        return "each one of " + ", ".join(TIERS)
+
+
+def _tiers(default, doc):
+    spec = _TierNames("str", tuple(default), doc)
+    spec.validate(spec.default)
+    return dataclasses.field(default=spec.default, metadata={"spec": spec})
+
+
+def _tier_n(tier, small, full, low=1000):
+    return Int(None, f"Points of the {tier} tier", low=low, high=200000, unit="points",
+               auto=f"{small} ({full} with full)")
+
+
+def _tier_eps(tier, small, full=None):
+    auto = f"{small:g}" if full is None else f"{small:g} ({full:g} with full)"
+    return Real(None, f"Kernel bandwidth eps of the {tier} tier (W = exp(-|x - y|^2 / (2 eps)))", low=0.005,
+                high=0.2, auto=auto)
+
+
+#: the automatic sizes and bandwidths of the i.i.d. tiers: (n, n with full, eps, eps with full)
+_AUTO = {"circle_iid": (8000, 16000, 0.04, 0.04), "sphere_iid": (4000, 8000, 0.04, 0.04),
+         "mixture_fna": (8000, 32000, 0.02, 0.02), "mixture_mild": (8000, 16000, 0.03, 0.02)}
+
+
+@CHECK.parameters
+class Params:
+    wrong_limit: str = Choice("none", _CONTROLS,
+                              "Negative control replacing the asserted limit by a wrong operator (each fails): "
+                              "no_drift (1/2) Delta f, missing_half Delta f + 2(1-a) <grad log p, grad f>, sign_flip "
+                              "(1/2)(Delta f - 2(1-a) <grad log p, grad f>); none asserts the claim; only with "
+                              "claim='corrected'")
+    a: float = Real(0.0, "Coifman-Lafon exponent a in rownorm(D^-a W D^-a) (FNA A.4); drift coefficient 2(1-a)",
+                    low=0.0, high=1.0)
+    tiers: tuple = _tiers(TIERS, "Tiers to run")
+    grid_n: int = Int(10000, "Points of the deterministic quantile grid on S^1 (N p_min sqrt(eps) >= 2)", low=1400,
+                      high=200000, unit="points")
+    full: bool = Flag(False, "Larger i.i.d. tiers (N = 16000 on S^1, 8000 on S^2, 32000 / 16000 for the mixtures; "
+                             "slow)")
+    circle_grid_n: int = Int(None, "Points of the circle_grid tier (set by grid_n; recorded with the other tiers)",
+                             low=1400, high=200000, unit="points", auto="grid_n")
+    circle_grid_eps: float = Real(None, "Kernel bandwidth eps of the circle_grid tier (below 1e-3 the grid would "
+                                        "need N p_min sqrt(eps) >= 2 beyond grid_n's bound)", low=1e-3, high=0.05,
+                                  auto="1e-3")
+    circle_iid_n: int = _tier_n("circle_iid", 8000, 16000)
+    circle_iid_eps: float = _tier_eps("circle_iid", 0.04)
+    sphere_iid_n: int = _tier_n("sphere_iid", 4000, 8000)
+    sphere_iid_eps: float = _tier_eps("sphere_iid", 0.04)
+    mixture_fna_n: int = _tier_n("mixture_fna", 8000, 32000)
+    mixture_fna_eps: float = _tier_eps("mixture_fna", 0.02)
+    mixture_mild_n: int = _tier_n("mixture_mild", 8000, 16000)
+    mixture_mild_eps: float = _tier_eps("mixture_mild", 0.03, 0.02)
+
+    def resolve(self):
+        """The tiers' automatic sizes and bandwidths, and the rules between the limit asserted and the tiers."""
+        if self.wrong_limit != "none" and self.claim != "corrected":
+            raise InputError(f"wrong_limit={self.wrong_limit!r} replaces the corrected limit: use it with "
+                             "claim='corrected'")
+        asserted = asserted_limit(self)
+        # the continuum tier has a uniform density: an operator that differs only in the drift passed there
+        # vacuously (e.g. no_drift with tiers = sphere_continuum alone), so refuse it
+        if self.tiers == ("sphere_continuum",) and asserted != "corrected" and \
+                CLAIMED[asserted][0] == CLAIMED["corrected"][0]:
+            raise InputError(f"tiers=('sphere_continuum',) cannot test the {asserted!r} limit: it differs only in "
+                             f"the drift and that tier's density is uniform; add a tier with a non-uniform density")
+        if self.circle_grid_n is not None and self.circle_grid_n != self.grid_n:
+            raise InputError(f"circle_grid_n is set by grid_n ({self.grid_n}): give grid_n, got "
+                             f"circle_grid_n={self.circle_grid_n}")
+        auto = {"circle_grid_n": self.grid_n, "circle_grid_eps": 1e-3 if self.circle_grid_eps is None else None}
+        for tier, (n, n_full, eps, eps_full) in _AUTO.items():
+            if getattr(self, f"{tier}_n") is None:
+                auto[f"{tier}_n"] = n_full if self.full else n
+            if getattr(self, f"{tier}_eps") is None:
+                auto[f"{tier}_eps"] = eps_full if self.full else eps
+        return dataclasses.replace(self, **{k: v for k, v in auto.items() if v is not None})
+
+
+def asserted_limit(p) -> str:
+    """The limit a run asserts: the claim, or the wrong operator of a negative control."""
+    return p.claim if p.wrong_limit == "none" else p.wrong_limit
+
+
+@dataclasses.dataclass(frozen=True)
+class Tier:
+    """One sampled tier: op ~ A (1/2) Delta f + B <grad log p, grad f> fitted by least squares, and the errors."""
+
+    #: A, the Laplacian coefficient (None where Delta f vanishes on the kept points: f linear in R^2)
+    laplacian_coef: float | None
+    #: B, the drift coefficient (1 - a for the corrected limit)
+    drift_coef: float
+    #: relative RMS of (1/eps) L f against each limit of CLAIMED (None on the mixtures, where the kernel bias
+    #: dominates and Delta f = 0 leaves no_drift a zero limit)
+    relative_rms: dict[str, float] | None
+    #: fraction of the points kept (D_ii - 1 >= min_degree; mixtures only)
+    kept_fraction: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """The quantile-grid tier by point (first test function f = sin 2 theta): what the figure draws."""
+
+    theta: np.ndarray  # angle of each grid point
+    operator: np.ndarray  # (1/eps)(S^(a) - I) f
+    reference: np.ndarray  # the exact limit (1/2)(f'' + 2(1-a)(log p)' f') at the run's a
+    half_laplacian: np.ndarray  # (1/2) f''
+    drift: np.ndarray  # (log p)' f': the limit is A half_laplacian + B (1 - a) drift
+    truncation_bound_operator: float  # the sparse kernel's truncation bound, divided by eps
+
+    def limit(self, name: str, a: float) -> np.ndarray:
+        """The limit ``name`` of CLAIMED on the grid (what a run asserting it compares with)."""
+        lap, drift = CLAIMED[name]
+        return lap * self.half_laplacian + drift * ((1.0 - a) * self.drift)
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What drift_diffusion measures on each tier it ran."""
+
+    #: sampled tiers by name
+    tiers: dict[str, Tier]
+    #: the quantile-grid tier by point (None without circle_grid)
+    grid: Grid | None = None
+    #: sphere_continuum: slope in eps of |ratio - g - eps A (1/2) Delta g|, by Laplacian coefficient A of CLAIMED
+    continuum_slope: dict[float, float] | None = None
+    #: ... and that remainder at eps = 1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2
+    continuum_remainder: dict[float, np.ndarray] | None = None
+
+
+@CHECK.memory
+def needs(p) -> dict:
+    """The grid tier's sparse kernel (the streamed tiers hold block x n kernel rows only)."""
+    # heat_markov's cutoff 6 sqrt(eps) on the von Mises (kappa 1) quantile grid, concentration I0(2) / I0(1)^2 =
+    # 1.4221; tracemalloc peaks 257 / 970 MiB at grid_n 1e4 / 2e4 (all tiers, eps = 1e-3) fit 20 MB + 29 bytes
+    # per stored entry; 36 bytes leave a margin.
+    chord = 6 * math.sqrt(p.circle_grid_eps)
+    if "circle_grid" not in p.tiers:
+        estimate = lambda m: 0.0  # nothing n x n without the grid tier
+    else:
+        estimate = lambda m: (32 << 20) + 36 * circle_pairs(m, chord, concentration=1.4221)
+    return {"sparse": PathNeed(estimate, p.grid_n, option="--grid-n", low=1400,
+                               what=f"the circle_grid tier's sparse heat kernel at --grid-n {p.grid_n}",
+                               other="--tiers without circle_grid")}
+
+
+def _settings(p) -> dict:
+    """Size, bandwidth and kernel path of each sampled tier."""
+    out = {tier: dict(n=getattr(p, f"{tier}_n"), eps=getattr(p, f"{tier}_eps"), method="streamed")
+           for tier in _SAMPLED}
+    out["circle_grid"]["method"] = "sparse"
+    # R^2 has unbounded support: keep the points with at least 50 neighbours (see measure)
+    out["mixture_fna"]["min_degree"] = out["mixture_mild"]["min_degree"] = 50
+    return out
 
 
 def _problem(tier, n, rng, a):
@@ -96,153 +282,118 @@ def _problem(tier, n, rng, a):
     return x, vals, half_lap, drift, truth
 
 
-def _continuum_remainder(lap_coef):
-    """Quadrature on S^2 at the pole for g = P_2(z): ratio(eps) - g - eps * lap_coef (1/2) Delta g, slope in eps.
+def _continuum_remainders(lap_coefs):
+    """Quadrature on S^2 at the pole for g = P_2(z): ratio(eps) - g - eps * A (1/2) Delta g and its slope in eps.
 
     With x the pole, |x - y|^2 = 2 - 2 z, so the kernel ratio is a 1-D integral in z with the uniform
-    surface measure (dA = dz dphi). g(pole) = 1, Delta g = -6 g, uniform density (no drift).
+    surface measure (dA = dz dphi). g(pole) = 1, Delta g = -6 g, uniform density (no drift). One
+    remainder per Laplacian coefficient A of ``lap_coefs``.
     """
     from scipy.integrate import quad
 
     from verify.core.fits import fit_power_law
 
     eps_grid = np.array([1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2])
-    rem = []
+    ratios = []
     for e in eps_grid:
-        w = lambda z: math.exp((z - 1.0) / e)  # noqa: E731
+        w = lambda z: math.exp((z - 1.0) / e)
         num = quad(lambda z: w(z) * 0.5 * (3 * z * z - 1), -1, 1, epsabs=0, epsrel=1e-13, points=(1 - 40 * e,))[0]
         den = quad(w, -1, 1, epsabs=0, epsrel=1e-13, points=(1 - 40 * e,))[0]
-        rem.append(abs(num / den - 1.0 - e * lap_coef * 0.5 * (-6.0)))
-    return fit_power_law(eps_grid, rem).slope, np.asarray(rem)
+        ratios.append(num / den)
+    slopes, remainders = {}, {}
+    for lap_coef in lap_coefs:
+        rem = np.asarray([abs(r - 1.0 - e * lap_coef * 0.5 * (-6.0)) for r, e in zip(ratios, eps_grid)])
+        slopes[lap_coef], remainders[lap_coef] = fit_power_law(eps_grid, rem).slope, rem
+    return slopes, remainders
 
 
-@CHECK.define
-def run(*, claim="corrected", wrong_limit="none", a=0.0, tiers=TIERS, grid_n=10000, full=False, seed=0,
-        device="cpu"):
-    """Compare (1/eps)(S^(a) - I) f with the drift-diffusion limit on each tier.
-
-    Parameters
-    ----------
-    claim : {"corrected", "printed"}
-        Limit asserted: "corrected" (1/2)(Delta f + 2(1-a) <grad log p, grad f>) (Theorem 2), or
-        "printed" (1/2)(Delta f + (1-a) <grad log p, grad f>), the drift of the Appendix-B proof of
-        Theorem 3 (fails).
-    wrong_limit : {"none", "no_drift", "missing_half", "sign_flip"}
-        Negative control replacing the asserted limit by a wrong operator (each fails): "no_drift"
-        (1/2) Delta f, "missing_half" Delta f + 2(1-a) <grad log p, grad f>, "sign_flip"
-        (1/2)(Delta f - 2(1-a) <grad log p, grad f>); "none" asserts the claim. Only with
-        claim="corrected".
-    a : float
-        Coifman-Lafon exponent a in rownorm(D^-a W D^-a) (FNA A.4), in [0, 1]; drift coefficient 2(1-a).
-    tiers : tuple of str
-        Tiers to run, any of circle_grid, circle_iid, sphere_iid, mixture_fna, mixture_mild,
-        sphere_continuum.
-    grid_n : int
-        Points of the deterministic quantile grid on S^1, in [1400, 200000] (N p_min sqrt(eps) >= 2).
-    full : bool
-        Larger i.i.d. tiers (N = 16000 on S^1, 8000 on S^2, 32000 / 16000 for the mixtures; slow).
-    seed : int
-        Seed of the i.i.d. samples (one stream per tier).
-    device : {"cpu", "gpu"}
-        Array device of the streamed kernel sums of the i.i.d. tiers (points and reference drawn on
-        the host); the quantile-grid tier's sparse kernel (a k-d tree) and the continuum quadrature
-        run on the host.
-
-    Returns
-    -------
-    CheckResult
-        Passes when every fitted coefficient and relative RMS is within its tier's tolerance and the
-        continuum remainder decays like eps^2.
-    """
-    check_option("claim", claim, ("corrected", "printed"))
-    check_option("wrong_limit", wrong_limit, _CONTROLS)
-    if wrong_limit != "none" and claim != "corrected":
-        raise InputError(f"wrong_limit={wrong_limit!r} replaces the corrected limit: use it with claim='corrected'")
-    a = check_real("a", a, low=0.0, high=1.0)
-    grid_n = check_int("grid_n", grid_n, low=1400, high=200000)
-    tiers = tuple(check_option("tiers", t, TIERS) for t in tiers)
-    if not tiers:
-        raise InputError(f"tiers must name at least one of {', '.join(TIERS)}")
-    asserted = claim if wrong_limit == "none" else wrong_limit
-    lap_claim, drift_claim = _CLAIMED[asserted]
-    # the continuum tier has a uniform density: an operator that differs only in the drift passed there
-    # vacuously (e.g. no_drift with tiers = sphere_continuum alone), so refuse it
-    if tiers == ("sphere_continuum",) and asserted != "corrected" and lap_claim == _CLAIMED["corrected"][0]:
-        raise InputError(f"tiers=('sphere_continuum',) cannot test the {asserted!r} limit: it differs only in the "
-                         f"drift and that tier's density is uniform; add a tier with a non-uniform density")
-    if "circle_grid" in tiers:
-        # Memory first: the grid tier's sparse kernel (heat_markov's cutoff 6 sqrt(eps), eps = 1e-3) on the
-        # von Mises (kappa 1) quantile grid, concentration I0(2) / I0(1)^2 = 1.4221; tracemalloc peaks
-        # 257 / 970 MiB at grid_n 1e4 / 2e4 (all tiers) fit 20 MB + 29 bytes per stored entry; 36 bytes
-        # leave a margin (the streamed tiers hold block x n kernel rows only).
-        require_memory(lambda m: (32 << 20) + 36 * circle_pairs(m, 6 * math.sqrt(1e-3), concentration=1.4221),
-                       grid_n, option="--grid-n", low=1400,
-                       what=f"the circle_grid tier's sparse heat kernel at --grid-n {grid_n}",
-                       other="--tiers without circle_grid")
-    from spectral import heat_markov
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """(1/eps)(S^(a) - I) f on each sampled tier against the pieces of the limit; the continuum remainders."""
+    import spectral
     from spectral.backend import to_numpy
-    from verify.core.check import device_namespace  # looked up at run time (tests stand in array_api_strict)
 
-    xp = device_namespace(device)
-    rec = Recorder()
-    settings = _tier_settings(full, grid_n)
-    for tier in tiers:
+    xp = ctx.xp
+    settings = _settings(p)
+    tiers, grid, slopes, remainders = {}, None, None, None
+    for tier in p.tiers:
         if tier == "sphere_continuum":
-            with rec.timed(tier):
-                slope, rem = _continuum_remainder(lap_claim)
-            # continuum form of DRIFT-4 (curvature cancels in the ratio): a wrong Laplacian coefficient
-            # (missing_half) leaves an O(eps) remainder (slope 1.005); the drift cannot show (uniform density)
-            rec.close("sphere_continuum_remainder_slope", slope, 2.0, atol=0.1,
-                      why="ledger DRIFT-4 'slope 2': quadrature remainder of ratio - g - (eps/2) Delta g at the pole "
-                          "of S^2, g = P_2(z), measured slope 2.0000 over eps in [1e-3, 1.6e-2]",
-                      label=f"sphere_continuum: ratio - g - eps A g does not decay like eps^2 ({asserted} limit)")
-            rec.array("continuum_remainder", rem)
+            with ctx.timed(tier):
+                slopes, remainders = _continuum_remainders(sorted({lap for lap, _ in CLAIMED.values()}))
             continue
         st = settings[tier]
-        with rec.timed(tier):
-            x, vals, half_lap, drift, truth = _problem(tier, st["n"], child_rng(seed, tier), a)
+        with ctx.timed(tier):
+            x, vals, half_lap, drift, truth = _problem(tier, st["n"], child_rng(p.seed, tier), p.a)
             # the streamed kernel runs in the device namespace; the sparse one is host-only
             to_device = xp.asarray if st["method"] == "streamed" else np.asarray
-            hm = heat_markov(to_device(x), eps=st["eps"], a=a, method=st["method"])
+            hm = spectral.heat_markov(to_device(x), eps=st["eps"], a=p.a, method=st["method"])
             op = to_numpy(hm.generator(to_device(vals)))
             deg = to_numpy(hm.degrees)
         keep = np.ones(len(x), dtype=bool)
+        kept = None
         if "min_degree" in st:
             # R^2 has unbounded support: in the tails N p (2 pi eps) is tiny and the sampling error
             # ~ (N p eps^(d/2))^-1/2 eps^-1/2 dominates. D_ii - 1 (kernel mass of the other points)
             # is the data's own estimate of that neighbour count; keep points with >= min_degree.
             keep = deg - 1.0 >= st["min_degree"]
-            rec.info(f"{tier}_kept_fraction", float(keep.mean()))
-        claimed = lap_claim * half_lap[keep] + drift_claim * ((1.0 - a) * drift[keep])
+            kept = float(keep.mean())
         opk = op[keep]
         # least-squares coefficients op ~ A (1/2 Delta f) + B <grad log p, grad f>
         lap_identifiable = np.any(np.abs(half_lap[keep]) > 0)
         cols = [half_lap[keep].ravel()] if lap_identifiable else []
         cols.append(drift[keep].ravel())
         coef, *_ = np.linalg.lstsq(np.stack(cols, axis=1), opk.ravel(), rcond=None)
-        if lap_identifiable:
-            rec.close(f"{tier}_laplacian_coef", coef[0], lap_claim, atol=st["coef_tol"], why=st["why"],
+        rms = None
+        if "min_degree" not in st:
+            rms = {}
+            for name, (lap_claim, drift_claim) in CLAIMED.items():
+                claimed = lap_claim * half_lap[keep] + drift_claim * ((1.0 - p.a) * drift[keep])
+                rms[name] = float(np.sqrt(np.mean((opk - claimed) ** 2)) / np.sqrt(np.mean(claimed**2)))
+        tiers[tier] = Tier(laplacian_coef=float(coef[0]) if lap_identifiable else None, drift_coef=float(coef[-1]),
+                           relative_rms=rms, kept_fraction=kept)
+        if tier == "circle_grid":
+            grid = Grid(theta=np.arctan2(x[:, 1], x[:, 0]), operator=op[:, 0], reference=truth[:, 0],
+                        half_laplacian=half_lap[:, 0], drift=drift[:, 0],
+                        truncation_bound_operator=float(hm.truncation_bound / st["eps"]))
+    return Quantities(tiers=tiers, grid=grid, continuum_slope=slopes, continuum_remainder=remainders)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Fitted coefficients and relative RMS per tier against the limit asserted; the continuum slope."""
+    asserted = asserted_limit(p)
+    lap_claim, drift_claim = CLAIMED[asserted]
+    for tier in p.tiers:
+        if tier == "sphere_continuum":
+            # continuum form of DRIFT-4 (curvature cancels in the ratio): the drift cannot show (uniform density)
+            rec.close("sphere_continuum_remainder_slope", q.continuum_slope[lap_claim], 2.0,
+                      atol=CALIBRATION.get("sphere_continuum_remainder_slope", p),
+                      label=f"sphere_continuum: ratio - g - eps A g does not decay like eps^2 ({asserted} limit)")
+            continue
+        t = q.tiers[tier]
+        if t.kept_fraction is not None:
+            rec.info(f"{tier}_kept_fraction", t.kept_fraction)
+        if t.laplacian_coef is not None:
+            name = f"{tier}_laplacian_coef"
+            rec.close(name, t.laplacian_coef, lap_claim, atol=CALIBRATION.get(name, p),
                       label=f"{tier}: Laplacian coefficient differs from the {asserted} limit")
-        rec.close(f"{tier}_drift_coef", coef[-1], drift_claim * (1.0 - a), atol=st["coef_tol"], why=st["why"],
+        name = f"{tier}_drift_coef"
+        rec.close(name, t.drift_coef, drift_claim * (1.0 - p.a), atol=CALIBRATION.get(name, p),
                   label=f"{tier}: drift coefficient differs from the {asserted} limit")
-        if st["rms_tol"] is not None:
-            rel = float(np.sqrt(np.mean((opk - claimed) ** 2)) / np.sqrt(np.mean(claimed**2)))
-            rec.at_most(f"{tier}_relative_rms", rel, st["rms_tol"], why=st["why"],
+        if t.relative_rms is not None:
+            name = f"{tier}_relative_rms"
+            rec.at_most(name, t.relative_rms[asserted], CALIBRATION.get(name, p),
                         label=f"{tier}: relative RMS of (1/eps) L f against the {asserted} limit")
         if tier == "circle_grid":
-            rec.info("circle_grid_truncation_bound_operator", hm.truncation_bound / st["eps"])
-            rec.array("grid_theta", np.arctan2(x[:, 1], x[:, 0]))
-            rec.array("grid_operator", op[:, 0])
-            rec.array("grid_reference", truth[:, 0])
-            # the limit this run asserts (differs from the exact one for claim="printed" or a wrong_limit)
-            rec.array("grid_asserted", (lap_claim * half_lap + drift_claim * ((1.0 - a) * drift))[:, 0])
-        rec.resolve(f"{tier}_n", st["n"])
-        rec.resolve(f"{tier}_eps", st["eps"])
-    statement = (f"(1/eps)(rownorm(D^-a W D^-a) - I) f -> (1/2)(Delta f + 2(1-a) <grad log p, grad f>) with a = {a:g} "
-                 f"on {', '.join(tiers)} (drift coefficient {2 * (1 - a):g})")
+            rec.info("circle_grid_truncation_bound_operator", q.grid.truncation_bound_operator)
+    statement = (f"(1/eps)(rownorm(D^-a W D^-a) - I) f -> (1/2)(Delta f + 2(1-a) <grad log p, grad f>) with a = "
+                 f"{p.a:g} on {', '.join(p.tiers)} (drift coefficient {2 * (1 - p.a):g})")
     if asserted != "corrected":
         statement = f"[{asserted} limit asserted] " + statement
-    return rec.finish(statement)
+    return statement
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

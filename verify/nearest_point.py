@@ -13,19 +13,44 @@ circle average of ``H``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_reals, child_rng
-from verify.core.check import Check
+from spectral.validation import child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
-from verify.core.memory import require_memory
+from verify.core.memory import PathNeed
+from verify.core.params import Int, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", "gpu"))
+__all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
-_CLAIMS = ("corrected", "printed")
+CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", "gpu"),
+              printed="the Example-3 formula +P^T (a x') / |a x'| (the argmax) and the zeroth-order limit at that "
+                      "point, which fail")
+
+_SEEDS = {"seed": tuple(range(30))}
+_EXAMPLE3 = ("projected gradient converges geometrically from the best candidate: measured <= 6.4e-11 over seeds "
+             "0-29; the wrong root (the argmax) is at distance 2")
+_SLOPE = ("DRIFT-12: slope 1 +- 0.15; 0.88-1.03 (points, seeds 0-29, sd 0.03) and 0.934 (circle, deterministic) over "
+          "eps in [0.002, 0.032] at n_lattice = 5e4 (lattice spacing 0.016 < kernel width sqrt(2 eps/|M^T x|)); the "
+          "wrong root gives O(1) errors that do not decrease")
+_FLOOR = ("a constant offset has slope 0 but must not pass: 0.0024-0.015 (points, seeds 0-29) and 0.0015 (circle) at "
+          "eps = 0.002; the wrong root leaves O(1) errors")
+
+#: The measured tolerances (at the defaults over seeds 0-29).
+CALIBRATION = Calibration(
+    Tolerance("example3_symmetric", 1e-8, measured=6.3e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("example3_general", 1e-8, measured=6.0e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("example3_identity_case", 1e-8, measured=5.1e-11, over=_SEEDS, why=_EXAMPLE3),
+    Tolerance("point_limit_slope", 0.15, measured=0.12, over=_SEEDS, why=_SLOPE),
+    Tolerance("circle_limit_slope", 0.15, measured=0.066, over=_SEEDS, why=_SLOPE),
+    Tolerance("point_limit_min_error", 0.05, measured=0.0153, over=_SEEDS, why=_FLOOR),
+    Tolerance("circle_limit_min_error", 0.05, measured=0.0015, over=_SEEDS, why=_FLOOR),
+)
 
 
 def _fibonacci(n):
@@ -131,110 +156,100 @@ def _limit_errors(xp, claim, n_lattice, eps_grid, seed):
     return err_pt, err_deg
 
 
-@CHECK.define
-def run(*, claim="corrected", dim=3, trials=20, candidates=200000, n_lattice=50000,
-        eps_grid=(0.002, 0.004, 0.008, 0.016, 0.032), seed=0, device="cpu"):
-    """Example 3 by brute force and the Theorem-5/6 zeroth-order limit on S^2.
+@CHECK.parameters
+class Params:
+    dim: int = Int(3, "Ambient dimension of the sphere for the Example-3 brute force", low=2, high=16)
+    trials: int = Int(20, "Random (M, x) pairs in the Example-3 test; even trials draw a symmetric -M = P^T diag(a) P, "
+                          "odd ones a general M", low=2, high=1000)
+    candidates: int = Int(200000, "Random sphere points of the brute-force search before refinement", low=1000,
+                          high=5000000, unit="points")
+    n_lattice: int = Int(50000, "Fibonacci-lattice points on S^2 for the Theorem-5/6 limit (DRIFT-12)", low=1000,
+                         high=1000000, unit="points")
+    eps_grid: tuple = Reals((0.002, 0.004, 0.008, 0.016, 0.032), "eps values of S_eps (scores exp(-f/(2 eps)), DRIFT "
+                            "Appendix C)", low=1e-4, high=0.5, min_len=4)
 
-    Parameters
-    ----------
-    claim : {"corrected", "printed"}
-        Nearest point asserted: "corrected" M^T x / |M^T x|, or the "printed" Example-3 formula
-        +P^T (a x') / |a x'| (the argmax; fails). The zeroth-order limit is then taken at that point.
-    dim : int
-        Ambient dimension of the sphere for the Example-3 brute force, in [2, 16].
-    trials : int
-        Random (M, x) pairs in the Example-3 test, in [2, 1000]; even trials draw a symmetric
-        -M = P^T diag(a) P, odd ones a general M.
-    candidates : int
-        Random sphere points of the brute-force search before refinement, in [1000, 5e6].
-    n_lattice : int
-        Fibonacci-lattice points on S^2 for the Theorem-5/6 limit (DRIFT-12), in [1000, 1e6].
-    eps_grid : tuple of float
-        eps values of S_eps (scores exp(-f/(2 eps)), DRIFT Appendix C), at least 4 in [1e-4, 0.5].
-    seed : int
-        Seed of the candidates, of each trial's M and x, and of the limit's M and test points (one
-        stream each).
-    device : {"cpu", "gpu"}
-        Array device of the zeroth-order limit (the S_eps sums over the lattice); the small
-        Example-3 searches run on the host.
 
-    Returns
-    -------
-    CheckResult
-        Passes when the brute-force minimisers agree with the asserted formula to 1e-8 and the
-        S_eps errors decrease like eps^1 (+- 0.15) to below 0.05.
-    """
-    claim = check_option("claim", claim, _CLAIMS)
-    dim = check_int("dim", dim, low=2, high=16)
-    trials = check_int("trials", trials, low=2, high=1000)
-    candidates = check_int("candidates", candidates, low=1000, high=5000000)
-    n_lattice = check_int("n_lattice", n_lattice, low=1000, high=1000000)
-    eps_grid = check_reals("eps_grid", eps_grid, min_count=4, low=1e-4, high=0.5)
-    # Memory first: Example 3 holds the candidates and their projections (tracemalloc: 272 bytes per
-    # candidate at dim 16, about 17 dim), the limit part the test points x lattice scores (489 bytes per
-    # lattice point at the defaults); the parts run one after the other. 20 dim and 600 bytes leave a margin.
-    require_memory(lambda c: (16 << 20) + max(20 * dim * c, 600 * n_lattice), candidates, option="--candidates",
-                   low=1000, what=f"the Example-3 candidates and the lattice scores at --candidates {candidates}, "
-                                  f"--n-lattice {n_lattice}", other="a smaller --n-lattice or --dim")
-    from verify.core.check import device_namespace
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """Example 3 by brute force and the zeroth-order limit, against the point p.claim asserts."""
 
-    xp = device_namespace(device)
-    rec = Recorder()
+    #: largest |brute-force minimiser - formula| over the symmetric trials, the general ones, and for Q = K = I
+    example3_symmetric: float
+    example3_general: float
+    example3_identity_case: float
+    #: largest |printed formula + brute-force minimiser| (0 when the printed formula is the argmax)
+    printed_minus_argmax: float
+    #: RMS of S_eps H against H(y*) (points) and the p-weighted circle average (latitudes), per eps
+    point_error: np.ndarray
+    circle_error: np.ndarray
+    point_limit_slope: float  # fitted exponents in eps
+    circle_limit_slope: float
 
-    # ---- DRIFT-11: Example 3
-    with rec.timed("example3"):
-        err_sym, err_general, sanity, printed_is_argmax = _example3(claim, dim, trials, candidates, seed)
-    why = ("projected gradient converges geometrically from the best candidate: measured <= 6.4e-11 over seeds "
-           "0-29; the wrong root (the argmax) is at distance 2")
-    rec.at_most("example3_symmetric", err_sym, 1e-8, why=why,
-                label=f"symmetric -M = P^T diag(a) P: |brute-force minimiser - {claim} formula|")
-    rec.at_most("example3_general", err_general, 1e-8, why=why,
+
+@CHECK.memory
+def needs(p) -> dict:
+    """Example 3 holds the candidates and their projections, the limit part the test points x lattice scores."""
+    # tracemalloc: 272 bytes per candidate at dim 16, about 17 dim; 489 bytes per lattice point at the defaults;
+    # the parts run one after the other. 20 dim and 600 bytes leave a margin.
+    dim, n_lattice = p.dim, p.n_lattice
+    return {"dense": PathNeed(lambda c: (16 << 20) + max(20 * dim * c, 600 * n_lattice), p.candidates,
+                              option="--candidates", low=1000,
+                              what=f"the Example-3 candidates and the lattice scores at --candidates {p.candidates}, "
+                                   f"--n-lattice {n_lattice}", other="a smaller --n-lattice or --dim")}
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Brute-force minimisers on the host; the S_eps sums over the lattice in ctx.xp."""
+    with ctx.timed("example3"):
+        err_sym, err_general, sanity, printed_is_argmax = _example3(p.claim, p.dim, p.trials, p.candidates, p.seed)
+    with ctx.timed("limit"):
+        err_pt, err_deg = _limit_errors(ctx.xp, p.claim, p.n_lattice, p.eps_grid, p.seed)
+    return Quantities(example3_symmetric=err_sym, example3_general=err_general, example3_identity_case=sanity,
+                      printed_minus_argmax=printed_is_argmax, point_error=np.asarray(err_pt),
+                      circle_error=np.asarray(err_deg), point_limit_slope=fit_power_law(p.eps_grid, err_pt).slope,
+                      circle_limit_slope=fit_power_law(p.eps_grid, err_deg).slope)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """DRIFT-11: the minimiser; DRIFT-12: first-order decay of the zeroth-order limit, reached at the smallest eps."""
+    rec.at_most("example3_symmetric", q.example3_symmetric, CALIBRATION.get("example3_symmetric", p),
+                label=f"symmetric -M = P^T diag(a) P: |brute-force minimiser - {p.claim} formula|")
+    rec.at_most("example3_general", q.example3_general, CALIBRATION.get("example3_general", p),
                 label="general M: |brute-force minimiser - M^T x/|M^T x||")
-    rec.at_most("example3_identity_case", sanity, 1e-8, why=why,
+    rec.at_most("example3_identity_case", q.example3_identity_case, CALIBRATION.get("example3_identity_case", p),
                 label="Q = K = I: distance of the brute-force minimiser from "
-                      + ("x" if claim == "corrected" else "-x (the printed formula)"))
-    rec.info("printed_minus_argmax", printed_is_argmax)
+                      + ("x" if p.claim == "corrected" else "-x (the printed formula)"))
+    rec.info("printed_minus_argmax", q.printed_minus_argmax)
 
-    # ---- DRIFT-12: zeroth-order limit on S^2 (Fibonacci lattice, density weights)
-    with rec.timed("limit"):
-        err_pt, err_deg = _limit_errors(xp, claim, n_lattice, eps_grid, seed)
     # Regime (measured with the correct root): lattice spacing sqrt(4 pi / n) > sqrt(2 eps_min) leaves a
     # sampling floor (eps_min = 1e-4 fails from spacing / sqrt(2 eps_min) = 1.45 on); eps above 0.032 bends
     # the slope by O(eps^2) terms (circle slope 0.76 over eps 0.008-0.064). Failures there say so.
-    spacing, width = math.sqrt(4 * math.pi / n_lattice), math.sqrt(2 * min(eps_grid))
+    spacing, width = math.sqrt(4 * math.pi / p.n_lattice), math.sqrt(2 * min(p.eps_grid))
     regime = []
     if spacing > width:
         regime.append(f"lattice spacing {spacing:.3g} > kernel width sqrt(2 eps_min) = {width:.3g}: raise n_lattice "
                       f"or the smallest eps")
-    if max(eps_grid) > 0.032:
-        regime.append(f"largest eps {max(eps_grid):g} > 0.032, where O(eps^2) terms bend the slope: lower it")
-    hint = "; ".join(regime) if claim == "corrected" else ""
-    why = ("DRIFT-12: slope 1 +- 0.15; measured 0.88-1.03 (points, seeds 0-29, sd 0.03) and 0.934 (circle, "
-           "deterministic) "
-           "over eps in [0.002, 0.032] at n_lattice = 5e4 (lattice spacing 0.016 < kernel width "
-           "sqrt(2 eps/|M^T x|)); the wrong root gives O(1) errors that do not decrease")
-    for name, errors, what in (("point_limit_slope", err_pt, "S_eps H(x) -> H(y*)"),
-                               ("circle_limit_slope", err_deg, "S_eps H(x) -> p-weighted circle average")):
-        rec.close(name, fit_power_law(eps_grid, errors).slope, 1.0, atol=0.15, why=why,
-                  label=f"{what}: error not ~ eps^1 (zeroth order)", hint=hint)
-    why = ("a constant offset has slope 0 but must not pass: measured 0.0024-0.015 (points, seeds 0-29) and "
-           "0.0015 (circle) at eps = 0.002; the wrong root leaves O(1) errors")
-    rec.at_most("point_limit_min_error", min(err_pt), 0.05, why=why,
+    if max(p.eps_grid) > 0.032:
+        regime.append(f"largest eps {max(p.eps_grid):g} > 0.032, where O(eps^2) terms bend the slope: lower it")
+    hint = "; ".join(regime) if p.claim == "corrected" else ""
+    for name, slope, what in (("point_limit_slope", q.point_limit_slope, "S_eps H(x) -> H(y*)"),
+                              ("circle_limit_slope", q.circle_limit_slope, "S_eps H(x) -> p-weighted circle average")):
+        rec.close(name, slope, 1.0, atol=CALIBRATION.get(name, p), label=f"{what}: error not ~ eps^1 (zeroth order)",
+                  hint=hint)
+    rec.at_most("point_limit_min_error", float(np.min(q.point_error)), CALIBRATION.get("point_limit_min_error", p),
                 label="zeroth-order limit H(y*) not reached at the smallest eps", hint=hint)
-    rec.at_most("circle_limit_min_error", min(err_deg), 0.05, why=why,
+    rec.at_most("circle_limit_min_error", float(np.min(q.circle_error)), CALIBRATION.get("circle_limit_min_error", p),
                 label="zeroth-order limit (circle average) not reached at the smallest eps", hint=hint)
-    rec.array("eps", np.asarray(eps_grid))
-    rec.array("point_error", np.asarray(err_pt))
-    rec.array("circle_error", np.asarray(err_deg))
-    if claim == "corrected":
-        statement = ("the minimiser of -x^T M y over the unit sphere is M^T x/|M^T x| (the printed Example-3 "
-                     "formula is the argmax), and S_eps H(x) -> H(y*) (p-weighted average over a nearest circle) "
-                     "with error O(eps)")
-    else:
-        statement = ("the printed Example-3 formula +P^T (a x')/|a x'| is the minimiser of -x^T M y over the unit "
-                     "sphere and S_eps H(x) tends to H at that point")
-    return rec.finish(statement)
+    if p.claim == "corrected":
+        return ("the minimiser of -x^T M y over the unit sphere is M^T x/|M^T x| (the printed Example-3 formula is "
+                "the argmax), and S_eps H(x) -> H(y*) (p-weighted average over a nearest circle) with error O(eps)")
+    return ("the printed Example-3 formula +P^T (a x')/|a x'| is the minimiser of -x^T M y over the unit sphere and "
+            "S_eps H(x) tends to H at that point")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

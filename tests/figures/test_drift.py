@@ -1,13 +1,37 @@
-"""figures.drift: DRIFT Fig. 2 from verify.euler_steps, and the --plot figures of three DRIFT checks."""
+"""figures.drift: DRIFT Fig. 2 from verify.euler_steps, and the --plot figures of three DRIFT checks.
+
+The check figures are drawn from small measurements made once per module (their typed quantities).
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from figures import check_drawer, drift, registry, save_check_figure
+from verify import drift_diffusion, euler_steps, heat_rate
+from verify.core.result import CheckResult
 
 from .conftest import points_under_legend
-from verify import euler_steps
-from verify.core.claims import load_check
+
+SMALL = {"euler_steps": (euler_steps, {"n": 1000, "eps_grid": (0.002, 0.004, 0.008, 0.016)}),
+         "drift_diffusion": (drift_diffusion, {"tiers": ("circle_grid",), "grid_n": 2000}),
+         "heat_rate": (heat_rate, {"repeats": 4, "test_points": 4})}
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """name -> (params, quantities) at small settings."""
+    out = {}
+    for name, (module, kwargs) in SMALL.items():
+        p = module.CHECK.params(**kwargs)
+        out[name] = (p, module.CHECK.measure(p))
+    return out
+
+
+def _result(measured, name, **change):
+    p, q = measured[name]
+    return SMALL[name][0].CHECK.assess(q, dataclasses.replace(p, **change))
 
 
 def test_registered():
@@ -16,13 +40,12 @@ def test_registered():
         assert check_drawer(name) is drift.CHECK_FIGURES[name]
 
 
-@pytest.mark.parametrize("name, kwargs", [("euler_steps", {"n": 1000, "eps_grid": (0.002, 0.004, 0.008, 0.016)}),
-                                          ("drift_diffusion", {"tiers": ("circle_grid",), "grid_n": 2000}),
-                                          ("heat_rate", {"repeats": 4, "test_points": 4})])
-def test_check_figures(name, kwargs, tmp_path):
-    res = load_check(name).run(**kwargs)
-    save_check_figure(res, tmp_path / "f.png")
-    assert (tmp_path / "f.png").stat().st_size > 10_000
+@pytest.mark.parametrize("name", list(SMALL))
+def test_check_figures(measured, name, tmp_path):
+    # a result read back from JSON draws from the same typed quantities as a fresh one
+    res = CheckResult.from_json(_result(measured, name).to_json())
+    save_check_figure(res, tmp_path / "f.svg")  # PNG: test_plot_option_saves_the_check_figure
+    assert (tmp_path / "f.svg").stat().st_size > 10_000
 
 
 def test_plot_option_saves_the_check_figure(tmp_path, capsys):
@@ -38,24 +61,22 @@ def test_drift2_cheap(tmp_path, monkeypatch, captured):
     monkeypatch.setattr(drift, "_FIG2_EPS", (0.002, 0.004, 0.008, 0.016))
     monkeypatch.setattr(drift, "_FIG2_TIMES", (0.0125, 0.05))
     kept = captured(drift)
-    paths = drift.fig_drift2(tmp_path, formats=("png", "pdf"))
-    assert [p.name for p in paths] == ["drift-2.png", "drift-2.pdf"]
+    paths = drift.fig_drift2(tmp_path, formats=("svg",))  # `captured` replaces the saver; PNG: the slow test
+    assert [p.name for p in paths] == ["drift-2.svg"]
     (fig,) = kept
-    density, layers = fig.axes[:2]
+    _density, layers = fig.axes[:2]
     assert points_under_legend(layers) == 0
     assert len([line for line in layers.get_lines() if line.get_label().startswith("L = ")]) == 2
     text = fig.texts[-1].get_text()
     assert "N = 1000" in text and "not stated in the paper" in text and "t = Lε/2" in text
 
 
-def test_drift_diffusion_figure_shows_the_asserted_limit_when_it_is_wrong():
-    from verify import drift_diffusion
-
+def test_drift_diffusion_figure_shows_the_asserted_limit_when_it_is_wrong(measured):
     from figures._plotting import pyplot
 
     plt = pyplot()
     for wrong, curves in (("none", 2), ("sign_flip", 3)):
-        res = drift_diffusion.run(tiers=("circle_grid",), grid_n=2000, wrong_limit=wrong)
+        res = _result(measured, "drift_diffusion", wrong_limit=wrong)
         fig, ax = plt.subplots()
         try:
             drift.draw_drift_diffusion(res, ax)
@@ -63,7 +84,9 @@ def test_drift_diffusion_figure_shows_the_asserted_limit_when_it_is_wrong():
             assert ax.get_title().startswith(f"drift_diffusion: {'PASS' if wrong == 'none' else 'FAIL'}")
         finally:
             plt.close(fig)
-    assert not np.allclose(res.arrays["grid_asserted"], res.arrays["grid_reference"])
+    grid = res.quantities.grid
+    assert not np.allclose(grid.limit("sign_flip", 0.0), grid.reference)
+    np.testing.assert_allclose(grid.limit("corrected", 0.0), grid.reference, atol=1e-12)
 
 
 @pytest.mark.slow

@@ -1,84 +1,142 @@
-"""verify.drift_diffusion (DRIFT-4): drift coefficient 2; the printed drift and wrong limits fail."""
+"""verify.drift_diffusion (DRIFT-4): drift coefficient 2; the printed drift and wrong limits fail.
 
+The measurement runs once at small settings (the deterministic quantile grid and the continuum
+quadrature); the assertions are held to it, to the printed claim and the wrong limits, and to
+quantities a wrong kernel would give. The i.i.d. tiers at their calibrated sizes are the slow tier's.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
 import pytest
 
-from spectral.backend import array_namespace
 from spectral.validation import InputError
 from verify import drift_diffusion as check
+from verify.core.result import CheckResult
 
-GRID = {"tiers": ("circle_grid",), "grid_n": 3000}
+CHECK = check.CHECK
+SMALL = {"tiers": ("circle_grid", "sphere_continuum"), "grid_n": 2000}
 
 
-def test_default_passes(default_result):
-    res = default_result("drift_diffusion")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+@pytest.fixture(scope="module")
+def half():
+    """The Coifman-Lafon kernel a = 0.5 on the grid."""
+    p = CHECK.params(tiers=("circle_grid",), grid_n=2000, a=0.5)
+    return p, CHECK.measure(p)
+
+
+def _tier(q, tier="circle_grid", **changes):
+    return dataclasses.replace(q, tiers={**q.tiers, tier: dataclasses.replace(q.tiers[tier], **changes)})
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     coef = res.record("circle_grid_drift_coef")  # drift 2 in (1/2)(Delta + 2 <., .>): B = 1
     assert coef.expected == 1.0 and abs(coef.measured - 1.0) <= coef.tolerance
     assert res.record("sphere_continuum_remainder_slope").passed
+    assert [r.name for r in res.records] == ["circle_grid_laplacian_coef", "circle_grid_drift_coef",
+                                             "circle_grid_relative_rms", "circle_grid_truncation_bound_operator",
+                                             "sphere_continuum_remainder_slope"]
+    assert res.parameters["circle_grid_n"] == 2000 and res.parameters["circle_grid_eps"] == 1e-3
+    assert res.parameters["circle_iid_n"] == 8000 and res.parameters["mixture_mild_eps"] == 0.03
 
 
-@pytest.mark.parametrize("kwargs", [{"claim": "printed"}, {"wrong_limit": "no_drift"},
+@pytest.mark.parametrize("change", [{"claim": "printed"}, {"wrong_limit": "no_drift"},
                                     {"wrong_limit": "missing_half"}, {"wrong_limit": "sign_flip"}])
-def test_printed_and_wrong_limits_fail(kwargs):
-    res = check.run(**kwargs, **GRID)
+def test_printed_and_wrong_limits_fail(small, change):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, **change))
     assert not res.passed
     rms = res.record("circle_grid_relative_rms")
     assert rms.passed is False and rms.measured > 0.3  # measured >= 0.35 for every wrong limit
     assert any("relative RMS" in f for f in res.failures)
+    # the continuum tier sees only the Laplacian coefficient: O(eps) remainder (slope 1) for missing_half
+    assert res.record("sphere_continuum_remainder_slope").passed is (change.get("wrong_limit") != "missing_half")
 
 
-def test_continuum_remainder_slope():
-    assert check.run(tiers=("sphere_continuum",)).passed
-    wrong = check.run(wrong_limit="missing_half", tiers=("sphere_continuum",))
-    assert wrong.record("sphere_continuum_remainder_slope").passed is False  # O(eps) remainder: slope 1
-    assert any(f.startswith("sphere_continuum") for f in wrong.failures)
-
-
-def test_coifman_lafon_family():
-    res = check.run(a=0.5, **GRID)
+def test_coifman_lafon_family(half):
+    p, q = half
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.record("circle_grid_drift_coef").expected == 0.5
-    wrong = check.run(a=0.5, claim="printed", **GRID)  # a = 0.5 but drift (1-a) instead of 2(1-a): fails
+    wrong = CHECK.assess(q, dataclasses.replace(p, claim="printed"))  # drift (1-a) instead of 2(1-a): fails
     assert not wrong.passed and wrong.record("circle_grid_drift_coef").passed is False
 
 
-def test_drift_only_claim_needs_a_non_uniform_tier():
-    # sphere_continuum alone has a uniform density: no_drift passed there before this guard
-    with pytest.raises(InputError, match="cannot test the 'no_drift' limit"):
-        check.run(tiers=("sphere_continuum",), wrong_limit="no_drift")
-    with pytest.raises(InputError, match="cannot test the 'printed' limit"):
-        check.run(tiers=("sphere_continuum",), claim="printed")
+def test_a_wrong_kernel_fails(half):
+    """The kernel normalised with a = 0.5 asserted as a = 0 (plain attention): the drift is half of it."""
+    p, q = half
+    res = CHECK.assess(q, dataclasses.replace(p, a=0.0))
+    assert {r.name for r in res.records if r.passed is False} == {"circle_grid_drift_coef"}
+    assert res.record("circle_grid_drift_coef").measured == pytest.approx(0.5, abs=0.005)
 
 
-def test_streamed_tiers_compute_in_the_device_namespace(monkeypatch, default_result):
-    # array_api_strict stands in for the device: the i.i.d. tiers' streamed kernel must run on arrays of
-    # that namespace, and give numpy's records up to summation order (measured: equal or 1 ulp apart);
-    # each tier has its own random stream, so the default run's sphere_iid records are the reference
-    array_api_strict = pytest.importorskip("array_api_strict")
-    import spectral
+@pytest.mark.parametrize("alter, name", [
+    (lambda q: _tier(q, laplacian_coef=0.99), "circle_grid_laplacian_coef"),
+    (lambda q: _tier(q, drift_coef=0.99), "circle_grid_drift_coef"),
+    (lambda q: _tier(q, relative_rms={**q.tiers["circle_grid"].relative_rms, "corrected": 0.02}),
+     "circle_grid_relative_rms"),
+    (lambda q: dataclasses.replace(q, continuum_slope={k: 1.0 for k in q.continuum_slope}),
+     "sphere_continuum_remainder_slope"),
+    (lambda q: _tier(q, drift_coef=math.nan), "circle_grid_drift_coef"),
+    (lambda q: dataclasses.replace(q, continuum_slope={k: math.nan for k in q.continuum_slope}),
+     "sphere_continuum_remainder_slope"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
+    p, q = small
+    res = CHECK.assess(alter(q), p)
+    assert not res.passed and res.record(name).passed is False
 
-    built = []
-    heat_markov = spectral.heat_markov
 
-    def spy(x, **kwargs):
-        hm = heat_markov(x, **kwargs)
-        built.append((kwargs["method"], array_namespace(x), array_namespace(hm.degrees)))
-        return hm
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert isinstance(back.quantities.grid, check.Grid) and isinstance(back.quantities.grid.theta, np.ndarray)
+    assert set(back.quantities.continuum_slope) == {1.0, 2.0}
+    assert back.quantities.tiers["circle_grid"] == q.tiers["circle_grid"]
+    np.testing.assert_array_equal(back.quantities.grid.operator, q.grid.operator)
 
-    monkeypatch.setattr(spectral, "heat_markov", spy)
-    monkeypatch.setattr("verify.core.check.device_namespace", lambda device: array_api_strict)
-    res = check.run(tiers=("sphere_iid",))
-    assert built == [("streamed", array_api_strict, array_api_strict)]
-    ref = default_result("drift_diffusion")
-    assert res.passed == ref.passed and [r.name for r in res.records]
-    for rec in res.records:
-        assert rec.measured == pytest.approx(ref.record(rec.name).measured, rel=1e-12), rec.name
+
+def test_streamed_tiers_compute_in_the_given_namespace(strict_xp):
+    # the i.i.d. tiers' streamed kernel runs on arrays of the given namespace and gives numpy's quantities up
+    # to summation order (measured: equal or 1 ulp apart)
+    p = CHECK.params(tiers=("sphere_iid",), sphere_iid_n=1000)
+    ref = CHECK.measure(p).tiers["sphere_iid"]
+    got = CHECK.measure(p, xp=strict_xp).tiers["sphere_iid"]
+    assert "asarray" in strict_xp.used
+    assert got.drift_coef == pytest.approx(ref.drift_coef, rel=1e-12)
+    assert got.laplacian_coef == pytest.approx(ref.laplacian_coef, rel=1e-12)
+    assert got.relative_rms == pytest.approx(ref.relative_rms, rel=1e-12)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"a": 1.5}, "a must"), ({"grid_n": 100}, "grid_n"),
                                            ({"claim": "drift_x1"}, "claim"), ({"wrong_limit": "x"}, "wrong_limit"),
                                            ({"tiers": ("torus",)}, "tiers"), ({"tiers": ()}, "tiers"),
-                                           ({"claim": "printed", "wrong_limit": "no_drift"}, "wrong_limit")])
+                                           ({"claim": "printed", "wrong_limit": "no_drift"}, "wrong_limit"),
+                                           ({"circle_grid_n": 5000}, "circle_grid_n is set by grid_n"),
+                                           ({"circle_iid_eps": 1.0}, "circle_iid_eps"),
+                                           # sphere_continuum alone has a uniform density: no_drift passed there
+                                           ({"tiers": ("sphere_continuum",), "wrong_limit": "no_drift"},
+                                            "cannot test the 'no_drift' limit"),
+                                           ({"tiers": ("sphere_continuum",), "claim": "printed"},
+                                            "cannot test the 'printed' limit")])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+        CHECK.params(**kwargs)
+
+
+def test_tiers_on_the_command_line(capsys):
+    assert check.main(["--tiers", "sphere_continuum", "--quiet"]) == 0
+    assert "on sphere_continuum" in capsys.readouterr().out
+    assert check.main(["--tiers", "circle_grid,torus", "--quiet"]) == 2
+    assert "tiers must be one of" in capsys.readouterr().err

@@ -1,44 +1,105 @@
-"""verify.heat_rate (DRIFT-3): Singer's bias and variance exponents on S^1 and S^2."""
+"""verify.heat_rate (DRIFT-3): Singer's bias and variance exponents on S^1 and S^2.
 
+Measured once with 12 repeats of 16 test points (seed 0); the wrong exponents are asserted on the same
+quantities, and a wrong continuum operator is measured at 4 x 4.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import heat_rate as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"repeats": 12, "test_points": 16}
+TINY = {"repeats": 4, "test_points": 4}
 
 
-def test_singer_rates_pass(default_result):
-    res = default_result("heat_rate")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _fit(q, d, what, slope):
+    m = q.manifolds[d]
+    changed = dataclasses.replace(m, **{what: dataclasses.replace(getattr(m, what), slope=slope)})
+    return dataclasses.replace(q, manifolds={**q.manifolds, d: changed})
+
+
+def test_singer_rates_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     for d, want in ((1, -0.75), (2, -1.0)):
         rec = res.record(f"S{d}_variance_eps_slope")
         assert rec.expected == want and abs(rec.measured - want) <= rec.tolerance
+        assert rec.tolerance == pytest.approx(0.1 + 2 * q.manifolds[d].variance_eps_slope.stderr)
+    assert q.manifolds[1].variance_rms.shape == (4, 5) and q.manifolds[2].variance_rms.shape == (4, 4)
 
 
-def test_wrong_variance_law_fails():
-    res = check.run(variance_law="d_over_2")  # the true exponents miss it by >= 0.2 (seeds 0-19)
-    assert not res.passed
-    assert res.record("S1_variance_eps_slope").passed is False and res.record("S2_variance_eps_slope").passed is False
+def test_wrong_variance_law_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, variance_law="d_over_2"))  # the true exponents miss it by >= 0.2
+    assert {r.name for r in res.records if r.passed is False} == {"S1_variance_eps_slope", "S2_variance_eps_slope"}
     assert sum("sampling-error exponent in eps" in f for f in res.failures) == 2
 
 
-def test_wrong_bias_order_fails():
-    res = check.run(bias_order=2.0, repeats=4, test_points=4)
+def test_wrong_bias_order_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, bias_order=2.0))
+    assert {r.name for r in res.records if r.passed is False} == {"S1_bias_slope", "S2_bias_slope"}
+
+
+def test_a_wrong_continuum_operator_fails(monkeypatch):
+    """The exact finite-eps eigenvalue off by a factor 1 + eps leaves an O(1) bias: the bias slopes fail."""
+    import manifolds
+
+    true = manifolds.heat_kernel_eigenvalue
+    monkeypatch.setattr(manifolds, "heat_kernel_eigenvalue", lambda d, mode, e: true(d, mode, e) * (1 + e))
+    p = CHECK.params(**TINY)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert res.record("S1_bias_slope").passed is False and res.record("S2_bias_slope").passed is False
 
 
-def test_computes_in_the_device_namespace(device_spy):
-    ref = check.run(repeats=4, test_points=4)
-    spy = device_spy.install()
-    res = check.run(repeats=4, test_points=4)
-    assert {"asarray", "exp", "atan2", "sum"} <= spy.used
-    assert res.records == ref.records  # array_api_strict wraps numpy: the same numbers
+@pytest.mark.parametrize("d, what, slope, name", [(1, "bias_slope", 0.5, "S1_bias_slope"),
+                                                  (2, "variance_eps_slope", -1.5, "S2_variance_eps_slope"),
+                                                  (1, "variance_N_slope", -1.0, "S1_variance_N_slope"),
+                                                  (2, "variance_N_slope", math.nan, "S2_variance_N_slope")])
+def test_each_assertion_fails_on_a_wrong_quantity(small, d, what, slope, name):
+    p, q = small
+    res = CHECK.assess(_fit(q, d, what, slope), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_computes_in_the_given_namespace(strict_xp):
+    p = CHECK.params(**TINY)
+    ref = CHECK.measure(p)
+    got = CHECK.measure(p, xp=strict_xp)
+    assert {"asarray", "exp", "atan2", "sum"} <= strict_xp.used
+    for d in (1, 2):  # array_api_strict wraps numpy: the same numbers
+        np.testing.assert_array_equal(got.manifolds[d].variance_rms, ref.manifolds[d].variance_rms)
+        assert got.manifolds[d].variance_eps_slope == ref.manifolds[d].variance_eps_slope
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and set(back.quantities.manifolds) == {1, 2}
+    m = back.quantities.manifolds[2]
+    assert isinstance(m, check.Manifold) and isinstance(m.bias_slope, check.Fit) and m.optimal_eps is None
+    np.testing.assert_array_equal(m.variance_rms, q.manifolds[2].variance_rms)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"variance_law": "x"}, "variance_law"), ({"test_points": 1}, "test_points"),
                                            ({"repeats": 1}, "repeats"), ({"bias_order": 0.0}, "bias_order")])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+        CHECK.params(**kwargs)
 
 
 @pytest.mark.slow
@@ -46,3 +107,4 @@ def test_optimal_eps_exponent():
     res = check.run(full=True)
     assert res.passed, res.failures
     assert res.record("S1_optimal_eps_slope").deciding and res.record("S2_optimal_eps_slope").deciding
+    assert res.quantities.manifolds[1].optimal_eps.shape[0] == 2

@@ -1,28 +1,47 @@
-"""verify.nearest_point (DRIFT-11, DRIFT-12): Example 3 minimiser and the zeroth-order limit."""
+"""verify.nearest_point (DRIFT-11, DRIFT-12): Example 3 minimiser and the zeroth-order limit.
 
+Measured once at a small setting; the printed formula and the regimes outside the calibrated one
+(coarse lattice, large eps) are measured at small settings too (the measurement takes the asserted root).
+"""
+
+import dataclasses
+import math
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import nearest_point as check
+from verify.core.result import CheckResult
 
+CHECK = check.CHECK
 FAST = {"candidates": 20000, "n_lattice": 20000, "trials": 6, "eps_grid": (0.004, 0.008, 0.016, 0.032)}
 
 
-def test_corrected_minimiser_passes(default_result):
-    res = default_result("nearest_point")
+@pytest.fixture(scope="module")
+def fast():
+    p = CHECK.params(**FAST)
+    return p, CHECK.measure(p)
+
+
+def test_corrected_minimiser_passes(fast):
+    p, q = fast
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     # the printed formula coincides with the argmax, not the argmin
-    assert res.measured["printed_minus_argmax"] <= res.record("example3_symmetric").tolerance
+    assert q.printed_minus_argmax <= res.record("example3_symmetric").tolerance
 
 
 def test_printed_formula_fails_on_its_own_records():
-    res = check.run(claim="printed", **FAST)
+    p = CHECK.params(claim="printed", **FAST)
+    q = CHECK.measure(p)
+    res = CHECK.assess(q, p)
     assert not res.passed
     failed = {r.name for r in res.records if r.passed is False}
     # DRIFT-11 as printed: the formula is the argmax, at distance 2 from the minimiser (returns -x for Q = K = I)
     assert {"example3_symmetric", "example3_identity_case"} <= failed
-    assert res.measured["example3_symmetric"] == pytest.approx(2.0, abs=1e-6)
-    assert res.measured["example3_identity_case"] == pytest.approx(2.0, abs=1e-6)
+    assert q.example3_symmetric == pytest.approx(2.0, abs=1e-6)
+    assert q.example3_identity_case == pytest.approx(2.0, abs=1e-6)
     # the limit taken at the printed root does not converge
     assert {"point_limit_slope", "point_limit_min_error"} <= failed
     # general M has no printed formula: still compared with M^T x/|M^T x|, and the circle limit is unaffected
@@ -32,22 +51,44 @@ def test_printed_formula_fails_on_its_own_records():
 
 def test_coarse_lattice_fails_and_says_why():
     # spacing sqrt(4 pi / 5000) = 0.050 > sqrt(2e-4) = 0.014: point slope -0.83 (seed 0)
-    res = check.run(eps_grid=(1e-4, 2e-4, 4e-4, 8e-4), n_lattice=5000, candidates=5000, trials=2)
+    p = CHECK.params(eps_grid=(1e-4, 2e-4, 4e-4, 8e-4), n_lattice=5000, candidates=5000, trials=2)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed and all("raise n_lattice" in f for f in res.failures)
 
 
 def test_large_eps_fails_and_says_why():
-    res = check.run(eps_grid=(0.008, 0.016, 0.032, 0.064), candidates=5000, trials=2)
+    p = CHECK.params(eps_grid=(0.008, 0.016, 0.032, 0.064), n_lattice=20000, candidates=5000, trials=2)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed and res.record("circle_limit_slope").passed is False
     assert "O(eps^2)" in res.failures[0]
 
 
-def test_limit_computes_in_the_device_namespace(device_spy):
-    ref = check.run(**FAST)
-    spy = device_spy.install()
-    res = check.run(**FAST)
-    assert {"asarray", "exp", "sum"} <= spy.used
-    assert res.records == ref.records  # array_api_strict wraps numpy: same numbers
+@pytest.mark.parametrize("change, name", [({"example3_symmetric": 1e-6}, "example3_symmetric"),
+                                          ({"example3_general": 2.0}, "example3_general"),
+                                          ({"example3_identity_case": math.nan}, "example3_identity_case"),
+                                          ({"point_limit_slope": 0.0}, "point_limit_slope"),
+                                          ({"circle_limit_slope": 1.2}, "circle_limit_slope"),
+                                          ({"point_error": np.full(4, 0.1)}, "point_limit_min_error"),
+                                          ({"circle_error": np.full(4, math.nan)}, "circle_limit_min_error")])
+def test_each_assertion_fails_on_a_wrong_quantity(fast, change, name):
+    p, q = fast
+    res = CHECK.assess(dataclasses.replace(q, **change), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_limit_computes_in_the_given_namespace(fast, strict_xp):
+    p, ref = fast
+    got = CHECK.measure(p, xp=strict_xp)
+    assert {"asarray", "exp", "sum"} <= strict_xp.used
+    for f in dataclasses.fields(got):  # array_api_strict wraps numpy: the same numbers
+        np.testing.assert_array_equal(getattr(got, f.name), getattr(ref, f.name), err_msg=f.name)
+
+
+def test_json_round_trip_gives_typed_quantities(fast):
+    p, q = fast
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and back.quantities.point_limit_slope == q.point_limit_slope
+    np.testing.assert_array_equal(back.quantities.circle_error, q.circle_error)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -57,4 +98,4 @@ def test_limit_computes_in_the_device_namespace(device_spy):
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+        CHECK.params(**kwargs)
