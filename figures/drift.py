@@ -39,7 +39,7 @@ def draw_drift_diffusion(result, ax):
             ax.plot(th, limit, ":", color="tab:red", lw=1.6,
                     label=f"asserted limit (claim '{p.get('claim')}', wrong_limit '{p.get('wrong_limit')}')")
         rms = q.tiers["circle_grid"].relative_rms[asserted]
-        where = (f"$S^1$ quantile grid, n = {p['circle_grid_n']}, $\\varepsilon$ = {p['circle_grid_eps']:g}, "
+        where = (f"$S^1$ quantile grid, n = {p['grid_n']}, $\\varepsilon$ = {p['circle_grid_eps']:g}, "
                  f"relative RMS error {rms:.2g}")
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     else:

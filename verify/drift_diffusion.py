@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed, circle_pairs
-from verify.core.params import Choice, Flag, Int, Real, Spec
+from verify.core.params import Choice, Flag, Int, Options, Real
 from verify.core.result import Recorder
 
 __all__ = ["CALIBRATION", "CHECK", "CLAIMED", "TIERS", "asserted_limit", "main", "run"]
@@ -77,33 +76,6 @@ CALIBRATION = Calibration(
 )
 
 
-class _TierNames(Spec):
-    """Tier names: a tuple of choices (``--tiers circle_grid,sphere_iid`` on the command line)."""
-
-    def validate(self, value):
-        if isinstance(value, str):
-            value = tuple(t for t in value.replace(",", " ").split() if t)
-        if isinstance(value, (bytes, Mapping)) or not hasattr(value, "__iter__"):
-            raise InputError(f"tiers must be a sequence of tier names ({', '.join(TIERS)}), got {value!r}")
-        one = Spec("str", TIERS[0], "a tier", choices=TIERS, name=self.name or "tiers")
-        out = tuple(one.validate(t) for t in value)
-        if not out:
-            raise InputError(f"tiers must name at least one of {', '.join(TIERS)}")
-        return out
-
-    def type_text(self) -> str:
-        return "tuple of str"
-
-    def constraint(self) -> str:
-        return "each one of " + ", ".join(TIERS)
-
-
-def _tiers(default, doc):
-    spec = _TierNames("str", tuple(default), doc)
-    spec.validate(spec.default)
-    return dataclasses.field(default=spec.default, metadata={"spec": spec})
-
-
 def _tier_n(tier, small, full, low=1000):
     return Int(None, f"Points of the {tier} tier", low=low, high=200000, unit="points",
                auto=f"{small} ({full} with full)")
@@ -129,13 +101,11 @@ class Params:
                               "claim='corrected'")
     a: float = Real(0.0, "Coifman-Lafon exponent a in rownorm(D^-a W D^-a) (FNA A.4); drift coefficient 2(1-a)",
                     low=0.0, high=1.0)
-    tiers: tuple = _tiers(TIERS, "Tiers to run")
+    tiers: tuple = Options(TIERS, TIERS, "Tiers to run")
     grid_n: int = Int(10000, "Points of the deterministic quantile grid on S^1 (N p_min sqrt(eps) >= 2)", low=1400,
                       high=200000, unit="points")
     full: bool = Flag(False, "Larger i.i.d. tiers (N = 16000 on S^1, 8000 on S^2, 32000 / 16000 for the mixtures; "
                              "slow)")
-    circle_grid_n: int = Int(None, "Points of the circle_grid tier (set by grid_n; recorded with the other tiers)",
-                             low=1400, high=200000, unit="points", auto="grid_n")
     circle_grid_eps: float = Real(None, "Kernel bandwidth eps of the circle_grid tier (below 1e-3 the grid would "
                                         "need N p_min sqrt(eps) >= 2 beyond grid_n's bound)", low=1e-3, high=0.05,
                                   auto="1e-3")
@@ -160,10 +130,7 @@ class Params:
                 CLAIMED[asserted][0] == CLAIMED["corrected"][0]:
             raise InputError(f"tiers=('sphere_continuum',) cannot test the {asserted!r} limit: it differs only in "
                              f"the drift and that tier's density is uniform; add a tier with a non-uniform density")
-        if self.circle_grid_n is not None and self.circle_grid_n != self.grid_n:
-            raise InputError(f"circle_grid_n is set by grid_n ({self.grid_n}): give grid_n, got "
-                             f"circle_grid_n={self.circle_grid_n}")
-        auto = {"circle_grid_n": self.grid_n, "circle_grid_eps": 1e-3 if self.circle_grid_eps is None else None}
+        auto = {"circle_grid_eps": 1e-3 if self.circle_grid_eps is None else None}
         for tier, (n, n_full, eps, eps_full) in _AUTO.items():
             if getattr(self, f"{tier}_n") is None:
                 auto[f"{tier}_n"] = n_full if self.full else n
@@ -241,7 +208,8 @@ def needs(p) -> dict:
 
 def _settings(p) -> dict:
     """Size, bandwidth and kernel path of each sampled tier."""
-    out = {tier: dict(n=getattr(p, f"{tier}_n"), eps=getattr(p, f"{tier}_eps"), method="streamed")
+    out = {tier: dict(n=p.grid_n if tier == "circle_grid" else getattr(p, f"{tier}_n"),
+                      eps=getattr(p, f"{tier}_eps"), method="streamed")
            for tier in _SAMPLED}
     out["circle_grid"]["method"] = "sparse"
     # R^2 has unbounded support: keep the points with at least 50 neighbours (see measure)

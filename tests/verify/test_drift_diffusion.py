@@ -46,7 +46,7 @@ def test_small_settings_pass(small):
     assert [r.name for r in res.records] == ["circle_grid_laplacian_coef", "circle_grid_drift_coef",
                                              "circle_grid_relative_rms", "circle_grid_truncation_bound_operator",
                                              "sphere_continuum_remainder_slope"]
-    assert res.parameters["circle_grid_n"] == 2000 and res.parameters["circle_grid_eps"] == 1e-3
+    assert res.parameters["grid_n"] == 2000 and res.parameters["circle_grid_eps"] == 1e-3
     assert res.parameters["circle_iid_n"] == 8000 and res.parameters["mixture_mild_eps"] == 0.03
 
 
@@ -123,7 +123,6 @@ def test_streamed_tiers_compute_in_the_given_namespace(strict_xp):
                                            ({"claim": "drift_x1"}, "claim"), ({"wrong_limit": "x"}, "wrong_limit"),
                                            ({"tiers": ("torus",)}, "tiers"), ({"tiers": ()}, "tiers"),
                                            ({"claim": "printed", "wrong_limit": "no_drift"}, "wrong_limit"),
-                                           ({"circle_grid_n": 5000}, "circle_grid_n is set by grid_n"),
                                            ({"circle_iid_eps": 1.0}, "circle_iid_eps"),
                                            # sphere_continuum alone has a uniform density: no_drift passed there
                                            ({"tiers": ("sphere_continuum",), "wrong_limit": "no_drift"},
