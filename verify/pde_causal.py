@@ -384,7 +384,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                     why="beyond token 2n the start-up has not arrived: a Nyquist sequence grows by exactly "
                         "(1 + 4 alpha) per step (rounding over n steps; measured 2e-14)",
                     label="the Nyquist mode does not grow like (1 + 4 alpha)^n")
-        rec.within("random_growth_over_bound", min(ratios), (0.1, 1.0 + 1e-12),
+        rec.within("random_growth_over_bound", np.min(ratios), (0.1, 1.0 + 1e-12),
                    why="the finite causal Toeplitz powers are sections of the infinite ones, so growth <= (1 + 4a)^n; "
                        "a random start has O(1) Nyquist content (measured 0.2-0.3)",
                    label="random sequences do not grow like (1 + 4 alpha)^n")

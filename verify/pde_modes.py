@@ -204,7 +204,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.equal("monotone_damping_mismatches", len(mism), 0,
                   why="g_k = 1 - 4 r sin^2 is non-negative and decreasing in k iff 1 - 4r >= 0 (r <= 1/4)",
                   label=f"damping monotone in frequency does not coincide with r <= 1/4 at r = {mism}")
-        nyq_err = max(abs(nyquist[r] - (1.0 - 4.0 * r)) for r in rates)
+        nyq_err = np.max([abs(nyquist[r] - (1.0 - 4.0 * r)) for r in rates])
         rec.at_most("nyquist_factor_error", nyq_err, 1e-14,
                     why="g_Nyquist = 1 - 4 r: -1 at r = 1/2 (undamped, alternating sign); rounding",
                     label="the Nyquist factor is not 1 - 4 r")
