@@ -24,9 +24,9 @@ import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 
-_PDES = ("diffusion", "wave", "reaction_diffusion", "advection_diffusion")
-_LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction_diffusion": "reaction-diffusion",
-           "advection_diffusion": "advection-diffusion"}
+_PDES = ("diffusion", "wave", "reaction-diffusion", "advection-diffusion")
+_LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction-diffusion": "reaction-diffusion",
+           "advection-diffusion": "advection-diffusion"}
 FIG16_RATES = (0.1, 0.25, 0.45)
 
 
@@ -44,10 +44,10 @@ def _check_title(result, ax, what: str) -> None:
 
 
 def _draw_rows(result, ax, pde):
-    steps = np.asarray(result.arrays["fig16_steps"])
-    rows = np.asarray(result.arrays[f"fig16_rows_{pde}"])
-    devs = np.asarray(result.arrays[f"fig16_row_sum_deviation_{pde}"])
-    mins = np.asarray(result.arrays[f"fig16_min_entry_{pde}"])
+    q = result.quantities
+    steps = q.fig16_steps
+    fig = q.fig16[pde]
+    rows, devs, mins = np.asarray(fig.rows), np.asarray(fig.row_sum_deviation), np.asarray(fig.min_entry)
     plt = pyplot()
     colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(steps)))
     for n, row, col in zip(steps, rows, colors):
@@ -70,21 +70,21 @@ def draw_pde_conservation(result, ax):
 
 
 def _draw_damping(result, ax, rates=None):
-    mu = np.asarray(result.arrays["damping_mu"])
-    x = np.asarray(result.arrays["damping_k"]) / (2.0 * (mu.size - 1))  # k / T
-    layers = result.parameters["layers"]
-    rates = rates or result.parameters["rates"]
+    q = result.quantities
+    mu = np.asarray(q.damping_mu)
+    x = np.asarray(q.damping_k) / (2.0 * (mu.size - 1))  # k / T
+    rates = rates or tuple(q.damping_discrete)
+    layers = sorted(q.damping_discrete[rates[0]])
     plt = pyplot()
     colors = plt.cm.plasma(np.linspace(0.0, 0.8, len(rates)))
-    styles = dict(zip(sorted(layers), ("-", "--", ":", "-.")))
+    styles = dict(zip(layers, ("-", "--", ":", "-.")))
     for r, col in zip(rates, colors):
-        for L in sorted(layers):
-            ax.plot(x, np.asarray(result.arrays[f"damping_discrete_r{r:g}_L{L}"]), color=col, ls=styles[L], lw=1.2)
-            ax.plot(x, np.asarray(result.arrays[f"damping_exponential_r{r:g}_L{L}"]), color=col, ls=styles[L],
-                    lw=0.6, alpha=0.45)
+        for L in layers:
+            ax.plot(x, np.asarray(q.damping_discrete[r][L]), color=col, ls=styles[L], lw=1.2)
+            ax.plot(x, np.asarray(q.damping_exponential[r][L]), color=col, ls=styles[L], lw=0.6, alpha=0.45)
     for r, col in zip(rates, colors):
         ax.plot([], [], color=col, lw=1.5, label=f"r = {r:g}")
-    for L in sorted(layers):
+    for L in layers:
         ax.plot([], [], color="k", ls=styles[L], lw=1.0, label=f"L = {L}")
     ax.axhline(0.0, color="0.5", lw=0.5)
     ax.set_xlabel("frequency k / T")
@@ -101,9 +101,10 @@ def draw_pde_modes(result, ax):
 
 def draw_pde_flow(result, ax):
     """Global error against pseudo-time at fixed dt: diffusion bounded and decaying, wave growing."""
-    t = np.asarray(result.arrays["error_vs_t_times"])
-    ax.loglog(t, result.arrays["error_vs_t_diffusion"], "o-", label="diffusion")
-    ax.loglog(t, result.arrays["error_vs_t_wave"], "s-", label="wave")
+    q = result.quantities
+    t = np.asarray(q.error_times)
+    ax.loglog(t, q.error_vs_t["diffusion"], "o-", label="diffusion")
+    ax.loglog(t, q.error_vs_t["wave"], "s-", label="wave")
     ax.set_xlabel("pseudo-time t")
     ax.set_ylabel("|A_scheme(t) - A_exact(t)|_F")
     plain_log_ticks(ax)
@@ -112,9 +113,10 @@ def draw_pde_flow(result, ax):
 
 
 def _draw_spread(result, ax):
-    n = np.asarray(result.arrays["spread_steps"], dtype=float)
-    for r in result.parameters["rates"]:
-        ax.loglog(n, result.arrays[f"spread_std_r{r:g}"], "o", ms=3, label=f"r = {r:g} (measured)")
+    q = result.quantities
+    n = np.asarray(q.spread_steps, dtype=float)
+    for r, std in q.spread.items():
+        ax.loglog(n, std, "o", ms=3, label=f"r = {r:g} (measured)")
         ax.loglog(n, np.sqrt(2 * r * n), "k-", lw=0.6)
     ax.plot([], [], "k-", lw=0.6, label="sqrt(2 alpha t)")
     ax.set_xlabel("pseudo-time t = n dt (dt = 1)")
@@ -131,16 +133,20 @@ def draw_pde_spread(result, ax):
 
 
 def _draw_smoothing(result, ax, which):
-    n = np.asarray(result.arrays["smoothing_steps"], dtype=float)
-    for key, label, style in (("diffusion_periodic", "diffusion", "-"),
-                              ("advection_diffusion_periodic", "advection-diffusion", "--"),
-                              ("wave_periodic", "wave", "-"),
-                              ("reaction_diffusion_beta0.02", "reaction-diffusion beta 0.02", "-"),
-                              ("reaction_diffusion_beta1", "reaction-diffusion beta 1 (alpha 0.01)", ":")):
-        name = f"{which}_{key}"
-        if name in result.arrays:
-            y = np.asarray(result.arrays[name], dtype=float)
-            ax.loglog(n, np.where(y > 0, y, np.nan), style, lw=1.2, label=label)
+    q = result.quantities
+    n = np.asarray(q.steps, dtype=float)
+    for curves, label, style in ((q.linear.get(("diffusion", "periodic")), "diffusion", "-"),
+                                 (q.linear.get(("advection-diffusion", "periodic")), "advection-diffusion", "--"),
+                                 (q.linear.get(("wave", "periodic")), "wave", "-"),
+                                 (q.reaction.get(0.02), "reaction-diffusion beta 0.02", "-"),
+                                 (q.reaction.get(1.0), "reaction-diffusion beta 1 (alpha 0.01)", ":")):
+        if curves is None:
+            continue
+        if which == "S":
+            y = np.asarray(curves.smoothness, dtype=float) / curves.smoothness0
+        else:
+            y = np.asarray(curves.consistency, dtype=float) / curves.consistency0
+        ax.loglog(n, np.where(y > 0, y, np.nan), style, lw=1.2, label=label)
     ax.set_ylim(1e-12, 1e4)
     ax.set_xlabel("steps n (dt = 1)")
     ax.set_ylabel(f"{which}(t) / {which}(0)")
@@ -156,18 +162,16 @@ def draw_pde_smoothing(result, ax):
 
 
 def _draw_convergence(result, ax):
-    gd = np.asarray(result.arrays["gd_excess_loss"])
-    bound = np.asarray(result.arrays["pl_bound"])
-    sgd = np.asarray(result.arrays["sgd_mean_excess_loss"])
+    q = result.quantities
+    gd = np.asarray(q.gd_excess_loss)
+    bound = np.asarray(q.pl_bound)
+    sgd = np.asarray(q.sgd_mean_excess_loss)
+    sb = np.asarray(q.pl_bound_sgd)
     ax.semilogy(np.arange(1, gd.size + 1), gd, label="GD, eta = 1/mu")
     ax.semilogy(np.arange(1, bound.size + 1), bound, "--", color="C0", lw=0.8, label="eq. (16) bound for GD")
     ax.semilogy(np.arange(1, sgd.size + 1), sgd, label="SGD, eta = 1/(2 mu), mean of chains")
-    if "pl_bound_sgd" in result.arrays:
-        sb = np.asarray(result.arrays["pl_bound_sgd"])
-        ax.semilogy(np.arange(1, sb.size + 1), sb, "--", color="C1", lw=0.8, label="eq. (16) bound for the SGD step")
-    floor = result.measured.get("sgd_floor_predicted")
-    if floor is not None:
-        ax.axhline(floor, color="C1", ls=":", lw=1.0, label="exact SGD noise floor")
+    ax.semilogy(np.arange(1, sb.size + 1), sb, "--", color="C1", lw=0.8, label="eq. (16) bound for the SGD step")
+    ax.axhline(q.sgd_floor_predicted, color="C1", ls=":", lw=1.0, label="exact SGD noise floor")
     ax.set_xlabel("iteration t")
     ax.set_ylabel("L(theta_t) - L*")
     ax.set_ylim(bottom=max(1e-12, float(np.min(gd[gd > 0])) / 10))
@@ -182,8 +186,9 @@ def draw_pde_convergence(result, ax):
 
 def draw_pde_causal(result, ax):
     """Mean future attention mass per row after N_t key-axis steps on causal softmax attention."""
-    n = np.asarray(result.arrays["future_mass_steps"])
-    ax.plot(n, result.arrays["future_mass_mean"], "o-", label="centred step (key axis, Neumann)")
+    mass = result.quantities.future_mass_mean
+    n = sorted(mass)
+    ax.plot(n, [mass[k] for k in n], "o-", label="centred step (key axis, Neumann)")
     ax.axhline(0.0, color="k", lw=0.8, label="re-masked after every step")
     ax.set_xlabel("steps N_t")
     ax.set_ylabel("mean_i sum_(j>i) A_ij(N_t)")
@@ -193,10 +198,12 @@ def draw_pde_causal(result, ax):
 
 def draw_pde_cost(result, ax):
     """Flops of N_t refinement steps against T for dense, banded and factored attention."""
-    t = np.asarray(result.arrays["cost_sizes"], dtype=float)
-    for key, label in (("cost_dense_flops", "dense (5 N_t T^2)"), ("cost_banded_flops", "banded + global"),
-                       ("cost_factored_flops", "factored phi(Q) phi(K)^T")):
-        y = np.asarray(result.arrays[key], dtype=float)
+    q = result.quantities
+    sizes = sorted(q.banded_flops)
+    t = np.asarray(sizes, dtype=float)
+    for flops, label in ((q.dense_flops, "dense (5 N_t T^2)"), (q.banded_flops, "banded + global"),
+                         (q.factored_flops, "factored phi(Q) phi(K)^T")):
+        y = np.array([flops.get(T, np.nan) for T in sizes], dtype=float)
         ok = np.isfinite(y)
         ax.loglog(t[ok], y[ok], "o-", label=label)
     plain_log_ticks(ax)
@@ -251,8 +258,8 @@ def fig_pde2(out_dir, *, formats=("png",)):
     plt = pyplot()
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10.0, 4.2))
     _draw_spread(res, ax0)
-    t = np.asarray(res.arrays["wave_front_times"])
-    ax1.plot(t, res.arrays["wave_front_positions"], "o", label="wave front (argmax of the right pulse)")
+    t = np.asarray(res.quantities.wave_front_times)
+    ax1.plot(t, res.quantities.wave_front_positions, "o", label="wave front (argmax of the right pulse)")
     ax1.plot(t, 0.15 * t, "k-", lw=0.8, label="c t, c = 0.15")
     ax1.set_xlabel("pseudo-time t")
     ax1.set_ylabel("front position (tokens right of the pulse centre)")
@@ -294,7 +301,7 @@ def fig_pde4(out_dir, *, formats=("png",), seed=0):
     ax.set_title("PDE Fig. 4 (computed): PL convergence (Thm. D.3)", fontsize=10)
     caption(fig, f"Least squares 1/2 |X theta - y|^2 with X of shape (200, 50), rank 30, noisy y (seed "
                  f"{res.parameters['seed']}); PL constant "
-                  f"gamma = {res.measured['pl_gamma']:.3g}, smoothness mu = {res.measured['smoothness_mu']:.4g}. GD meets "
+                  f"gamma = {res.quantities.pl_gamma:.3g}, smoothness mu = {res.quantities.smoothness_mu:.4g}. GD meets "
                   "eq. (16); SGD (minibatches of 10 drawn with replacement, constant step) stalls at its exact "
                   "stationary noise floor, so eq. (16) without a floor fails after the transient. "
                   f"Check {res.check}: {res.verdict}.")

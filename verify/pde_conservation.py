@@ -23,13 +23,18 @@ non-negative for every PDE, axis and boundary; it fails.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_real, child_rng
-from verify.core.check import Check
+from spectral.validation import InputError, child_rng
+from verify.core.check import Check, Context
+from verify.core.params import Int, Ints, Real
 from verify.core.result import Recorder
 
-CHECK = Check("pde_conservation", claims=("PDE-1",))
+CHECK = Check("pde_conservation", claims=("PDE-1",),
+              printed="that A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary, "
+                      "which fails")
 
 _EPS = float(np.finfo(float).eps)
 _AXES = ("key", "query", "both")
@@ -38,71 +43,92 @@ _PDES = ("diffusion", "wave", "reaction-diffusion", "advection-diffusion")
 # combinations whose one-step map conserves every row sum of a row-stochastic A
 _CONSERVING = {"key": ("periodic", "neumann"), "query": ("periodic", "neumann", "reflect", "fixed"),
                "both": ("periodic", "neumann")}
+#: the Fig. 16 setting: T = 64, query row 32, N_t in {0, 1, 2, 4, 8}
+FIG16_SIZE, FIG16_ROW, FIG16_STEPS = 64, 32, (0, 1, 2, 4, 8)
 
 
-@CHECK.define
-def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, beta_reaction=0.02,
-        beta_advection=0.03, d=16, claim="corrected", seed=0, device="cpu"):
-    """Row sums and non-negativity of A(N_t) for every PDE, axis and boundary (PDE-1).
+@CHECK.parameters
+class Params:
+    sizes: tuple = Ints((16, 64, 256), "Sequence lengths T of the random softmax A(0)", low=8, high=1024,
+                        unit="tokens")
+    steps: tuple = Ints((1, 4, 100), "Step counts N_t", low=1, high=1000)
+    dt: float = Real(1.0, "Pseudo-time step (the paper leaves it unstated; 1 here)", low=0.0, high=5.0,
+                     low_open=True)
+    alpha: float = Real(0.1, "Diffusion coefficient (PDE Table 5: 0.1); r = alpha dt must be <= 1/4 (stable on "
+                             "both axes)", low=0.0, low_open=True)
+    c: float = Real(0.15, "Wave speed (PDE Table 11: 0.15); the Courant number c dt must be < 0.7", low=0.0,
+                    low_open=True)
+    beta_reaction: float = Real(0.02, "Reaction rate of R(A) = beta A (1 - A) (PDE Table 5: 0.02)", low=0.0,
+                                high=1.0, low_open=True)
+    beta_advection: float = Real(0.03, "Advection speed (PDE Table 5: 0.03), with |beta| dt / 2 <= r", low=-0.5,
+                                 high=0.5)
+    d: int = Int(16, "Head dimension of Q, K", low=1, high=256)
 
-    Parameters
-    ----------
-    sizes : tuple of int
-        Sequence lengths T of the random softmax A(0), each in [8, 1024].
-    steps : tuple of int
-        Step counts N_t, each in [1, 1000].
-    dt : float
-        Pseudo-time step (the paper leaves it unstated; 1 here), in (0, 5].
-    alpha : float
-        Diffusion coefficient (PDE Table 5: 0.1); r = alpha dt must be <= 1/4 (stable on both axes),
-        in (0, 0.25].
-    c : float
-        Wave speed (PDE Table 11: 0.15); the Courant number c dt must be < 0.7, in (0, 0.7).
-    beta_reaction : float
-        Reaction rate of R(A) = beta A (1 - A) (PDE Table 5: 0.02), in (0, 1].
-    beta_advection : float
-        Advection speed (PDE Table 5: 0.03), with |beta| dt / 2 <= r, in [-0.5, 0.5].
-    d : int
-        Head dimension of Q, K, in [1, 256].
-    claim : {"corrected", "printed"}
-        "corrected" asserts the precise statements above; "printed" asserts that A(N_t) stays
-        row-stochastic and non-negative for every PDE, axis and boundary (fails).
-    seed : int
-        Seed of the random Q, K.
-    device : {"cpu"}
-        Array device; this check runs on the host only.
+    def resolve(self):
+        """The rules between parameters: stability on both axes and cell Peclet <= 2."""
+        r = self.alpha * self.dt
+        if r > 0.25:
+            raise InputError(f"alpha must keep r = alpha dt <= 0.25 (stable on both axes), got r = {r:g}")
+        if self.c * self.dt >= 0.7:
+            raise InputError(f"c must keep the Courant number c dt < 0.7 (stable on both axes), got "
+                             f"{self.c * self.dt:g}")
+        if abs(self.beta_advection) * self.dt / 2 > r:
+            raise InputError(f"beta_advection must satisfy |beta| dt / 2 <= r = {r:g} (cell Peclet <= 2), "
+                             f"got {self.beta_advection:g}")
+        return self
 
-    Returns
-    -------
-    CheckResult
-        Passes when every per-combination statement holds to rounding.
-    """
-    from spectral import evolve_attention
-    from spectral.validation import InputError
+
+@dataclasses.dataclass(frozen=True)
+class Rows:
+    """One PDE of the Fig. 16 setting, at N_t = FIG16_STEPS."""
+
+    #: row 32 of A(N_t), shape (len(FIG16_STEPS), 64)
+    rows: np.ndarray
+    #: max_i |sum_j A_ij(N_t) - 1| of the whole matrix
+    row_sum_deviation: np.ndarray
+    #: smallest entry of the whole matrix
+    min_entry: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What pde_conservation measures; the tables are keyed by (pde, axis, boundary)."""
+
+    #: worst max_i |sum_j A_ij(N_t) - 1| over sizes and steps
+    row_sum_deviation: dict[tuple[str, str, str], float]
+    #: smallest entry of A(N_t) over sizes and steps
+    min_entry: dict[tuple[str, str, str], float]
+    #: whether the one-step operator keeps the row sums of a row-stochastic A (its column / row sums vanish)
+    conserving: dict[tuple[str, str, str], bool]
+    #: worst |observed - predicted| one-step row-sum change of the linear PDEs (predicted A M^T 1 + M A 1)
+    one_step_row_sum_change_error: float
+    #: worst change of the trapezoid-weighted row sums (diffusion, key axis, ghost reflection)
+    reflect_key_trapezoid_sum_change: float
+    #: worst |one-step row-sum increment - beta dt (1 - sum_j A_ij^2)| (reaction, key axis, conserving ends)
+    reaction_one_step_increment_error: float
+    #: smallest one-step row-sum increment of reaction-diffusion there
+    reaction_min_row_sum_increment: float
+    #: one step from A = I: min entry at r = 1/2 (key axis) and 1/4 (both axes), the smaller of the two
+    identity_min_entry_at_threshold: float
+    #: the larger min entry at r = 0.55 (key axis) and 0.3 (both axes)
+    identity_min_entry_beyond_threshold: float
+    #: min entry of one central-advection step from A = I at cell Peclet 6, and the beta used there
+    advection_strong_min_entry: float
+    advection_strong_beta: float
+    #: the Fig. 16 step counts N_t and the rows per PDE
+    fig16_steps: tuple[int, ...]
+    fig16: dict[str, Rows]
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Row sums and minima of A(N_t) for every PDE, axis, boundary, size and step count."""
     from manifolds.references.pde import softmax_attention, stencil_matrix
+    from spectral import evolve_attention
 
-    sizes = tuple(check_int("sizes", t, low=8, high=1024) for t in sizes)
-    steps = tuple(check_int("steps", n, low=1, high=1000) for n in steps)
-    if not sizes or not steps:
-        raise InputError("sizes and steps must each hold at least one value")
-    dt = check_real("dt", dt, low=0.0, high=5.0, low_open=True)
-    alpha = check_real("alpha", alpha, low=0.0, low_open=True)
-    if alpha * dt > 0.25:
-        raise InputError(f"alpha must keep r = alpha dt <= 0.25 (stable on both axes), got r = {alpha * dt:g}")
-    c = check_real("c", c, low=0.0, low_open=True)
-    if c * dt >= 0.7:
-        raise InputError(f"c must keep the Courant number c dt < 0.7 (stable on both axes), got {c * dt:g}")
-    beta_reaction = check_real("beta_reaction", beta_reaction, low=0.0, high=1.0, low_open=True)
-    beta_advection = check_real("beta_advection", beta_advection, low=-0.5, high=0.5)
+    dt, alpha, c = p.dt, p.alpha, p.c
     r = alpha * dt
-    if abs(beta_advection) * dt / 2 > r:
-        raise InputError(f"beta_advection must satisfy |beta| dt / 2 <= r = {r:g} (cell Peclet <= 2), "
-                         f"got {beta_advection:g}")
-    d = check_int("d", d, low=1, high=256)
-    claim = check_option("claim", claim, ("corrected", "printed"))
-
-    rec = Recorder()
-    betas = {"reaction-diffusion": beta_reaction, "advection-diffusion": beta_advection}
+    betas = {"reaction-diffusion": p.beta_reaction, "advection-diffusion": p.beta_advection}
     sum_dev = {}     # (pde, axis, boundary) -> worst max_i |sum_j A_ij - 1| over sizes and steps
     min_entry = {}   # (pde, axis, boundary) -> smallest entry over sizes and steps
     conserving = {}  # (pde, axis, boundary) -> whether the one-step operator keeps row sums of a stochastic A
@@ -110,9 +136,9 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
     trapezoid = 0.0  # worst change of the trapezoid-weighted row sums (reflect, key axis, diffusion)
     reaction_gap = 0.0  # worst |increment - beta dt (1 - sum A^2)| (reaction, key, conservative)
     reaction_min_increment = np.inf
-    with rec.timed("evolve"):
-        for T in sizes:
-            a0 = softmax_attention(child_rng(seed, "softmax", T), T, d)
+    with ctx.timed("evolve"):
+        for T in p.sizes:
+            a0 = softmax_attention(child_rng(p.seed, "softmax", T), T, p.d)
             for pde in _PDES:
                 for b in _BOUNDARIES:
                     # the one-step increment operator of the linear part (the wave's first step is
@@ -120,7 +146,7 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
                     if pde == "wave":
                         op = stencil_matrix(T, b, c * c * dt * dt)
                     elif pde == "advection-diffusion":
-                        op = stencil_matrix(T, b, r, beta_advection * dt / 2.0)
+                        op = stencil_matrix(T, b, r, p.beta_advection * dt / 2.0)
                     else:
                         op = stencil_matrix(T, b, r)
                     cols_zero = bool(np.all(np.abs(op.sum(axis=0)) <= 1e-15))
@@ -128,7 +154,7 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
                     for axis in _AXES:
                         key = (pde, axis, b)
                         conserving[key] = ((axis == "query" or cols_zero) and (axis == "key" or rows_zero))
-                        for n in steps:
+                        for n in p.steps:
                             a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
                                                  beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                             dev = float(np.max(np.abs(a.sum(axis=1) - 1.0)))
@@ -149,22 +175,72 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
                             one_step = max(one_step, float(np.max(np.abs(a1.sum(axis=1) - 1.0 - pred))))
                         elif axis == "key" and cols_zero:
                             inc = a1.sum(axis=1) - a0.sum(axis=1)
-                            expect = beta_reaction * dt * (1.0 - np.sum(a0 * a0, axis=1))
+                            expect = p.beta_reaction * dt * (1.0 - np.sum(a0 * a0, axis=1))
                             reaction_gap = max(reaction_gap, float(np.max(np.abs(inc - expect))))
                             reaction_min_increment = min(reaction_min_increment, float(inc.min()))
+    return Quantities(row_sum_deviation=sum_dev, min_entry=min_entry, conserving=conserving,
+                      one_step_row_sum_change_error=one_step, reflect_key_trapezoid_sum_change=trapezoid,
+                      reaction_one_step_increment_error=reaction_gap,
+                      reaction_min_row_sum_increment=float(reaction_min_increment),
+                      **_positivity_thresholds(r, dt), fig16_steps=FIG16_STEPS, fig16=_figure16(p))
 
-    n_max, t_max = max(steps), max(sizes)
+
+def _positivity_thresholds(r, dt) -> dict:
+    """Non-negativity of one step from A = I: the weight 1 - 2r (1 - 4r both axes) decides."""
+    from spectral import evolve_attention
+
+    eye = np.eye(32)
+    mins = {}
+    for label, axis, rr in (("key_r0.5", "key", 0.5), ("key_r0.55", "key", 0.55),
+                            ("both_r0.25", "both", 0.25), ("both_r0.3", "both", 0.3)):
+        res = evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic", allow_unstable=True)
+        mins[label] = float(res.attention.min())
+    strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
+    res = evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
+                           boundary="periodic", allow_unstable=True)
+    return dict(identity_min_entry_at_threshold=min(mins["key_r0.5"], mins["both_r0.25"]),
+                identity_min_entry_beyond_threshold=max(mins["key_r0.55"], mins["both_r0.3"]),
+                advection_strong_min_entry=float(res.attention.min()), advection_strong_beta=strong)
+
+
+def _figure16(p: Params) -> dict[str, Rows]:
+    """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
+    from manifolds.references.pde import softmax_attention
+    from spectral import evolve_attention
+
+    row = FIG16_ROW
+    a0 = softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d)
+    betas = {"reaction-diffusion": p.beta_reaction, "advection-diffusion": p.beta_advection}
+    out = {}
+    for pde in _PDES:
+        rows, devs, mins = [a0[row]], [float(np.max(np.abs(a0.sum(axis=1) - 1)))], [float(a0.min())]
+        for n in FIG16_STEPS[1:]:
+            a = evolve_attention(a0, pde=pde, steps=n, dt=p.dt, alpha=p.alpha, c=p.c,
+                                 beta=betas.get(pde, 0.0)).attention
+            rows.append(a[row])
+            devs.append(float(np.max(np.abs(a.sum(axis=1) - 1))))
+            mins.append(float(a.min()))
+        out[pde] = Rows(rows=np.array(rows), row_sum_deviation=np.array(devs), min_entry=np.array(mins))
+    return out
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Conservation where the operator's column / row sums vanish, positivity thresholds, the reaction term."""
+    r = p.alpha * p.dt
+    sum_dev, min_entry, conserving = q.row_sum_deviation, q.min_entry, q.conserving
+    n_max, t_max = max(p.steps), max(p.sizes)
     # rounding of a row sum after n steps: each step adds O(T) terms of size <= 1 (measured worst
     # 7.8e-15 at T = 256, n = 100 for the conserving combinations; bound 4 eps sqrt(T) n)
     tol_sum = 4 * _EPS * np.sqrt(t_max) * n_max
-    if claim == "corrected":
+    if p.claim == "corrected":
         for pde in ("diffusion", "wave", "advection-diffusion"):
-            worst = max(v for k, v in sum_dev.items() if k[0] == pde and conserving[k])
+            worst = np.max([v for k, v in sum_dev.items() if k[0] == pde and conserving[k]])
             rec.at_most(f"{pde}_conserving_row_sum_deviation", worst, tol_sum,
                         why="rounding: 4 eps sqrt(T) N_t (measured <= 7.8e-15 at T = 256, N_t = 100) where the "
                             "columns (key axis) / rows (query axis) of the one-step operator sum to zero",
                         label=f"{pde} does not conserve row sums where the columns/rows of its operator sum to zero")
-        changed = min(v for k, v in sum_dev.items() if k[0] != "reaction-diffusion" and not conserving[k])
+        changed = np.min([v for k, v in sum_dev.items() if k[0] != "reaction-diffusion" and not conserving[k]])
         rec.at_least("nonconserving_min_row_sum_change", changed, 1e3 * tol_sum,
                      why="where the column/row sums of the operator are non-zero the sums move by O(r a_end) "
                          "per step (smallest measured 0.06 at the defaults), far above rounding",
@@ -175,43 +251,53 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
                   why="closed form: the columns of L sum to zero for periodic and cell-centred Neumann, the rows "
                       "for every boundary but Dirichlet",
                   label=f"the (axis, boundary) pairs whose diffusion step conserves row sums differ: {mismatched}")
-        rec.at_most("one_step_row_sum_change_error", one_step, 8 * _EPS * np.sqrt(t_max),
+        rec.at_most("one_step_row_sum_change_error", q.one_step_row_sum_change_error, 8 * _EPS * np.sqrt(t_max),
                     why="one step of diffusion, wave or advection changes the row sums by A (M^T 1) + M (A 1) "
                         "(M the increment operator), up to rounding of O(T) sums (measured <= 5e-16)",
                     label="the row-sum change of one linear PDE step differs from A M^T 1 + M A 1")
-        rec.at_most("reflect_key_trapezoid_sum_change", trapezoid, tol_sum,
+        rec.at_most("reflect_key_trapezoid_sum_change", q.reflect_key_trapezoid_sum_change, tol_sum,
                     why="w^T L = 0 for w = (1/2, 1, ..., 1, 1/2) with ghost reflection: the trapezoid sum is "
                         "conserved exactly (rounding as above)",
                     label="ghost reflection does not conserve the trapezoid-weighted row sums")
-        rec.at_most("reaction_one_step_increment_error", reaction_gap, 8 * _EPS * np.sqrt(t_max),
+        rec.at_most("reaction_one_step_increment_error", q.reaction_one_step_increment_error,
+                    8 * _EPS * np.sqrt(t_max),
                     why="on conserving boundaries the Laplacian part keeps the sums, so one step adds exactly "
                         "beta dt sum_j a_j (1 - a_j) = beta dt (1 - sum_j a_j^2) (rounding of O(T) sums)",
                     label="the reaction term does not add beta dt (1 - sum A^2) per step")
-        rec.at_least("reaction_min_row_sum_increment", reaction_min_increment, 0.5 * beta_reaction * dt / 2,
+        rec.at_least("reaction_min_row_sum_increment", q.reaction_min_row_sum_increment,
+                     0.5 * p.beta_reaction * p.dt / 2,
                      why="1 - sum_j a_j^2 >= 1 - max_j a_j > 0 for a softmax row; measured >= 0.6 beta dt "
                          "(bound: half of beta dt / 2)",
                      label="the reaction term did not increase the row sums")
-        diffusion_min = min(v for k, v in min_entry.items() if k[0] == "diffusion")
+        diffusion_min = np.min([v for k, v in min_entry.items() if k[0] == "diffusion"])
         rec.at_least("diffusion_min_entry", diffusion_min, 0.0,
                      why="r <= 1/4: every stencil weight 1 - 2r (1 - 4r on both axes) and r is >= 0",
                      label="diffusion with r <= 1/4 produced a negative entry")
-        adv_min = min(v for k, v in min_entry.items() if k[0] == "advection-diffusion")
+        adv_min = np.min([v for k, v in min_entry.items() if k[0] == "advection-diffusion"])
         rec.at_least("advection_min_entry", adv_min, 0.0,
                      why="|beta| dt / 2 <= r <= 1/4: the central-advection weights r -+ beta dt / 2 are >= 0",
                      label="advection-diffusion with cell Peclet <= 2 produced a negative entry")
-        wave_min = min(v for k, v in min_entry.items() if k[0] == "wave")
+        wave_min = np.min([v for k, v in min_entry.items() if k[0] == "wave"])
         rec.at_most("wave_min_entry", wave_min, -1e-6,
                     why="the wave overshoots: entries of order -0.1 appear within 100 steps (measured min -0.23)",
                     label="the wave kept every entry non-negative")
-        _positivity_thresholds(rec, r, dt, beta_advection)
+        rec.at_least("identity_min_entry_at_threshold", q.identity_min_entry_at_threshold, 0.0,
+                     why="r = 1/2 (one axis) and 1/4 (both axes): the centre weight 1 - 2r resp. 1 - 4r is exactly 0",
+                     label="diffusion at the positivity threshold produced a negative entry")
+        rec.at_most("identity_min_entry_beyond_threshold", q.identity_min_entry_beyond_threshold, -0.05,
+                    why="beyond the threshold the centre weight is 1 - 2r = -0.1 (r = 0.55) and 1 - 4r = -0.2 "
+                        "(r = 0.3, both axes)",
+                    label="diffusion beyond r = 1/2 (1/4) kept a delta non-negative")
+        rec.at_most("advection_strong_min_entry", q.advection_strong_min_entry, -r,
+                    why="|beta| dt / 2 = 3 r: the upwind-side weight r - beta dt / 2 = -2 r < 0",
+                    label="central advection with cell Peclet 6 kept a delta non-negative")
+        rec.info("advection_strong_beta", q.advection_strong_beta)
     else:
-        worst_sum = max(sum_dev.values())
-        worst_min = min(min_entry.values())
-        rec.at_most("printed_max_row_sum_deviation", worst_sum, tol_sum,
+        rec.at_most("printed_max_row_sum_deviation", np.max(list(sum_dev.values())), tol_sum,
                     why="printed reading: A(N_t) stays row-stochastic for every PDE, axis and boundary "
                         "(rounding 4 eps sqrt(T) N_t)",
                     label="PDE-1 as printed: A(N_t) is not row-stochastic for some PDE/axis/boundary")
-        rec.at_least("printed_min_entry", worst_min, 0.0,
+        rec.at_least("printed_min_entry", np.min(list(min_entry.values())), 0.0,
                      why="printed reading: A(N_t) stays non-negative for every PDE, axis and boundary",
                      label="PDE-1 as printed: A(N_t) has negative entries")
     for key in (("reaction-diffusion", "key", "neumann"), ("diffusion", "key", "reflect"),
@@ -219,62 +305,15 @@ def run(*, sizes=(16, 64, 256), steps=(1, 4, 100), dt=1.0, alpha=0.1, c=0.15, be
         rec.info(f"row_sum_deviation_{'_'.join(key)}", sum_dev[key])
     rec.info("min_entry_wave_key_neumann", min_entry[("wave", "key", "neumann")])
     rec.info("r", r)
-    _figure16(rec, seed, d, dt, alpha, c, beta_reaction, beta_advection)
-    return rec.finish(
-        "row sums of A(N_t) are conserved exactly iff the columns (key axis) or rows (query axis) of the "
-        "second-difference matrix sum to zero (periodic / cell-centred Neumann); reflection, Dirichlet and "
-        "fixed ends change them by r A L^T 1; the reaction term adds beta dt (1 - sum A^2) per row and step; "
-        "diffusion keeps entries >= 0 iff r <= 1/2 (1/4 on both axes), the wave does not"
-        if claim == "corrected" else
-        "A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary (PDE-1 as printed)")
+    if p.claim == "corrected":
+        return ("row sums of A(N_t) are conserved exactly iff the columns (key axis) or rows (query axis) of the "
+                "second-difference matrix sum to zero (periodic / cell-centred Neumann); reflection, Dirichlet and "
+                "fixed ends change them by r A L^T 1; the reaction term adds beta dt (1 - sum A^2) per row and step; "
+                "diffusion keeps entries >= 0 iff r <= 1/2 (1/4 on both axes), the wave does not")
+    return "A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary (PDE-1 as printed)"
 
 
-def _positivity_thresholds(rec, r, dt, beta_advection):
-    """Non-negativity of one step from A = I: the weight 1 - 2r (1 - 4r both axes) decides."""
-    from spectral import evolve_attention
-
-    eye = np.eye(32)
-    mins = {}
-    for label, axis, rr in (("key_r0.5", "key", 0.5), ("key_r0.55", "key", 0.55),
-                            ("both_r0.25", "both", 0.25), ("both_r0.3", "both", 0.3)):
-        res = evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic", allow_unstable=True)
-        mins[label] = float(res.attention.min())
-    rec.at_least("identity_min_entry_at_threshold", min(mins["key_r0.5"], mins["both_r0.25"]), 0.0,
-                 why="r = 1/2 (one axis) and 1/4 (both axes): the centre weight 1 - 2r resp. 1 - 4r is exactly 0",
-                 label="diffusion at the positivity threshold produced a negative entry")
-    rec.at_most("identity_min_entry_beyond_threshold", max(mins["key_r0.55"], mins["both_r0.3"]), -0.05,
-                why="beyond the threshold the centre weight is 1 - 2r = -0.1 (r = 0.55) and 1 - 4r = -0.2 "
-                    "(r = 0.3, both axes)",
-                label="diffusion beyond r = 1/2 (1/4) kept a delta non-negative")
-    strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
-    res = evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
-                           boundary="periodic", allow_unstable=True)
-    rec.at_most("advection_strong_min_entry", float(res.attention.min()), -r,
-                why="|beta| dt / 2 = 3 r: the upwind-side weight r - beta dt / 2 = -2 r < 0",
-                label="central advection with cell Peclet 6 kept a delta non-negative")
-    rec.info("advection_strong_beta", strong)
-
-
-def _figure16(rec, seed, d, dt, alpha, c, beta_reaction, beta_advection):
-    """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
-    from spectral import evolve_attention
-    from manifolds.references.pde import softmax_attention
-
-    T, row = 64, 32
-    a0 = softmax_attention(child_rng(seed, "figure16"), T, d)
-    betas = {"reaction-diffusion": beta_reaction, "advection-diffusion": beta_advection}
-    rec.array("fig16_steps", np.array([0, 1, 2, 4, 8]))
-    for pde in _PDES:
-        rows, devs, mins = [a0[row]], [float(np.max(np.abs(a0.sum(axis=1) - 1)))], [float(a0.min())]
-        for n in (1, 2, 4, 8):
-            a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c, beta=betas.get(pde, 0.0)).attention
-            rows.append(a[row])
-            devs.append(float(np.max(np.abs(a.sum(axis=1) - 1))))
-            mins.append(float(a.min()))
-        name = pde.replace("-", "_")
-        rec.array(f"fig16_rows_{name}", np.array(rows))
-        rec.array(f"fig16_row_sum_deviation_{name}", np.array(devs))
-        rec.array(f"fig16_min_entry_{name}", np.array(mins))
+run = CHECK.run
 
 
 def main(argv=None) -> int:

@@ -1,67 +1,97 @@
-"""figures.pde: PDE Figs. 16 (with the mode-damping panel), 2, 3, 4 and the --plot figures of the pde_* checks."""
+"""figures.pde: PDE Figs. 16 (with the mode-damping panel), 2, 3, 4 and the --plot figures of the pde_* checks.
+
+Every check is measured once at small settings (a module-scoped fixture); the figures are drawn from
+those results, the check figures from results read back from JSON (the typed quantities a figure
+reads survive the round trip); the paper figures are rendered at a low resolution, the --plot
+figure at the house 300 dpi.
+"""
 
 import pytest
 
-from figures import check_drawer, pde, registry, save_check_figure
-from verify import pde_causal, pde_conservation, pde_convergence, pde_cost, pde_flow, pde_modes, pde_smoothing, \
-    pde_spread
+from figures import check_drawer, pde, registry
+from figures._plotting import output_options, pyplot
+from verify.core.claims import load_check
+from verify.core.result import CheckResult
 
 PAPER = ("pde-16", "pde-2", "pde-3", "pde-4")
+
+#: small settings of each check whose results the figures draw
+SMALL = {
+    "pde_conservation": {"sizes": (16,), "steps": (1,)},
+    "pde_modes": {"size": 32, "rates": pde.FIG16_RATES},
+    "pde_flow": {"size": 16, "times": (1.0,), "dt_exponents": (1, 2, 3), "long_dt": 1.0, "layers_time": 1.0,
+                 "hybrid_size": 64, "hybrid_steps": (0, 4, 16)},
+    "pde_spread": {"size": 256, "steps": 32, "random_rows": 1, "softmax_draws": 8},
+    "pde_smoothing": {"size": 16, "steps": 100},
+    "pde_convergence": {"gd_steps": 50, "sgd_steps": 500, "chains": 8},
+    "pde_causal": {"size": 32, "steps": (1, 2), "stencil_steps": 10},
+    "pde_cost": {"sizes": (64, 96, 128), "steps": 1},
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    out = {}
+    for name, kwargs in SMALL.items():
+        check = load_check(name).CHECK
+        p = check.params(**kwargs)
+        out[name] = check.assess(check.measure(p), p)
+    return out
 
 
 def test_registered():
     reg = registry()
     for name in PAPER:
         assert reg[name] is pde.FIGURES[name]
+    assert set(pde.CHECK_FIGURES) == set(SMALL)
     for name, draw in pde.CHECK_FIGURES.items():
         assert check_drawer(name) is draw
 
 
-@pytest.mark.parametrize("make", [
-    lambda: pde_conservation.run(sizes=(16,), steps=(1, 20)),
-    lambda: pde_modes.run(size=64),
-    lambda: pde_flow.run(times=(1.0,), dt_exponents=(1, 2, 3), hybrid_size=64, hybrid_steps=(0, 4, 16)),
-    lambda: pde_spread.run(size=512, steps=64, softmax_draws=8),
-    lambda: pde_smoothing.run(size=32, steps=200),
-    lambda: pde_convergence.run(sgd_steps=500, chains=8),
-    lambda: pde_causal.run(size=64, steps=(1, 2)),
-    lambda: pde_cost.run(sizes=(64, 128, 256), steps=2),
-])
-def test_check_figures(make, tmp_path):
-    res = make()
-    save_check_figure(res, tmp_path / "f.png")
-    assert (tmp_path / "f.png").stat().st_size > 10_000
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_check_figures_draw_the_typed_quantities(results, name):
+    """Each drawer reads the typed quantities of a result read back from JSON (rendering: the --plot test and
+    the paper figures, which render the same panels)."""
+    import numpy as np
+
+    res = CheckResult.from_json(results[name].to_json())
+    assert type(res.quantities) is type(results[name].quantities) and not res.arrays
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    try:
+        pde.CHECK_FIGURES[name](res, ax)
+    finally:
+        plt.close(fig)
+    assert ax.get_title().startswith(f"{name}: {res.verdict}")
+    drawn = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
+    assert sum(int(np.isfinite(y).sum()) for y in drawn) >= 3
 
 
 def test_plot_option_saves_the_check_figure(tmp_path, capsys):
+    from verify import pde_modes
+
     path = tmp_path / "m.png"
-    assert pde_modes.main(["--size", "64", "--quiet", "--plot", str(path)]) == 0
+    assert pde_modes.main(["--size", "32", "--quiet", "--plot", str(path)]) == 0
     assert path.stat().st_size > 10_000
     capsys.readouterr()
 
 
-CHEAP = {
-    "pde_conservation": lambda seed: pde_conservation.run(sizes=(16,), steps=(1, 20), seed=seed),
-    "pde_modes": lambda seed: pde_modes.run(size=64, rates=pde.FIG16_RATES, seed=seed),
-    "pde_spread": lambda seed: pde_spread.run(size=512, steps=64, softmax_draws=8, seed=seed),
-    "pde_smoothing": lambda seed: pde_smoothing.run(size=32, steps=200, seed=seed),
-    "pde_convergence": lambda seed: pde_convergence.run(sgd_steps=500, chains=8, seed=seed),
-}
-
-
 @pytest.mark.parametrize("name", PAPER)
-def test_paper_figures_from_cheap_runs(name, tmp_path, monkeypatch):
+def test_paper_figures_from_small_runs(results, name, tmp_path, monkeypatch):
     seen = []
 
-    def cheap(check, seed=0, **kwargs):
+    def small(check, seed=0, **kwargs):
         seen.append((check, seed))
-        return CHEAP[check](seed)
+        if check == "pde_modes":
+            assert kwargs == {"rates": pde.FIG16_RATES}
+        return results[check]
 
-    monkeypatch.setattr(pde, "_run", cheap)
+    monkeypatch.setattr(pde, "_run", small)
     takes_seed = name != "pde-2"  # pde-2 draws a delta row and a pulse: nothing random
-    paths = pde.FIGURES[name](tmp_path, formats=("png", "pdf"), **({"seed": 4} if takes_seed else {}))
-    assert [p.name for p in paths] == [f"{name}.png", f"{name}.pdf"]
-    assert all(seed == (4 if takes_seed else 0) for _, seed in seen)
+    with output_options(dpi=30):  # the drawing dominates; 300 dpi in the slow tier
+        paths = pde.FIGURES[name](tmp_path, **({"seed": 4} if takes_seed else {}))
+    assert [p.name for p in paths] == [f"{name}.png"] and paths[0].stat().st_size > 5_000
+    assert seen and all(seed == (4 if takes_seed else 0) for _, seed in seen)
 
 
 @pytest.mark.slow

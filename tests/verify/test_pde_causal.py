@@ -1,36 +1,113 @@
-"""verify.pde_causal (PDE-15, PDE-17): the causal leak, re-masking, arithmetic, the causal stencil."""
+"""verify.pde_causal (PDE-15, PDE-17): the causal leak, re-masking, arithmetic, the causal stencil.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_causal as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"size": 64, "steps": (1, 3), "vocab": 16, "stencil_steps": 50}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_causal")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
-    assert res.measured["oracle_perplexity_leaky"] < 1.2 and res.measured["oracle_perplexity_remasked_value"] == \
-        pytest.approx(64)
+    assert res.measured["oracle_perplexity_leaky"] < 1.2
+    assert res.measured["oracle_perplexity_remasked_value"] == pytest.approx(16)
     assert res.measured["eq4_ppl_pde_at_10_percent"] == pytest.approx(-38.21, abs=0.01)
+    assert sorted(q.future_mass_mean) == [1, 3] and q.future_mass_mean[3] > q.future_mass_mean[1] > 0
 
 
-def test_printed_fails_on_each_statement():
-    res = check.run(claim="printed", size=64)
+def test_printed_fails_on_each_statement(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_future_mass", "printed_arithmetic_inconsistencies",
                       "printed_causal_stencil_max_amplification"}
 
 
-def test_small_settings_pass():
-    res = check.run(size=64, steps=(1, 3), vocab=16, stencil_steps=50)
-    assert res.passed, res.failures
+def test_a_step_that_never_leaks_fails(monkeypatch):
+    """A toolkit that re-masked the future after every step would hide the leak the check asserts."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+
+    def remasked(a0, **kwargs):
+        if isinstance(a0, np.ndarray):  # the dense matrices of the leak and the oracle (not the stencil's factors)
+            kwargs = {**kwargs, "causal_remask": True, "renormalize": True}
+        return true_evolve(a0, **kwargs)
+
+    monkeypatch.setattr(spectral, "evolve_attention", remasked)
+    p = CHECK.params(size=32, steps=(1, 2), stencil_steps=10)
+    res = CHECK.assess(CHECK.measure(p), p)
+    failed = {r.name for r in res.records if r.passed is False}
+    assert {"min_future_mass", "periodic_wraparound_weight", "oracle_perplexity_with_leak"} <= failed
 
 
 def test_causal_stencil_loop():
-    import numpy as np
-
     x = np.random.default_rng(0).standard_normal(12)
     assert np.allclose(check._causal_stencil(x, 0.1, 3), check._causal_stencil_fast(x, 0.1, 3), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("change, name", [
+    ({"first_step_leak_error": 1e-3}, "first_step_leak_error"),
+    ({"remasked_future_weight": 1e-3}, "remasked_future_weight"),
+    ({"remasked_renormalised_row_sum_deviation": 1e-6}, "remasked_renormalised_row_sum_deviation"),
+    ({"min_future_mass": 0.0}, "min_future_mass"),
+    ({"weight_beyond_steps_non_periodic": 1e-9}, "weight_beyond_steps_non_periodic"),
+    ({"periodic_wraparound_weight": 0.0}, "periodic_wraparound_weight"),
+    ({"remasked_unnormalised_mass_loss": 0.0}, "remasked_unnormalised_mass_loss"),
+    ({"oracle_perplexity_leaky": 5.0}, "oracle_perplexity_with_leak"),
+    ({"oracle_perplexity_remasked": 3.0}, "oracle_perplexity_remasked"),
+    ({"symbol_max_vs_closed_form": 1e-3}, "symbol_max_vs_closed_form"),
+    ({"symbol_min_excess": 0.0}, "symbol_min_excess"),
+    ({"causal_loop_vs_shifted": 1e-6}, "causal_loop_vs_shifted"),
+    ({"nyquist_growth_relative_error": 1e-3}, "nyquist_growth_relative_error"),
+    ({"random_growth": {0.01: 1.0, 0.1: 1.0}}, "random_growth_over_bound"),
+    ({"centred_growth": 1.5}, "centred_growth_ratio"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+@pytest.mark.parametrize("field, name", [("holding", "arithmetic_statements_that_hold"),
+                                         ("failing", "arithmetic_inconsistencies_found")])
+def test_arithmetic_fails_when_a_statement_flips(small, field, name):
+    p, q = small
+    flipped = (False,) + getattr(q.arithmetic, field)[1:]
+    res = CHECK.assess(dataclasses.replace(q, arithmetic=dataclasses.replace(q.arithmetic, **{field: flipped})), p)
+    assert res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, oracle_perplexity_leaky=float("nan")), p)
+    assert res.record("oracle_perplexity_with_leak").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q) and type(back.quantities.arithmetic) is type(q.arithmetic)
+    assert back.quantities.future_mass_mean == q.future_mass_mean and back.quantities.random_growth == q.random_growth
+    assert back.quantities.arithmetic == q.arithmetic
 
 
 @pytest.mark.parametrize("kwargs, match", [({"alpha": 0.3}, "alpha"), ({"steps": (0,)}, "steps"),

@@ -1,35 +1,104 @@
-"""verify.pde_conservation (PDE-1): row sums and positivity by PDE, axis and boundary; the printed claim fails."""
+"""verify.pde_conservation (PDE-1): row sums and positivity by PDE, axis and boundary; the printed claim fails.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_conservation as check
+from verify.core.result import CheckResult
 
+CHECK = check.CHECK
 SMALL = {"sizes": (16, 32), "steps": (1, 4, 20)}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_conservation")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.record("conserving_pairs_mismatched").measured == 0
     assert res.measured["wave_min_entry"] < 0 <= res.measured["diffusion_min_entry"]
-    assert res.record("diffusion_conserving_row_sum_deviation").measured <= \
-        res.record("diffusion_conserving_row_sum_deviation").tolerance
-    for pde in ("diffusion", "wave", "reaction_diffusion", "advection_diffusion"):
-        assert res.arrays[f"fig16_rows_{pde}"].shape == (5, 64)
+    assert q.fig16_steps == (0, 1, 2, 4, 8)
+    for pde in ("diffusion", "wave", "reaction-diffusion", "advection-diffusion"):
+        assert q.fig16[pde].rows.shape == (5, 64) and q.fig16[pde].min_entry.shape == (5,)
 
 
-def test_printed_fails_on_sums_and_positivity():
-    res = check.run(**SMALL, claim="printed")
-    assert not res.passed
+def test_printed_fails_on_sums_and_positivity(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_max_row_sum_deviation", "printed_min_entry"}
     assert "PDE-1 as printed" in res.failures[0]
 
 
-def test_small_sizes_pass():
-    res = check.run(**SMALL)
-    assert res.passed, res.failures
+def test_neumann_ends_implemented_as_reflection_fail(monkeypatch):
+    """A toolkit whose 'neumann' ends are ghost reflection stops conserving the row sums where it should."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+
+    def reflecting(a0, *, boundary="neumann", **kwargs):
+        return true_evolve(a0, boundary="reflect" if boundary == "neumann" else boundary, **kwargs)
+
+    monkeypatch.setattr(spectral, "evolve_attention", reflecting)
+    p = CHECK.params(sizes=(16,), steps=(1, 4))
+    res = CHECK.assess(CHECK.measure(p), p)
+    failed = {r.name for r in res.records if r.passed is False}
+    assert {"diffusion_conserving_row_sum_deviation", "wave_conserving_row_sum_deviation",
+            "advection-diffusion_conserving_row_sum_deviation", "one_step_row_sum_change_error"} <= failed
+
+
+def _worse(table, pick, value):
+    return {k: (value if pick(k) else v) for k, v in table.items()}
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"row_sum_deviation": _worse(q.row_sum_deviation, lambda k: k == ("wave", "key", "periodic"), 1e-9)},
+     "wave_conserving_row_sum_deviation"),
+    (lambda q: {"row_sum_deviation": _worse(q.row_sum_deviation, lambda k: k == ("diffusion", "key", "dirichlet"),
+                                            1e-14)}, "nonconserving_min_row_sum_change"),
+    (lambda q: {"conserving": _worse(q.conserving, lambda k: k == ("diffusion", "query", "reflect"), False)},
+     "conserving_pairs_mismatched"),
+    (lambda q: {"one_step_row_sum_change_error": 1e-10}, "one_step_row_sum_change_error"),
+    (lambda q: {"reflect_key_trapezoid_sum_change": 1e-6}, "reflect_key_trapezoid_sum_change"),
+    (lambda q: {"reaction_one_step_increment_error": 1e-6}, "reaction_one_step_increment_error"),
+    (lambda q: {"reaction_min_row_sum_increment": 0.0}, "reaction_min_row_sum_increment"),
+    (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "diffusion", -1e-3)}, "diffusion_min_entry"),
+    (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "advection-diffusion", -1e-3)},
+     "advection_min_entry"),
+    (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "wave", 0.0)}, "wave_min_entry"),
+    (lambda q: {"identity_min_entry_at_threshold": -0.01}, "identity_min_entry_at_threshold"),
+    (lambda q: {"identity_min_entry_beyond_threshold": 0.0}, "identity_min_entry_beyond_threshold"),
+    (lambda q: {"advection_strong_min_entry": 0.0}, "advection_strong_min_entry"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, one_step_row_sum_change_error=float("nan")), p)
+    assert res.record("one_step_row_sum_change_error").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.conserving == q.conserving and back.quantities.row_sum_deviation == q.row_sum_deviation
+    assert (back.quantities.fig16["wave"].rows == q.fig16["wave"].rows).all()
 
 
 @pytest.mark.parametrize("kwargs, match", [

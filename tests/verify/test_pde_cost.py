@@ -1,28 +1,87 @@
-"""verify.pde_cost (PDE-16, PDE-18): cost laws of dense/banded/factored refinement; output diffusion."""
+"""verify.pde_cost (PDE-16, PDE-18): cost laws of dense/banded/factored refinement; output diffusion.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_cost as check
+from verify.core.result import CheckResult
 
-FAST = {"sizes": (64, 128, 256)}  # > 2 (band/2 + steps) + g + steps = 52
+CHECK = check.CHECK
+SMALL = {"sizes": (64, 128, 256)}  # > 2 (band/2 + steps) + g + steps = 52
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_cost")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["reflect_factored_row_sum_deviation"] > 1e-8  # reflection needs renormalising
+    assert q.dense_flops == {T: 5 * 4 * T * T for T in (64, 128, 256)}
 
 
-def test_printed_fails():
-    res = check.run(**FAST, claim="printed")
+def test_printed_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_dense_flop_exponent", "printed_key_axis_output_identity"}
 
 
-def test_fast_settings_pass():
-    res = check.run(**FAST, steps=2, band=9, n_global=0)
+def test_narrow_band_without_global_tokens_passes():
+    p = CHECK.params(**SMALL, steps=2, band=9, n_global=0)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert res.passed, res.failures
+
+
+def test_diffusing_the_wrong_axis_fails(monkeypatch):
+    """A toolkit that diffused along the keys when asked for the queries breaks the output identity."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention", lambda a0, **kw: true_evolve(a0, **{**kw, "axis": "key"}))
+    p = CHECK.params(sizes=(64, 96, 128), steps=1)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert [r.name for r in res.records if r.passed is False] == ["query_axis_output_identity"]
+
+
+@pytest.mark.parametrize("change, name", [
+    ({"fill_in_pattern_mismatches": 3}, "fill_in_pattern_mismatches"),
+    ({"band_width_error": 1}, "band_width_error"),
+    ({"banded_flops_affine_residual": 1e-3}, "banded_flops_affine_residual"),
+    ({"factored_flop_exponent": 1.1}, "factored_flop_exponent"),
+    ({"factored_vs_dense_relative": 1e-9}, "factored_vs_dense_relative"),
+    ({"factored_renormalised_row_sum_deviation": 1e-6}, "factored_renormalised_row_sum_deviation"),
+    ({"dense_flops": {64: 5 * 4 * 64 * 64, 128: 5 * 4 * 128}}, "dense_flops_mismatches"),
+    ({"query_axis_output_identity": 1e-8}, "query_axis_output_identity"),
+    ({"key_axis_output_difference": 1e-3}, "key_axis_output_difference"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, factored_vs_dense_relative=float("nan")), p)
+    assert res.record("factored_vs_dense_relative").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.banded_flops == q.banded_flops and all(type(k) is int for k in back.quantities.dense_flops)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"band": 32}, "band"), ({"sizes": (64, 64, 128)}, "sizes"),

@@ -1,30 +1,89 @@
-"""verify.pde_flow (PDE-5, 6, 7): first-order error, layers as time, hybrid bound; printed claims fail."""
+"""verify.pde_flow (PDE-5, 6, 7): first-order error, layers as time, hybrid bound; printed claims fail.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_flow as check
+from verify.core.result import CheckResult
 
-FAST = {"times": (1.0, 10.0), "dt_exponents": (2, 3, 4), "hybrid_size": 128, "hybrid_steps": (0, 4, 64, 512)}
+CHECK = check.CHECK
+SMALL = {"size": 16, "times": (1.0, 10.0), "dt_exponents": (2, 3, 4), "long_dt": 1.0, "hybrid_size": 64,
+         "hybrid_steps": (0, 4, 64, 256)}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_flow")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["hybrid_distance_final"] > res.measured["hybrid_eps0"]  # grows, not decays
     assert res.measured["recomputed_relative_error_dt1"] > 10 * res.measured["carried_relative_error_dt1"]
+    assert sorted(q.error_slope["wave"]) == [1.0, 10.0] and q.error_vs_t["wave"].shape == (7,)
 
 
-def test_printed_fails_on_each_statement():
-    res = check.run(**FAST, claim="printed")
+def test_printed_fails_on_each_statement(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_continuum_error_order", "printed_recomputed_relative_error",
                       "printed_laplacian_of_true_attention", "printed_hybrid_error_max_increment"}
 
 
-def test_fast_settings_pass():
-    res = check.run(**FAST)
-    assert res.passed, res.failures
+def test_a_scheme_with_the_wrong_alpha_does_not_converge(monkeypatch):
+    """A toolkit that used alpha 1 % off converges to another flow: the error no longer vanishes with dt."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention",
+                        lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=1.01 * alpha, **kw))
+    p = CHECK.params(**{**SMALL, "times": (10.0,), "hybrid_steps": (0, 1, 4)})
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert res.record("error_order_deviation").passed is False
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"error_slope": {**q.error_slope, "wave": {1.0: 1.0, 10.0: 1.5}}}, "error_order_deviation"),
+    (lambda q: {"initial_norm": 1e-3}, "diffusion_sup_error_over_t"),
+    (lambda q: {"error_vs_t": {**q.error_vs_t, "diffusion": np.full(7, 1e-3)}}, "diffusion_error_decay_t1000"),
+    (lambda q: {"error_vs_t": {**q.error_vs_t, "wave": np.full(7, 1e-3)}}, "wave_error_growth_100_to_1000"),
+    (lambda q: {"carried_error_order": 2.0}, "carried_error_order"),
+    (lambda q: {"recomputed_relative_error": (0.01, 0.005, 0.0025)}, "recomputed_relative_discrepancy"),
+    (lambda q: {"laplacian_of_true_attention": 0.0}, "laplacian_of_true_attention"),
+    (lambda q: {"hybrid_distance_to_true": q.hybrid_distance_to_true[::-1]}, "hybrid_error_min_increment"),
+    (lambda q: {"hybrid_row_mean_limit": 10 * q.hybrid_row_mean_limit}, "hybrid_error_fraction_of_limit"),
+    (lambda q: {"contraction_bound_ratio": 1.01}, "contraction_bound_ratio"),
+    (lambda q: {"triangle_bound_excess": 1e-6}, "triangle_bound_excess"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, carried_error_order=float("nan")), p)
+    assert res.record("carried_error_order").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.error_slope == q.error_slope and back.quantities.error_times == q.error_times
+    np.testing.assert_array_equal(back.quantities.hybrid_distance_to_true, q.hybrid_distance_to_true)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"dt_exponents": (2, 3)}, "dt_exponents"),

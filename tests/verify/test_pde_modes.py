@@ -1,32 +1,97 @@
-"""verify.pde_modes (PDE-3, PDE-4): exact mode damping, monotone iff r <= 1/4, eq. (21) iff x <= x*."""
+"""verify.pde_modes (PDE-3, PDE-4): exact mode damping, monotone iff r <= 1/4, eq. (21) iff x <= x*.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 from scipy.special import lambertw
 
 from spectral.validation import InputError
 from verify import pde_modes as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"size": 64}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_modes")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["x_star"] == pytest.approx(1 + lambertw(1 / math.e).real, abs=1e-13)
     assert res.measured["eq21_violating_modes_r0.45"] > 0 == res.measured["eq21_violating_modes_r0.3"]
     assert res.measured["nyquist_factor_r0.5"] == pytest.approx(-1.0, abs=1e-14)
+    assert sorted(q.damping_discrete[0.25]) == [1, 4, 16] and q.damping_discrete[0.25][4].shape == (33,)
 
 
-def test_printed_fails():
-    res = check.run(claim="printed", size=64)
+def test_printed_fails(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_non_monotone_rates", "printed_eq21_violations"}
 
 
 def test_printed_holds_below_quarter():
     # at r <= 1/4 the printed damping statement and eq. (21) hold (PDE-3's stated assumption r << 1/4)
-    res = check.run(claim="printed", size=64, rates=(0.05, 0.1, 0.25))
+    p = CHECK.params(claim="printed", size=32, rates=(0.05, 0.1, 0.25))
+    res = CHECK.assess(CHECK.measure(p), p)
     assert res.passed, res.failures
+
+
+def test_a_step_with_the_wrong_rate_fails(monkeypatch):
+    """A toolkit whose step used r 1 % too small gives mode factors off the closed form."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention",
+                        lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
+    p = CHECK.params(size=32, layers=(1, 4))
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert {"mode_factor_vs_closed_form", "ratio_vs_series", "nyquist_factor_error", "annihilated_mode_factor"} <= \
+        {r.name for r in res.records if r.passed is False}
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"mode_factor_vs_closed_form": 1e-6}, "mode_factor_vs_closed_form"),
+    (lambda q: {"ratio_vs_series": 1e-6}, "ratio_vs_series"),
+    (lambda q: {"leading_order_error_small_Lx2": 0.1}, "leading_order_error_small_Lx2"),
+    (lambda q: {"monotone": {**q.monotone, 0.45: True}}, "monotone_damping_mismatches"),
+    (lambda q: {"nyquist_factor": {**q.nyquist_factor, 0.5: -0.99}}, "nyquist_factor_error"),
+    (lambda q: {"annihilated_mode_factor": 1e-3}, "annihilated_mode_factor"),
+    (lambda q: {"x_star": 1.28}, "x_star"),
+    (lambda q: {"grid_points_misclassified": 2}, "grid_points_misclassified"),
+    (lambda q: {"eq21_violating_modes": {**q.eq21_violating_modes, 0.45: ()}}, "eq21_violation_set_mismatches"),
+    (lambda q: {"eq21_violating_modes": {**q.eq21_violating_modes, 0.3: (32,)}}, "eq21_violations_r0.3"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, mode_factor_vs_closed_form=float("nan")), p)
+    assert res.record("mode_factor_vs_closed_form").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.eq21_violating_modes == q.eq21_violating_modes and back.quantities.monotone == q.monotone
+    np.testing.assert_array_equal(back.quantities.damping_discrete[0.45][16], q.damping_discrete[0.45][16])
 
 
 @pytest.mark.parametrize("kwargs, match", [({"size": 65}, "size"), ({"rates": (0.6,)}, "rates"),

@@ -1,30 +1,98 @@
-"""verify.pde_spread (PDE-8, 9, 12): exact variance growth, compact/Gaussian decay, range laws."""
+"""verify.pde_spread (PDE-8, 9, 12): exact variance growth, compact/Gaussian decay, range laws.
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
+
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import pde_spread as check
+from verify.core.result import CheckResult
 
-FAST = {"size": 512, "steps": 100, "random_rows": 2, "softmax_draws": 8}
+CHECK = check.CHECK
+SMALL = {"size": 512, "steps": 100, "random_rows": 2, "softmax_draws": 8}
 
 
-def test_default_passes(default_result):
-    res = default_result("pde_spread")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_settings_pass(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     assert res.measured["gaussian_fit_r2"] > res.measured["exponential_fit_r2"] > res.measured["power_fit_r2"]
+    assert sorted(q.spread) == [0.1, 0.25, 0.5] and q.variance[0.5].shape == (q.spread_steps.size, 3)
 
 
-def test_printed_fails_on_each_statement():
-    res = check.run(**FAST, claim="printed")
+def test_printed_fails_on_each_statement(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     failed = {r.name for r in res.records if r.passed is False}
     assert failed == {"printed_spread_speed_exponent", "printed_power_over_gaussian_r2",
                       "printed_vanilla_log_slope", "printed_linear_range_ratio"}
 
 
 @pytest.mark.parametrize("rate", [1.0, 2.1])
-def test_wrong_variance_rate_fails(rate):
-    res = check.run(**FAST, variance_rate=rate)
+def test_wrong_variance_rate_fails(small, rate):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, variance_rate=rate))
     assert [r.name for r in res.records if r.passed is False] == ["variance_identity_relative_error"]
+
+
+def test_a_step_with_the_wrong_rate_fails(monkeypatch):
+    """A toolkit whose step used r 1 % too small spreads the rows more slowly than 2 r n."""
+    import spectral
+
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention",
+                        lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
+    p = CHECK.params(**{**SMALL, "steps": 32, "size": 256, "rates": (0.25,)})
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert res.record("variance_identity_relative_error").passed is False
+
+
+@pytest.mark.parametrize("change, name", [
+    ({"support_extent_error": 1}, "support_extent_error"),
+    ({"spread_slope": {0.1: 0.5, 0.25: 0.45, 0.5: 0.5}}, "spread_slope_deviation"),
+    ({"saturated_variance": 80.0}, "saturated_variance"),
+    ({"spread_speed_slope": {0.1: -0.4, 0.25: -0.4, 0.5: -0.4}}, "spread_speed_exponent"),
+    ({"nonzero_beyond_steps": 2}, "nonzero_beyond_steps"),
+    ({"heat_kernel_relative_error": 0.05}, "heat_kernel_relative_error"),
+    ({"peak_height_exponent": -0.45}, "peak_height_exponent"),
+    ({"exponential_fit_r2": 0.999}, "gaussian_over_exponential_r2"),
+    ({"vanilla_max_bin_z": 50.0}, "vanilla_max_bin_z"),
+    ({"support_width_error": 1}, "support_width_error"),
+    ({"wave_front_speed": 0.1}, "wave_front_speed"),
+    ({"linear_extrapolation_overshoot": 1.0}, "linear_extrapolation_overshoot"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    bad = dataclasses.replace(q, variance={r: np.full_like(v, np.nan) for r, v in q.variance.items()},
+                              heat_kernel_relative_error=float("nan"))
+    res = CHECK.assess(bad, p)
+    assert res.record("variance_identity_relative_error").passed is False
+    assert res.record("heat_kernel_relative_error").passed is False
+
+
+def test_json_round_trip(small):
+    p, q = small
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert type(back.quantities) is type(q)
+    assert back.quantities.spread_slope == q.spread_slope
+    np.testing.assert_array_equal(back.quantities.variance[0.25], q.variance[0.25])
 
 
 @pytest.mark.parametrize("kwargs, match", [({"steps": 400, "size": 512}, "steps"), ({"rates": (0.0,)}, "rates"),
