@@ -45,7 +45,7 @@ CALIBRATION = Calibration(
               valid={"kappa": (None, 1.0)},
               why="a power-law tail keeps every pair above 3.12e-5 at kappa = 1; 0.99 leaves room for a rare far "
                   "outlier"),
-    Tolerance("frac_draws_mass_alpha_gt_2", 0.95, measured=0.995, over=_GRID, valid={"kappa": (None, 1.0)},
+    Tolerance("frac_draws_mass_alpha_gt_2", 0.95, measured=0.985, over=_GRID, valid={"kappa": (None, 1.0)},
               why=_MAJORITY),
     Tolerance("frac_draws_eigengap_2_gt_alpha", 0.95, measured=0.995, over=_GRID, valid={"kappa": (None, 1.0)},
               why=_MAJORITY),
