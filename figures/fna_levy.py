@@ -3,7 +3,8 @@
 ``fna-1``: the log-log CCDF of |X| for symmetric alpha-stable steps (characteristic function
 exp(-|u|^alpha)) with the tail law 2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha, and a 2-D flight of 2000
 isotropic steps (radius |X|, uniform angle) for alpha = 1.2 against alpha = 2 (Gaussian steps); data
-from :func:`verify.levy.run` (cached per process and seed), read from the typed fields of its quantities. ``CHECK_FIGURES``: the figures ``--plot`` saves for ``verify.levy`` (the
+from :func:`verify.levy.run` (cached per process and seed), read from the typed fields of its
+quantities. ``CHECK_FIGURES``: the figures ``--plot`` saves for ``verify.levy`` (the
 CCDF panel of Fig. 1) and ``verify.levy_jumps`` (jump-length masses per log bin). The convergence inset
 of Fig. 2a lives with Fig. 2a in :mod:`figures.fna_limits`.
 """
@@ -11,8 +12,6 @@ of Fig. 2a lives with Fig. 2a in :mod:`figures.fna_limits`.
 from __future__ import annotations
 
 import functools
-
-import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 

@@ -87,7 +87,8 @@ class Params:
     draws: int = Int(200, "Independent token draws", low=10, high=100000)
     threshold: float = Real(3.12e-5, "Attention above which an edge is drawn (FNA Fig. 2 caption: 3.12e-5)", low=0.0,
                             high=1.0, low_open=True, high_open=True)
-    layout: str = Choice("paper", LAYOUTS, '"paper": mu_3 = (0, sqrt 3) as printed; "equilateral": mu_3 = (0, 3 sqrt 3)')
+    layout: str = Choice("paper", LAYOUTS,
+                         '"paper": mu_3 = (0, sqrt 3) as printed; "equilateral": mu_3 = (0, 3 sqrt 3)')
 
 
 @dataclasses.dataclass(frozen=True)

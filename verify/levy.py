@@ -50,7 +50,8 @@ _PDF_TAIL_GRID = {"alphas": ((0.5, 0.7, 1.0, 1.2, 1.5, 1.8, 1.95),), "n_samples"
 
 #: The measured tolerances (the others are sampling theory or quadrature floors next to their assertion).
 CALIBRATION = Calibration(
-    Tolerance("c_dalpha_rel_err_origin", 1e-7, measured=1.22e-15, over=_NO_SAMPLES, why=_QUADRATURE + " (at x = 0, d = 1, 2, 3)"),
+    Tolerance("c_dalpha_rel_err_origin", 1e-7, measured=1.22e-15, over=_NO_SAMPLES,
+              why=_QUADRATURE + " (at x = 0, d = 1, 2, 3)"),
     Tolerance("c_1alpha_rel_err_x", 1e-7, measured=4.2e-16, over=_NO_SAMPLES, why=_QUADRATURE + " (1-D, x != 0)"),
     Tolerance("tail_exponent_a1.2", 0.05, measured=0.0171, over={"seed": (0, 1, 2, 3)}, why=_TAIL + " (alpha <= 1.2)"),
     Tolerance("tail_exponent_a1.5", 0.1, measured=0.0113, over={"seed": (0, 1, 2, 3)}, why=_TAIL + " (alpha <= 1.5)"),
@@ -439,7 +440,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """FNA-1..5 on the measured quantities (the printed FNA-3 and FNA-5 statements with claim="printed")."""
     printed = p.claim == "printed"
     rec.at_most("c_dalpha_rel_err_origin", q.c_dalpha_rel_err_origin, CALIBRATION.get("c_dalpha_rel_err_origin", p),
-                label="FNA-1: singular integral with c_(d,alpha) differs from the symbol |xi|^alpha at x = 0 (d = 1, 2, 3)")
+                label="FNA-1: singular integral with c_(d,alpha) differs from the symbol |xi|^alpha at x = 0 "
+                      "(d = 1, 2, 3)")
     rec.at_most("c_1alpha_rel_err_x", q.c_1alpha_rel_err_x, CALIBRATION.get("c_1alpha_rel_err_x", p),
                 label="FNA-1: 1-D singular integral differs from the symbol |xi|^alpha at x != 0")
 
@@ -459,7 +461,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         if a < 2:
             stated = _calibrated("tail_exponent_a", a, p)  # FNA-4 (c)
             four_sd = round(4 * a / math.sqrt(max(inc.tail_count, 1)), 3)
-            rec.close(f"tail_exponent_a{tag}", inc.tail_exponent, a, atol=stated if stated.value >= four_sd else four_sd,
+            rec.close(f"tail_exponent_a{tag}", inc.tail_exponent, a,
+                      atol=stated if stated.value >= four_sd else four_sd,
                       why="" if stated.value >= four_sd else
                       "4 sd = 4 alpha/sqrt(m) of the truncated-Pareto MLE: the window holds few samples m (the "
                       f"calibrated {stated.value:g} at N = 4e6, where 4 sd is 0.044-0.066)",

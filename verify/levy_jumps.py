@@ -349,7 +349,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                         _calibrated("torus_window_mass_a", alpha, p),
                         label="FNA-20: the alpha = 2 walk on the torus should have Gaussian (light) tails")
             continue
-        rec.close(f"circle_exponent_a{tag}", law.circle_exponent, alpha, atol=_calibrated("circle_exponent_a", alpha, p),
+        rec.close(f"circle_exponent_a{tag}", law.circle_exponent, alpha,
+                  atol=_calibrated("circle_exponent_a", alpha, p),
                   label=f"{label} on S^1 (exact one-jump law)")
         rec.close(f"torus_exponent_a{tag}", law.torus_exponent, alpha, atol=_calibrated("torus_exponent_a", alpha, p),
                   label=f"{label} on the 2-torus (exact one-jump law)")

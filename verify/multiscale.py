@@ -217,7 +217,8 @@ def needs(p: Params) -> dict:
                           "the dense diffusion maps (dm_n x dm_n distances, kernels, eigensolver, embedding distances)"
                           f" at --dm-n {n}"),
         "matrix-free": PathNeed(lambda v: _dm_bytes("matrix-free", v), n, "--dm-n", 32,
-                                f"the matrix-free diffusion maps (block eigensolver basis, kernel tiles) at --dm-n {n}"),
+                                "the matrix-free diffusion maps (block eigensolver basis, kernel tiles) at "
+                                f"--dm-n {n}"),
     }
 
 
@@ -624,7 +625,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                     name = f"hops_increase_{m}_{tag}"
                     if protocol == "paper" and data == "sequence" and m == "dp":
                         rec.at_least(name, inc[m], _calibrated(name, p, "hops_increase_dp_paper_"),
-                                     label="FNA-18 (growth with n): DP hops should grow with n on a sequence", hint=hint)
+                                     label="FNA-18 (growth with n): DP hops should grow with n on a sequence",
+                                     hint=hint)
                     elif protocol == "paper" and data == "sequence" and m == "local":
                         rec.at_least(name, inc[m], 0.0,
                                      why="LA hops non-decreasing in n (measured +0.04..+0.21 from n = 32 to 128)",

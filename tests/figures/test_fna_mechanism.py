@@ -39,7 +39,7 @@ def drawn(tmp_path_factory):
         mp.setattr(figs, "FIG5A_RUN", CHEAP_5A)
         mp.setattr(figs, "FIG5E_RUN", dict(CHEAP_MULTISCALE, sizes=(16, 24, 32)))
         mp.setattr(figs, "save", keep)
-        for name, fn in figs.FIGURES.items():
+        for fn in figs.FIGURES.values():
             fn(out, seed=SEED)
         yield kept
     import matplotlib.pyplot as plt

@@ -20,7 +20,7 @@ from verify.core.result import CheckResult
 CHECK = check.CHECK
 MIB = 1 << 20
 
-# A cheap setting that still holds every asserted statement (one data set, one d, n up to 128).
+# A cheap setting that still holds every asserted statement (one data set, one d, n up to 128): the memory examples.
 CHEAP = dict(datasets=("gaussian",), dims=(8,), draws=2, dm_dims=(8,), dm_n=200, alphas=(1.2, 2.0))
 #: the measurement of this module: n up to 64 and 100 diffusion-map tokens still hold every asserted statement
 SMALL = dict(CHEAP, sizes=(32, 64), dm_n=100)
@@ -75,13 +75,17 @@ def _stats(q, key, **change):
 
 
 @pytest.mark.parametrize("change, name", [
-    (lambda q: _stats(q, ("gaussian", 8, 64, "paper", "fna"), entropy=np.full(2, 0.98)), "entropy_fna_gaussian_d8_n64"),
+    (lambda q: _stats(q, ("gaussian", 8, 64, "paper", "fna"), entropy=np.full(2, 0.98)),
+     "entropy_fna_gaussian_d8_n64"),
     (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), hops_mean=np.full(2, 1.05)),
      "hops_fna_worst_n_paper_gaussian_d8"),
     (lambda q: _stats(_stats(q, ("gaussian", 8, 32, "paper", "local"), hops_mean=np.full(2, 1.0)),
-                      ("gaussian", 8, 64, "paper", "local"), hops_mean=np.full(2, 1.0)), "hops_local_paper_gaussian_d8"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), gap=np.zeros(2)), "frac_gap_fna_gt_local_paper_gaussian_d8"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), gap=np.ones(2)), "frac_gap_fna_gt_local_equal_gaussian_d8"),
+                      ("gaussian", 8, 64, "paper", "local"), hops_mean=np.full(2, 1.0)),
+     "hops_local_paper_gaussian_d8"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), gap=np.zeros(2)),
+     "frac_gap_fna_gt_local_paper_gaussian_d8"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), gap=np.ones(2)),
+     "frac_gap_fna_gt_local_equal_gaussian_d8"),
     (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), hops_mean=np.ones(2)),
      "frac_hops_fna_gt_local_equal_gaussian_d8"),
     (lambda q: dataclasses.replace(q, diffusion_maps={8: dataclasses.replace(
@@ -102,7 +106,8 @@ def test_json_round_trip_gives_typed_quantities(small):
     res = CHECK.assess(q, p)
     back = CheckResult.from_json(res.to_json())
     assert type(back.quantities) is type(q) and back.records == res.records
-    assert set(back.quantities.graphs) == set(q.graphs) and type(back.quantities.diffusion_maps[8]) is check.DiffusionMap
+    assert set(back.quantities.graphs) == set(q.graphs)
+    assert type(back.quantities.diffusion_maps[8]) is check.DiffusionMap
     ex = back.quantities.examples["paper"]
     assert ex.pair == q.examples["paper"].pair and isinstance(ex.pair[0], int)
     np.testing.assert_array_equal(ex.paths["dp"], q.examples["paper"].paths["dp"])
@@ -150,7 +155,7 @@ def test_matrix_free_diffusion_maps_equal_dense(d):
 
 def test_auto_takes_matrix_free_and_printed_claim_still_fails(small, available_memory):
     # dm_n = 100: dense estimate 16.6 MiB, matrix-free 8.3 MiB
-    p, q = small
+    _, q = small
     available_memory(12 * MIB)
     free = CHECK.choose(CHECK.params(**SMALL, claim="printed"))
     assert free.method == "matrix-free"
