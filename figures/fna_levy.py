@@ -3,18 +3,19 @@
 ``fna-1``: the log-log CCDF of |X| for symmetric alpha-stable steps (characteristic function
 exp(-|u|^alpha)) with the tail law 2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha, and a 2-D flight of 2000
 isotropic steps (radius |X|, uniform angle) for alpha = 1.2 against alpha = 2 (Gaussian steps); data
-from :func:`verify.levy.run`. ``CHECK_FIGURES``: the figures ``--plot`` saves for ``verify.levy`` (the
+from :func:`verify.levy.run` (cached per process and seed), read from the typed fields of its
+quantities. ``CHECK_FIGURES``: the figures ``--plot`` saves for ``verify.levy`` (the
 CCDF panel of Fig. 1) and ``verify.levy_jumps`` (jump-length masses per log bin). The convergence inset
 of Fig. 2a lives with Fig. 2a in :mod:`figures.fna_limits`.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import functools
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 
-__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna1", "draw_levy", "draw_levy_jumps"]
+__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna1", "draw_levy", "draw_levy_jumps", "levy_result"]
 
 #: verify.levy settings of Fig. 1: alpha = 1.2, 1.5 and 2 with 10^6 Chambers-Mallows-Stuck samples each
 #: (tests substitute cheaper ones)
@@ -39,14 +40,26 @@ def _colour(alpha, i):
     return ALPHA_COLOURS.get(alpha, f"C{i}")
 
 
+@functools.lru_cache(maxsize=4)
+def _cached(items: tuple):
+    from verify import levy
+
+    return levy.run(**dict(items))
+
+
+def levy_result(seed: int = 0):
+    """The result of ``verify.levy.run(**LEVY_ARGS, seed=seed)``, computed once per process."""
+    return _cached(tuple(sorted({**LEVY_ARGS, "seed": seed}.items())))
+
+
 def draw_levy(result, ax):
     """CCDF of |X| (unit scale) of every alpha of a :func:`verify.levy.run` result, log-log, with the
     exact tail law ``2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha`` (dashed) for alpha < 2."""
     from manifolds import stable
 
+    increments = result.quantities.increments
     for i, a in enumerate(result.parameters["alphas"]):
-        x = np.asarray(result.arrays[f"ccdf_x_a{a:g}"])
-        p = np.asarray(result.arrays[f"ccdf_p_a{a:g}"])
+        x, p = increments[a].ccdf_x, increments[a].ccdf_p
         ax.loglog(x, p, ".", ms=2.5, color=_colour(a, i), label=rf"$\alpha$ = {a:g}")
         if a < 2:
             grid = x[(x > 3) & (p > 1e-6)]
@@ -63,13 +76,14 @@ def draw_levy(result, ax):
 def draw_levy_jumps(result, ax):
     """Jump-length mass per log bin against r + s (log-log) on S^1 and the 2-torus for each alpha < 2
     of a :func:`verify.levy_jumps.run` result, with slope -alpha guides (dotted)."""
+    laws = result.quantities.laws
     for i, alpha in enumerate(result.parameters["alphas"]):
         if alpha >= 2:
             continue
         for geo, mark in (("circle", "o"), ("torus", "s")):
-            r = np.asarray(result.arrays[f"{geo}_r_a{alpha:g}"])
-            m = np.asarray(result.arrays[f"{geo}_mass_a{alpha:g}"])
-            slope = -result.measured[f"{geo}_exponent_a{alpha:g}"]
+            law = laws[alpha]
+            r, m = getattr(law, f"{geo}_r"), getattr(law, f"{geo}_mass")
+            slope = -getattr(law, f"{geo}_exponent")
             line, = ax.loglog(r, m, mark, ms=3.5, color=_colour(alpha, i) if geo == "circle" else None,
                               mfc="none" if geo == "torus" else None,
                               label=rf"{'$S^1$' if geo == 'circle' else '$T^2$'}, $\alpha$ = {alpha:g}: slope {slope:.3f}")
@@ -84,10 +98,8 @@ def draw_levy_jumps(result, ax):
 
 def fig_fna1(out_dir, *, formats=("png",), seed=0):
     """FNA Fig. 1: stable step-size distributions (CCDF, alpha = 1.2, 1.5, 2) and a Levy flight vs a Gaussian path."""
-    from verify import levy
-
-    result = levy.run(**LEVY_ARGS, seed=seed)
-    p = result.parameters
+    result = levy_result(seed)
+    p, q = result.parameters, result.quantities
     alphas = p["alphas"]
     plt = pyplot()
     fig, (ax, bx, cx) = plt.subplots(1, 3, figsize=(12.0, 4.2), gridspec_kw={"width_ratios": [1.25, 1.0, 0.8]})
@@ -96,21 +108,21 @@ def fig_fna1(out_dir, *, formats=("png",), seed=0):
     heavy = [a for a in alphas if a < 2]
     shown = [(heavy[0], "Lévy flight"), (2.0, "Gaussian steps")] if heavy and 2.0 in alphas else []
     for a, what in shown:
-        path = np.asarray(result.arrays[f"path_a{a:g}"])
+        path = q.increments[a].path
         bx.plot(path[:, 0], path[:, 1], "-", lw=0.6, color=ALPHA_COLOURS.get(a, "k"),
                 label=rf"{what}, $\alpha$ = {a:g}")
         bx.plot(path[-1, 0], path[-1, 1], "o", ms=3, color=ALPHA_COLOURS.get(a, "k"))
     bx.plot(0, 0, "k+", ms=8, mew=1.2, label="start")
     bx.set_aspect("equal", adjustable="datalim")
     if shown:  # the Gaussian path is tiny next to the flight: draw it again on its own scale
-        gauss = np.asarray(result.arrays["path_a2"])
+        gauss = q.increments[2.0].path
         cx.plot(gauss[:, 0], gauss[:, 1], "-", lw=0.6, color=ALPHA_COLOURS[2.0])
         cx.plot(gauss[-1, 0], gauss[-1, 1], "o", ms=3, color=ALPHA_COLOURS[2.0])
         cx.plot(0, 0, "k+", ms=8, mew=1.2)
         cx.set_aspect("equal", adjustable="datalim")
         cx.set_xlabel("$x_1$")
     cx.set_title(r"(c) the $\alpha$ = 2 path, magnified")
-    steps = len(np.asarray(result.arrays[f"path_a{shown[0][0]:g}"])) if shown else 0
+    steps = len(q.increments[shown[0][0]].path) if shown else 0
     bx.set_title(f"(b) 2-D paths, {steps} isotropic steps")
     bx.set_xlabel("$x_1$")
     bx.set_ylabel("$x_2$")

@@ -1,7 +1,7 @@
 """FNA Figs. 2b/2c (attention edges on a 3-mode mixture) and synthetic analogues of Figs. 5a-5e.
 
 Every number comes from :mod:`verify.fig2bc` and :mod:`verify.multiscale` runs (cached per process
-and seed); these functions only draw. Settings the paper leaves unstated are written into each
+and seed), read from the typed fields of their quantities; these functions only draw. Settings the paper leaves unstated are written into each
 caption: kappa = 1 for Figs. 2b/2c, synthetic tokens instead of IMDb embeddings, the alpha = 2
 bandwidth of Fig. 5b, tau = 1, and what was reduced against the ledger's grid to keep
 ``python -m figures all`` short. ``CHECK_FIGURES``: the figures ``--plot`` saves for
@@ -58,15 +58,17 @@ def _plural(count: int, word: str) -> str:
 
 
 # ------------------------------------------------------------------------------ Figs. 2b / 2c
-def draw_edges(ax, result, key, color, title):
+def draw_edges(ax, result, order, color, title):
     """Tokens and attention edges above the threshold of a :func:`verify.fig2bc.run` result (its first draw).
 
     One segment per token pair {i, j} with A_ij or A_ji above the threshold, line width proportional
-    to the larger of the two; tokens marked by mixture component. ``key`` is ``"A_alpha"`` or ``"A_2"``.
+    to the larger of the two; tokens marked by mixture component. ``order`` is ``"alpha"`` (the
+    heavy-tailed panel) or ``"2"``.
     """
-    x = np.asarray(result.arrays["points"], dtype=float)
-    A = np.asarray(result.arrays[key], dtype=float)
-    labels = np.asarray(result.arrays["labels"], dtype=int)
+    q = result.quantities
+    x = np.asarray(q.points, dtype=float)
+    A = np.asarray(getattr(q, f"attention_{order}"), dtype=float)
+    labels = np.asarray(q.labels, dtype=int)
     thr = result.parameters["threshold"]
     strength = np.maximum(A, A.T)
     i, j = np.nonzero(np.triu(strength > thr, k=1))
@@ -89,63 +91,63 @@ def draw_fig2bc(result, ax):
     ax.set_axis_off()
     left = ax.inset_axes((0.0, 0.0, 0.46, 0.9))
     right = ax.inset_axes((0.54, 0.0, 0.46, 0.9))
-    draw_edges(left, result, "A_alpha", "tab:blue", rf"$\alpha$ = {result.parameters['alpha']:g}")
-    draw_edges(right, result, "A_2", "tab:red", r"$\alpha$ = 2")
+    draw_edges(left, result, "alpha", "tab:blue", rf"$\alpha$ = {result.parameters['alpha']:g}")
+    draw_edges(right, result, "2", "tab:red", r"$\alpha$ = 2")
     for panel in (left, right):
         panel.title.set_fontsize(7)
         panel.tick_params(labelsize=7)
-    m, p = result.measured, result.parameters
-    a = f"alpha{p['alpha']:g}"
+    q, p = result.quantities, result.parameters
     ax.set_title(f"fig2bc: {result.verdict}; first of {p['draws']} draws, $\\kappa$ = {p['kappa']:g}; inter-cluster "
-                 f"attention per row {m[f'inter_mass_mean_{a}']:.2g} ($\\alpha$ = {p['alpha']:g}) vs "
-                 f"{m['inter_mass_mean_alpha2']:.2g} ($\\alpha$ = 2)", fontsize=8)
+                 f"attention per row {float(q.inter_mass_alpha.mean()):.2g} ($\\alpha$ = {p['alpha']:g}) vs "
+                 f"{float(q.inter_mass_2.mean()):.2g} ($\\alpha$ = 2)", fontsize=8)
 
 
-def _fig2(out_dir, formats, seed, key, color, name):
+def _fig2(out_dir, formats, seed, order, color, name):
     res = _run("fig2bc", FIG2BC_RUN, seed)
-    p, m = res.parameters, res.measured
-    alpha = p["alpha"] if key == "A_alpha" else 2.0
-    tag = f"alpha{alpha:g}"
-    first = int(np.asarray(res.arrays["inter_edges_alpha" if key == "A_alpha" else "inter_edges_2"])[0])
-    labels = np.asarray(res.arrays["labels"], dtype=int)
+    p, q = res.parameters, res.quantities
+    alpha = p["alpha"] if order == "alpha" else 2.0
+    edges = getattr(q, f"inter_edges_{order}")
+    first = int(edges[0])
+    labels = np.asarray(q.labels, dtype=int)
     possible = int(np.sum(labels[:, None] != labels[None, :]))  # inter-cluster (query, key) pairs of this draw
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
-    draw_edges(ax, res, key, color, rf"$\alpha$ = {alpha:g}")
-    kept = m[f"inter_edges_fraction_{tag}"]
-    none = m[f"draws_without_inter_edges_{tag}"]
-    caption(fig, f"FNA Fig. {'2b' if key == 'A_alpha' else '2c'} (synthetic): {p['n']} tokens from (1/3) Σ N(μ_i, I/4), "
+    draw_edges(ax, res, order, color, rf"$\alpha$ = {alpha:g}")
+    kept = q.inter_edges_fraction(order)
+    none = q.draws_without_inter_edges(order)
+    caption(fig, f"FNA Fig. {'2b' if order == 'alpha' else '2c'} (synthetic): {p['n']} tokens from (1/3) Σ N(μ_i, I/4), "
                  f"μ = (3, 0), (−3, 0), (0, √3) (markers: component); FNA attention Ã = N_R(Φ_α(|x_i − x_j|/κ)) with "
                  f"Q = K = X, d_M = 2, α = {alpha:g}, κ = {p['kappa']:g} (κ is not stated in the paper; it decides how "
                  f"many edges α = 2 keeps). A segment joins i and j when Ã_ij or Ã_ji exceeds {p['threshold']:g} (the "
                  f"paper's threshold); width ∝ the larger. This draw (the first of {p['draws']}, seed {p['seed']}): "
                  f"{first} of its {possible} inter-cluster (query, key) pairs above the threshold. Over all {p['draws']} "
-                 f"draws: {m[f'inter_edges_mean_{tag}']:.1f} on average, {kept:.0%} of all inter-cluster pairs; "
+                 f"draws: {float(edges.mean()):.1f} on average, {kept:.0%} of all inter-cluster pairs; "
                  f"{none:.0%} of the draws have none. "
                  + ("The paper's 'α = 2: intra-cluster edges only' needs a smaller κ or the equilateral layout "
-                    "μ_3 = (0, 3√3) (FNA-15). " if key == "A_2" else "")
+                    "μ_3 = (0, 3√3) (FNA-15). " if order == "2" else "")
                  + f"verify.fig2bc: {res.verdict}.")
     return save(fig, out_dir, name, formats)
 
 
 def fig_fna2b(out_dir, *, formats=("png",), seed=0):
     """FNA Fig. 2b: alpha = 1.2 attention edges above 3.12e-5 on 18 tokens of a 3-mode mixture (blue)."""
-    return _fig2(out_dir, formats, seed, "A_alpha", "tab:blue", "fna-2b")
+    return _fig2(out_dir, formats, seed, "alpha", "tab:blue", "fna-2b")
 
 
 def fig_fna2c(out_dir, *, formats=("png",), seed=0):
     """FNA Fig. 2c: alpha = 2 attention edges above 3.12e-5 on the same tokens (red)."""
-    return _fig2(out_dir, formats, seed, "A_2", "tab:red", "fna-2c")
+    return _fig2(out_dir, formats, seed, "2", "tab:red", "fna-2c")
 
 
 # ------------------------------------------------------------------------------ Fig. 5a
 def _gap_panel(ax, result, data, d, *, legend=False):
-    alphas = np.asarray(result.arrays["alphas"], dtype=float)
-    dp = np.asarray(result.arrays[f"gap_vs_alpha_dp_{data}_d{d}"], dtype=float)
+    alphas = np.asarray(result.parameters["alphas"], dtype=float)
+    curve = result.quantities.gap_vs_alpha[(data, d)]
+    dp = curve.dp
     ax.axhspan(dp[0] - dp[1], dp[0] + dp[1], color="0.88", lw=0)
     ax.axhline(dp[0], color="0.35", ls="--", lw=1.0, label="DP (mean ± sd)")
     for protocol, (colour, marker, size, style, label) in PROTOCOL_STYLE.items():
-        g = np.asarray(result.arrays[f"gap_vs_alpha_{protocol}_{data}_d{d}"], dtype=float)
+        g = getattr(curve, protocol)
         ax.errorbar(alphas, g[:, 0], yerr=g[:, 1], color=colour, marker=marker, ms=size, ls=style, lw=1.2, label=label)
     if legend:
         ax.legend(fontsize=6.5, loc="center left")
@@ -207,10 +209,11 @@ def fig_fna5b(out_dir, *, formats=("png",), seed=0):
     res = _run("multiscale", MECHANISM_RUN, seed)
     p = res.parameters
     d = p["dm_dims"][0]
+    dm = res.quantities.diffusion_maps[d]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.0, 4.6))
     for m in ("local", "fna"):
-        c = np.asarray(res.arrays[f"dm_coords_{m}_d{d}"], dtype=float)
+        c = getattr(dm, f"coords_{m}")
         color, label = METHOD_STYLE[m]
         ax.scatter(c[:, 0], c[:, 1], s=6, color=color, label=label, alpha=0.75, lw=0)
     ax.set_xlabel(r"$\eta_1\,\psi_1$")
@@ -222,24 +225,25 @@ def fig_fna5b(out_dir, *, formats=("png",), seed=0):
                  f"not stated in the paper) of n = {p['dm_n']} smooth-sequence tokens (sinusoidal positional "
                  f"features) in R^{d}, seed {p['seed']}. κ = √d/(2^(1/d) − 1)·√ε (α = 1.2) and √(d ε) (α = 2, not "
                  f"stated in the paper), ε = {p['dm_eps']:g}. Spread ratio FNA/LA "
-                 f"{res.measured[f'dm_spread_ratio_d{d}']:.2f} (< 1: FNA's embedding is more compact, FNA-19), "
-                 f"eigenvalue ratio {res.measured[f'dm_eta_ratio_d{d}']:.2f}.")
+                 f"{dm.spread_fna / dm.spread_local:.2f} (< 1: FNA's embedding is more compact, FNA-19), "
+                 f"eigenvalue ratio {dm.eta_fna / dm.eta_local:.2f}.")
     return save(fig, out_dir, "fna-5b", formats)
 
 
 def _example(res):
-    data, d, n = (str(v) for v in np.asarray(res.arrays["example_tokens"]))
-    return data, d, n
+    q = res.quantities
+    return q.example_data, q.example_d, q.example_n
 
 
 def fig_fna5c(out_dir, *, formats=("png",), seed=0):
     """Synthetic FNA Fig. 5c: the shortest attention path between one token pair for FNA, LA and DP."""
     res = _run("multiscale", MECHANISM_RUN, seed)
-    src, dst = (int(v) for v in np.asarray(res.arrays["example_pair_paper"]))
+    example = res.quantities.examples["paper"]
+    src, dst = example.pair
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 2.9))
     for row, m in enumerate(("fna", "local", "dp")):
-        nodes = np.asarray(res.arrays[f"example_path_paper_{m}"], dtype=int)
+        nodes = np.asarray(example.paths[m], dtype=int)
         color, _ = METHOD_STYLE[m]
         ax.plot(nodes, np.full(nodes.size, row), "-o", color=color, ms=6)
         for k, node in enumerate(nodes[1:-1], start=1):
@@ -263,7 +267,7 @@ def fig_fna5d(out_dir, *, formats=("png",), seed=0):
     from matplotlib.colors import BoundaryNorm
 
     res = _run("multiscale", MECHANISM_RUN, seed)
-    mats = {m: np.asarray(res.arrays[f"example_hops_paper_{m}"], dtype=int) for m in ("fna", "local", "dp")}
+    mats = {m: np.asarray(res.quantities.examples["paper"].hops[m], dtype=int) for m in ("fna", "local", "dp")}
     top = int(max(v.max() for v in mats.values()))
     plt = pyplot()
     cmap = plt.get_cmap("viridis", top + 1)  # one colour per hop count
@@ -290,13 +294,13 @@ def fig_fna5e(out_dir, *, formats=("png",), seed=0):
 
     res = _run("multiscale", FIG5E_RUN, seed)
     p = res.parameters
-    sizes = np.asarray(res.arrays["sizes"], dtype=float)
+    sizes = np.asarray(p["sizes"], dtype=float)
     data, d = p["datasets"][-1], p["dims"][0]
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharey=True)
     for ax, protocol in zip(axes, ("paper", "equal")):
         for m in ("fna", "local", "dp"):
-            v = np.asarray(res.arrays[f"hops_vs_n_{protocol}_{m}_{data}_d{d}"], dtype=float)
+            v = res.quantities.hops_vs_n(data, d, protocol, m, p["sizes"])
             color, label = METHOD_STYLE[m]
             ax.errorbar(sizes, v[:, 0], yerr=0.2 * v[:, 1], marker="o", ms=4, color=color, label=label)
         ax.set_xscale("log", base=2)

@@ -25,20 +25,25 @@ that does not fit is refused before anything is allocated, naming the options th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, check_reals, child_rng
-from verify.core.check import Check
-from verify.core.memory import PathNeed, choose_path
+from spectral.validation import InputError, child_rng
+from verify.core.calibration import Calibration, Tolerance
+from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
+from verify.core.params import Int, Real, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("levy_jumps", claims=("FNA-20",))
+CHECK = Check("levy_jumps", claims=("FNA-20",), methods=("auto", "dense", "matrix-free"),
+              host_only="the jump laws are weighted histograms of the n x n pair distances and the sampled jumps "
+                        "come from graphs.jump_lengths, both NumPy code; --method matrix-free keeps the memory linear "
+                        "in n (time ~1.2e-6 (circle_n^2 + torus_n^2) s)")
 
 _BINS = 12  # log bins of the window
-METHODS = ("auto", "dense", "matrix-free")
 #: entries of one row block of the matrix-free path (2 MiB of float64 per block-sized array)
 BLOCK_ENTRIES = 1 << 18
 # Matrix-free peak (tracemalloc, after a first run, which adds ~23 MiB of one-off allocations): 15.6 MiB at
@@ -49,6 +54,105 @@ BLOCK_ENTRIES = 1 << 18
 MATRIX_FREE_BASE = 64 << 20
 MATRIX_FREE_PER_JUMP = 64
 MATRIX_FREE_PER_POINT = 64
+
+_SEEDS = {"seed": (0, 1, 2, 3, 4)}
+_LIGHT = "alpha = 2: the Gaussian profile's window mass is negligible (0 on S^1); a power law puts >= 1e-3 there"
+_CIRCLE = ("exact S^1 bin-mass slope (R + s is an exact truncated Pareto): only the grid term remains (grid h/s = "
+           "0.063); the ambient exponent d_M + 1 gives alpha + 1")
+_TORUS = "the continuum O(s/r) term shifts the torus slope by about -0.05; the ambient exponent gives alpha + 1"
+_CONTINUUM = "against the exact continuum slope on the same bins only the configuration noise of the points remains"
+
+#: The measured tolerances (the sampled exponent's is its MLE's standard error, next to its assertion).
+CALIBRATION = Calibration(
+    Tolerance("circle_window_mass_a2", 1e-10, measured=0.0, over=_SEEDS, why=_LIGHT),
+    Tolerance("torus_window_mass_a2", 1e-10, measured=0.0, over=_SEEDS, why=_LIGHT),
+    *(Tolerance(f"circle_exponent_a{a:g}", 0.02, measured=m, over=_SEEDS, why=_CIRCLE)
+      for a, m in ((1.2, 6.9e-4), (1.5, 6.4e-4))),
+    *(Tolerance(f"torus_exponent_a{a:g}", 0.1, measured=0.0541, over=_SEEDS, why=_TORUS) for a in (1.2, 1.5)),
+    *(Tolerance(f"torus_minus_continuum_a{a:g}", 0.02, measured=4.75e-3, over=_SEEDS, why=_CONTINUUM)
+      for a in (1.2, 1.5)),
+)
+
+
+def _calibrated(family: str, alpha: float, p) -> Tolerance:
+    """The calibrated row of record ``family + alpha``; an alpha off the calibrated grid takes the row of the
+    next calibrated alpha above it (the largest when none is), under its own name."""
+    name = f"{family}{alpha:g}"
+    try:
+        return CALIBRATION.get(name, p)
+    except KeyError:
+        pass
+    rows = sorted((r for r in CALIBRATION if r.name.startswith(family)), key=lambda r: float(r.name[len(family):]))
+    row = next((r for r in rows if float(r.name[len(family):]) >= alpha), rows[-1])
+    return dataclasses.replace(row, name=name, measured=None, over=(),
+                               why=f"{row.why} [the row of {row.name}: alpha = {alpha:g} was not calibrated]")
+
+
+def _window_rule(name, window, scale, scale_name, top_text):
+    """A tail window (r_min, r_max) must have 5 scale <= r_min < r_max.
+
+    The window must sit in the power-law regime, well outside the kernel core: measured PASS at
+    r_min / scale = 5, 6 (circle default), 10 (torus default), 15; FAIL at 3 (circle_scale 0.1: the
+    alpha = 2 Gaussian still has 2e-5 mass in the window) and 3.3 (torus_scale 0.03: exponents
+    1.05 / 1.35 for 1.2 / 1.5). The 1e-9 slack absorbs round-off of the product.
+    """
+    if not 5 * scale - 1e-9 <= window[0] < window[1]:
+        raise InputError(f"{name} must be (r_min, r_max) with 5 {scale_name} <= r_min < r_max <= {top_text} "
+                         f"(tail regime), got {window!r} with {scale_name}={scale!r}")
+
+
+@CHECK.parameters
+class Params:
+    alphas: tuple = Reals((1.2, 1.5, 2.0), "FNA orders alpha (FNA eqs. 9-10; Fig. 1 'Levy dynamics', heavy-tailed "
+                          "jumps)", low=0.5, high=2.0)
+    circle_n: int = Int(2000, "Equispaced points on S^1 (the dense path stores n x n matrices)", low=200,
+                        high=100_000, unit="points")
+    circle_scale: float = Real(0.05, "Kernel scale s on S^1 (grid spacing / s = 2 pi / (n s))", low=1e-3, high=0.3)
+    circle_window: tuple = Reals((0.3, 3.0), "Power-law window (r_min, r_max) on S^1 with 5 circle_scale <= r_min < "
+                                 "r_max <= pi", low=0, high=math.pi, min_len=2, max_len=2)
+    torus_n: int = Int(2000, "I.i.d. uniform points on the 2-torus [0, 1)^2", low=200, high=100_000, unit="points")
+    torus_scale: float = Real(0.01, "Kernel scale s on the torus", low=1e-3, high=0.1)
+    torus_window: tuple = Reals((0.1, 0.45), "Power-law window on the torus with 5 torus_scale <= r_min < r_max <= 1/2 "
+                                "(discs inside the unit cell)", low=0, high=0.5, min_len=2, max_len=2)
+    jumps: int = Int(50_000, "Sampled jumps per alpha on S^1 (graphs.jump_lengths); 0 skips the sampled estimate",
+                     low=0, high=10**7)
+    dim_offset: float = Real(0.0, "Added to the intrinsic exponent d_M (0 = the FNA-10 convention; 1 = the ambient "
+                             "exponent, a negative control giving tail exponent alpha + 1)", low=0.0, high=3.0)
+
+    def resolve(self):
+        """The windows must sit in the tail regime of their kernel scale."""
+        _window_rule("circle_window", self.circle_window, self.circle_scale, "circle_scale", "pi")
+        _window_rule("torus_window", self.torus_window, self.torus_scale, "torus_scale", "0.5")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class JumpLaw:
+    """The one-jump law of one alpha on S^1 and the 2-torus, on log bins of the windows."""
+
+    #: bin centres (geometric in r + s) and bin masses (1/n) sum_ij A_ij [d_ij in bin] on S^1
+    circle_r: np.ndarray
+    circle_mass: np.ndarray
+    #: the same on the torus
+    torus_r: np.ndarray
+    torus_mass: np.ndarray
+    #: minus the log-log slopes of the bin masses (alpha < 2; None for alpha = 2, whose window is empty)
+    circle_exponent: float | None = None
+    torus_exponent: float | None = None
+    #: minus the slope of the exact continuum law u (u+s)^-(d_M+alpha) on the torus bins
+    torus_continuum_exponent: float | None = None
+    #: truncated-Pareto MLE of sampled S^1 jumps on the window: exponent, standard error, jumps in the window
+    #: (None when jumps = 0 or alpha = 2)
+    sampled_exponent: float | None = None
+    sampled_stderr: float | None = None
+    sampled_in_window: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantities:
+    """What levy_jumps measures: the jump law of each alpha."""
+
+    laws: dict[float, JumpLaw]
 
 
 def _dense_bytes(circle_n: int, torus_n: int) -> float:
@@ -67,19 +171,21 @@ def _matrix_free_bytes(circle_n: int, torus_n: int, jumps: int) -> float:
     return MATRIX_FREE_BASE + MATRIX_FREE_PER_POINT * (circle_n + torus_n) + MATRIX_FREE_PER_JUMP * jumps
 
 
-def _choose_method(method: str, circle_n: int, torus_n: int, jumps: int) -> str:
-    """The path, chosen and checked against the memory available now, before anything n x n exists.
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The memory of each path, checked before anything n x n exists.
 
     "auto" is dense when its estimate fits, else matrix-free; a path that does not fit is refused
     (``DenseMemoryError``, exit 2) with its estimate and options of this command that would fit.
     """
-    return choose_path(
-        method,
-        dense=PathNeed(lambda c: _dense_bytes(c, torus_n), circle_n, "--circle-n", 200,
-                       f"the dense jump laws at --circle-n {circle_n}, --torus-n {torus_n}", "a smaller --torus-n"),
-        matrix_free=PathNeed(lambda j: _matrix_free_bytes(circle_n, torus_n, j), jumps, "--jumps", 0,
-                             f"the matrix-free jump laws at --circle-n {circle_n}, --torus-n {torus_n}, "
-                             f"--jumps {jumps} (row blocks, points, sampled jumps)"))
+    circle_n, torus_n, jumps = p.circle_n, p.torus_n, p.jumps
+    return {
+        "dense": PathNeed(lambda c: _dense_bytes(c, torus_n), circle_n, "--circle-n", 200,
+                          f"the dense jump laws at --circle-n {circle_n}, --torus-n {torus_n}", "a smaller --torus-n"),
+        "matrix-free": PathNeed(lambda j: _matrix_free_bytes(circle_n, torus_n, j), jumps, "--jumps", 0,
+                                f"the matrix-free jump laws at --circle-n {circle_n}, --torus-n {torus_n}, "
+                                f"--jumps {jumps} (row blocks, points, sampled jumps)"),
+    }
 
 
 def _window_edges(lo, hi, shift):
@@ -163,86 +269,18 @@ def _torus_continuum_mass(edges, alpha, s, dim):
     return prim(edges[1:]) - prim(edges[:-1])
 
 
-def _window(name, window, scale, scale_name, top, top_text):
-    """A tail window (r_min, r_max) with 5 scale <= r_min < r_max <= top.
-
-    The window must sit in the power-law regime, well outside the kernel core: measured PASS at
-    r_min / scale = 5, 6 (circle default), 10 (torus default), 15; FAIL at 3 (circle_scale 0.1: the
-    alpha = 2 Gaussian still has 2e-5 mass in the window) and 3.3 (torus_scale 0.03: exponents
-    1.05 / 1.35 for 1.2 / 1.5). The 1e-9 slack absorbs round-off of the product.
-    """
-    window = check_reals(name, window, min_count=2, low=0, high=top)
-    if not (len(window) == 2 and 5 * scale - 1e-9 <= window[0] < window[1]):
-        raise InputError(f"{name} must be (r_min, r_max) with 5 {scale_name} <= r_min < r_max <= {top_text} "
-                         f"(tail regime), got {window!r} with {scale_name}={scale!r}")
-    return window
-
-
-@CHECK.define
-def run(*, alphas=(1.2, 1.5, 2.0), circle_n=2000, circle_scale=0.05, circle_window=(0.3, 3.0), torus_n=2000,
-        torus_scale=0.01, torus_window=(0.1, 0.45), jumps=50_000, dim_offset=0.0, method="auto", seed=0,
-        device="cpu"):
-    """Tail exponent of one-step jumps of the FNA attention walk on S^1 and the flat 2-torus.
-
-    Parameters
-    ----------
-    alphas : tuple of float
-        FNA orders alpha in [0.5, 2] (FNA eqs. 9-10; Fig. 1 'Levy dynamics', heavy-tailed jumps).
-    circle_n : int
-        Equispaced points on S^1, in [200, 100000] (the dense path stores n x n matrices).
-    circle_scale : float
-        Kernel scale s on S^1, in [1e-3, 0.3] (grid spacing / s = 2 pi / (n s)).
-    circle_window : tuple of float
-        Power-law window (r_min, r_max) on S^1 with 5 circle_scale <= r_min < r_max <= pi.
-    torus_n : int
-        I.i.d. uniform points on the 2-torus [0, 1)^2, in [200, 100000].
-    torus_scale : float
-        Kernel scale s on the torus, in [1e-3, 0.1].
-    torus_window : tuple of float
-        Power-law window on the torus with 5 torus_scale <= r_min < r_max <= 1/2 (discs inside the
-        unit cell).
-    jumps : int
-        Sampled jumps per alpha on S^1 (graphs.jump_lengths), in [0, 1e7]; 0 skips the sampled
-        estimate.
-    dim_offset : float
-        Added to the intrinsic exponent d_M, in [0, 3] (0 = the FNA-10 convention; 1 = the ambient
-        exponent, a negative control giving tail exponent alpha + 1).
-    method : {"auto", "dense", "matrix-free"}
-        "dense": store the n x n distances, kernels and attention matrices of both geometries;
-        "matrix-free": never store an n x n array, sweep row blocks of the attention matrix (bin
-        masses and sampled jumps accumulated block by block: the same numbers to rounding); "auto":
-        dense when its estimate fits the memory available now, else matrix-free.
-    seed : int
-        Seed of the torus points and of the sampled jumps (one child stream each per alpha).
-    device : {"cpu"}
-        Array device; this check runs on the host only.
-
-    Returns
-    -------
-    CheckResult
-        Passes when the window slopes equal -alpha within the measured tolerances (alpha < 2) and
-        the window carries no mass for alpha = 2.
-    """
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """The one-jump law of each alpha on S^1 and the torus (bin masses, slopes) and the sampled S^1 jumps."""
     from graphs import jump_lengths, tail_exponent
     from spectral import fna_kernel, row_normalize
     from verify.core.fits import fit_power_law
 
-    alphas = check_reals("alphas", alphas, low=0.5, high=2.0)
-    circle_n = check_int("circle_n", circle_n, low=200, high=100_000)
-    circle_scale = check_real("circle_scale", circle_scale, low=1e-3, high=0.3)
-    circle_window = _window("circle_window", circle_window, circle_scale, "circle_scale", math.pi, "pi")
-    torus_n = check_int("torus_n", torus_n, low=200, high=100_000)
-    torus_scale = check_real("torus_scale", torus_scale, low=1e-3, high=0.1)
-    torus_window = _window("torus_window", torus_window, torus_scale, "torus_scale", 0.5, "0.5")
-    jumps = check_int("jumps", jumps, low=0, high=10**7)
-    dim_offset = check_real("dim_offset", dim_offset, low=0.0, high=3.0)
-
-    method = _choose_method(check_option("method", method, METHODS), circle_n, torus_n, jumps)
-    rec = Recorder()
-    rec.resolve("method", method)
+    method = p.method
+    circle_n, torus_n, jumps = p.circle_n, p.torus_n, p.jumps
     theta = 2 * math.pi * np.arange(circle_n) / circle_n
     circle_pts = np.stack([np.cos(theta), np.sin(theta)], axis=1)
-    x = child_rng(seed, "torus").random((torus_n, 2))
+    x = child_rng(p.seed, "torus").random((torus_n, 2))
     if method == "dense":
         dc = _circle_distance(theta, theta)
         dt = _torus_distance(x, x)
@@ -250,75 +288,88 @@ def run(*, alphas=(1.2, 1.5, 2.0), circle_n=2000, circle_scale=0.05, circle_wind
     def geodesic(a, b):
         return np.arctan2(np.abs(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]), np.sum(a * b, axis=1))
 
-    label = "FNA-20: jump-length tail exponent"
-    for alpha in alphas:
-        tag = f"{alpha:g}"
-        circle_kernel = functools.partial(fna_kernel, alpha=alpha, scale=circle_scale, dim=1.0 + dim_offset)
-        torus_kernel = functools.partial(fna_kernel, alpha=alpha, scale=torus_scale, dim=2.0 + dim_offset)
-        c_edges = _window_edges(*circle_window, circle_scale)
-        t_edges = _window_edges(*torus_window, torus_scale)
+    laws = {}
+    for alpha in p.alphas:
+        circle_kernel = functools.partial(fna_kernel, alpha=alpha, scale=p.circle_scale, dim=1.0 + p.dim_offset)
+        torus_kernel = functools.partial(fna_kernel, alpha=alpha, scale=p.torus_scale, dim=2.0 + p.dim_offset)
+        c_edges = _window_edges(*p.circle_window, p.circle_scale)
+        t_edges = _window_edges(*p.torus_window, p.torus_scale)
         sample = None
         if method == "matrix-free" and jumps and alpha < 2:
             # the draws of graphs.jump_lengths on the same stream, in its order: sources, then uniforms
-            gen = child_rng(seed, "jumps", alpha)
+            gen = child_rng(p.seed, "jumps", alpha)
             sample = (gen.integers(0, circle_n, size=jumps), gen.random(jumps))
         if method == "dense":
-            with rec.timed("circle"):
+            with ctx.timed("circle"):
                 a_c = row_normalize(circle_kernel(dc))
                 mass = _bin_masses(a_c / circle_n, dc, c_edges)
-            with rec.timed("torus"):
+            with ctx.timed("torus"):
                 t_mass = _bin_masses(row_normalize(torus_kernel(dt)) / torus_n, dt, t_edges)
         else:
-            with rec.timed("circle"):
+            with ctx.timed("circle"):
                 mass, successors = _matrix_free_law(theta, _circle_distance, circle_kernel, c_edges, sample)
-            with rec.timed("torus"):
+            with ctx.timed("torus"):
                 t_mass, _ = _matrix_free_law(x, _torus_distance, torus_kernel, t_edges, None)
-        centres = _centres(c_edges, circle_scale)
-        t_centres = _centres(t_edges, torus_scale)
-        if alpha >= 2:
-            light_why = ("alpha = 2: window mass measured 1e-44 (torus) and exactly 0 (circle); a power law puts "
-                         ">= 1e-3 there")
-            rec.at_most(f"circle_window_mass_a{tag}", float(np.sum(mass)), 1e-10, why=light_why,
-                        label="FNA-20: the alpha = 2 walk on S^1 should have Gaussian (light) tails")
-            rec.at_most(f"torus_window_mass_a{tag}", float(np.sum(t_mass)), 1e-10, why=light_why,
-                        label="FNA-20: the alpha = 2 walk on the torus should have Gaussian (light) tails")
+        law = JumpLaw(circle_r=_centres(c_edges, p.circle_scale), circle_mass=mass,
+                      torus_r=_centres(t_edges, p.torus_scale), torus_mass=t_mass)
+        if alpha >= 2:  # the window carries no mass: nothing to fit
+            laws[alpha] = law
             continue
-        fit_c = fit_power_law(centres, mass)
-        fit_t = fit_power_law(t_centres, t_mass)
-        cont = fit_power_law(t_centres, _torus_continuum_mass(t_edges, alpha, torus_scale, 2.0 + dim_offset))
-        rec.array(f"circle_r_a{tag}", centres)
-        rec.array(f"circle_mass_a{tag}", mass)
-        rec.array(f"torus_r_a{tag}", t_centres)
-        rec.array(f"torus_mass_a{tag}", t_mass)
-        rec.close(f"circle_exponent_a{tag}", -fit_c.slope, alpha, atol=0.02,
-                  why="exact S^1 bin-mass slope (R + s is an exact truncated Pareto): measured 1.1993 / 1.4994 / "
-                      "1.7994 for alpha 1.2 / 1.5 / 1.8 at grid h/s = 0.063",
-                  label=f"{label} on S^1 (exact one-jump law)")
-        rec.close(f"torus_exponent_a{tag}", -fit_t.slope, alpha, atol=0.1,
-                  why="the continuum O(s/r) term shifts the slope by -0.05 (measured 1.146-1.155 / 1.446-1.455 for "
-                      "alpha 1.2 / 1.5 over seeds 0-4)",
-                  label=f"{label} on the 2-torus (exact one-jump law)")
-        rec.close(f"torus_minus_continuum_a{tag}", -fit_t.slope + cont.slope, 0.0, atol=0.02,
-                  why="against the exact continuum slope on the same bins only the configuration noise remains "
-                      "(measured |diff| <= 4.8e-3 over seeds 0-4 at the defaults)",
-                  label=f"{label} on the 2-torus minus the continuum slope")
-        rec.info(f"torus_continuum_exponent_a{tag}", -cont.slope)
+        cont = fit_power_law(law.torus_r, _torus_continuum_mass(t_edges, alpha, p.torus_scale, 2.0 + p.dim_offset))
+        law = dataclasses.replace(law, circle_exponent=-fit_power_law(law.circle_r, mass).slope,
+                                  torus_exponent=-fit_power_law(law.torus_r, t_mass).slope,
+                                  torus_continuum_exponent=-cont.slope)
         if jumps:
-            with rec.timed("sampled"):
+            with ctx.timed("sampled"):
                 if method == "dense":
-                    r = np.asarray(jump_lengths(a_c, circle_pts, size=jumps, rng=child_rng(seed, "jumps", alpha),
+                    r = np.asarray(jump_lengths(a_c, circle_pts, size=jumps, rng=child_rng(p.seed, "jumps", alpha),
                                                 metric=geodesic))
                 else:
                     r = geodesic(circle_pts[sample[0]], circle_pts[successors])
-                fit = tail_exponent(r, r_min=circle_window[0], r_max=circle_window[1], method="truncated-pareto",
-                                    shift=circle_scale)
-            rec.close(f"sampled_exponent_a{tag}", fit.alpha, alpha, atol=4 * fit.stderr + 0.02,
+                fit = tail_exponent(r, r_min=p.circle_window[0], r_max=p.circle_window[1], method="truncated-pareto",
+                                    shift=p.circle_scale)
+            law = dataclasses.replace(law, sampled_exponent=float(fit.alpha), sampled_stderr=float(fit.stderr),
+                                      sampled_in_window=int(fit.count))
+        laws[alpha] = law
+    return Quantities(laws=laws)
+
+
+@CHECK.assertions
+def assess(q: Quantities, p: Params, rec: Recorder) -> str:
+    """Window slopes equal -alpha (alpha < 2); the window carries no mass for alpha = 2."""
+    label = "FNA-20: jump-length tail exponent"
+    for alpha in p.alphas:
+        tag = f"{alpha:g}"
+        law = q.laws[alpha]
+        if alpha >= 2:
+            rec.at_most(f"circle_window_mass_a{tag}", float(np.sum(law.circle_mass)),
+                        _calibrated("circle_window_mass_a", alpha, p),
+                        label="FNA-20: the alpha = 2 walk on S^1 should have Gaussian (light) tails")
+            rec.at_most(f"torus_window_mass_a{tag}", float(np.sum(law.torus_mass)),
+                        _calibrated("torus_window_mass_a", alpha, p),
+                        label="FNA-20: the alpha = 2 walk on the torus should have Gaussian (light) tails")
+            continue
+        rec.close(f"circle_exponent_a{tag}", law.circle_exponent, alpha,
+                  atol=_calibrated("circle_exponent_a", alpha, p),
+                  label=f"{label} on S^1 (exact one-jump law)")
+        rec.close(f"torus_exponent_a{tag}", law.torus_exponent, alpha, atol=_calibrated("torus_exponent_a", alpha, p),
+                  label=f"{label} on the 2-torus (exact one-jump law)")
+        rec.close(f"torus_minus_continuum_a{tag}", law.torus_exponent - law.torus_continuum_exponent, 0.0,
+                  atol=_calibrated("torus_minus_continuum_a", alpha, p),
+                  label=f"{label} on the 2-torus minus the continuum slope")
+        rec.info(f"torus_continuum_exponent_a{tag}", law.torus_continuum_exponent)
+        if p.jumps:
+            rec.close(f"sampled_exponent_a{tag}", law.sampled_exponent, alpha, atol=4 * law.sampled_stderr + 0.02,
                       why="4 stderr of the truncated-Pareto MLE on (R + s) (Fisher information; 0.03-0.06 at 5e4 "
                           "jumps) plus the 0.02 grid term of the exact slope",
-                      label=f"{label} of sampled S^1 jumps (truncated-Pareto MLE, {fit.count} in the window)")
-            rec.info(f"sampled_in_window_a{tag}", fit.count)
-    return rec.finish("one-step jumps of the FNA attention walk (intrinsic d_M) have P(R > r) ~ r^-alpha for "
-                      "s << r << diameter on S^1 and the 2-torus, and Gaussian tails for alpha = 2")
+                      label=f"{label} of sampled S^1 jumps (truncated-Pareto MLE, {law.sampled_in_window} in the "
+                            "window)")
+            rec.info(f"sampled_in_window_a{tag}", law.sampled_in_window)
+    return ("one-step jumps of the FNA attention walk (intrinsic d_M) have P(R > r) ~ r^-alpha for "
+            "s << r << diameter on S^1 and the 2-torus, and Gaussian tails for alpha = 2")
+
+
+run = CHECK.run
 
 
 def main(argv=None) -> int:

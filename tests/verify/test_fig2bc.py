@@ -1,14 +1,31 @@
-"""verify.fig2bc (FNA-15): robust statements pass; the printed "alpha = 2: intra-cluster only" fails at kappa = 1."""
+"""verify.fig2bc (FNA-15): robust statements pass; the printed "alpha = 2: intra-cluster only" fails at kappa = 1.
+
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fig2bc as check
+from verify.core.result import CheckResult
+
+CHECK = check.CHECK
+SMALL = {"draws": 50}
 
 
-def test_default_passes_and_reports_counts(default_result):
-    res = default_result("fig2bc")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def test_small_setting_passes_and_reports_counts(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
     m = res.measured
     # at kappa = 1 alpha = 2 draws ~30 inter-cluster edges on average, and never none
@@ -16,7 +33,7 @@ def test_default_passes_and_reports_counts(default_result):
     assert m["draws_without_inter_edges_alpha2"] == 0.0
     assert m["inter_mass_mean_alpha1.2"] > 5 * m["inter_mass_mean_alpha2"]
     assert not res.record("draws_without_inter_edges_alpha2").deciding  # printed reading only under claim="printed"
-    assert res.arrays["A_alpha"].shape == (18, 18) and res.arrays["points"].shape == (18, 2)
+    assert q.attention_alpha.shape == (18, 18) and q.points.shape == (18, 2) and q.inter_edges_2.shape == (50,)
 
 
 def test_labels_follow_the_mixture():
@@ -26,29 +43,63 @@ def test_labels_follow_the_mixture():
         # ~1000 draws per mode, sd 1/2: the sample mean is within 5 sigma = 5 * 0.5 / sqrt(900)
         assert np.abs(pts.mean(0) - mu).max() < 5 * 0.5 / np.sqrt(900)
         assert abs(pts.std(0).mean() - 0.5) < 0.05
+    with pytest.raises(InputError, match="layout"):
+        check.mixture("square")
 
 
-def test_printed_claim_fails_at_kappa_1_and_small_kappa():
-    res = check.run(draws=50, claim="printed")
-    assert not res.passed
+def test_printed_claim_fails_at_kappa_1_and_small_kappa(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     assert [r.name for r in res.records if r.passed is False] == ["draws_without_inter_edges_alpha2"]
     assert "printed claim" in res.failures[0]
     # even kappa = 0.5 leaves inter-cluster edges in some draws (12 %)
-    assert not check.run(draws=100, kappa=0.5, claim="printed").passed
+    p_half = CHECK.params(draws=100, kappa=0.5, claim="printed")
+    assert CHECK.assess(CHECK.measure(p_half), p_half).record("draws_without_inter_edges_alpha2").passed is False
 
 
 def test_printed_claim_holds_for_equilateral_layout():
-    res = check.run(draws=50, layout="equilateral", claim="printed")
+    p = CHECK.params(draws=50, layout="equilateral", claim="printed")
+    res = CHECK.assess(CHECK.measure(p), p)
     assert res.passed, res.failures
     assert res.measured["draws_without_inter_edges_alpha2"] == 1.0
 
 
 def test_wide_kernel_fails_and_says_why():
     # kappa = 3 is 0.87 of the closest cluster-mean distance: alpha = 2 is no longer local there
-    res = check.run(kappa=3.0, draws=40)
+    p = CHECK.params(kappa=3.0, draws=40)
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed
     assert all("not local at the cluster scale" in f for f in res.failures)
     assert res.measured["kappa_over_cluster_spacing"] == pytest.approx(3.0 / 12**0.5)
+    assert any("outside the calibrated range" in n for n in res.notes)  # calibrated for kappa <= 1
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: {"inter_mass_alpha": q.inter_mass_2, "inter_mass_2": q.inter_mass_alpha}, "frac_draws_mass_alpha_gt_2"),
+    (lambda q: {"eigengap_ratio_alpha": q.eigengap_ratio_2, "eigengap_ratio_2": q.eigengap_ratio_alpha},
+     "frac_draws_eigengap_2_gt_alpha"),
+    (lambda q: {"inter_edges_alpha": q.inter_edges_alpha * 0.9}, "inter_edges_fraction_alpha1.2"),
+    (lambda q: {"inter_mass_alpha": np.full_like(q.inter_mass_alpha, np.nan)}, "frac_draws_mass_alpha_gt_2"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_nan_never_passes(small):
+    p, q = small
+    res = CHECK.assess(dataclasses.replace(q, inter_edges_alpha=np.full_like(q.inter_edges_alpha, np.nan)), p)
+    assert res.record("inter_edges_fraction_alpha1.2").passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and back.records == res.records
+    np.testing.assert_array_equal(back.quantities.attention_2, q.attention_2)
+    assert back.quantities.labels.dtype.kind == "i" and back.quantities.cluster_spacing == q.cluster_spacing
 
 
 @pytest.mark.parametrize("kwargs, match", [

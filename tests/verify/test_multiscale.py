@@ -1,6 +1,11 @@
 """verify.multiscale (FNA-16..19): the bandwidth-dependent statements pass, the printed bandwidth-free
-claim fails (under equal kappa the gap and hop orderings reverse)."""
+claim fails (under equal kappa the gap and hop orderings reverse).
 
+The measurement runs once at small settings; the assertions are held to those quantities, to the
+printed claim, and to quantities a wrong implementation would give.
+"""
+
+import dataclasses
 import math
 import re
 
@@ -10,28 +15,43 @@ import pytest
 from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import multiscale as check
+from verify.core.result import CheckResult
 
+CHECK = check.CHECK
 MIB = 1 << 20
 
-# A cheap setting that still holds every asserted statement (one data set, one d, n up to 128).
+# A cheap setting that still holds every asserted statement (one data set, one d, n up to 128): the memory examples.
 CHEAP = dict(datasets=("gaussian",), dims=(8,), draws=2, dm_dims=(8,), dm_n=200, alphas=(1.2, 2.0))
+#: the measurement of this module: n up to 64 and 100 diffusion-map tokens still hold every asserted statement
+SMALL = dict(CHEAP, sizes=(32, 64), dm_n=100)
 
 
-def test_default_passes(default_result):
-    res = default_result("multiscale")
+@pytest.fixture(scope="module")
+def small():
+    p = CHECK.params(**SMALL, method="dense")
+    return p, CHECK.measure(p)
+
+
+def test_cheap_setting_passes(small):
+    p, q = small
+    res = CHECK.assess(q, p)
     assert res.passed, res.failures
+    rev = res.record("frac_gap_fna_gt_local_equal_gaussian_d8")
+    assert rev.sense == "at_most" and rev.measured <= rev.tolerance
     m = res.measured
     # the mechanism: FNA rows near-uniform, LA and DP not (FNA-16)
-    assert m["entropy_fna_gaussian_d8_n128"] > m["entropy_local_gaussian_d8_n128"] > m["entropy_dp_gaussian_d8_n128"]
-    # equal kappa: FNA's gap collapses (1.3e-2 at d = 8, 5.8e-12 at d = 32 for the reference token sets)
-    assert m["gap_fna_equal_gaussian_d8"] < 0.05 and m["gap_fna_equal_gaussian_d32"] < 1e-8
+    assert m["entropy_fna_gaussian_d8_n64"] > m["entropy_local_gaussian_d8_n64"] > m["entropy_dp_gaussian_d8_n64"]
+    # equal kappa: FNA's gap collapses
+    assert m["gap_fna_equal_gaussian_d8"] < 0.05
     # most numbers are informational; the deciding ones carry their rationale
     deciding = [r for r in res.records if r.deciding]
-    assert 40 < len(deciding) < len(res.records) / 2
+    assert 5 < len(deciding) < len(res.records) / 2 and all(r.why for r in deciding)
+    assert q.examples["paper"].hops["dp"].shape == (64, 64) and q.gap_vs_alpha[("gaussian", 8)].paper.shape == (2, 2)
 
 
-def test_printed_claim_fails_under_equal_kappa():
-    res = check.run(claim="printed", **CHEAP)
+def test_printed_claim_fails_under_equal_kappa(small):
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     assert not res.passed
     failed = [r.name for r in res.records if r.passed is False]
     assert failed and all("_equal_" in name for name in failed)  # paper and matched protocols still pass
@@ -40,18 +60,59 @@ def test_printed_claim_fails_under_equal_kappa():
     assert all(f.startswith("(printed claim)") for f in res.failures)
 
 
-def test_cheap_setting_passes():
-    res = check.run(**CHEAP)
-    assert res.passed, res.failures
-    rev = res.record("frac_gap_fna_gt_local_equal_gaussian_d8")
-    assert rev.sense == "at_most" and rev.measured <= rev.tolerance
-
-
 def test_low_dimension_fails_and_says_why():
     # d = 4: FNA entropy 0.987 < 0.99 and worst hops 1.05 > 1.01 (distances do not concentrate)
-    res = check.run(**{**CHEAP, "dims": (4,)})
+    p = CHECK.params(**{**SMALL, "dims": (4,)})
+    res = CHECK.assess(CHECK.measure(p), p)
     assert not res.passed
     assert all("d = 4 < 8" in f for f in res.failures), res.failures
+    # off the calibrated grid (d = 4, n = 64) each record takes its family's row under its own name
+    assert "was not calibrated" in res.record("entropy_fna_gaussian_d4_n64").why
+
+
+def _stats(q, key, **change):
+    return dataclasses.replace(q, graphs={**q.graphs, key: dataclasses.replace(q.graphs[key], **change)})
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda q: _stats(q, ("gaussian", 8, 64, "paper", "fna"), entropy=np.full(2, 0.98)),
+     "entropy_fna_gaussian_d8_n64"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), hops_mean=np.full(2, 1.05)),
+     "hops_fna_worst_n_paper_gaussian_d8"),
+    (lambda q: _stats(_stats(q, ("gaussian", 8, 32, "paper", "local"), hops_mean=np.full(2, 1.0)),
+                      ("gaussian", 8, 64, "paper", "local"), hops_mean=np.full(2, 1.0)),
+     "hops_local_paper_gaussian_d8"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), gap=np.zeros(2)),
+     "frac_gap_fna_gt_local_paper_gaussian_d8"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), gap=np.ones(2)),
+     "frac_gap_fna_gt_local_equal_gaussian_d8"),
+    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), hops_mean=np.ones(2)),
+     "frac_hops_fna_gt_local_equal_gaussian_d8"),
+    (lambda q: dataclasses.replace(q, diffusion_maps={8: dataclasses.replace(
+        q.diffusion_maps[8], spread_fna=2 * q.diffusion_maps[8].spread_local)}), "dm_spread_ratio_d8"),
+    (lambda q: dataclasses.replace(q, diffusion_maps={8: dataclasses.replace(
+        q.diffusion_maps[8], eta_fna=0.5 * q.diffusion_maps[8].eta_fna)}), "dm_ratio_vs_eta_log_d8"),
+    (lambda q: dataclasses.replace(q, fna16_identity_error=1e-6), "fna16_identity_error"),
+    (lambda q: dataclasses.replace(q, fna16_identity_error=float("nan")), "fna16_identity_error"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
+    p, q = small
+    res = CHECK.assess(change(q), p)
+    assert not res.passed and res.record(name).passed is False
+
+
+def test_json_round_trip_gives_typed_quantities(small):
+    p, q = small
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and back.records == res.records
+    assert set(back.quantities.graphs) == set(q.graphs)
+    assert type(back.quantities.diffusion_maps[8]) is check.DiffusionMap
+    ex = back.quantities.examples["paper"]
+    assert ex.pair == q.examples["paper"].pair and isinstance(ex.pair[0], int)
+    np.testing.assert_array_equal(ex.paths["dp"], q.examples["paper"].paths["dp"])
+    np.testing.assert_array_equal(back.quantities.hops_vs_n("gaussian", 8, "equal", "fna", p.sizes),
+                                  q.hops_vs_n("gaussian", 8, "equal", "fna", p.sizes))
 
 
 def test_tokens_and_bandwidths():
@@ -92,12 +153,14 @@ def test_matrix_free_diffusion_maps_equal_dense(d):
         assert np.max(np.abs(free[2] * flip - dense[2])) <= 1e-4 * np.max(np.abs(dense[2]))
 
 
-def test_auto_takes_matrix_free_and_printed_claim_still_fails(available_memory):
-    # CHEAP at dm_n = 200: dense estimate 18.4 MiB, matrix-free 8.5 MiB
+def test_auto_takes_matrix_free_and_printed_claim_still_fails(small, available_memory):
+    # dm_n = 100: dense estimate 16.6 MiB, matrix-free 8.3 MiB
+    _, q = small
     available_memory(12 * MIB)
-    res = check.run(claim="printed", **CHEAP)
-    assert res.parameters["method"] == "matrix-free"
-    assert not res.passed
+    free = CHECK.choose(CHECK.params(**SMALL, claim="printed"))
+    assert free.method == "matrix-free"
+    res = CHECK.assess(dataclasses.replace(q, diffusion_maps=check._diffusion_maps(free)), free)
+    assert res.parameters["method"] == "matrix-free" and not res.passed
     failed = [r.name for r in res.records if r.passed is False]
     assert failed and all("_equal_" in name for name in failed)
     assert res.record("dm_spread_ratio_d8").passed and res.record("dm_ratio_vs_eta_log_d8").passed
@@ -105,7 +168,7 @@ def test_auto_takes_matrix_free_and_printed_claim_still_fails(available_memory):
 
 def test_auto_takes_dense_when_it_fits(available_memory):
     available_memory(64 * MIB)
-    assert check._choose_method("auto", 500) == "dense"
+    assert CHECK.choose(CHECK.params(dm_n=500)).method == "dense"
 
 
 def test_dense_refusal_names_real_options(available_memory, command_options):
@@ -118,13 +181,26 @@ def test_dense_refusal_names_real_options(available_memory, command_options):
     assert named and named <= command_options("multiscale"), named - command_options("multiscale")
     fits = int(re.search(r"at most (\d+) fits", message).group(1))
     assert check._dm_bytes("dense", fits) <= 1 << 30 < check._dm_bytes("dense", fits + 1)
-    assert check._choose_method("auto", 5000) == "matrix-free"
+    assert CHECK.choose(CHECK.params(dm_n=5000)).method == "matrix-free"
 
 
 def test_matrix_free_refused_when_nothing_fits(available_memory):
     available_memory(4 * MIB)
     with pytest.raises(DenseMemoryError, match=r"matrix-free diffusion maps .* even --dm-n 32 does not fit now$"):
         check.run(method="matrix-free", **CHEAP)
+
+
+def test_full_protocol_resolves_sizes_and_draws():
+    p = CHECK.params(full=True)
+    assert p.sizes == (32, 64, 128, 256, 512) and p.draws == 20
+
+
+def test_datasets_from_the_command_line():
+    from verify.core.cli import build_check_parser
+
+    ns = build_check_parser(CHECK, prog="multiscale").parse_args(["--datasets", "gaussian,sequence"])
+    assert CHECK.params(datasets=ns.datasets).datasets == ("gaussian", "sequence")
+    assert CHECK.params().datasets == check.DATASETS
 
 
 @pytest.mark.slow
@@ -137,8 +213,9 @@ def test_full_protocol_passes():
 @pytest.mark.parametrize("kwargs, match", [
     ({"alpha": 2.0}, "alpha"), ({"dims": (1,)}, "dims"), ({"sizes": (64,)}, "sizes"),
     ({"sizes": (128, 64)}, "sizes"), ({"draws": 1}, "draws"), ({"datasets": ("x",)}, "datasets"),
-    ({"alphas": (1.2,)}, "alphas"), ({"dm_eps": 0.0}, "dm_eps"), ({"claim": "ledger"}, "claim"),
-    ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"), ({"dm_n": 60000}, "dm_n"), ({"method": "lanczos"}, "method"),
+    ({"datasets": ()}, "datasets"), ({"alphas": (1.2,)}, "alphas"), ({"dm_eps": 0.0}, "dm_eps"),
+    ({"claim": "ledger"}, "claim"), ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"),
+    ({"dm_n": 60000}, "dm_n"), ({"method": "lanczos"}, "method"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
