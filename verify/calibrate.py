@@ -243,13 +243,16 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     from verify.core.cli import USER_ERRORS, check_output_path
+    from verify.core.progress import silenced
 
     try:
         check_output_path("--json", ns.json)
         setting = _parse_setting(ns.set) if ns.set else None
         seeds = _parse_seeds(ns.seeds)
         progress = None if ns.quiet else (lambda text: print(f"  measured {text}", file=sys.stderr, flush=True))
-        rows = calibrate(ns.check, names=ns.name, setting=setting, seeds=seeds, drift=ns.drift, progress=progress)
+        with silenced(ns.quiet):  # --quiet also silences the checks' own progress
+            rows = calibrate(ns.check, names=ns.name, setting=setting, seeds=seeds, drift=ns.drift,
+                             progress=progress)
     except ValueError as exc:  # unknown check names come as ValueError from the ledger
         if not isinstance(exc, USER_ERRORS):
             exc = InputError(str(exc))

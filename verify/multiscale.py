@@ -35,7 +35,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
-from verify.core.params import Flag, Int, Ints, Real, Reals, Spec
+from verify.core.params import Flag, Int, Ints, Options, Real, Reals
 from verify.core.progress import progress
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
@@ -135,37 +135,6 @@ def _calibrated(name: str, p, *families: str) -> Tolerance:
 # ------------------------------------------------------------------------------ parameters
 
 
-@dataclasses.dataclass(frozen=True)
-class _Subset(Spec):
-    """A non-empty subset of ``options`` given as a tuple of names (comma-separated on the command line).
-
-    verify.core.params has no tuple-of-choices kind: declared here as a ``str`` option whose value is split.
-    """
-
-    options: tuple[str, ...] = ()
-
-    def validate(self, value):
-        name = self.name or "value"
-        if isinstance(value, str):
-            value = tuple(v for v in value.replace(",", " ").split() if v)
-        if (isinstance(value, bytes) or not hasattr(value, "__iter__") or not value
-                or not all(isinstance(v, str) and v in self.options for v in value)):
-            raise InputError(f"{name} must be a non-empty subset of {', '.join(self.options)}, got {value!r}")
-        return tuple(value)
-
-    def constraint(self) -> str:
-        return "a non-empty subset of " + ", ".join(self.options) + ", comma-separated"
-
-    def type_text(self) -> str:
-        return "tuple of str"
-
-
-def _subset(default, options, doc):
-    spec = _Subset("str", tuple(default), doc, options=tuple(options))
-    spec.validate(spec.default)
-    return dataclasses.field(default=spec.default, metadata={"spec": spec})
-
-
 @CHECK.parameters
 class Params:
     alpha: float = Real(1.2, "Fractional order of multiscale FNA (FNA eq. 10; the paper's alpha = 1.2)", low=0.5,
@@ -174,7 +143,7 @@ class Params:
     sizes: tuple = Ints((32, 128), "Sequence lengths n (FNA Fig. 5e): at least two increasing integers; the first and "
                         "last are compared", low=8, high=1024, min_len=2, unit="tokens")
     draws: int = Int(3, "Independent token sets per (data, d, n)", low=2, high=200)
-    datasets: tuple = _subset(DATASETS, DATASETS, "Token sets: gaussian (N(0, I_d)), clusters (3-mode mixture), "
+    datasets: tuple = Options(DATASETS, DATASETS, "Token sets: gaussian (N(0, I_d)), clusters (3-mode mixture), "
                               "sequence (sinusoidal positional features)")
     alphas: tuple = Reals((1.0, 1.2, 1.4, 1.6, 1.8, 2.0), "Alpha grid of the synthetic Fig. 5a (gap vs alpha)",
                           low=0.5, high=2.0, min_len=2)
