@@ -18,7 +18,7 @@ import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 
-__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna2a", "fig_fna2a_inset", "draw_weyl", "draw_fna_rate", "draw_fractional_limit",
+__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna2a", "fig_fna2a_inset", "weyl_runs", "draw_weyl", "draw_fna_rate", "draw_fractional_limit",
            "draw_density_normalisation"]
 
 #: colours of the paper's Fig. 2a: alpha < 2 blue, alpha = 2 red

@@ -101,16 +101,17 @@ CALIBRATION = Calibration(
     # <= 0.032, |best-fit alpha - alpha| <= 0.040, pair splitting <= 0.16; alpha = 2 (s = 16 h, seeds
     # 0, 1): gap <= 0.022, shape <= 0.054. Kernel 1.5 claimed as 1.2 gives 0.21 / 0.20 / 1.49; kernel
     # 1.9 claimed as 2 gives 0.52 / 0.49. A kernel-alpha error of 0.05 is within the noise at this n
-    # (only the grid resolves it).
-    Tolerance("slope_gap", 0.05, setting=_CIRCLE_RANDOM, measured=0.022, over=_CIRCLE_RANDOM_OVER,
+    # (only the grid resolves it). Re-measured over the cheaper grid below (seeds 0-3 at alpha 1.2, seed 0 at
+    # alpha 2): gap <= 0.0121, shape <= 0.0323, |best fit - alpha| <= 0.0107 (the i.i.d. streams changed since).
+    Tolerance("slope_gap", 0.05, setting=_CIRCLE_RANDOM, measured=0.0121, over=_CIRCLE_RANDOM_OVER,
               valid={"n": (4000, None)},
               why="S^1 i.i.d., n = 4000, h/s = 1/4: seeds 0-7 gave <= 0.0113 (alpha 1.2), <= 0.022 (alpha 2, "
                   "s = 16 h); kernel 1.5 claimed as 1.2 gives 0.21"),
-    Tolerance("shape_error", 0.1, setting=_CIRCLE_RANDOM, measured=0.054, over=_CIRCLE_RANDOM_OVER,
+    Tolerance("shape_error", 0.1, setting=_CIRCLE_RANDOM, measured=0.0323, over=_CIRCLE_RANDOM_OVER,
               valid={"n": (4000, None)},
               why="S^1 i.i.d., n = 4000, h/s = 1/4: seeds 0-7 gave <= 0.032 (alpha 1.2), <= 0.054 (alpha 2, "
                   "s = 16 h); kernel 1.5 claimed as 1.2 gives 0.20"),
-    Tolerance("best_fit_alpha", 0.1, setting=_CIRCLE_RANDOM, measured=0.040, over=_CIRCLE_RANDOM_OVER,
+    Tolerance("best_fit_alpha", 0.1, setting=_CIRCLE_RANDOM, measured=0.0107, over=_CIRCLE_RANDOM_OVER,
               valid={"n": (4000, None)},
               why="S^1 i.i.d., n = 4000, h/s = 1/4: seeds 0-7 gave |diff| <= 0.040 (2.5x); kernel 1.5 claimed as "
                   "1.2 gives 0.29"),
@@ -132,9 +133,9 @@ CALIBRATION = Calibration(
     # Slack of the monotone approach: at h = s/8 the discrete slope over k = 2..10 equals the continuum
     # slope at the same scale within 1e-4 (measured 0.9964 / 0.9964, 1.1367 / 1.1368, 1.3442 / 1.3443 at
     # s = 0.01 for alpha = 1, 1.2, 1.5), so a rise of the distance to the limit below 1e-4 is grid noise. The
-    # largest rise measured is 0 (alpha = 2: the slope is 2 at every scale); alpha < 2 approach by -0.0016 to
+    # largest rise measured is 7.6e-8 (alpha = 2: the slope is 2 at every scale, to rounding); alpha < 2 approach by -0.0016 to
     # -0.028; kernel 1.21 claimed as 1.2 rises by 0.0039.
-    Tolerance("monotone_approach", 1e-4, setting=_PAPER, measured=0.0, over={"alpha": _ALPHAS},
+    Tolerance("monotone_approach", 1e-4, setting=_PAPER, measured=7.6e-8, over={"alpha": _ALPHAS},
               why="FNA-10: the slope must move monotonically toward its limit as the scale shrinks; slack 1e-4 = the "
                   "slope noise of a grid with h = s/8 (discrete and continuum slopes agree within 1e-4)"),
     # S^2, Fibonacci grid, n = 5000, s = 8 h (h = sqrt(4 pi / n)), degrees l = 1..6, alpha in
@@ -160,18 +161,19 @@ CALIBRATION = Calibration(
               valid={"n": (5000, None)},
               why="S^2 Fibonacci grid, n = 5000, s = 8 h, alpha 1-2: measured |diff| <= 0.0066 (the self score Phi(0) "
                   "biases the fit low; 4.5x); kernels 0.1 away give >= 0.093"),
-    Tolerance("shell_spread", 0.001, setting=_SPHERE_GRID, measured=0.0001, over={"alpha": _ALPHAS},
+    Tolerance("shell_spread", 0.001, setting=_SPHERE_GRID, measured=0.00012, over={"alpha": _ALPHAS},
               valid={"n": (5000, None)},
               why="S^2 Fibonacci grid, n = 5000, l = 1..6: measured relative spread <= 0.0001 within a shell (10x)"),
     # S^2, i.i.d. points, n = 3000, h/s = 1/4, diagonal dropped, degrees l = 1..6: ensemble of seeds
     # 0..9 (alpha = 1.2) and 0..2 (alpha = 1.0, 1.5, 1.8, 2.0); random points cluster by 2l+1 only
     # barely. Kernel alpha 1.5 claimed as 1.2 gives slope gap 0.059-0.062, shape 0.062 (near the
-    # tolerances) and best-fit 1.52-1.55: the family fit is what rejects it here.
+    # tolerances) and best-fit 1.52-1.55: the family fit is what rejects it here. They hold from n = 2000
+    # (SPHERE_RANDOM_MIN_N, measured); below, a failure names that range.
     Tolerance("slope_gap", 0.06, setting=_SPHERE_RANDOM, measured=0.033, over=_SPHERE_RANDOM_OVER,
               valid={"n": (SPHERE_RANDOM_MIN_N, None)},
               why="S^2 i.i.d., n = 3000, h/s = 1/4: seeds 0-9 gave <= 0.0104 (alpha < 2), <= 0.033 (alpha 2); ~2x "
                   "the maxima"),
-    Tolerance("shape_error", 0.07, setting=_SPHERE_RANDOM, measured=0.039, over=_SPHERE_RANDOM_OVER,
+    Tolerance("shape_error", 0.07, setting=_SPHERE_RANDOM, measured=0.0292, over=_SPHERE_RANDOM_OVER,
               valid={"n": (SPHERE_RANDOM_MIN_N, None)},
               why="S^2 i.i.d., n = 3000, h/s = 1/4: seeds 0-9 gave <= 0.0130 (alpha < 2), <= 0.039 (alpha 2); ~2x "
                   "the maxima"),
@@ -179,9 +181,10 @@ CALIBRATION = Calibration(
               valid={"n": (SPHERE_RANDOM_MIN_N, None)},
               why="S^2 i.i.d., n = 3000: seeds 0-9 gave |diff| <= 0.063 (2.4x); kernel 1.5 claimed as 1.2 gives "
                   "0.32-0.35"),
-    Tolerance("shell_spread", 0.5, setting=_SPHERE_RANDOM, measured=0.284, over=_SPHERE_RANDOM_OVER,
+    Tolerance("shell_spread", 0.5, setting=_SPHERE_RANDOM, measured=0.35, over=_SPHERE_RANDOM_OVER,
               valid={"n": (SPHERE_RANDOM_MIN_N, None)},
-              why="S^2 i.i.d., n = 3000: seeds 0-9 gave <= 0.167 (alpha < 2), <= 0.284 (alpha 2)"),
+              why="S^2 i.i.d., n = 3000: seeds 0-9 gave <= 0.167 (alpha < 2), <= 0.284 (alpha 2); 0.35 at alpha 2, "
+                  "seed 0 when re-measured"),
 )
 
 
