@@ -108,9 +108,12 @@ def test_full_resolves_the_ladder(monkeypatch):
 
 
 def test_a_ladder_below_the_grid_error_fails_and_names_the_grid():
-    # h_ratio 24 down to scale 5e-5: the grid error alpha (1 + alpha) / (12 h_ratio^2) is 0.16 of the smallest
-    # alpha = 1.2 bias; the fit fails (exponent ~0.76) and the failure says why, while alpha = 1.8 passes
-    p = CHECK.params(alphas=(1.2, 1.8), scale_min=5e-5, n_scales=4, h_ratio=24.0, control_scales=0)
+    # h_ratio 24 down to scale 5.03e-5: the grid error alpha (1 + alpha) / (12 h_ratio^2) is 0.16 of the smallest
+    # alpha = 1.2 bias; the fit fails (exponent ~0.76) and the failure says why, while alpha = 1.8 passes. (The
+    # smallest scale is 2 pi 24 / 3e6: a grid of 3e6 = 2^6 3 5^6 points, whose FFT is 5x faster than that of
+    # the 3015930 = 2 3 5 100531 points of scale 5e-5.)
+    p = CHECK.params(alphas=(1.2, 1.8), scale_min=2 * math.pi * 24 / 3e6, n_scales=4, h_ratio=24.0, control_scales=0)
+    assert fna_rate._grid_size(p.scale_min, p.h_ratio) == 3_000_000
     q = CHECK.measure(p)
     r = CHECK.assess(q, p)
     assert not r.passed and q.rates[1.2].grid_error_over_smallest_bias > 0.1
