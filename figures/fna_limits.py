@@ -1,8 +1,8 @@
 """Figures of the FNA limit checks (Weyl law, generator bias rate, Theorem 2 with a density,
 a-normalisation) and FNA Fig. 2a itself.
 
-Each ``draw_<check>(result, ax)`` draws one check's returned data (its arrays, parameters and records)
-on a matplotlib axes; :data:`CHECK_FIGURES` registers them for ``python -m verify.<check> --plot PATH``.
+Each ``draw_<check>(result, ax)`` draws one check's measured quantities (``result.quantities``, typed
+fields) with its parameters and verdict on a matplotlib axes; :data:`CHECK_FIGURES` registers them for ``python -m verify.<check> --plot PATH``.
 ``fna-2a`` (:data:`FIGURES`) is the paper's Fig. 2a: sorted generator eigenvalues ``lambda_j`` against
 the eigen-index ``j`` for alpha = 1.2 and 2 with ``j^1.2`` and ``j^2`` guides, at the paper's setting
 (n = 500, kappa = 0.01) and at a resolved one (n = 2000, kappa = 2h), from :func:`verify.weyl.run`, with
@@ -18,7 +18,7 @@ import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 
-__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna2a", "fig_fna2a_inset", "draw_weyl", "draw_fna_rate", "draw_fractional_limit",
+__all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna2a", "fig_fna2a_inset", "weyl_runs", "draw_weyl", "draw_fna_rate", "draw_fractional_limit",
            "draw_density_normalisation"]
 
 #: colours of the paper's Fig. 2a: alpha < 2 blue, alpha = 2 red
@@ -43,20 +43,15 @@ def _rate():
     return _cached_rate(tuple(sorted(RATE_ARGS.items())))
 
 
-def _measured(result, name):
-    """The measured value of record ``name``, or None when the check did not make it."""
-    return result.measured.get(name)
-
-
 def _multiplicity(result) -> np.ndarray:
     """How many eigenvalues lambda_j share each frequency k (2 on S^1) or degree l (2l+1 on S^2)."""
-    idx = np.asarray(result.arrays["index"], dtype=int)
+    idx = np.asarray(result.quantities.index, dtype=int)
     return np.full(idx.size, 2) if result.parameters["manifold"] == "circle" else 2 * idx + 1
 
 
 def _per_j(result, values) -> np.ndarray:
     """A per-k (or per-l) array repeated over the eigenvalues j that share its frequency (degree)."""
-    j = np.asarray(result.arrays["lambda_j"]).size
+    j = np.asarray(result.quantities.lambda_j).size
     return np.repeat(np.asarray(values, dtype=float), _multiplicity(result))[:j]
 
 
@@ -81,12 +76,13 @@ def _exp(v: float) -> str:
 def _draw_eigenvalues(result, ax, *, colour="tab:blue", label=None, reference_label=None, limit_label=None):
     """lambda_j against j (log-log) of one weyl result, the exact continuum spectrum at the same scale (thin
     black) and, when the result has it, the s -> 0 limit (dotted). Returns (j, lambda_j)."""
-    lam = np.asarray(result.arrays["lambda_j"], dtype=float)
+    q = result.quantities
+    lam = np.asarray(q.lambda_j, dtype=float)
     j = np.arange(1, lam.size + 1)
     ax.loglog(j, lam, "-o", color=colour, ms=2.5, lw=1.3, zorder=3, label=label)
-    ax.loglog(j, _per_j(result, result.arrays["reference"]), "-", color="k", lw=0.7, zorder=4, label=reference_label)
-    if "limit" in result.arrays:
-        ax.loglog(j, _per_j(result, result.arrays["limit"]), ":", color=colour, lw=1.2, zorder=2, label=limit_label)
+    ax.loglog(j, _per_j(result, q.reference), "-", color="k", lw=0.7, zorder=4, label=reference_label)
+    if q.limit is not None:
+        ax.loglog(j, _per_j(result, q.limit), ":", color=colour, lw=1.2, zorder=2, label=limit_label)
     return j, lam
 
 
@@ -116,7 +112,7 @@ def draw_weyl(result, ax) -> None:
     ax.set_xlabel(r"eigen-index $j$" + (r" (frequency $k = \lceil j/2\rceil$)" if circle else
                                          r" (degree $l$: $l^2 \leq j < (l+1)^2$)"))
     ax.set_ylabel(r"generator eigenvalue $\lambda_j$")
-    best = _measured(result, "best_fit_alpha")
+    best = result.quantities.best_fit_alpha
     where = "$S^1$" if circle else "$S^2$"
     pts = {"grid": "equispaced" if circle else "Fibonacci", "random": "i.i.d."}[p["points"]]
     kernel = (rf"$\Phi_{{{p['kernel_alpha']:g}}}$, $d_M$ = {p['dim']:g}" if p["kernel"] == "fna" else
@@ -129,15 +125,16 @@ def draw_weyl(result, ax) -> None:
 
 def draw_fna_rate(result, ax) -> None:
     """Relative generator bias |lambda_k(s)/lambda_k - 1| against the kernel scale (log-log), per alpha and k."""
-    scales = np.asarray(result.arrays["scales"], dtype=float)
-    p = result.parameters
+    q, p = result.quantities, result.parameters
+    scales = np.asarray(q.scales, dtype=float)
     printed = p.get("claim", "corrected") == "printed"
     for i, alpha in enumerate(p["alphas"]):
-        bias = np.abs(np.asarray(result.arrays[f"bias_a{alpha:g}"], dtype=float))
+        rate = q.rates[alpha]
+        bias = np.abs(np.asarray(rate.bias, dtype=float))
         asserted = alpha if printed else 2 - alpha
         for j, k in enumerate(p["modes"]):
-            slope = _measured(result, f"exponent_a{alpha:g}_k{k}")
-            fitted = f"{slope:.3f}" if isinstance(slope, float) else "n/a"
+            slope = rate.exponent[j]
+            fitted = f"{slope:.3f}" if np.isfinite(slope) else "n/a"
             ax.loglog(scales, bias[:, j], "-o" if j == 0 else "--s", ms=3, color=f"C{i}",
                       label=rf"$\alpha$ = {alpha:g}, k = {k}: exponent {fitted} (asserted {asserted:g})")
     plain_log_ticks(ax)
@@ -151,13 +148,16 @@ def draw_fna_rate(result, ax) -> None:
 
 def draw_fractional_limit(result, ax) -> None:
     """Discrete (A f - f)/t at the query points against the asserted limit operator, per density."""
-    p = result.parameters
+    from verify.fractional_limit import OPERATORS
+
+    q, p = result.quantities, result.parameters
+    operator = OPERATORS[p["claim"]]
     for i, name in enumerate(p["densities"]):
-        th = np.asarray(result.arrays[f"theta_{name}"], dtype=float)
-        err = _measured(result, f"rel_l2_{name}")
-        ax.plot(th, np.asarray(result.arrays[f"limit_{name}"]), "-", lw=1, color=f"C{i}", label=f"limit ({name})")
-        ax.plot(th, np.asarray(result.arrays[f"discrete_{name}"]), ".", ms=4, color=f"C{i}",
-                label=rf"$(Af - f)/t$ ({name}): rel. $L^2$ error {err:.3g}")
+        d = q.densities[name]
+        th = np.asarray(d.theta, dtype=float)
+        ax.plot(th, np.asarray(d.limits[operator]), "-", lw=1, color=f"C{i}", label=f"limit ({name})")
+        ax.plot(th, np.asarray(d.discrete), ".", ms=4, color=f"C{i}",
+                label=rf"$(Af - f)/t$ ({name}): rel. $L^2$ error {d.rel_l2[operator]:.3g}")
     ax.set_xlabel(r"angle $x$")
     ax.set_ylabel(rf"operator applied to $f = \cos({p['mode']}x)$")
     ax.set_title(f"fractional_limit: {result.verdict}; claim '{p['claim']}', $\\alpha$ = {p['alpha']:g}, "
@@ -167,12 +167,13 @@ def draw_fractional_limit(result, ax) -> None:
 
 def draw_density_normalisation(result, ax) -> None:
     """n pi_i against rho(x_i) (log-log) for each exponent a: the stationary law rho^(1-2a)."""
-    p = result.parameters
+    q, p = result.quantities, result.parameters
     name, alpha = p["densities"][0], p["alphas"][0]
-    rho = np.asarray(result.arrays[f"rho_{name}"], dtype=float)
+    grid = q.grids[name]
+    rho = np.asarray(grid.rho, dtype=float)
     for a in p["exponents"]:
-        pi = np.asarray(result.arrays[f"pi_{name}_alpha{alpha:g}_a{a:g}"], dtype=float)
-        slope = _measured(result, f"law_slope_{name}_alpha{alpha:g}_a{a:g}")
+        norm = grid.normalisations[alpha, a]
+        pi, slope = np.asarray(norm.pi, dtype=float), norm.law_slope
         ax.loglog(rho, pi * len(pi), ".", ms=2, label=f"a = {a:g}: fitted slope {slope:.3f} (1 − 2a = {1 - 2 * a:g})".replace("-", "−"))
     plain_log_ticks(ax)
     ax.set_xlabel(r"density $\rho(x_i)$")
@@ -184,11 +185,11 @@ def draw_density_normalisation(result, ax) -> None:
 
 def _draw_convergence(result, ax) -> None:
     """Relative bias |lambda_k(s)/lambda_k(0) - 1| against s of a fna_rate result, s^(2-alpha) guides dotted."""
-    scales = np.asarray(result.arrays["scales"], dtype=float)
-    p = result.parameters
+    q, p = result.quantities, result.parameters
+    scales = np.asarray(q.scales, dtype=float)
     colours = ("tab:blue", "tab:green", "tab:purple", "tab:orange", "tab:brown")
     for i, alpha in enumerate(p["alphas"]):
-        bias = np.abs(np.asarray(result.arrays[f"bias_a{alpha:g}"], dtype=float))
+        bias = np.abs(np.asarray(q.rates[alpha].bias, dtype=float))
         colour = ALPHA_COLOURS.get(alpha, colours[i % len(colours)])
         for jk, k in enumerate(p["modes"]):
             ax.loglog(scales, bias[:, jk], "-o" if jk == 0 else "--s", ms=3, lw=1.1, color=colour,
@@ -204,18 +205,25 @@ def _draw_convergence(result, ax) -> None:
     ax.legend(fontsize=6.5, loc="lower right", ncol=2)
 
 
-def _info(result, name, fmt=".3f") -> str:
-    value = _measured(result, name)
-    return format(value, fmt) if isinstance(value, (int, float)) else "n/a"
+def _fmt(value, fmt=".3f") -> str:
+    return format(value, fmt) if isinstance(value, (int, float)) and np.isfinite(value) else "n/a"
 
 
-def fig_fna2a(out_dir, *, formats=("png",)):
-    """FNA Fig. 2a: eigenvalues lambda_j vs j with j^1.2 and j^2 guides, paper's and resolved setting, convergence."""
+def weyl_runs() -> dict:
+    """The verify.weyl results Fig. 2a draws: ``(setting, alpha) -> CheckResult`` (FIG2A_SETTINGS x ALPHA_COLOURS)."""
     from verify import weyl
 
-    runs = {(name, a): weyl.run(alpha=a, modes=FIG2A_MODES, **kwargs) for name, kwargs in FIG2A_SETTINGS
+    return {(name, a): weyl.run(alpha=a, modes=FIG2A_MODES, **kwargs) for name, kwargs in FIG2A_SETTINGS
             for a in ALPHA_COLOURS}
-    rate = _rate()
+
+
+def fig_fna2a(out_dir, *, formats=("png",), runs=None, rate=None):
+    """FNA Fig. 2a: eigenvalues lambda_j vs j with j^1.2 and j^2 guides, paper's and resolved setting, convergence.
+
+    ``runs`` (:func:`weyl_runs`) and ``rate`` (a verify.fna_rate result) are computed when not given.
+    """
+    runs = weyl_runs() if runs is None else runs
+    rate = _rate() if rate is None else rate
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(11.0, 4.0), gridspec_kw={"width_ratios": [1, 1, 1]})
     titles = {"paper": "(a) the paper's setting", "resolved": "(b) resolved"}
@@ -241,12 +249,13 @@ def fig_fna2a(out_dir, *, formats=("png",)):
 
     def setting(name):
         r12, r2 = runs[(name, 1.2)], runs[(name, 2.0)]
+        q12, q2 = r12.quantities, r2.quantities
         lo, hi = r12.parameters["fit_range"]
-        return (f"log-log slope over k = {lo}..{hi}: {_info(r12, 'slope')} for α = 1.2 (exact continuum at this κ "
-                f"{_info(r12, 'slope_reference')}, κ → 0 limit {_info(r12, 'limit_slope')}) and {_info(r2, 'slope')} "
-                f"for α = 2; fitted against j = 1..{FIG2A_MODES}, as the figure invites: {_info(r12, 'naive_slope_j')} "
-                f"and {_info(r2, 'naive_slope_j')}; verify.weyl {r12.verdict} (α = 1.2, best-fit α "
-                f"{_info(r12, 'best_fit_alpha', '.4f')}) and {r2.verdict} (α = 2)")
+        return (f"log-log slope over k = {lo}..{hi}: {_fmt(q12.slope)} for α = 1.2 (exact continuum at this κ "
+                f"{_fmt(q12.slope_reference)}, κ → 0 limit {_fmt(q12.limit_slope)}) and {_fmt(q2.slope)} "
+                f"for α = 2; fitted against j = 1..{FIG2A_MODES}, as the figure invites: {_fmt(q12.naive_slope_j)} "
+                f"and {_fmt(q2.naive_slope_j)}; verify.weyl {r12.verdict} (α = 1.2, best-fit α "
+                f"{_fmt(q12.best_fit_alpha, '.4f')}) and {r2.verdict} (α = 2)")
 
     p12 = runs[("paper", 1.2)].parameters
     text = (f"FNA Fig. 2a on S¹: sorted generator eigenvalues λ_j = −log(η_j)/t, t = κ^α, of the FNA attention matrix "
@@ -264,16 +273,19 @@ def fig_fna2a(out_dir, *, formats=("png",)):
     return save(fig, out_dir, "fna-2a", formats)
 
 
-def fig_fna2a_inset(out_dir, *, formats=("png",)):
-    """FNA Fig. 2a convergence inset: relative eigenvalue bias against the kernel scale, kappa^(2-alpha) guides."""
-    rate = _rate()
+def fig_fna2a_inset(out_dir, *, formats=("png",), rate=None):
+    """FNA Fig. 2a convergence inset: relative eigenvalue bias against the kernel scale, kappa^(2-alpha) guides.
+
+    ``rate`` (a verify.fna_rate result) is computed when not given.
+    """
+    rate = _rate() if rate is None else rate
     p = rate.parameters
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 4.0))
     _draw_convergence(rate, ax)
     ax.set_title(r"bias of $\lambda_k$ as $\kappa \to 0$ on $S^1$")
-    slopes = ", ".join(f"{_info(rate, f'exponent_a{a:g}_k{k}')} (α = {a:g}, k = {k})" for a in p["alphas"]
-                       for k in p["modes"])
+    slopes = ", ".join(f"{_fmt(rate.quantities.rates[a].exponent[j])} (α = {a:g}, k = {k})" for a in p["alphas"]
+                       for j, k in enumerate(p["modes"]))
     caption(fig, f"Convergence inset of FNA Fig. 2a: relative bias |λ_k(κ)/λ_k(0) − 1| of the FNA generator "
                  f"eigenvalues on S¹ (equispaced grid, h = κ/{p['h_ratio']:g}, d_M = 1, geodesic distance, t = κ^α) "
                  f"against their κ → 0 limit. Dotted: κ^(2 − α). Fitted exponents after removing the next-order term: "

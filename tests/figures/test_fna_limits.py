@@ -1,4 +1,9 @@
-"""figures.fna_limits: FNA Fig. 2a and the figures of weyl, fna_rate, fractional_limit and density_normalisation."""
+"""figures.fna_limits: FNA Fig. 2a and the figures of weyl, fna_rate, fractional_limit and density_normalisation.
+
+Each check is measured once per module at a cheap setting (module fixtures); the drawers are held to
+those results, also after a JSON round trip. Fig. 2a is drawn from cheap weyl and fna_rate results
+passed in (its scale sweep shortened to s = 1e-2, 1e-3: the sweep is not drawn).
+"""
 
 import numpy as np
 import pytest
@@ -8,17 +13,45 @@ from figures import fna_limits
 from verify.core.result import CheckResult
 
 CHEAP = {
-    "weyl": (["--n", "1000"], dict(n=1000)),
-    "fna_rate": (["--alphas", "1.5,1.8", "--n-scales", "4", "--scale-min", "1e-3"],
-                 dict(alphas=(1.5, 1.8), n_scales=4, scale_min=1e-3)),
-    "fractional_limit": (["--densities", "cosine,vonmises", "--queries", "16", "--iid-n", "0"],
-                         dict(densities=("cosine", "vonmises"), queries=16, iid_n=0)),
-    "density_normalisation": (["--alphas", "2", "--n", "800", "--densities", "cosine"],
-                              dict(alphas=(2.0,), n=800, densities=("cosine",))),
+    "weyl": dict(n=1000),
+    "fna_rate": dict(alphas=(1.5, 1.8), n_scales=4, scale_min=1e-3, control_scales=0),
+    "fractional_limit": dict(densities=("cosine", "vonmises"), queries=16, iid_n=0, n=100_000, scale=5e-4),
+    "density_normalisation": dict(alphas=(2.0,), n=800, densities=("cosine",)),
 }
 
 
-CHEAP_RATE = dict(alphas=(1.5,), n_scales=4, scale_min=1e-3, control_scales=0)
+@pytest.fixture(autouse=True)
+def _low_dpi(monkeypatch):
+    """PNG files at 72 dpi here: what is drawn does not depend on it, and 300 dpi costs most of these tests' time."""
+    from matplotlib.figure import Figure
+
+    savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *args, **kwargs: savefig(self, *args, **{**kwargs, "dpi": 72}))
+
+
+def _pyplot():
+    from figures._plotting import pyplot
+
+    return pyplot()
+
+
+@pytest.fixture(scope="module")
+def results():
+    """check name -> its result at the cheap setting, computed once."""
+    from verify.core.claims import load_check
+
+    return {name: load_check(name).run(**kwargs) for name, kwargs in CHEAP.items()}
+
+
+@pytest.fixture(scope="module")
+def fig2a_inputs(results):
+    """The weyl results of Fig. 2a (both settings, both alphas; the sweep shortened) and a cheap fna_rate result."""
+    from verify import weyl
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(weyl, "SWEEP_SCALES", (1e-2, 1e-3))
+        runs = fna_limits.weyl_runs()
+    return runs, results["fna_rate"]
 
 
 def test_registered():
@@ -28,27 +61,21 @@ def test_registered():
         assert figures.check_drawer(name) is getattr(fna_limits, f"draw_{name}")
 
 
-@pytest.mark.parametrize("name", sorted(CHEAP))
-def test_plot_option_saves_the_figure(tmp_path, capsys, name):
-    from verify.core.claims import load_check
+def test_plot_option_saves_the_figure(tmp_path, capsys):
+    from verify import weyl
 
-    argv, _ = CHEAP[name]
-    path = tmp_path / f"{name}.png"
-    assert load_check(name).main([*argv, "--quiet", "--plot", str(path)]) == 0
+    path = tmp_path / "weyl.png"
+    assert weyl.main(["--n", "1000", "--quiet", "--plot", str(path)]) == 0
     assert path.stat().st_size > 5000
     capsys.readouterr()
 
 
 @pytest.mark.parametrize("name", sorted(CHEAP))
-def test_draws_a_result_read_back_from_json(name):
-    # a figure draws what the check returned, also after the JSON round trip (lists for tuples)
-    from verify.core.claims import load_check
-
-    from figures._plotting import pyplot
-
-    _, kwargs = CHEAP[name]
-    result = CheckResult.from_json(load_check(name).run(**kwargs).to_json())
-    plt = pyplot()
+def test_draws_a_result_read_back_from_json(results, name):
+    # a figure draws what the check measured, also after the JSON round trip (lists for tuples)
+    result = CheckResult.from_json(results[name].to_json())
+    assert type(result.quantities) is type(results[name].quantities)
+    plt = _pyplot()
     fig, ax = plt.subplots()
     try:
         getattr(fna_limits, f"draw_{name}")(result, ax)
@@ -61,9 +88,7 @@ def test_draws_a_result_read_back_from_json(name):
 def test_weyl_figure_shows_a_failed_verdict():
     from verify import weyl
 
-    from figures._plotting import pyplot
-
-    plt = pyplot()
+    plt = _pyplot()
     fig, ax = plt.subplots()
     try:
         fna_limits.draw_weyl(weyl.run(n=400, kernel_alpha=1.5), ax)
@@ -75,11 +100,9 @@ def test_weyl_figure_shows_a_failed_verdict():
 def test_weyl_figure_plots_lambda_j_against_j_with_guides():
     from verify import weyl
 
-    from figures._plotting import pyplot
-
     from .conftest import points_under_legend
 
-    plt = pyplot()
+    plt = _pyplot()
     res = weyl.run(alpha=1.2, modes=30)
     fig, ax = plt.subplots()
     try:
@@ -87,7 +110,7 @@ def test_weyl_figure_plots_lambda_j_against_j_with_guides():
         lines = {line.get_label(): line for line in ax.get_lines()}
         measured = next(v for k, v in lines.items() if k.startswith("measured"))
         assert np.array_equal(measured.get_xdata(), np.arange(1, 31))  # against j, not k
-        assert np.allclose(measured.get_ydata(), res.arrays["lambda_j"])
+        assert np.allclose(measured.get_ydata(), res.quantities.lambda_j)
         guides = {k: v for k, v in lines.items() if k.endswith("guide")}
         assert set(guides) == {"$j^{1.2}$ guide", "$j^{2}$ guide"}
         for label, exponent in (("$j^{1.2}$ guide", 1.2), ("$j^{2}$ guide", 2.0)):
@@ -100,11 +123,11 @@ def test_weyl_figure_plots_lambda_j_against_j_with_guides():
         plt.close(fig)
 
 
-def test_fna2a_draws_both_settings_both_alphas_and_the_convergence_panel(tmp_path, monkeypatch, captured):
-    monkeypatch.setattr(fna_limits, "RATE_ARGS", CHEAP_RATE)
+def test_fna2a_draws_both_settings_both_alphas_and_the_convergence_panel(tmp_path, captured, fig2a_inputs):
+    runs, rate = fig2a_inputs
     figs = captured(fna_limits)
-    paths = fna_limits.fig_fna2a(tmp_path, formats=("png", "pdf"))
-    assert [p.name for p in paths] == ["fna-2a.png", "fna-2a.pdf"] and all(p.stat().st_size > 20_000 for p in paths)
+    paths = fna_limits.fig_fna2a(tmp_path, formats=("png",), runs=runs, rate=rate)
+    assert [p.name for p in paths] == ["fna-2a.png"] and paths[0].stat().st_size > 20_000
     (fig,) = figs
     from .conftest import points_under_legend
 
@@ -118,18 +141,16 @@ def test_fna2a_draws_both_settings_both_alphas_and_the_convergence_panel(tmp_pat
         assert points_under_legend(ax) == 0
     assert c.get_xscale() == "log" and len(c.get_lines()) >= 2 and points_under_legend(c) == 0
     text = fig.texts[-1].get_text()
-    from verify import weyl
-
-    paper = weyl.run(alpha=1.2, modes=fna_limits.FIG2A_MODES, paper_setting=True)
-    for needed in ("d_M = 1", "not stated in the paper", "assumed", f"{paper.measured['naive_slope_j']:.3f}",
-                   f"{paper.measured['slope']:.3f}", "FNA-13"):
+    paper = runs[("paper", 1.2)].quantities
+    for needed in ("d_M = 1", "not stated in the paper", "assumed", f"{paper.naive_slope_j:.3f}",
+                   f"{paper.slope:.3f}", "FNA-13"):
         assert needed in text, needed
 
 
-def test_fna2a_inset(tmp_path, monkeypatch, captured):
-    monkeypatch.setattr(fna_limits, "RATE_ARGS", CHEAP_RATE)
+def test_fna2a_inset(tmp_path, captured, fig2a_inputs):
+    _, rate = fig2a_inputs
     kept = captured(fna_limits)
-    paths = fna_limits.fig_fna2a_inset(tmp_path, formats=("png",))
+    paths = fna_limits.fig_fna2a_inset(tmp_path, formats=("png",), rate=rate)
     assert [p.name for p in paths] == ["fna-2a-inset.png"] and paths[0].stat().st_size > 5000
     text = kept[0].texts[-1].get_text()
     assert "not like t = κ^α" in text and "(α = 1.5, k = 2)" in text

@@ -8,6 +8,7 @@ before any array would be made on the stand-in. The real device is exercised by 
 parity tests (tests/verify/test_gpu_parity.py) and ``benchmarks/gpu.py``.
 """
 
+import dataclasses
 import re
 import sys
 import types
@@ -20,9 +21,11 @@ from spectral.memory import DenseMemoryError
 from spectral.validation import UnavailableError
 from verify import weyl
 from verify.core import memory as peak_memory
-from verify.core.check import Check, current_device
+from verify.core.check import Check, Context
 from verify.core.claims import load_check
 from verify.core.cli import build_parser
+from verify.core.memory import PathNeed
+from verify.core.params import Int
 from verify.core.result import Recorder
 
 MIB, GIB = 1 << 20, 1 << 30
@@ -123,34 +126,44 @@ def test_dense_guard_on_the_gpu_compares_with_the_device(monkeypatch, host):
 _PROBE = Check("device_memory_probe", claims=(), devices=("cpu", "gpu"))
 
 
-@_PROBE.define
-def _probe(*, need=1, device="cpu"):
-    """Reads the running device and guards ``need`` bytes.
-
-    Parameters
-    ----------
-    need : int
-        Bytes the request needs, for any value of --need.
-    device : {"cpu", "gpu"}
-        Device of the arrays.
-    """
-    rec = Recorder()
-    rec.info("device seen", current_device())
-    rec.info("guarded", peak_memory.require_memory(lambda v: need, 1, option="--need", low=1, what="the probe"))
-    return rec.finish("probe")
+@_PROBE.parameters
+class _ProbeParams:
+    need: int = Int(1, "Bytes the request needs, for any value of --need", low=1)
 
 
-def test_the_running_check_names_its_device_to_the_guard(monkeypatch, host):
+@dataclasses.dataclass(frozen=True)
+class _ProbeQuantities:
+    #: the device the measurement was given
+    device: str
+
+
+@_PROBE.memory
+def _probe_needs(p):
+    return {"dense": PathNeed(lambda v: p.need, 1, "--need", 1, "the probe")}
+
+
+@_PROBE.measurement
+def _probe_measure(p, ctx: Context) -> _ProbeQuantities:
+    return _ProbeQuantities(device=ctx.device)
+
+
+@_PROBE.assertions
+def _probe_assess(q, p, rec: Recorder) -> str:
+    rec.info("device seen", q.device)
+    return "probe"
+
+
+def test_the_check_gives_its_device_to_the_guard_and_the_measurement(monkeypatch, host):
     _install_cupy(monkeypatch, free=GIB)
     host(GIB)
-    assert _probe(device="gpu").record("device seen").measured == "gpu"
-    assert _probe().record("device seen").measured == "cpu"
-    assert current_device() == "cpu"  # reset after the run
-    # reset also when the body raises: a refusal on the gpu leaves the next guard on the host
-    with pytest.raises(DenseMemoryError, match="device memory"):
-        _probe(need=2 * GIB, device="gpu")
-    assert current_device() == "cpu"
-    assert peak_memory.available_memory_bytes() == GIB
+    assert _PROBE.run(device="gpu").record("device seen").measured == "gpu"
+    assert _PROBE.run().record("device seen").measured == "cpu"
+    # the guard compares with the memory of the run's device, before the measurement
+    with pytest.raises(DenseMemoryError, match=r"over the device memory available now on gpu \(CUDA device 0\)"):
+        _PROBE.run(need=2 * GIB, device="gpu")
+    with pytest.raises(DenseMemoryError, match=r"over the memory available now: 1 GiB"):
+        _PROBE.run(need=2 * GIB)
+    assert peak_memory.available_memory_bytes("cpu") == GIB
 
 
 def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypatch, host):
@@ -196,10 +209,13 @@ def test_every_gpu_check_is_accounted_for():
 @pytest.mark.parametrize("name", GUARDED_GPU_CHECKS)
 def test_gpu_checks_refuse_by_the_device_memory(monkeypatch, host, name):
     # 1 MiB free on the device, 64 GiB on the host: at their defaults every guarded check is refused on the gpu
-    # (each estimate has a fixed 8-32 MiB) by the device's memory, before any array exists, and runs on the host
+    # (each estimate has a fixed 8-32 MiB) by the device's memory, before any array exists, and runs on the host.
+    # A declared check is refused by CHECK.choose, before its measurement starts; a check still written in one
+    # piece guards inside its body, which must not make arrays before (until it is converted)
     _install_cupy(monkeypatch, free=MIB, device=0)
     host(64 * GIB)
-    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
+    if load_check(name).CHECK._legacy:
+        monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
     with pytest.raises(DenseMemoryError) as info:
         load_check(name).run(device="gpu")
     message = str(info.value)
@@ -218,17 +234,18 @@ def _no_arrays(device):
 
 
 def test_weyl_chooses_and_refuses_by_the_device_memory(monkeypatch, host):
-    p = dict(n=1500, modes=48, points="grid", manifold="sphere", paper_setting=False, method="auto")
-    free, stored = weyl._path_bytes(p, "matrix-free"), weyl._path_bytes(p, "lanczos")
+    p = weyl.CHECK.params(manifold="sphere", n=1500)
+    need = weyl.needs(p)
+    free, stored = need["matrix-free"].bytes(), need["lanczos"].bytes()
     _install_cupy(monkeypatch, free=(free + stored) // 2)
     host(64 * GIB)
     # the host has room for the stored kernel, the device does not: auto goes matrix-free on the gpu only
-    assert weyl._choose_method(p, device="cpu") == "lanczos"
-    assert weyl._choose_method(p, device="gpu") == "matrix-free"
-    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
+    assert weyl.CHECK.choose(p).method == "lanczos"
+    assert weyl.CHECK.choose(dataclasses.replace(p, device="gpu")).method == "matrix-free"
+    # refused by CHECK.choose, before the measurement (and its arrays) starts
     with pytest.raises(DenseMemoryError, match=r"^the stored-kernel Lanczos path .* needs an estimated .* MiB, over "
                                                r"the device memory available now on gpu \(CUDA device 0\): .* MiB; "
-                                               r"use --method matrix-free"):
+                                               r"lower --n \(at most \d+ fits now\), or use --method matrix-free"):
         weyl.run(manifold="sphere", n=1500, method="lanczos", device="gpu")
     # the circulant path too (48 bytes per point on the device)
     with pytest.raises(DenseMemoryError, match=r"^the circulant path .* over the device memory available now on gpu"):
@@ -238,10 +255,9 @@ def test_weyl_chooses_and_refuses_by_the_device_memory(monkeypatch, host):
 def test_weyl_on_the_gpu_keeps_the_host_check_of_its_points(monkeypatch, host):
     _install_cupy(monkeypatch, free=64 * GIB)
     host(8 * MIB)  # 10^6 points need ~80 MB on the host while they are made
-    monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
-    with pytest.raises(DenseMemoryError, match=r"^making the n = 1000000 equispaced points on S\^1 on the host before "
-                                               r"they move to the gpu .* over the memory available now: 8 MiB; "
-                                               r"use a smaller --n$"):
+    with pytest.raises(DenseMemoryError, match=r"^the host-side part of the circulant path on n = 1000000 equispaced "
+                                               r"points on S\^1 .* on the gpu needs an estimated 76.3 MiB, over the "
+                                               r"memory available now: 8 MiB; lower --n \(at most \d+ fits now\)"):
         weyl.run(n=10**6, device="gpu")
 
 

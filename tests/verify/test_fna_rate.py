@@ -1,11 +1,21 @@
-"""verify.fna_rate (FNA-13): the FNA generator bias decays like s^(2-alpha); the paper's O(t) fails."""
+"""verify.fna_rate (FNA-13): the FNA generator bias decays like s^(2-alpha); the paper's O(t) fails.
+
+The measurement runs once at a cheap ladder; the assertions are held to it, to the printed claim and to
+quantities a wrong implementation gives.
+"""
+
+import dataclasses
+import math
 
 import numpy as np
 import pytest
 
+from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import fna_rate
+from verify.core.result import CheckResult
 
+CHECK = fna_rate.CHECK
 CHEAP = dict(alphas=(1.8,), n_scales=4, scale_min=1e-3)
 
 
@@ -13,34 +23,59 @@ def _failed(result):
     return {r.name for r in result.records if r.passed is False}
 
 
-def test_default_passes_with_exponent_two_minus_alpha(default_result):
-    r = default_result("fna_rate")
+@pytest.fixture(scope="module")
+def cheap():
+    p = CHECK.params(**CHEAP)
+    return p, CHECK.measure(p)
+
+
+def test_cheap_ladder_passes_with_exponent_two_minus_alpha(cheap):
+    p, q = cheap
+    r = CHECK.assess(q, p)
     assert r.passed, r.failures
-    for a in (1.2, 1.5, 1.8):
-        for k in (2, 5):
-            exponent = r.record(f"exponent_a{a:g}_k{k}")
-            assert exponent.expected == pytest.approx(2 - a) and exponent.passed
-            # the raw exponent (C' term kept) is informational and further from 2 - alpha
-            assert not r.record(f"exponent_raw_a{a:g}_k{k}").deciding
-        control = r.record(f"stable_control_bias_a{a:g}")
-        assert control.measured <= control.tolerance
-        # the raw bias is orders of magnitude above the stable control and the discretisation
-        assert abs(r.measured[f"bias_smallest_scale_a{a:g}_k2"]) > 100 * r.measured[f"discretisation_max_a{a:g}"]
-        assert abs(r.measured[f"bias_smallest_scale_a{a:g}_k2"]) > 1e6 * control.measured
-    assert np.asarray(r.arrays["bias_a1.5"]).shape == (6, 2)
+    for k in (2, 5):
+        exponent = r.record(f"exponent_a1.8_k{k}")
+        assert exponent.expected == pytest.approx(0.2) and exponent.passed
+        # the raw exponent (C' term kept) is informational and further from 2 - alpha
+        assert not r.record(f"exponent_raw_a1.8_k{k}").deciding
+    rate = q.rates[1.8]
+    control = r.record("stable_control_bias_a1.8")
+    assert control.measured <= control.tolerance
+    # the raw bias is orders of magnitude above the stable control and the discretisation
+    assert abs(rate.bias[0, 0]) > 100 * rate.discretisation_max and abs(rate.bias[0, 0]) > 1e6 * control.measured
+    assert rate.bias.shape == (4, 2) and q.scales.shape == (4,)
 
 
-def test_printed_rate_fails():
-    r = fna_rate.run(claim="printed", **CHEAP)
+def test_printed_rate_fails(cheap):
+    p, q = cheap
+    r = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
     assert _failed(r) == {"exponent_a1.8_k2", "exponent_a1.8_k5"}
     assert all("t = s^alpha" in f for f in r.failures)
     assert r.record("exponent_a1.8_k2").expected == pytest.approx(1.8)
     assert not r.record("amplitude_a1.8_k2").deciding  # the printed claim states no amplitude
 
 
-def test_cheap_ladder_passes():
-    r = fna_rate.run(**CHEAP)
-    assert r.passed, r.failures
+@pytest.mark.parametrize("change, name", [
+    (lambda r: dict(discretisation_max=1e-3), "discretisation_max_a1.8"),
+    (lambda r: dict(exponent=(0.3, r.exponent[1])), "exponent_a1.8_k2"),
+    (lambda r: dict(amplitude=(r.amplitude[0], 1.5 * r.bias_constant)), "amplitude_a1.8_k5"),
+    (lambda r: dict(stable_control_bias=1e-6), "stable_control_bias_a1.8"),
+    (lambda r: dict(exponent=(math.nan, r.exponent[1]), amplitude=(math.nan, r.amplitude[1])), "exponent_a1.8_k2"),
+])
+def test_each_assertion_fails_on_a_wrong_quantity(cheap, change, name):
+    p, q = cheap
+    rate = dataclasses.replace(q.rates[1.8], **change(q.rates[1.8]))
+    r = CHECK.assess(dataclasses.replace(q, rates={1.8: rate}), p)
+    assert not r.passed and r.record(name).passed is False
+
+
+def test_nan_exponent_names_the_sign_change(cheap):
+    # the bias without the C' term changes sign on the ladder: nothing is fitted, and the failure says why
+    p, q = cheap
+    rate = dataclasses.replace(q.rates[1.8], exponent=(math.nan, math.nan), amplitude=(math.nan, math.nan))
+    r = CHECK.assess(dataclasses.replace(q, rates={1.8: rate}), p)
+    assert _failed(r) == {f"{kind}_a1.8_k{k}" for kind in ("exponent", "amplitude") for k in (2, 5)}
+    assert all("changes sign on the ladder" in f for f in r.failures)
 
 
 def test_coarser_grid_than_claimed_fails_on_discretisation(monkeypatch):
@@ -48,7 +83,8 @@ def test_coarser_grid_than_claimed_fails_on_discretisation(monkeypatch):
     # discretisation record, bounded by 2 alpha (1 + alpha) / (12 h_ratio^2), catches it (~4.5x over)
     size = fna_rate._grid_size
     monkeypatch.setattr(fna_rate, "_grid_size", lambda scale, h_ratio: size(scale, h_ratio / 3))
-    r = fna_rate.run(**CHEAP)
+    p = CHECK.params(**CHEAP, control_scales=0)
+    r = CHECK.assess(CHECK.measure(p), p)
     assert "discretisation_max_a1.8" in _failed(r)
     assert "not discretisation-free" in " ".join(r.failures)
 
@@ -62,18 +98,54 @@ def test_full_resolves_the_ladder(monkeypatch):
         return np.asarray(circle_generator_eigenvalues(np.array(modes), alpha=alpha, scale=scale))
 
     monkeypatch.setattr(fna_rate, "fna_eigenvalues", continuum)
-    r = fna_rate.run(full=True, alphas=(1.5,), control_scales=1)
-    assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
-    assert r.parameters["h_ratio"] == 64.0 and np.asarray(r.arrays["scales"]).size == 10
+    p = CHECK.params(full=True, alphas=(1.5,), control_scales=1)
+    assert p.scale_min == pytest.approx(3e-5) and p.n_scales == 10 and p.h_ratio == 64.0
+    q = CHECK.measure(p)
+    assert q.scales.size == 10
+    r = CHECK.assess(q, p)
     assert r.passed, r.failures
+    assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
 
 
-def test_computes_in_the_device_namespace(device_spy):
-    ref = fna_rate.run(**CHEAP)
-    spy = device_spy.install()
-    res = fna_rate.run(**CHEAP)
-    assert {"arange", "minimum"} <= spy.used
-    assert res.records == ref.records  # array_api_strict wraps numpy: same numbers
+def test_a_ladder_below_the_grid_error_fails_and_names_the_grid():
+    # h_ratio 24 down to scale 5.03e-5: the grid error alpha (1 + alpha) / (12 h_ratio^2) is 0.16 of the smallest
+    # alpha = 1.2 bias; the fit fails (exponent ~0.76) and the failure says why, while alpha = 1.8 passes. (The
+    # smallest scale is 2 pi 24 / 3e6: a grid of 3e6 = 2^6 3 5^6 points, whose FFT is 5x faster than that of
+    # the 3015930 = 2 3 5 100531 points of scale 5e-5.)
+    p = CHECK.params(alphas=(1.2, 1.8), scale_min=2 * math.pi * 24 / 3e6, n_scales=4, h_ratio=24.0, control_scales=0)
+    assert fna_rate._grid_size(p.scale_min, p.h_ratio) == 3_000_000
+    q = CHECK.measure(p)
+    r = CHECK.assess(q, p)
+    assert not r.passed and q.rates[1.2].grid_error_over_smallest_bias > 0.1
+    assert all("a1.2" in name for name in _failed(r)), _failed(r)
+    assert "outside the measured regime: the grid error" in " ".join(r.failures)
+    assert "raise --h-ratio or --scale-min" in " ".join(r.failures)
+
+
+def test_computes_in_the_given_namespace(cheap, strict_xp):
+    p, q = cheap
+    got = CHECK.measure(dataclasses.replace(p, control_scales=0), xp=strict_xp)
+    assert {"arange", "minimum"} <= strict_xp.used
+    # array_api_strict wraps numpy: the same numbers
+    np.testing.assert_array_equal(got.rates[1.8].bias, q.rates[1.8].bias)
+    assert got.rates[1.8].exponent == q.rates[1.8].exponent
+
+
+def test_json_round_trip_keeps_the_typed_quantities(cheap):
+    p, q = cheap
+    res = CHECK.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert type(back.quantities) is type(q) and list(back.quantities.rates) == [1.8]
+    np.testing.assert_array_equal(back.quantities.rates[1.8].bias, q.rates[1.8].bias)
+    assert back.records == res.records
+
+
+def test_the_grid_is_refused_before_it_is_built(available_memory):
+    # 40 MiB + 32 bytes per point: at 128 MiB the default ladder's 2e6 points fit (101 MiB), 1e7 (scale_min 4e-5) do not
+    available_memory(128 << 20)
+    CHECK.choose(CHECK.params())
+    with pytest.raises(DenseMemoryError, match=r"raise --scale-min \(at least .* fits now\) or lower --h-ratio$"):
+        CHECK.choose(CHECK.params(scale_min=4e-5))
 
 
 @pytest.mark.parametrize("kwargs, word", [
@@ -85,7 +157,7 @@ def test_computes_in_the_device_namespace(device_spy):
 ])
 def test_bad_input(kwargs, word):
     with pytest.raises(InputError, match=word):
-        fna_rate.run(**kwargs)
+        CHECK.params(**kwargs)
 
 
 @pytest.mark.slow
@@ -93,13 +165,3 @@ def test_full_ladder_passes():
     r = fna_rate.run(full=True)
     assert r.passed, r.failures
     assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
-
-
-def test_a_ladder_below_the_grid_error_fails_and_names_the_grid():
-    # h_ratio 24 down to scale 5e-5: the grid error alpha (1 + alpha) / (12 h_ratio^2) is 0.16 of the smallest
-    # alpha = 1.2 bias; the fit fails (exponent ~0.76) and the failure says why, while alpha = 1.8 passes
-    r = fna_rate.run(alphas=(1.2, 1.8), scale_min=5e-5, h_ratio=24.0, control_scales=0)
-    assert not r.passed and r.measured["grid_error_over_smallest_bias_a1.2"] > 0.1
-    assert all("a1.2" in name for name in _failed(r)), _failed(r)
-    assert "outside the measured regime: the grid error" in " ".join(r.failures)
-    assert "raise --h-ratio or --scale-min" in " ".join(r.failures)
