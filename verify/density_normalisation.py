@@ -31,9 +31,9 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_linear
 from verify.core.memory import PathNeed
-from verify.core.params import Choice, Int, Real, Reals
+from verify.core.params import Choice, Int, Options, Real, Reals
 from verify.core.result import Recorder
-from verify.fractional_limit import DENSITIES, Names
+from verify.fractional_limit import DENSITIES
 
 CHECK = Check("density_normalisation", claims=("FNA-14",), devices=("cpu", "gpu"),
               printed="eq. (43) as printed: the column sums (1/n) sum_i A^(a)_ij proportional to rho(x_j), which fails",
@@ -149,7 +149,7 @@ class Params:
     scale: float = Real(0.02, "Kernel scale s (the paper's kappa = sqrt(eps))", low=1e-3, high=0.5)
     n: int = Int(2000, "Number of quantile-grid points per density (the dense path stores n x n matrices: about "
                  "40 n^2 bytes; the matrix-free path O(n))", low=200, high=100_000, unit="points")
-    densities: tuple = Names(DENSITIES, DENSITIES, "Densities on S^1: cosine ((1 + 0.5 cos x)/(2 pi)) and vonmises "
+    densities: tuple = Options(DENSITIES, DENSITIES, "Densities on S^1: cosine ((1 + 0.5 cos x)/(2 pi)) and vonmises "
                              "(kappa = 1)")
     law: str = Choice("corrected", ("corrected", "rho"), 'Stationary law asserted: "corrected" rho^(1-2a); "rho" '
                       "proportional to rho for every a (a negative control, not a statement of the paper)")

@@ -30,7 +30,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
-from verify.core.params import Int, Real, Spec
+from verify.core.params import Int, Options, Real
 from verify.core.result import Recorder
 
 #: claim -> the limit operator it asserts (names used in the record names ``rel_l2_vs_<operator>_*``)
@@ -75,40 +75,6 @@ CALIBRATION = Calibration(
 _LIMIT_TOL = CALIBRATION.get("rel_l2_cosine").value
 
 
-@dataclasses.dataclass(frozen=True)
-class _NamesSpec(Spec):
-    """A tuple of names, each one of ``options`` (comma-separated on the command line)."""
-
-    options: tuple = ()
-
-    def validate(self, value):
-        name = self.name or "value"
-        if isinstance(value, str):
-            value = tuple(v for v in value.replace(",", " ").split() if v)
-        if isinstance(value, bytes) or not hasattr(value, "__iter__"):
-            raise InputError(f"{name} must be a sequence of names from {', '.join(self.options)}, got {value!r}")
-        value = tuple(value)
-        if not value:
-            raise InputError(f"{name} must name at least one of {', '.join(self.options)}")
-        for v in value:
-            if v not in self.options:
-                raise InputError(f"{name} must be one of {', '.join(map(repr, self.options))}, got {v!r}")
-        return value
-
-    def constraint(self) -> str:
-        return "a non-empty subset of " + ", ".join(self.options) + " (comma-separated)"
-
-    def type_text(self) -> str:
-        return "tuple of str"
-
-
-def Names(default, options, doc):  # noqa: N802 - reads as a type
-    """A tuple of names from ``options`` (``--densities cosine,vonmises``)."""
-    spec = _NamesSpec("str", tuple(default), doc, options=tuple(options))
-    spec.validate(spec.default)
-    return dataclasses.field(default=spec.default, metadata={"spec": spec})
-
-
 #: the densities on S^1 (manifolds.CIRCLE_DENSITIES)
 DENSITIES = ("cosine", "vonmises")
 
@@ -123,7 +89,7 @@ class Params:
     queries: int = Int(64, "Number of query rows evaluated (evenly spaced among the points), at most n", low=4,
                        high=5_000_000)
     mode: int = Int(2, "Fourier mode k of the test function f = cos(k x)", low=1, high=20)
-    densities: tuple = Names(DENSITIES, DENSITIES, "Densities rho on S^1: cosine ((1 + 0.5 cos x)/(2 pi)) and "
+    densities: tuple = Options(DENSITIES, DENSITIES, "Densities rho on S^1: cosine ((1 + 0.5 cos x)/(2 pi)) and "
                              "vonmises (kappa = 1); the i.i.d. part uses the first")
     iid_n: int = Int(4000, "Number of i.i.d. points for the random-point part (all rows evaluated): 0 skips it, "
                      "else at least 500", low=0, high=40_000, unit="points")

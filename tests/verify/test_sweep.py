@@ -228,7 +228,7 @@ def test_parse_grid_reads_values_like_the_checks_cli():
                     "eps_grid": [(0.002, 0.004, 0.008, 0.016), (0.004, 0.008, 0.016, 0.032)]}
     for items, match in ((["n_lattice=1.5"], "n_lattice: expected an integer"), (["claim=x"], "invalid choice"),
                          (["alpha"], "NAME=V1,V2"), (["n_lattice=1000", "n_lattice=2000"], "twice"),
-                         (["size=3"], "valid parameters: claim, dim")):
+                         (["size=3"], "valid parameters: dim, trials")):
         with pytest.raises(InputError, match=match):
             sw.parse_grid(items, nearest_point.run)
 
@@ -260,7 +260,7 @@ def test_cli(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["no_such_check"], "unknown check"), (["appendix_c", "--grid", "alpha"], "NAME=V1,V2"),
-    (["appendix_c", "--grid", "cc=1"], "valid parameters: claim, c, d3"),
+    (["appendix_c", "--grid", "cc=1"], "valid parameters: c, d3, a"),
     (["appendix_c", "--grid", "c=0.1"], "c must be in"), (["appendix_c", "--repeats", "0"], "repeats"),
     (["appendix_c", "--repeats", "x"], "--repeats"), (["appendix_c", "--json", "/no/such/dir/x.json"], "--json"),
     (["appendix_c", "--jsonl", "/no/such/dir/x.jsonl"], "--jsonl"),

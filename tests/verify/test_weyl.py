@@ -467,7 +467,7 @@ def test_sphere_random_below_its_calibrated_n_says_so():
     assert _failed(r) == {"best_fit_alpha"}
     failure = r.record("best_fit_alpha").failure()
     assert "calibrated for n >= 2000" in failure and "this run has n = 600" in failure
-    assert "python -m verify.calibrate weyl --set n=600" in failure
+    assert "python -m verify.calibrate weyl --set manifold=sphere --set points=random --set n=600" in failure
     assert CHECK.params(manifold="sphere", points="random").n == 3000  # the default is inside
 
 

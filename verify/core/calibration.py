@@ -12,8 +12,10 @@ A check keeps its measured tolerances in one table at the top of its module::
 and asserts with it (``rec.at_most("slope_gap", q.slope_gap, CALIBRATION.get("slope_gap", p))``).
 A row says
 
+* ``name``: the record it decides, or a pattern with ``*`` for a family of records named after a
+  parameter (``"tail_error_a*"``; a row named exactly wins);
 * ``value``: the tolerance (a bound for ``at_most``/``at_least``, the absolute tolerance of ``close``,
-  an interval ``(lo, hi)`` for ``within``);
+  or its relative tolerance with ``rtol=``; an interval ``(lo, hi)`` for ``within``);
 * ``why``: where it comes from (the margin over what was measured, what a wrong input gives);
 * ``setting``: the parameter values the row applies to (the most specific matching row wins);
 * ``measured``: the worst value of the statistic seen when it was calibrated;
@@ -30,6 +32,7 @@ check) stay next to their assertion with their reason: only measured numbers liv
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -74,6 +77,10 @@ class Tolerance:
         if not (len(values) in (1, 2) and all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)):
             raise ValueError(f"tolerance {self.name!r}: value must be a finite number, or an interval (lo, hi) for "
                              f"within(), got {self.value!r}")
+
+    def names(self, record: str) -> bool:
+        """Whether this row decides record ``record``: its name, or a pattern with ``*`` matching it."""
+        return self.name == record or ("*" in self.name and fnmatch.fnmatchcase(record, self.name))
 
     def matches(self, params) -> bool:
         """Whether ``params`` (a Params object or a mapping) has this row's setting."""
@@ -133,7 +140,9 @@ class Tolerance:
         if not outside:
             return ""
         cmd = f"python -m verify.calibrate {check}" if check else "python -m verify.calibrate"
-        sets = " ".join(f"--set {o.replace(' = ', '=')}" for o in outside)
+        # the row's own setting first (it picks the row), then the values outside its range
+        sets = " ".join([f"--set {k}={_fmt(v)}" for k, v in self.setting.items()]
+                        + [f"--set {o.replace(' = ', '=')}" for o in outside])
         return (f"tolerance of {self.name} calibrated for {self.valid_text()}; this run has {', '.join(outside)}: "
                 f"outside the calibrated range (stay inside it, or measure this setting with {cmd} {sets})")
 
@@ -172,8 +181,15 @@ class Calibration:
         return tuple(dict.fromkeys(r.name for r in self.rows))
 
     def get(self, name: str, params=None) -> Tolerance:
-        """The row for ``name`` whose setting matches ``params`` (the most specific one)."""
+        """The row deciding record ``name`` whose setting matches ``params`` (the most specific one).
+
+        A row named exactly ``name`` wins over a pattern row (``"tail_error_a*"``); the row returned
+        carries the record's name.
+        """
         rows = [r for r in self.rows if r.name == name and (params is None or r.matches(params))]
+        if not rows:
+            rows = [dataclasses.replace(r, name=name) for r in self.rows
+                    if r.names(name) and (params is None or r.matches(params))]
         if params is None:
             rows = [r for r in rows if not r.setting] or rows
         if not rows:
@@ -199,10 +215,17 @@ def grid_points(row: Tolerance) -> list[dict]:
 
 
 def statistic(record) -> float | None:
-    """The number a tolerance bounds for ``record``: |measured - expected| for ``close``, else the measured value."""
+    """The number a tolerance bounds for ``record``.
+
+    ``close``: ``|measured - expected|``, or ``|measured - expected| / |expected|`` when the record's
+    tolerance is relative only (``rtol`` given, ``atol`` 0); otherwise the measured value.
+    """
     m = record.measured
     if not isinstance(m, (int, float)) or isinstance(m, bool):
         return None
     if record.sense == "close":
-        return abs(m - record.expected)
+        gap = abs(m - record.expected)
+        if record.rtol and not record.atol and record.expected:
+            return gap / abs(record.expected)
+        return gap
     return float(m)

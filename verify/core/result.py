@@ -251,7 +251,7 @@ class Recorder:
         from verify.core.calibration import Tolerance
 
         if isinstance(value, Tolerance):
-            if value.name != name:
+            if not value.names(name):
                 raise ValueError(f"record {name!r} asserted with the tolerance of {value.name!r}")
             extra = value.hint(self.params, self.check) if self.params is not None else ""
             if extra:
@@ -262,8 +262,15 @@ class Recorder:
         return value, why, hint
 
     def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why="", label="", hint="") -> Record:
-        """Assert ``|measured - expected| <= atol + rtol |expected|`` (``atol`` may be a calibrated Tolerance)."""
-        atol, why, hint = self._tolerance(name, atol, why, hint)
+        """Assert ``|measured - expected| <= atol + rtol |expected|`` (either may be a calibrated Tolerance)."""
+        from verify.core.calibration import Tolerance
+
+        if isinstance(rtol, Tolerance):
+            rtol, why, hint = self._tolerance(name, rtol, why, hint)
+        else:
+            atol, why, hint = self._tolerance(name, atol, why, hint) if (atol or why) else (atol, why, hint)
+        if not why:
+            raise ValueError(f"record {name!r}: say where its tolerance comes from (why=...)")
         if not (rtol > 0 or atol > 0):
             raise ValueError("close() needs rtol > 0 or atol > 0 (use equal() for exact values)")
         expected = _scalar(expected)
