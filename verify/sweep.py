@@ -596,11 +596,12 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
     """
     import argparse
 
-    from verify.core.cli import build_check_parser, build_parser, parse_parameters
+    from verify.core.cli import build_check_parser
 
-    signature = inspect.signature(run).parameters
-    docs = parse_parameters(run.__doc__)
     check = getattr(run, "__check__", None)
+    if check is None:
+        raise InputError("parse_grid reads values with a declared check's parser: give a check's run "
+                         "(verify.<name>.run)")
     grid: dict[str, list] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -610,15 +611,11 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
         _check_grid_names(run, {name: ()})
         if name in grid:
             raise InputError(f"--grid {name} given twice; list all its values in one --grid")
-        if check is not None:
-            tuple_valued = check.specs()[name].kind in ("ints", "floats")
-        else:
-            tuple_valued = isinstance(signature[name].default, tuple) or docs.get(name, ("", ""))[0].startswith("tuple")
+        tuple_valued = check.specs()[name].kind in ("ints", "floats", "strs")
         parts = [p.strip() for p in text.split(";" if tuple_valued else ",")]
         if not all(parts):
             raise InputError(f"--grid {name}: empty value in {text!r}")
-        parser = (build_check_parser(check, prog="python -m verify.sweep") if check is not None
-                  else build_parser(run, prog="python -m verify.sweep"))
+        parser = build_check_parser(check, prog="python -m verify.sweep")
         option = "--" + name.replace("_", "-")
 
         def fail(message, *, _name=name):

@@ -30,18 +30,6 @@ class NamespaceSpy:
         return getattr(self._xp, name)
 
 
-class _DeviceSpy:
-    def __init__(self, monkeypatch):
-        self._monkeypatch = monkeypatch
-
-    def install(self) -> NamespaceSpy:
-        """Make ``verify.core.check.device_namespace`` return a spy over array_api_strict, for any device."""
-        array_api_strict = pytest.importorskip("array_api_strict")
-        spy = NamespaceSpy(array_api_strict)
-        self._monkeypatch.setattr("verify.core.check.device_namespace", lambda device: spy)
-        return spy
-
-
 @pytest.fixture
 def strict_xp():
     """A spy over array_api_strict to pass as ``CHECK.measure(p, xp=strict_xp)``.
@@ -51,16 +39,6 @@ def strict_xp():
     same quantities as on NumPy.
     """
     return NamespaceSpy(pytest.importorskip("array_api_strict"))
-
-
-@pytest.fixture
-def device_spy(monkeypatch):
-    """``spy = device_spy.install()`` stands array_api_strict in for the device namespace.
-
-    A check declared for the GPU must then create its arrays through the spy (``spy.used`` names
-    what it called) and, since array_api_strict wraps NumPy, give the same records as on NumPy.
-    """
-    return _DeviceSpy(monkeypatch)
 
 
 @pytest.fixture
@@ -81,10 +59,10 @@ def available_memory(monkeypatch):
 def command_options():
     """``command_options(name)``: the option strings of ``python -m verify.<name>`` (its generated parser)."""
     from verify.core.claims import load_check
-    from verify.core.cli import build_parser
+    from verify.core.cli import build_check_parser
 
     def options(name):
-        parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")
+        parser = build_check_parser(load_check(name).CHECK, prog=f"python -m verify.{name}")
         return {opt for action in parser._actions for opt in action.option_strings}
 
     return options

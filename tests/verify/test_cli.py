@@ -4,70 +4,71 @@ import json
 
 import pytest
 
-from spectral.validation import ConvergenceError, InputError, check_real
+import dataclasses
+
+from spectral.validation import ConvergenceError, InputError
 from verify.core.check import Check
-from verify.core.cli import build_parser, parse_parameters
-from verify.core.result import Recorder
+from verify.core.cli import build_check_parser
+from verify.core.params import Flag, Int, Ints, Real, Reals, Text
 
-TOY = Check("toy", claims=("FNA-10",))
+TOY = Check("toy", claims=("FNA-10",), printed="the toy's printed statement")
 
 
-@TOY.define
-def toy_run(*, alpha=1.2, n=100, fit_range=(2, 10), scales=(1.0, 2.0), claim="corrected", full=False,
-            scale=None, fail_with="", seed=0, device="cpu"):
-    """A toy check.
+@TOY.parameters
+class ToyParams:
+    alpha: float = Real(1.2, "Kernel exponent (FNA eq. 10)", low=0, high=2, low_open=True)
+    n: int = Int(100, "Number of points", low=1)
+    fit_range: tuple = Ints((2, 10), "Two integers", min_len=2, max_len=2)
+    scales: tuple = Reals((1.0, 2.0), "Scales", low=0, low_open=True)
+    full: bool = Flag(False, "Heavier run")
+    scale: float = Real(None, "Kernel scale", low=0, low_open=True, auto="0.5")
+    fail_with: str = Text("", "Raise this kind of error (test hook)")
 
-    Parameters
-    ----------
-    alpha : float
-        Kernel exponent (FNA eq. 10).
-    n : int
-        Number of points.
-    fit_range, scales : tuple
-        Two tuples.
-    claim : {"corrected", "printed"}
-        Which statement to assert.
-    full : bool
-        Heavier run.
-    scale : float, optional
-        Automatic when omitted.
-    fail_with : str
-        Raise this kind of error (test hook).
-    seed : int
-        Seed.
-    device : {"cpu"}
-        Host only.
+    def resolve(self):
+        return dataclasses.replace(self, scale=0.5 if self.scale is None else self.scale)
 
-    Returns
-    -------
-    CheckResult
-    """
-    check_real("alpha", alpha, low=0, high=2, low_open=True)
-    if fail_with == "convergence":
+
+@dataclasses.dataclass(frozen=True)
+class ToyQuantities:
+    alpha: float
+
+
+@TOY.measurement
+def toy_measure(p: ToyParams, ctx) -> ToyQuantities:
+    if p.fail_with == "convergence":
         raise ConvergenceError("ARPACK did not converge in 10 iterations; raise maxiter")
-    if fail_with == "bug":
+    if p.fail_with == "bug":
         raise KeyError("a bug")
-    rec = Recorder()
-    rec.close("alpha", alpha, 1.2, atol=0.01, why="toy")
-    rec.resolve("scale", 0.5 if scale is None else scale)
-    return rec.finish(f"alpha is 1.2 (n={n}, full={full}, claim={claim})")
+    return ToyQuantities(p.alpha)
 
 
-def test_parse_parameters_reads_numpydoc():
+@TOY.assertions
+def toy_assess(q: ToyQuantities, p: ToyParams, rec) -> str:
+    rec.close("alpha", q.alpha, 1.2, atol=0.01, why="toy")
+    return f"alpha is 1.2 (n={p.n}, full={p.full}, claim={p.claim})"
+
+
+toy_run = TOY.run
+
+
+def test_run_has_the_declared_signature_and_numpydoc():
+    from verify.core.cli import parse_parameters
+
     docs = parse_parameters(toy_run.__doc__)
-    assert docs["alpha"] == ("float", "Kernel exponent (FNA eq. 10).")
-    assert docs["claim"][0].startswith("{") and docs["scales"][1] == "Two tuples."
-    assert "Returns" not in docs and "CheckResult" not in docs
+    assert docs["alpha"][0] == "float" and docs["alpha"][1].startswith("Kernel exponent (FNA eq. 10) (in (0, 2])")
+    assert docs["claim"][0] == '{"corrected", "printed"}' and "Default: corrected." in docs["claim"][1]
+    assert docs["scale"][0] == "float, optional" and "automatic: 0.5" in docs["scale"][1]
+    assert list(docs) == ["alpha", "n", "fit_range", "scales", "full", "scale", "fail_with", "claim", "seed", "device"]
 
 
 def test_parser_types_choices_and_help():
-    parser = build_parser(toy_run, prog="toy")
+    parser = build_check_parser(TOY, prog="toy")
     ns = parser.parse_args(["--alpha", "1.5", "--n", "1e3", "--fit-range", "3,8", "--claim", "printed", "--full",
                             "--scale", "auto"])
     assert ns.alpha == 1.5 and ns.n == 1000 and ns.fit_range == (3, 8) and ns.claim == "printed"
     assert ns.full is True and ns.scale is None
-    text = parser.format_help()
-    assert "Kernel exponent (FNA eq. 10). (default: 1.2)" in " ".join(text.split())
+    text = " ".join(parser.format_help().split())
+    assert "Kernel exponent (FNA eq. 10) (in (0, 2]). Default: 1.2." in text
     with pytest.raises(SystemExit):
         parser.parse_args(["--n", "1.5e3x"])
     with pytest.raises(SystemExit):
@@ -83,7 +84,8 @@ def test_exit_codes(capsys, tmp_path):
     assert "FAIL toy" in capsys.readouterr().out
     for argv, word in ((["--alpha", "3"], "alpha"), (["--seed", "-1"], "seed"), (["--device", "gpu"], "host only"),
                        (["--json", str(tmp_path / "no" / "x.json")], "does not exist"),
-                       (["--plot", str(tmp_path / "x.png")], "no figure")):
+                       (["--plot", str(tmp_path / "x.png")], "no figure"), (["--plot", "x.txt"], "suffix"),
+                       (["--fit-range", "1,2,3"], "fit_range"), (["--scales", "1,-1"], "scales")):
         assert TOY.main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and word in err and "Traceback" not in err
@@ -107,6 +109,8 @@ def test_run_refuses_bools_and_non_numbers():
         toy_run(alpha=True)
     with pytest.raises(InputError, match="n must be an integer"):
         toy_run(n=100.0)
+    with pytest.raises(InputError, match="fail_with must be a string"):
+        toy_run(fail_with=1)
     with pytest.raises(InputError, match="scales"):
         toy_run(scales=(1.0, True))
     with pytest.raises(InputError, match="full"):

@@ -37,13 +37,6 @@ def _declared(name):
     return module
 
 
-def _declared_new(name):
-    module = _declared(name)
-    if module.CHECK._legacy:
-        pytest.skip(f"{name} is not yet split into measure and assess")
-    return module
-
-
 def _one_line_error(capsys, module, argv):
     code = module.main(argv)
     err = capsys.readouterr().err
@@ -82,7 +75,7 @@ def test_declaration(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_parameters_measure_and_assess_are_declared(name):
-    module = _declared_new(name)
+    module = _declared(name)
     check = module.CHECK
     params = check.Params
     assert dataclasses.is_dataclass(params) and params.__dataclass_params__.frozen
@@ -170,9 +163,6 @@ def test_hand_written_validation_is_the_rules_between_parameters():
     counts = {name: _validator_calls(ROOT / "verify" / f"{name}.py") for name in NAMES}
     total = sum(counts.values())
     worst = sorted(counts.items(), key=lambda kv: -kv[1])[:5]
-    legacy = [n for n in NAMES if claims.load_check(n).CHECK._legacy]
-    if legacy:
-        pytest.skip(f"{len(legacy)} checks not yet declared through the schema ({total} calls now; worst {worst})")
     assert total <= MAX_HAND_VALIDATORS, f"{total} hand-written validator calls; worst {worst}"
 
 

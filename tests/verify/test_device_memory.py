@@ -23,7 +23,7 @@ from verify import weyl
 from verify.core import memory as peak_memory
 from verify.core.check import Check, Context
 from verify.core.claims import load_check
-from verify.core.cli import build_parser
+from verify.core.cli import build_check_parser
 from verify.core.memory import PathNeed
 from verify.core.params import Int
 from verify.core.result import Recorder
@@ -210,24 +210,22 @@ def test_every_gpu_check_is_accounted_for():
 def test_gpu_checks_refuse_by_the_device_memory(monkeypatch, host, name):
     # 1 MiB free on the device, 64 GiB on the host: at their defaults every guarded check is refused on the gpu
     # (each estimate has a fixed 8-32 MiB) by the device's memory, before any array exists, and runs on the host.
-    # A declared check is refused by CHECK.choose, before its measurement starts; a check still written in one
-    # piece guards inside its body, which must not make arrays before (until it is converted)
+    # A declared check is refused by CHECK.choose, before its measurement starts: a measurement is an error here
     _install_cupy(monkeypatch, free=MIB, device=0)
     host(64 * GIB)
-    if load_check(name).CHECK._legacy:
-        monkeypatch.setattr("verify.core.check.device_namespace", _no_arrays)
+    monkeypatch.setattr(load_check(name).CHECK, "_measure", _no_arrays)
     with pytest.raises(DenseMemoryError) as info:
         load_check(name).run(device="gpu")
     message = str(info.value)
     assert "over the device memory available now on gpu (CUDA device 0): 1 MiB" in message, message
-    parser = build_parser(load_check(name).run, prog=f"python -m verify.{name}")
+    parser = build_check_parser(load_check(name).CHECK, prog=f"python -m verify.{name}")
     options = {opt for action in parser._actions for opt in action.option_strings}
     named = set(re.findall(r"--[a-z][a-z0-9-]*", message))
     assert named and named <= options, named - options
 
 
-def _no_arrays(device):
-    raise AssertionError(f"arrays were about to be made on {device} before the memory guard spoke")
+def _no_arrays(p, ctx):
+    raise AssertionError(f"the measurement started on {p.device} before the memory guard spoke")
 
 
 # ------------------------------------------------------------------------------------------- weyl

@@ -1,5 +1,6 @@
 """verify.sweep: grid expansion, independent child seeds, typed records in the output, serial/Dask parity."""
 
+import dataclasses
 import functools
 import json
 
@@ -8,37 +9,42 @@ import pytest
 from spectral.validation import ConvergenceError, InputError, child_rng
 from verify import sweep as sw
 from verify.core.check import Check
-from verify.core.result import Recorder
+from verify.core.params import Flag, Int, Real
 
 TOY = Check("toy", claims=("FNA-10",))
 
 
-@TOY.define
-def toy_run(*, alpha=1.2, n=8, stall=False, noise=True, seed=0, device="cpu"):
-    """A stand-in check: passes for alpha below 1.5.
+@TOY.parameters
+class ToyParams:
+    alpha: float = Real(1.2, "Asserted to be at most 1.5", low=0)
+    n: int = Int(8, "Unused size", low=1)
+    stall: bool = Flag(False, "Raise ConvergenceError (a point whose numerics did not converge)")
+    noise: bool = Flag(True, "Record a random draw (False: the check does not use its seed)")
 
-    Parameters
-    ----------
-    alpha : float
-        Asserted to be at most 1.5.
-    n : int
-        Unused size.
-    stall : bool
-        Raise ConvergenceError (a point whose numerics did not converge).
-    noise : bool
-        Record a random draw (False: the check does not use its seed).
-    seed : int
-        Seed of the one random draw.
-    device : {"cpu"}
-        Host only.
-    """
-    if stall:
+
+@dataclasses.dataclass(frozen=True)
+class ToyQuantities:
+    alpha: float
+    draw: float | None
+
+
+@TOY.measurement
+def toy_measure(p: ToyParams, ctx) -> ToyQuantities:
+    if p.stall:
         raise ConvergenceError("toy iteration stalled; raise the iteration limit")
-    rec = Recorder()
-    if noise:
-        rec.info("draw", float(child_rng(seed, "draw").standard_normal()))
-    rec.at_most("alpha", alpha, 1.5, why="toy bound", label="alpha too large")
-    return rec.finish("toy")
+    draw = float(child_rng(p.seed, "draw").standard_normal()) if p.noise else None
+    return ToyQuantities(p.alpha, draw)
+
+
+@TOY.assertions
+def toy_assess(q: ToyQuantities, p: ToyParams, rec) -> str:
+    if q.draw is not None:
+        rec.info("draw", q.draw)
+    rec.at_most("alpha", q.alpha, 1.5, why="toy bound", label="alpha too large")
+    return "toy"
+
+
+toy_run = TOY.run
 
 
 def test_points_product_and_spawned_seeds():

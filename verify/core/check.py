@@ -50,9 +50,7 @@ that adding a part never changes another part's samples.
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
-import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping
@@ -64,19 +62,10 @@ from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, Recorder
 
-__all__ = ["Check", "Context", "device_namespace", "registered", "current_device"]
+__all__ = ["Check", "Context", "device_namespace", "registered"]
 
 DEVICES = ("cpu", "gpu")
 CLAIM_MODES = ("corrected", "printed")
-
-#: legacy: the device of the check whose body is running (checks written with Check.define)
-_RUNNING_DEVICE: contextvars.ContextVar[str] = contextvars.ContextVar("verify_running_device", default="cpu")
-
-
-def current_device() -> str:
-    """Legacy: the ``device`` of the check whose ``run()`` is executing now (``"cpu"`` outside a check)."""
-    return _RUNNING_DEVICE.get()
-
 
 #: check name -> its Check, filled as check modules are imported (for reading results back from JSON)
 _REGISTRY: dict[str, Check] = {}
@@ -191,7 +180,6 @@ class Check:
         self._assess: Callable | None = None
         self._memory: Callable | None = None
         self._run: Callable | None = None
-        self._legacy = False
         _REGISTRY[name] = self
 
     def __repr__(self) -> str:
@@ -276,50 +264,6 @@ class Check:
         return f" ({self.host_only})" if self.host_only else ""
 
 
-    # -- legacy declaration (checks not yet split into measure and assess) -------------------------
-    def define(self, body: Callable):
-        """Legacy decorator: turn a one-piece body into ``run(**params) -> CheckResult``."""
-        from verify.core.result import Findings
-
-        sig = inspect.signature(body)
-        bad = [p for p in sig.parameters.values()
-               if p.kind is not inspect.Parameter.KEYWORD_ONLY or p.default is inspect.Parameter.empty]
-        if bad:
-            raise TypeError(f"run() of {self.name} must take keyword-only parameters with defaults: {bad}")
-
-        @functools.wraps(body)
-        def run(**kwargs) -> CheckResult:
-            bound = sig.bind(**kwargs)
-            bound.apply_defaults()
-            params = dict(bound.arguments)
-            for key, value in params.items():
-                _check_types(key, value, sig.parameters[key].default)
-            if "seed" in params:
-                from spectral.validation import check_seed
-
-                check_seed(params["seed"])
-            if "device" in params:
-                check_option("device", params["device"], DEVICES)
-                if params["device"] not in self.devices:
-                    raise InputError(f"{self.name} runs on the host only: device must be 'cpu', got "
-                                     f"{params['device']!r}")
-            token = _RUNNING_DEVICE.set(params.get("device", "cpu"))
-            try:
-                findings = body(**params)
-            finally:
-                _RUNNING_DEVICE.reset(token)
-            if not isinstance(findings, Findings):
-                raise TypeError(f"the body of {self.name} must return Recorder.finish(...), got {type(findings)}")
-            return CheckResult(
-                check=self.name, claims=self.claims, statement=findings.statement, records=findings.records,
-                parameters={**params, **findings.resolved}, timings=findings.timings, versions=versions(),
-                arrays=findings.arrays, notes=findings.notes)
-
-        run.__signature__ = sig.replace(return_annotation=CheckResult)
-        self._run = run
-        self._legacy = True
-        return run
-
     # -- parameters -----------------------------------------------------------------------------------
     def specs(self) -> dict[str, Spec]:
         """``name -> Spec`` of every parameter, the skeleton's included."""
@@ -400,8 +344,6 @@ class Check:
     @property
     def run(self) -> Callable[..., CheckResult]:
         """The public ``run(**params) -> CheckResult``, with the declared signature and numpydoc."""
-        if self._legacy:
-            return self._run
         self._require_parts()
         if self._run is None:
             self._run = self._make_run()
@@ -443,10 +385,6 @@ class Check:
         """The command line ``python -m verify.<name>``; returns the exit code (0, 1 or 2)."""
         from verify.core.cli import run_cli
 
-        if self._legacy:
-            from verify.core.drawing import figure_saver
-
-            return run_cli(self.run, argv, plot=functools.partial(figure_saver, self.name))
         return run_cli(self, argv)
 
     def _require_parts(self) -> None:
@@ -458,32 +396,3 @@ class Check:
 
 def _parameters(p) -> dict[str, Any]:
     return {f.name: getattr(p, f.name) for f in dataclasses.fields(p)}
-
-
-def _is_number(value) -> bool:
-    import numbers
-
-    import numpy as np
-
-    return isinstance(value, (numbers.Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_types(name: str, value, default) -> None:
-    """Legacy: refuse a bool where a number is expected (``alpha=True`` is not 1.0), and non-numbers."""
-    if isinstance(default, bool) or default is None:
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise InputError(f"{name} must be True or False, got {value!r}")
-        return
-    if _is_number(default):
-        if not _is_number(value):
-            raise InputError(f"{name} must be a number, got {value!r}")
-        if isinstance(default, int) and not isinstance(default, bool):
-            import numpy as np
-
-            if not isinstance(value, (int, np.integer)):
-                raise InputError(f"{name} must be an integer, got {value!r}")
-    elif isinstance(default, tuple) and default and all(_is_number(v) for v in default):
-        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            raise InputError(f"{name} must be a sequence of numbers, got {value!r}")
-        if not all(_is_number(v) for v in value):
-            raise InputError(f"{name} must hold numbers only (no booleans), got {value!r}")

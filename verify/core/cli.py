@@ -1,11 +1,12 @@
-"""The command line of every check, generated from ``run()``'s signature and numpydoc docstring.
+"""The command line of every check, generated from its parameter declarations.
 
-Each keyword ``name`` of ``run`` becomes ``--name`` (underscores also accepted as dashes), typed
-after its default (bool -> bare flag or true/false, int, float, tuple -> comma-separated), with the
-help text of the ``Parameters`` section of the docstring; a type written as a set of strings
-(``claim : {"corrected", "printed"}``) becomes the option's choices. Exit codes: 0 the claim held,
-1 it failed (or a numerical method did not converge), 2 bad input or environment (one line on
-stderr, no traceback). Anything else is a bug and shows its traceback.
+Each declared parameter ``name`` (:mod:`verify.core.params`) becomes ``--name`` (underscores also
+accepted as dashes), typed by its kind (bool -> bare flag or true/false, int, float, str with its
+choices, tuples comma-separated; ``auto``/``none`` for an automatic value), with the declaration's
+doc, constraint, unit and default as its help. The declarations themselves validate the values
+(one wording for every check). Exit codes: 0 the claim held, 1 it failed (or a numerical method did
+not converge), 2 bad input or environment (one line on stderr, no traceback). Anything else is a
+bug and shows its traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -22,9 +22,8 @@ from spectral.memory import DenseMemoryError
 from spectral.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.progress import silenced
 
-__all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_parser",
-           "build_check_parser", "add_spec_argument", "check_output_path", "check_plot_path", "report_error",
-           "run_cli"]
+__all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
+           "add_spec_argument", "check_output_path", "check_plot_path", "report_error", "run_cli"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -70,12 +69,6 @@ def parse_parameters(doc: str | None) -> dict[str, tuple[str, str]]:
             text.append(line.strip())
     flush()
     return out
-
-
-def _choices(kind: str) -> tuple[str, ...] | None:
-    if kind.startswith("{") and "}" in kind:
-        return tuple(re.findall(r"['\"]([^'\"]+)['\"]", kind[: kind.index("}")]))
-    return None
 
 
 def _parse_bool(text: str) -> bool:
@@ -130,62 +123,6 @@ def _parse_tuple(parse, name):
 
 
 _SCALARS = {"int": (_parse_int, "integer"), "float": (_parse_float, "number"), "str": (str, "string")}
-
-
-def _kind_of(default, doc_type: str) -> tuple[str, str | None]:
-    """(container, element) kinds of an option: ('scalar'|'tuple'|'bool', 'int'|'float'|'str')."""
-    if isinstance(default, bool):
-        return "bool", None
-    if isinstance(default, tuple):
-        elem = type(default[0]).__name__ if default else "float"
-        if "int" in doc_type and not default:
-            elem = "int"
-        return "tuple", elem if elem in _SCALARS else "float"
-    if default is None:
-        if doc_type.startswith("int"):
-            return "scalar", "int"
-        if doc_type.startswith("str") or doc_type.startswith("{"):
-            return "scalar", "str"
-        if doc_type.startswith("tuple"):
-            return "tuple", "int" if "int" in doc_type else "float"
-        return "scalar", "float"
-    name = type(default).__name__
-    return "scalar", name if name in _SCALARS else "str"
-
-
-def build_parser(run: Callable, *, prog: str, description: str = "", extra: Callable | None = None
-                 ) -> argparse.ArgumentParser:
-    """argparse parser from ``run``'s keyword-only signature and its numpydoc ``Parameters``."""
-    docs = parse_parameters(run.__doc__)
-    parser = OneLineParser(prog=prog, description=description)
-    for name, par in inspect.signature(run).parameters.items():
-        if par.kind is not inspect.Parameter.KEYWORD_ONLY:
-            continue
-        default = par.default
-        doc_type, text = docs.get(name, ("", ""))
-        opts = ["--" + name.replace("_", "-")] + (["--" + name] if "_" in name else [])
-        shown = "automatic" if default is None else (",".join(map(str, default)) if isinstance(default, tuple)
-                                                     else default)
-        helptext = f"{text} (default: {shown})".strip().replace("%", "%%")  # argparse formats help with %
-        kwargs: dict[str, Any] = {"dest": name, "default": default, "help": helptext}
-        container, elem = _kind_of(default, doc_type)
-        if container == "bool":  # "--full" alone means true; "--full false" is accepted too
-            kwargs.update(type=_parse_bool, nargs="?", const=True, metavar="{true,false}")
-        elif container == "tuple":
-            parse, what = _SCALARS[elem]
-            kwargs.update(type=_parse_tuple(parse, what), metavar="A,B")
-        else:
-            parse, _ = _SCALARS[elem]
-            kwargs["type"] = _parse_optional(parse) if default is None else parse
-            # device: both values reach run(), which refuses 'gpu' for a host-only check in words
-            choices = ("cpu", "gpu") if name == "device" else _choices(doc_type)
-            if choices:
-                kwargs["choices"] = choices
-        parser.add_argument(*opts, **kwargs)
-    _output_options(parser)
-    if extra is not None:
-        extra(parser)
-    return parser
 
 
 def add_spec_argument(parser, spec) -> None:
@@ -263,36 +200,19 @@ def report_error(prog: str, exc: BaseException) -> int:
     return EXIT_ERROR
 
 
-def _module_name(run: Callable) -> str:
-    module = sys.modules.get(run.__module__)
-    name = run.__module__
-    if name == "__main__" and module is not None and getattr(module, "__spec__", None) is not None:
-        name = module.__spec__.name  # run as `python -m verify.x`
-    return name
+def run_cli(check, argv=None, *, plot: Callable | None = None, prog: str | None = None) -> int:
+    """Parse ``argv``, run the declared ``check``, print the table and the final line; return the exit code.
 
-
-def run_cli(run, argv=None, *, plot: Callable | None = None, prog: str | None = None) -> int:
-    """Parse ``argv``, run the check, print the table and the final line; return the exit code.
-
-    ``run`` is a declared :class:`~verify.core.check.Check` (its options come from its parameter
-    declarations and its figure from :mod:`verify.core.drawing`) or a legacy ``run()`` function.
-    ``plot()`` is called only when ``--plot`` is given and returns the drawer ``draw(result, path)``
-    or None; with None, ``--plot`` is refused before the check runs.
+    The options come from the check's parameter declarations and its figure from
+    :mod:`verify.core.drawing`. ``plot()`` is called only when ``--plot`` is given and returns the
+    drawer ``draw(result, path)`` or None; with None, ``--plot`` is refused before the check runs.
     """
-    check = run if hasattr(run, "specs") else None
-    if check is not None:
-        from verify.core.drawing import figure_saver
+    from verify.core.drawing import figure_saver
 
-        prog = prog or f"python -m verify.{check.name}"
-        parser = build_check_parser(check, prog=prog)
-        plot = (lambda: figure_saver(check.name)) if plot is None else plot
-        run = check.run
-    else:
-        name = _module_name(run)
-        prog = prog or f"python -m {name}"
-        module = sys.modules.get(run.__module__)
-        description = (module.__doc__ or "").strip().split("\n\n")[0] if module is not None else ""
-        parser = build_parser(run, prog=prog, description=description)
+    prog = prog or f"python -m verify.{check.name}"
+    parser = build_check_parser(check, prog=prog)
+    plot = (lambda: figure_saver(check.name)) if plot is None else plot
+    run = check.run
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2)

@@ -13,8 +13,8 @@ options that exist in that command are named (tests hold every check to this).
 
 On ``--device gpu`` the arrays live on the GPU: the estimate is compared with the device's free memory
 (:func:`spectral.memory.device_memory_bytes`, CuPy's free bytes plus its memory pool's unused ones) and
-the refusal says "device memory". The device is the running check's (:func:`verify.core.check.current_device`),
-so a check passes nothing. The host check is kept too: a gpu run makes its points on the host and
+the refusal says "device memory". The device is passed explicitly (``device=p.device``; a declared
+check's memory hook is held on its run's device by the skeleton). The host check is kept too: a gpu run makes its points on the host and
 brings its results back there, and unless the check states its host-side part (``host=``) the whole
 estimate bounds it.
 """
@@ -28,21 +28,19 @@ from collections.abc import Callable
 from spectral import memory as _memory
 from spectral.memory import check_memory
 from spectral.validation import check_option
-from verify.core.check import current_device
 
 __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs", "PathNeed", "choose_path"]
 
 
 def available_memory_bytes(device: str | None = None) -> int:
-    """Memory available now where the running check computes: the host's, or the GPU's free memory.
+    """Memory available now on ``device``: the host's, or the GPU's free memory.
 
-    ``device=None`` is the running check's device (:func:`verify.core.check.current_device`): ``"cpu"``
-    gives :func:`spectral.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
+    ``device=None`` or ``"cpu"`` gives :func:`spectral.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
     headroom), ``"gpu"`` :func:`spectral.memory.device_memory_bytes` (CuPy's free bytes plus its pool's
     unused ones). A check choosing its path by memory reads this, so that on ``--device gpu`` it
     chooses by the device's memory.
     """
-    device = current_device() if device is None else device
+    device = "cpu" if device is None else device
     check_option("device", device, ("cpu", "gpu"))
     if device == "gpu":
         return _memory.device_memory_bytes()
@@ -85,8 +83,7 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
         A further alternative naming other options of the command, as a noun phrase (e.g. ``"a smaller
         --dim"``); the advice reads "lower --n (at most N fits now), or <other>".
     device : {"cpu", "gpu"}, optional
-        Where the request's arrays live; ``None``: the device of the running check
-        (:func:`verify.core.check.current_device`). On ``"gpu"`` the estimate is compared with the device's
+        Where the request's arrays live (``None``: the host). On ``"gpu"`` the estimate is compared with the device's
         free memory and the host-side part (``host``) with the host's.
     host : callable, optional
         On ``"gpu"``: peak bytes the request holds on the host (points made there, results brought
@@ -105,11 +102,11 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
     spectral.validation.UnavailableError
         ``device="gpu"`` without CuPy or a CUDA device.
     """
-    device = current_device() if device is None else device
+    device = "cpu" if device is None else device
     check_option("device", device, ("cpu", "gpu"))
     needed = estimate(value)
     if device == "cpu":
-        limit = available_memory_bytes() if current_device() == "cpu" else available_memory_bytes("cpu")
+        limit = available_memory_bytes("cpu")
         if needed <= limit:
             return int(needed)
         fits = largest_that_fits(estimate, low, value, limit=limit)
@@ -204,7 +201,7 @@ def choose_path(method: str, needs=None, *, device: str | None = None, dense: Pa
 
     if needs is None:  # the two-path form: dense, else matrix-free
         needs = {"dense": dense, "matrix-free": matrix_free}
-    device = current_device() if device is None else device
+    device = "cpu" if device is None else device
     limit = memory_limit(device)  # the limit the guard compares with
     if method == "auto":
         allowed = {name: need.bytes() for name, need in needs.items() if need.auto}
