@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name
+from spectral.backend import array_namespace, dtype_name, is_cupy_array
 from spectral.memory import check_dense_memory, memory_device
+from spectral.tiles import tile_plan
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
@@ -108,6 +109,11 @@ class KernelOperator:
     tile : int, optional
         Edge of the square tiles of the symmetric products; default from the same budget
         (about four ``tile x tile`` temporaries).
+    fused : bool
+        Evaluate tiles through :func:`spectral.tiles.tile_plan` when it recognises ``kernel`` and
+        ``distance`` (FNA or heat kernel of ``Circle``/``Sphere`` distances): per-point data once, distance
+        and score in place, no per-tile input checks; on CuPy one CUDA kernel per block product
+        (:attr:`plan` says which). ``False``: always ``kernel(distance(xa, xb))``.
 
     Notes
     -----
@@ -128,7 +134,8 @@ class KernelOperator:
     distance); :func:`spectral.markov_spectrum` reads it to choose the symmetric-conjugate path.
     """
 
-    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None):
+    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None,
+                 fused=True):
         if not callable(kernel):
             raise InputError(f"kernel must be callable (distance block -> score block), got {type(kernel).__name__}")
         if not callable(distance):
@@ -178,6 +185,13 @@ class KernelOperator:
         self._cast = {dtype_name(x.dtype): x}
         #: smallest off-diagonal score, recorded by :meth:`row_sums` (None before, or when unknown)
         self.min_score = None
+        if not isinstance(fused, bool):
+            raise InputError(f"fused must be True or False, got {fused!r}")
+        #: the fused tile plan (:class:`spectral.tiles.TilePlan`), or None: tiles are kernel(distance(xa, xb))
+        self.plan = tile_plan(kernel, distance) if fused else None
+        if self.plan is not None and not _plan_fits(self.plan, int(x.shape[1])):
+            self.plan = None  # points of the wrong dimension: the distance itself will say so
+        self._prepared = None
 
     # ------------------------------------------------------------------------------ blocks
 
@@ -200,13 +214,18 @@ class KernelOperator:
         return xp.where(mask, xp.zeros_like(c), c)
 
     def _blocks(self):
-        n = self.shape[0]
-        for start in range(0, n, self.block_rows):
-            stop = min(n, start + self.block_rows)
-            c = self._score(self.x[start:stop, ...], self.y, stop - start, self.shape[1])
-            if self.zero_diagonal:
-                c = self._without_diagonal(c, start)
-            yield start, stop, c
+        yield from self._blocks_in(self.dtype)
+
+    def _prepare(self):
+        """Prepared points of the plan (rows, columns), made once."""
+        if self._prepared is None:
+            pa = self.plan.prepare(self.x)
+            self._prepared = (pa, pa if self.y is self.x else self.plan.prepare(self.y))
+        return self._prepared
+
+    def _on_device(self) -> bool:
+        """True when the products run as the plan's one CUDA kernel (CuPy points and a fused plan)."""
+        return self.plan is not None and is_cupy_array(self.x)
 
     def _points(self, dtype):
         """The points cast to ``dtype`` (cached; the original for its own dtype)."""
@@ -218,13 +237,20 @@ class KernelOperator:
     def _tiles(self, dtype, keep_diagonal=False):
         """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix."""
         n, t = self.shape[0], self.tile
-        pts = self._points(dtype)
+        if self.plan is not None:
+            pa, _ = self._prepare()
+        else:
+            pts = self._points(dtype)
         for i0 in range(0, n, t):
             i1 = min(n, i0 + t)
-            xi = pts[i0:i1, ...]
+            if self.plan is None:
+                xi = pts[i0:i1, ...]
             for j0 in range(i0, n, t):
                 j1 = min(n, j0 + t)
-                c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
+                if self.plan is not None:
+                    c = self.plan.tile(pa[i0:i1, ...], pa[j0:j1, ...], dtype)
+                else:
+                    c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
                 if self.zero_diagonal and j0 == i0 and not keep_diagonal:
                     c = self._without_diagonal(c, 0)
                 yield i0, i1, j0, j1, c
@@ -255,7 +281,11 @@ class KernelOperator:
                                                                              ("float32", "float64")))
         vector = X.ndim == 1
         X2 = xp.reshape(X, (-1, 1)) if vector else X
-        if self.symmetric:
+        if self._on_device():
+            pa, pb = self._prepare()
+            out = self.plan.device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
+            out = _cast(out, X2.dtype, xp)
+        elif self.symmetric:
             out = self._symmetric_product(X2, tdt)
         else:
             acc = X2.dtype
@@ -266,15 +296,21 @@ class KernelOperator:
         return xp.reshape(out, (-1,)) if vector else out
 
     def _blocks_in(self, dtype):
-        if dtype_name(dtype) == dtype_name(self.dtype):
-            yield from self._blocks()
-            return
+        """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``."""
         n = self.shape[0]
-        pts_x = self._points(dtype)
-        pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
+        if self.plan is not None:
+            pa, pb = self._prepare()
+        elif dtype_name(dtype) == dtype_name(self.dtype):
+            pts_x, pts_y = self.x, self.y
+        else:
+            pts_x = self._points(dtype)
+            pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
         for start in range(0, n, self.block_rows):
             stop = min(n, start + self.block_rows)
-            c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
+            if self.plan is not None:
+                c = self.plan.tile(pa[start:stop, ...], pb, dtype)
+            else:
+                c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
             if self.zero_diagonal:
                 c = self._without_diagonal(c, start)
             yield start, stop, c
@@ -313,6 +349,11 @@ class KernelOperator:
         v = self._vector(v, self.shape[0], "v")
         if self.symmetric:
             return self.matmat(v)
+        if self._on_device():  # C(x, y)^T = C(y, x): the distances are symmetric in their arguments
+            pa, pb = self._prepare()
+            v2 = self._xp.reshape(v, (-1, 1)) if v.ndim == 1 else v
+            out = _cast(self.plan.device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
+            return self._xp.reshape(out, (-1,)) if v.ndim == 1 else out
         out = None
         for start, stop, c in self._blocks():
             part = matrix_transpose(c) @ v[start:stop, ...]
@@ -331,6 +372,14 @@ class KernelOperator:
         """
         xp = self._xp
         low = None
+        if self._on_device():  # one kernel: the sums against a column of ones, and each row's smallest score
+            pa, pb = self._prepare()
+            ones = xp.ones((self.shape[1], 1), dtype=xp.float64)
+            sums, mins = self.plan.device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
+                                                  zero_diagonal=self.zero_diagonal, row_min=True)
+            low = float(xp.min(mins)) if self.shape[0] else None
+            self.min_score = low
+            return _cast(sums[:, 0], self.dtype, xp)
         if self.symmetric:
             n, t = self.shape[0], self.tile
             parts = {s: None for s in range(0, n, t)}
@@ -380,8 +429,19 @@ class KernelOperator:
 
     def __repr__(self) -> str:
         extra = ", zero_diagonal=True" if self.zero_diagonal else ""
+        if self.plan is not None:
+            extra += f", fused={self.plan.geometry}/{self.plan.profile}{' (CUDA)' if self._on_device() else ''}"
         return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
                 f"tile={self.tile}{extra})")
+
+
+def _plan_fits(plan, dims: int) -> bool:
+    """The plan's geometry accepts points of ``dims`` coordinates (circle: 2; sphere: >= 2; chordal: any)."""
+    if plan.geometry == "circle":
+        return dims == 2
+    if plan.geometry == "sphere":
+        return dims >= 2
+    return dims >= 1
 
 
 def _cast(c, dtype, xp):
