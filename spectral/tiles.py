@@ -137,7 +137,8 @@ class TilePlan:
 
     # ---------------------------------------------------------------------------------- CUDA
 
-    def device_product(self, pa, pb, X, *, tile_dtype: str, zero_diagonal: bool = False, row_min: bool = False):
+    def device_product(self, pa, pb, X, *, tile_dtype: str, zero_diagonal: bool = False, row_min: bool = False,
+                       _module=None, _compile=None):
         """``C(a, b) @ X`` on a CUDA device in one kernel launch per 32 columns (float64 accumulation).
 
         Parameters
@@ -152,28 +153,45 @@ class TilePlan:
             Leave out ``C_ii`` (keys = queries).
         row_min : bool
             Also return the smallest score of each row (the diagonal included, before it is zeroed).
+        _module, _compile
+            Tests only: an array module standing in for CuPy (NumPy) and a compiler of :func:`cuda_source`
+            returning a launcher ``f(grid, block, args)`` (the source built for the host); default CuPy and
+            ``cupy.RawKernel``.
 
         Returns
         -------
         cupy.ndarray of shape (n, k), float64 (and the row minima of shape (n,) with ``row_min``).
+
+        Notes
+        -----
+        Nothing is synchronised with the host: the launches and the sums of the partial results are queued
+        on the current stream. The only allocations are the result, the partial sums of the column chunks
+        (``chunks * n * k`` floats; one chunk from ``n >= 4 * 128 * multiprocessors``) and contiguous float64
+        copies of ``X`` and the points where they are not already; :meth:`device_bytes` is their estimate.
         """
-        cp = sys.modules["cupy"]
+        cp = sys.modules["cupy"] if _module is None else _module
         n, m = int(pa.shape[0]), int(pb.shape[0])
         dims = 1 if self.geometry == "circle" else int(pa.shape[1])
-        with pa.device:
+        if _module is None:  # device memory checked before anything is allocated
+            from spectral.memory import check_memory
+
+            check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, _multiprocessors(cp)),
+                         what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",
+                         alternative="multiply fewer columns at a time", device="gpu")
+        with _device_of(pa):
             pa, pb = cp.ascontiguousarray(pa), cp.ascontiguousarray(pb)
             X = cp.ascontiguousarray(X, dtype=cp.float64)
             k = int(X.shape[1])
-            rows = -(-n // CUDA_THREADS)
-            chunks = max(1, min(-(-4 * _multiprocessors(cp) // rows), m // CUDA_MIN_CHUNK))
-            chunk = -(-m // chunks)
-            chunks = -(-m // chunk)
+            rows, chunks, chunk = launch_shape(n, m, _multiprocessors(cp) if _module is None else 2)
             out = cp.empty((n, k), dtype=cp.float64)
             mins = cp.empty((chunks, n), dtype=cp.float64) if row_min else None
             for c0 in range(0, max(k, 1), CUDA_WIDTHS[-1]):
                 c1 = min(k, c0 + CUDA_WIDTHS[-1])
                 width = next(w for w in CUDA_WIDTHS if w >= c1 - c0)
-                kern = _cuda_kernel(self.geometry, self.profile, width, tile_dtype, dims)
+                if _compile is None:
+                    kern = _cuda_kernel(self.geometry, self.profile, width, tile_dtype, dims)
+                else:
+                    kern = _compile(cuda_source(self.geometry, self.profile, width, tile_dtype, dims))
                 part = cp.empty((chunks, n, c1 - c0), dtype=cp.float64)
                 Xc = cp.ascontiguousarray(X[:, c0:c1])
                 keep_min = row_min and c0 == 0
@@ -186,6 +204,13 @@ class TilePlan:
                 return out, (mins[0] if chunks == 1 else cp.min(mins, axis=0))
             return out
 
+    @staticmethod
+    def device_bytes(n: int, m: int, k: int, dims: int = 1, multiprocessors: int = 132) -> int:
+        """Device bytes :meth:`device_product` allocates for an (n, m) operator and k columns (float64)."""
+        _, chunks, _ = launch_shape(n, m, multiprocessors)
+        width = min(k, CUDA_WIDTHS[-1])
+        return 8 * (n * k + chunks * n * width + m * k + m * width + (n + m) * dims + chunks * n)
+
     def _cuda_constant(self) -> float:
         """The profile's constant as the CUDA kernel takes it: -beta, p, or -1 / (2 eps)."""
         if self.profile == "power":
@@ -193,6 +218,26 @@ class TilePlan:
         if self.profile == "heat":
             return -1.0 / (2.0 * self.constant)
         return self.constant
+
+
+def launch_shape(n: int, m: int, multiprocessors: int) -> tuple[int, int, int]:
+    """``(row blocks, column chunks, columns per chunk)`` of a product launch.
+
+    One thread per row in blocks of :data:`CUDA_THREADS`; when that gives fewer than four blocks per
+    multiprocessor the columns are split into chunks (``gridDim.y``) of at least :data:`CUDA_MIN_CHUNK`.
+    """
+    rows = max(1, -(-n // CUDA_THREADS))
+    chunks = max(1, min(-(-4 * multiprocessors // rows), m // CUDA_MIN_CHUNK))
+    chunk = max(1, -(-m // chunks))
+    return rows, max(1, -(-m // chunk)), chunk
+
+
+def _device_of(a):
+    """``with`` context of the array's device (CuPy), or a no-op (the tests' NumPy stand-in)."""
+    import contextlib
+
+    dev = getattr(a, "device", None)
+    return dev if hasattr(dev, "__enter__") else contextlib.nullcontext()
 
 
 def _multiprocessors(cp) -> int:
@@ -299,6 +344,7 @@ extern "C" __global__ void kernel_operator_product(
     const int j1 = (j0 + chunk < m) ? j0 + chunk : m;
     const real sc = (real) scale;
     const real cst = (real) constant;
+    (void) sc;  // the heat kernel has no scale
     {point}
     double acc[WIDTH];
     #pragma unroll
