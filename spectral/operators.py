@@ -16,7 +16,7 @@ import numpy as np
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
 from spectral.backend import array_namespace, dtype_name, is_cupy_array
 from spectral.memory import check_dense_memory, memory_device
-from spectral.tiles import tile_plan
+from spectral.tiles import Workspace, tile_plan
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
@@ -55,15 +55,15 @@ class SparseScores:
         return int(self.matrix.nnz)
 
     def matvec(self, v):
-        """``C @ v`` for ``v`` of shape (m,) or (m, k)."""
-        return self.matrix @ np.asarray(v)
+        """``C @ v`` for ``v`` of shape (m,) or (m, k) (NumPy: the matrix lives on the host)."""
+        return self.matrix @ _host_vector(v)
 
     def __matmul__(self, v):
         return self.matvec(v)
 
     def rmatvec(self, v):
-        """``C^T @ v`` for ``v`` of shape (n,) or (n, k)."""
-        return self.matrix.T @ np.asarray(v)
+        """``C^T @ v`` for ``v`` of shape (n,) or (n, k) (NumPy: the matrix lives on the host)."""
+        return self.matrix.T @ _host_vector(v)
 
     def row_sums(self):
         """Degrees ``D_ii = sum_j C_ij``."""
@@ -78,6 +78,16 @@ class SparseScores:
 
     def __repr__(self) -> str:
         return f"SparseScores(shape={self.shape}, nnz={self.nnz}, symmetric={self.symmetric})"
+
+
+def _host_vector(v):
+    """``v`` as a NumPy array, or a clear refusal of a device array (the CSR matrix is SciPy's, on the host)."""
+    if isinstance(v, np.ndarray) or not hasattr(v, "__array_namespace__") and not is_cupy_array(v):
+        return np.asarray(v)
+    raise InputError(f"SparseScores holds a SciPy CSR matrix on the host and multiplies NumPy vectors only, got "
+                     f"{type(v).__module__}.{type(v).__name__}; copy the vector to the host "
+                     "(spectral.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
+                     "products on the device")
 
 
 class KernelOperator:
@@ -223,6 +233,14 @@ class KernelOperator:
             self._prepared = (pa, pa if self.y is self.x else self.plan.prepare(self.y))
         return self._prepared
 
+    def _workspace(self):
+        """Reused tile buffers of the fused NumPy tiles (None on other namespaces)."""
+        if self._xp is not np:
+            return None
+        if getattr(self, "_work", None) is None:
+            self._work = Workspace(self.tile)
+        return self._work
+
     def _on_device(self) -> bool:
         """True when the products run as the plan's one CUDA kernel (CuPy points and a fused plan)."""
         return self.plan is not None and is_cupy_array(self.x)
@@ -235,10 +253,15 @@ class KernelOperator:
         return self._cast[name]
 
     def _tiles(self, dtype, keep_diagonal=False):
-        """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix."""
+        """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix.
+
+        With a fused plan on NumPy each tile is a view of the operator's workspace, overwritten by the
+        next one: the callers use every tile before asking for the next.
+        """
         n, t = self.shape[0], self.tile
         if self.plan is not None:
             pa, _ = self._prepare()
+            work = self._workspace()
         else:
             pts = self._points(dtype)
         for i0 in range(0, n, t):
@@ -248,7 +271,7 @@ class KernelOperator:
             for j0 in range(i0, n, t):
                 j1 = min(n, j0 + t)
                 if self.plan is not None:
-                    c = self.plan.tile(pa[i0:i1, ...], pa[j0:j1, ...], dtype)
+                    c = self.plan.tile(pa[i0:i1, ...], pa[j0:j1, ...], dtype, work)
                 else:
                     c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
                 if self.zero_diagonal and j0 == i0 and not keep_diagonal:
@@ -322,11 +345,18 @@ class KernelOperator:
         acc = X.dtype
         if xp is np:
             out = np.zeros((n, k), dtype=acc)
+            work = self._workspace() if self.plan is not None else None
+            part = np.empty((self.tile, k), dtype=acc)
             for i0, i1, j0, j1, c in self._tiles(tile_dtype):
-                c = _cast(c, acc, xp)
-                out[i0:i1] += c @ X[j0:j1]
+                if c.dtype != acc:  # float32 tiles: cast into a reused buffer (float64 accumulation)
+                    c = _cast(c, acc, xp) if work is None else _cast_into(c, work.get("acc", acc))
+                p = part[: i1 - i0]
+                np.matmul(c, X[j0:j1], out=p)
+                out[i0:i1] += p
                 if j0 != i0:
-                    out[j0:j1] += c.T @ X[i0:i1]
+                    q = part[: j1 - j0]
+                    np.matmul(c.T, X[i0:i1], out=q)
+                    out[j0:j1] += q
             return out
         starts = list(range(0, n, self.tile))
         parts = {s: None for s in starts}
@@ -442,6 +472,13 @@ def _plan_fits(plan, dims: int) -> bool:
     if plan.geometry == "sphere":
         return dims >= 2
     return dims >= 1
+
+
+def _cast_into(c, buf):
+    """``c`` cast into the top-left corner of the buffer ``buf`` (NumPy), returned as that view."""
+    view = buf[: c.shape[0], : c.shape[1]]
+    np.copyto(view, c, casting="same_kind")
+    return view
 
 
 def _cast(c, dtype, xp):
