@@ -181,7 +181,7 @@ class KernelOperator:
         self.shape = (n, m)
         self.dtype = x.dtype
         itemsize = numpy_dtype(x.dtype).itemsize
-        budget = HOST_BLOCK_BYTES if xp is np else DEFAULT_BLOCK_BYTES
+        budget = HOST_BLOCK_BYTES if xp is np else _device_block_bytes(x)
         if block_rows is None:
             block_rows = max(1, budget // (4 * m * itemsize))
         else:
@@ -463,6 +463,24 @@ class KernelOperator:
             extra += f", fused={self.plan.geometry}/{self.plan.profile}{' (CUDA)' if self._on_device() else ''}"
         return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
                 f"tile={self.tile}{extra})")
+
+
+def _device_block_bytes(x) -> int:
+    """Working-memory budget of one block off the host: 1/16 of the free device memory for CuPy, clamped to
+    [64 MiB, 1 GiB] (large tiles: each tile of the generic path costs several kernel launches and Python
+    calls, so a GPU wants few of them); :data:`DEFAULT_BLOCK_BYTES` for other namespaces."""
+    if not is_cupy_array(x):
+        return DEFAULT_BLOCK_BYTES
+    import sys
+
+    from spectral.memory import device_memory_bytes
+
+    try:
+        with x.device:  # the free memory of the points' device (bare cupy: spectral.memory knows that name)
+            free = device_memory_bytes(sys.modules["cupy"])
+    except Exception:  # noqa: BLE001 - the driver did not answer: the fixed budget
+        return DEFAULT_BLOCK_BYTES
+    return int(min(max(free // 16, DEFAULT_BLOCK_BYTES), 1 << 30))
 
 
 def _plan_fits(plan, dims: int) -> bool:

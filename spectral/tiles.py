@@ -38,7 +38,7 @@ import numpy as np
 
 from spectral.backend import array_namespace, dtype_name, is_cupy_array
 
-__all__ = ["TilePlan", "cuda_source", "tile_plan"]
+__all__ = ["TilePlan", "Workspace", "cuda_source", "tile_plan"]
 
 TWO_PI = 2.0 * math.pi
 GEOMETRIES = ("circle", "sphere", "chordal")
@@ -131,9 +131,41 @@ class TilePlan:
             d = d / self.scale
         return _profile_owned(xp, d, self.alpha, self.dim)
 
-    def tile(self, pa, pb, dtype):
-        """Scores ``C[a, b]`` of two sets of prepared points, in ``dtype`` (NumPy, or any array-API namespace)."""
-        return self.scores(self.distances(pa, pb), dtype)
+    def tile(self, pa, pb, dtype, work=None):
+        """Scores ``C[a, b]`` of two sets of prepared points, in ``dtype`` (NumPy, or any array-API namespace).
+
+        ``work`` (NumPy only, a :class:`Workspace`): compute in its buffers and return a view of one of them,
+        valid until the next call with the same workspace. A fresh 1 MiB temporary per tile costs more
+        than the arithmetic on this machine (page faults of a new mapping: measured 30 ns per entry for
+        the circle distance with two temporaries against 3.8 ns in reused buffers, 362^2 tiles).
+        """
+        if work is None or array_namespace(pa, pb) is not np:
+            return self.scores(self.distances(pa, pb), dtype)
+        a, b = int(pa.shape[0]), int(pb.shape[0])
+        d = work.get("d", np.float64)[:a, :b]
+        w = work.get("w", np.float64)[:a, :b]
+        if self.geometry == "circle":  # Circle.angle_distance's operations, in the buffers
+            np.subtract.outer(pa, pb, out=d)
+            np.abs(d, out=d)
+            np.subtract(TWO_PI, d, out=w)
+            np.minimum(d, w, out=d)
+        else:  # spectral.distance._numpy_sq_distance's operations, coordinate by coordinate
+            t = work.get("t", np.float64)[:a, :b] if pa.shape[1] > 1 else None
+            _sq_into(pa, pb, np.subtract.outer, d, t)
+            if self.geometry == "chordal":
+                np.sqrt(d, out=d)
+            else:
+                _sq_into(pa, pb, np.add.outer, w, t)
+                np.sqrt(d, out=d)
+                np.sqrt(w, out=w)
+                np.arctan2(d, w, out=d)
+                np.multiply(2.0, d, out=d)
+        if dtype_name(dtype) != "float64":
+            z = work.get("s", dtype)[:a, :b]
+            np.copyto(z, d, casting="same_kind")
+        else:
+            z = d
+        return self.scores(z, dtype)
 
     # ---------------------------------------------------------------------------------- CUDA
 
@@ -172,13 +204,13 @@ class TilePlan:
         cp = sys.modules["cupy"] if _module is None else _module
         n, m = int(pa.shape[0]), int(pb.shape[0])
         dims = 1 if self.geometry == "circle" else int(pa.shape[1])
-        if _module is None:  # device memory checked before anything is allocated
-            from spectral.memory import check_memory
-
-            check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, _multiprocessors(cp)),
-                         what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",
-                         alternative="multiply fewer columns at a time", device="gpu")
         with _device_of(pa):
+            if _module is None:  # the device's memory checked before anything is allocated on it
+                from spectral.memory import check_memory
+
+                check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, _multiprocessors(cp)),
+                             what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",
+                             alternative="multiply fewer columns at a time", device="gpu")
             pa, pb = cp.ascontiguousarray(pa), cp.ascontiguousarray(pb)
             X = cp.ascontiguousarray(X, dtype=cp.float64)
             k = int(X.shape[1])
@@ -218,6 +250,31 @@ class TilePlan:
         if self.profile == "heat":
             return -1.0 / (2.0 * self.constant)
         return self.constant
+
+
+class Workspace:
+    """Reused ``(tile, tile)`` buffers of the NumPy fused tiles, one per name and dtype."""
+
+    def __init__(self, tile: int):
+        self.tile = int(tile)
+        self._buffers = {}
+
+    def get(self, name: str, dtype):
+        key = (name, dtype_name(dtype))
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = self._buffers[key] = np.empty((self.tile, self.tile), dtype=np.dtype(dtype_name(dtype)))
+        return buf
+
+
+def _sq_into(pa, pb, outer, acc, tmp):
+    """``sum_k outer(pa[:, k], pb[:, k])^2`` into ``acc`` (the operations of ``_numpy_sq_distance``)."""
+    outer(pa[:, 0], pb[:, 0], out=acc)
+    acc *= acc
+    for k in range(1, pa.shape[1]):
+        outer(pa[:, k], pb[:, k], out=tmp)
+        tmp *= tmp
+        acc += tmp
 
 
 def launch_shape(n: int, m: int, multiprocessors: int) -> tuple[int, int, int]:
