@@ -7,6 +7,8 @@ Run from the repository root on a machine with CuPy and a CUDA device (the ``gpu
     python benchmarks/gpu.py --host-only              # the same sections on NumPy only (no device needed)
 
 Without CuPy or a CUDA device it prints why and exits 0 (nothing is timed) unless ``--host-only``.
+``benchmarks/device_check.sh OUTDIR`` runs the device suite and the device-only sections below in about
+eight minutes on one H100 and writes their JSON into OUTDIR.
 
 Sections, each on n points of S^1 (FNA power-law kernel, alpha 1.2, scale 0.05, geodesic distance):
 
@@ -17,6 +19,19 @@ Sections, each on n points of S^1 (FNA power-law kernel, alpha 1.2, scale 0.05, 
   (the block solver; tiles recomputed per product, C never stored);
 * ``checks``: every check declared for the GPU at its defaults, ``run(device="gpu")`` against
   ``run(device="cpu")`` (wall clock; a check brings its results to the host once, which synchronises).
+
+Device-only sections (no host run; ``--large-sizes``, default 20000,100000,1000000):
+
+* ``throughput``: one fused block product ``C @ X`` (FNA on S^1, X of 20 columns; float32 and float64
+  score arithmetic, float64 accumulation) per n: kernel entries per second = n^2 / time (target
+  >= 2e11 in float32 on one H100);
+* ``large``: ``markov_spectrum(KernelOperator(...), 10)`` on n random circle points (targets on one
+  H100: n = 1e5 within 30 s, n = 1e6 within 15 min), eigenvalues against the same solve with float64
+  tiles throughout (target 1e-8); an n whose time, extrapolated from the throughput just measured,
+  would overrun ``--budget-s`` is skipped and says so;
+* ``refusals``: requests too large for the device (a dense kernel, a dense eigensolve, the matrix-free
+  basis) must be refused by the device memory guard (``DenseMemoryError`` naming device memory) before
+  anything is allocated: the memory pool must not grow.
 
 Device times come from CUDA events recorded around the call on the current stream (the first call
 of each path is an untimed warm-up: CuPy compiles its kernels then); host times from perf_counter.
@@ -40,7 +55,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-SECTIONS = ("kernel", "normalise", "eigh", "matrix-free", "checks")
+SECTIONS = ("kernel", "normalise", "eigh", "matrix-free", "checks", "throughput", "large", "refusals")
+DEVICE_ONLY = ("throughput", "large", "refusals")
+#: Largest n of the sections that store an n x n matrix (the kernel alone is 8 n^2 bytes).
+DENSE_MAX_N = 20000
+#: Largest n at which the matrix-free section also runs on the host (minutes at 2e4 on 2 cores).
+HOST_MAX_N = 20000
 ALPHA, SCALE, K = 1.2, 0.05, 10
 
 
@@ -125,18 +145,126 @@ def section_paths(section, sizes, repeats, cp, host_only, log):
         if section == "eigh" and n > 8000:
             log(f"  {section:<12} n={n:<6} skipped: dense eigh beyond n = 8000 (O(n^3), n^2 memory)")
             continue
+        if section in ("kernel", "normalise") and n > DENSE_MAX_N:
+            log(f"  {section:<12} n={n:<6} skipped: dense n x n beyond n = {DENSE_MAX_N}")
+            continue
         x = circle_points(n)
-        fn_h, summary = path_functions(section, np, x)
-        t_h, out_h = time_host(fn_h, repeats)
-        row = {"section": section, "n": n, "host_s": t_h}
+        row = {"section": section, "n": n}
+        out_h = summary = None
+        if not (section == "matrix-free" and n > HOST_MAX_N and not host_only):
+            fn_h, summary = path_functions(section, np, x)
+            t_h, out_h = time_host(fn_h, repeats)
+            row["host_s"] = t_h
         if not host_only:
-            fn_d, _ = path_functions(section, cp, x)
+            fn_d, summary = path_functions(section, cp, x)
             t_d, out_d = time_device(cp, fn_d, repeats)
-            row.update(device_s=t_d, ratio=t_h / t_d)
-            if summary is not None:
+            row["device_s"] = t_d
+            if "host_s" in row:
+                row["ratio"] = row["host_s"] / t_d
+            if summary is not None and out_h is not None:
                 row["max_difference"] = float(np.max(np.abs(summary(out_h) - summary(out_d))))
         log(_format(row))
         rows.append(row)
+    return rows
+
+
+def _circle_operator(cp, n, dtype=None):
+    from manifolds import Circle
+    from spectral import KernelOperator, fna_kernel
+
+    x = cp.asarray(circle_points(n))
+    return KernelOperator(x, kernel=functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=1),
+                          distance=Circle().distance)
+
+
+def section_throughput(sizes, repeats, cp, log, width=20):
+    """Kernel entries per second of one fused block product (n^2 entries, X of ``width`` columns)."""
+    rows = []
+    for n in sizes:
+        op = _circle_operator(cp, n)
+        X = cp.asarray(np.random.default_rng(1).standard_normal((n, width)))
+        for tile_dtype in ("float32", "float64"):
+            reps = repeats if n <= 100_000 else 1
+            t, _ = time_device(cp, lambda: op.matmat(X, tile_dtype=tile_dtype), reps)
+            row = {"section": "throughput", "n": n, "tile_dtype": tile_dtype, "width": width, "device_s": t,
+                   "entries_per_s": n * n / t, "fused": op.plan is not None}
+            log(f"  throughput   n={n:<8} {tile_dtype}  {t:9.4f} s per product of width {width}   "
+                f"{n * n / t:.3g} kernel entries/s (target >= 2e11 in float32)")
+            rows.append(row)
+    return rows
+
+
+def section_large(sizes, cp, log, budget_s, rates):
+    """Top-10 of the FNA operator on n random circle points on the device, each n within the time budget."""
+    from spectral import markov_spectrum
+    from spectral.backend import to_numpy
+
+    rows, start = [], time.perf_counter()
+    for n in sizes:
+        # 12 float32 + 4 float64 products of width 20 and one float64 row-sum pass, measured at 20000-1e5
+        # on the host; the float64 reference run adds about as much again for n <= 1e5
+        rate32, rate64 = rates.get("float32"), rates.get("float64")
+        est = None if not (rate32 and rate64) else n * n * (12 / rate32 + 5 / rate64)
+        if n <= 100_000 and est is not None:
+            est += n * n * 17 / rate64
+        left = budget_s - (time.perf_counter() - start)
+        if est is not None and est > left:
+            log(f"  large        n={n:<8} skipped: estimated {est:.0f} s from the measured throughput, "
+                f"{left:.0f} s of the budget left")
+            rows.append({"section": "large", "n": n, "skipped": True, "estimate_s": est, "budget_left_s": left})
+            continue
+        op = _circle_operator(cp, n)
+        t0 = time.perf_counter()
+        spec = markov_spectrum(op, K, method="matrix-free", rng=0)
+        eta = np.sort(to_numpy(spec.eigenvalues))[::-1]  # comes to the host: synchronised
+        t = time.perf_counter() - t0
+        row = {"section": "large", "n": n, "device_s": t, "solver": spec.solver, "residual": spec.residual,
+               "eigenvalues": eta.tolist(), "estimate_s": est, "entries_per_s": None}
+        target = 30.0 if n <= 100_000 else 900.0
+        line = f"  large        n={n:<8} {t:9.1f} s (target {target:.0f} s: {'met' if t <= target else 'MISSED'})"
+        if n <= 100_000:
+            ref = markov_spectrum(_circle_operator(cp, n), K, method="matrix-free", rng=0, dtype="float64")
+            diff = float(np.max(np.abs(np.sort(to_numpy(ref.eigenvalues))[::-1] - eta)))
+            row["max_difference_to_float64"] = diff
+            line += f"   max|eta - eta(float64 tiles)| {diff:.1e} (target 1e-8)"
+        log(line + f"   [{spec.solver}]")
+        rows.append(row)
+    return rows
+
+
+def section_refusals(cp, log):
+    """Requests too large for the device are refused by the memory guard before anything is allocated."""
+    import functools as ft
+
+    from manifolds import Circle
+    from spectral import KernelOperator, fna_kernel, markov_spectrum, pairwise
+    from spectral.memory import DenseMemoryError, device_memory_bytes
+
+    free = device_memory_bytes(cp)
+    n = int(math.isqrt(free // 8)) * 2  # a dense float64 n x n is four times the free device memory
+    x = cp.asarray(circle_points(n))
+    kern = ft.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=1)
+    requests = {
+        "dense kernel (pairwise)": lambda: pairwise(x, kernel=kern, distance=Circle().distance),
+        "distances (Circle.distance)": lambda: Circle().distance(x),
+        "operator to_dense": lambda: KernelOperator(x, kernel=kern, distance=Circle().distance).to_dense(),
+        "block eigensolver basis": lambda: markov_spectrum(KernelOperator(x, kernel=kern, distance=Circle().distance),
+                                                           max(1, n // 4), method="matrix-free"),
+    }
+    rows = []
+    pool = cp.get_default_memory_pool()
+    for what, call in requests.items():
+        before = pool.used_bytes()
+        try:
+            call()
+            outcome, message = "NOT REFUSED", ""
+        except DenseMemoryError as exc:
+            outcome, message = "refused", str(exc)
+        grew = pool.used_bytes() - before
+        ok = outcome == "refused" and "device memory" in message and grew < 64 << 20
+        log(f"  refusals     {what:<28} n={n}: {outcome}; pool grew {grew / 2**20:.1f} MiB -> {'ok' if ok else 'FAILED'}")
+        rows.append({"section": "refusals", "request": what, "n": n, "outcome": outcome, "message": message[:300],
+                     "pool_growth_bytes": int(grew), "ok": ok})
     return rows
 
 
@@ -163,9 +291,13 @@ def section_checks(repeats, host_only, log):
 
 def _format(row) -> str:
     what = row.get("check") or f"n={row['n']}"
-    text = f"  {row['section']:<12} {what:<22} host {row['host_s']:9.4f} s"
+    text = f"  {row['section']:<12} {what:<22}"
+    if "host_s" in row:
+        text += f" host {row['host_s']:9.4f} s"
     if "device_s" in row:
-        text += f"   device {row['device_s']:9.4f} s   host/device {row['ratio']:7.2f}"
+        text += f"   device {row['device_s']:9.4f} s"
+    if "ratio" in row:
+        text += f"   host/device {row['ratio']:7.2f}"
     if "max_difference" in row:
         text += f"   max difference {row['max_difference']:.1e}"
     if "verdicts" in row:
@@ -180,12 +312,19 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per row (median; default 3)")
     parser.add_argument("--host-only", action="store_true", help="time the host side only (no device needed)")
     parser.add_argument("--json", default=None, help="write the rows as JSON to this path")
+    parser.add_argument("--large-sizes", default="20000,100000,1000000",
+                        help="n of the device-only sections throughput (up to 1e5) and large")
+    parser.add_argument("--budget-s", type=float, default=300.0,
+                        help="seconds the large section may take; an n estimated to overrun it is skipped")
     ns = parser.parse_args(argv)
     sizes = [int(v) for v in ns.sizes.split(",") if v]
+    large = [int(float(v)) for v in ns.large_sizes.split(",") if v]
     sections = [s for s in ns.sections.split(",") if s]
     bad = [s for s in sections if s not in SECTIONS]
-    if bad or not sizes or min(sizes) < 10 or ns.repeats < 1:
+    if bad or not sizes or min(sizes) < 10 or ns.repeats < 1 or not large or min(large) < 10:
         parser.error(f"sections must be in {SECTIONS} (got {bad}), sizes >= 10, repeats >= 1")
+    if ns.host_only:
+        sections = [s for s in sections if s not in DEVICE_ONLY]
     cp, why = device_module()
     if cp is None and not ns.host_only:
         print(f"gpu benchmark skipped: {why}")
@@ -195,16 +334,53 @@ def main(argv=None) -> int:
     device = "host only" if ns.host_only else (cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
                                                + f", {format_bytes(device_memory_bytes(cp))} device memory free")
     print(f"gpu benchmark: {device}; sizes {sizes}; median of {ns.repeats}")
-    rows = []
+    rows, rates = [], {}
+    log = functools.partial(print, flush=True)
     for section in sections:
         if section == "checks":
-            rows += section_checks(ns.repeats, ns.host_only, print)
+            rows += section_checks(ns.repeats, ns.host_only, log)
+        elif section == "throughput":
+            got = section_throughput([n for n in large if n <= 100_000], ns.repeats, cp, log)
+            rows += got
+            for r in got:  # the largest n's rate (closest to the large runs)
+                rates[r["tile_dtype"]] = r["entries_per_s"]
+        elif section == "large":
+            rows += section_large(large, cp, log, ns.budget_s, rates)
+        elif section == "refusals":
+            rows += section_refusals(cp, log)
         else:
-            rows += section_paths(section, sizes, ns.repeats, cp, ns.host_only, print)
-    if ns.json:
-        with open(ns.json, "w", encoding="utf-8") as fh:
-            json.dump({"device": device, "repeats": ns.repeats, "rows": rows}, fh, indent=1)
+            rows += section_paths(section, sizes, ns.repeats, cp, ns.host_only, log)
+        if ns.json:  # after every section: a run cut short keeps what finished
+            with open(ns.json, "w", encoding="utf-8") as fh:
+                json.dump({"device": device, "repeats": ns.repeats, "versions": versions(cp), "rows": rows}, fh,
+                          indent=1)
     return 0
+
+
+def versions(cp) -> dict:
+    """Library versions, the CUDA runtime and driver, and the host CPU, for the record."""
+    import platform
+
+    import scipy
+
+    out = {"numpy": np.__version__, "scipy": scipy.__version__, "python": platform.python_version(),
+           "cpu": platform.processor() or platform.machine()}
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    out["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    if cp is not None:
+        out["cupy"] = cp.__version__
+        try:
+            out["cuda_runtime"] = int(cp.cuda.runtime.runtimeGetVersion())
+            out["cuda_driver"] = int(cp.cuda.runtime.driverGetVersion())
+        except Exception:  # noqa: BLE001 - informational only
+            pass
+    return out
 
 
 if __name__ == "__main__":

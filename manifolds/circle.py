@@ -1,13 +1,18 @@
 """The unit circle S^1 in R^2, with the angle <-> point maps.
 
-Geodesic distance is the wrapped angle difference, computed as
-``atan2(|x ^ y|, x . y)`` with ``x ^ y = x_0 y_1 - x_1 y_0``: exact to a few ulps at
-every angle (``arccos`` of the dot product returns 0 below about 1.5e-8).
+Geodesic distance is the wrapped angle difference ``min(|t_i - t_j|, 2 pi - |t_i - t_j|)`` of the
+angles ``t = atan2(x_1, x_0)`` in ``[-pi, pi]``, computed once per point (``n + m`` arctangents, not
+``n m``): absolute error a few ulps of pi at every angle (``arccos`` of the dot product returns 0 below
+about 1.5e-8). Per pair it costs a subtraction, an absolute value and a minimum, where the former formula
+``atan2(|x ^ y|, x . y)`` took an arctangent per pair (measured 3.6 ns per pair with AVX-512, 36 ns on
+AVX2 alone, where NumPy's atan2 is a scalar libm call).
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from spectral.backend import array_namespace
 from spectral.distance import row_blocks
@@ -16,6 +21,8 @@ from spectral.validation import InputError
 from .sphere import SPHERE_DISTANCE_COPIES, Sphere
 
 __all__ = ["Circle"]
+
+TWO_PI = 2.0 * math.pi
 
 
 class Circle(Sphere):
@@ -54,8 +61,35 @@ class Circle(Sphere):
             theta = xp.astype(theta, xp.float64)
         return xp.stack([xp.cos(theta), xp.sin(theta)], axis=1)
 
+    @staticmethod
+    def signed_angles(x):
+        """Angles ``atan2(x_1, x_0)`` of the points ``x`` (shape ``(n, 2)``) in ``[-pi, pi]``, shape ``(n,)``.
+
+        The angles :meth:`distance` takes differences of (``[-pi, pi]`` rather than ``[0, 2 pi)``: half the
+        rounding of angles near 2 pi). Invariant under scaling of the rows.
+        """
+        xp, x = Circle()._points(x)
+        return xp.atan2(x[:, 1], x[:, 0])
+
+    @staticmethod
+    def angle_distance(ta, tb):
+        """Geodesic distance of points given by angles: ``min(|ta_i - tb_j|, 2 pi - |ta_i - tb_j|)``, ``(n, m)``.
+
+        ``ta`` of shape ``(n,)`` and ``tb`` of shape ``(m,)``, angles in any interval of length ``2 pi``
+        (e.g. :meth:`signed_angles`, or ``[0, 2 pi)``); the result is in ``[0, pi]`` and exactly symmetric.
+        No memory guard: the caller's blocks are its own (:meth:`distance` guards the whole request).
+        """
+        xp = array_namespace(ta, tb)
+        d = ta[:, None] - tb[None, :]
+        if xp is np:  # the same operations in place: one temporary instead of three
+            np.abs(d, out=d)
+            np.minimum(d, TWO_PI - d, out=d)
+            return d
+        d = xp.abs(d)
+        return xp.minimum(d, TWO_PI - d)
+
     def distance(self, x, y=None, *, max_bytes=None):
-        """Geodesic distance: wrapped angle difference ``atan2(|x ^ y|, x . y)`` in ``[0, pi]``.
+        """Geodesic distance: wrapped difference of the angles :meth:`signed_angles`, in ``[0, pi]``.
 
         Parameters
         ----------
@@ -69,6 +103,8 @@ class Circle(Sphere):
         -------
         array of shape (n, m) in the namespace of the inputs.  The formula is
         invariant under scaling of the rows, so points need not be normalised.
+        Absolute error a few ulps of pi (the angles are rounded once each); exactly symmetric, exactly 0
+        for identical rows.
 
         Raises
         ------
@@ -82,9 +118,14 @@ class Circle(Sphere):
         self._check_distance_memory(x, y, copies=SPHERE_DISTANCE_COPIES, blocks=6, max_bytes=max_bytes,
                                     what="geodesic distances on Circle()")
 
-        def block(xb, yb):
-            x0, x1 = xb[:, 0][:, None], xb[:, 1][:, None]
-            y0, y1 = yb[:, 0][None, :], yb[:, 1][None, :]
-            return xp.atan2(xp.abs(x0 * y1 - x1 * y0), x0 * y0 + x1 * y1)
+        ta = self.signed_angles(x)
+        tb = ta if y is x else self.signed_angles(y)
+        return row_blocks(ta[:, None], tb[:, None], lambda a, b: self.angle_distance(a[:, 0], b[:, 0]))
 
-        return row_blocks(x, y, block)
+    def tile_distance(self, method: str):
+        """Fusable form of a distance method, for :class:`spectral.KernelOperator` (``None``: not fusable).
+
+        ``"distance"``: ``"circle"`` (wrapped differences of :meth:`signed_angles`); ``"chordal_distance"``:
+        ``"chordal"`` (``|x - y|``).
+        """
+        return {"distance": "circle", "chordal_distance": "chordal"}.get(method)

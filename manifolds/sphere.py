@@ -208,6 +208,14 @@ class Sphere(Manifold):
                                     blocks=3, max_bytes=max_bytes, what=f"chordal distances on {self!r}")
         return sqrt_in_place(pairwise_sq_distance(x, y))
 
+    def tile_distance(self, method: str):
+        """Fusable form of a distance method, for :class:`spectral.KernelOperator` (``None``: not fusable).
+
+        ``"distance"``: ``"sphere"`` (``2 atan2(|x - y|, |x + y|)`` of the normalised rows);
+        ``"chordal_distance"``: ``"chordal"`` (``|x - y|``).
+        """
+        return {"distance": "sphere", "chordal_distance": "chordal"}.get(method)
+
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """First ``count`` eigenvalues of ``-Delta`` on S^dim: ``l (l + dim - 1)`` with multiplicity."""
         return spectra.sphere_eigenvalues(self._dim, count)

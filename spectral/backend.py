@@ -9,6 +9,14 @@ The single host boundary is :func:`to_numpy`.  Eigensolvers, the only calls
 that differ between NumPy/SciPy and CuPy/cupyx, are dispatched here
 (:func:`eigh`, :func:`eigsh`).
 
+CuPy arrays are computed on through ``array_api_compat.cupy`` (the ``gpu`` extra installs it): CuPy's
+own namespace lacks array-API functions (``astype``, ``concat``, ``pow``, ``atan2``, ``isdtype``,
+``matrix_transpose`` before CuPy 14; ``vecdot`` and ``__array_namespace_info__`` still) and keywords
+(``device=`` in every creation function: ``cupy.empty(shape, device=...)`` is a ``TypeError``), which the
+compatibility namespace supplies. Without ``array_api_compat`` the bare ``cupy`` module is used, which is
+why the code of the toolkit never passes ``device=`` to a creation function (the tests' stand-in namespace
+refuses it, as bare CuPy does). :func:`is_cupy_namespace` recognises both.
+
 Arrays from other array-API libraries (``array_api_strict`` in the tests) are
 accepted through ``array_api_compat``; this is how backend neutrality is
 tested on machines without a GPU.
@@ -26,9 +34,14 @@ __all__ = [
     "available_devices",
     "dtype_name",
     "eigh",
+    "empty_on",
     "from_numpy",
+    "is_cupy_array",
+    "is_cupy_namespace",
+    "namespace_name",
     "require_device",
     "to_numpy",
+    "zeros_on",
 ]
 
 
@@ -38,11 +51,37 @@ def is_cupy_array(x: Any) -> bool:
     return cp is not None and isinstance(x, cp.ndarray)
 
 
+def cupy_namespace():
+    """The namespace to compute on CuPy arrays with: ``array_api_compat.cupy``, else bare ``cupy``.
+
+    Only called once CuPy is imported (a CuPy array exists); never imports CuPy itself.
+    """
+    try:
+        import array_api_compat.cupy as compat_cupy  # imports cupy, which is already loaded here
+    except ImportError:  # the gpu extra brings array-api-compat; bare CuPy otherwise
+        return sys.modules["cupy"]
+    return compat_cupy
+
+
+def is_cupy_namespace(xp) -> bool:
+    """True for ``cupy`` and for ``array_api_compat.cupy`` (the namespace :func:`array_namespace` gives CuPy arrays)."""
+    name = getattr(xp, "__name__", "")
+    return name == "cupy" or name.startswith("cupy.") or name == "array_api_compat.cupy"
+
+
+def namespace_name(xp) -> str:
+    """Short name of a namespace for messages and solver names: ``numpy``, ``cupy``, ``array_api_strict``, ..."""
+    if is_cupy_namespace(xp):
+        return "cupy"
+    return getattr(xp, "__name__", type(xp).__name__)
+
+
 def array_namespace(*arrays: Any):
-    """Array namespace of the inputs: ``numpy``, ``cupy`` or an array-API namespace.
+    """Array namespace of the inputs: ``numpy``, the CuPy namespace or an array-API namespace.
 
     Python scalars and ``None`` are ignored.  Plain NumPy arrays (and no array
-    at all) give the ``numpy`` module itself; CuPy arrays give ``cupy``; other
+    at all) give the ``numpy`` module itself; CuPy arrays give ``array_api_compat.cupy``
+    (bare ``cupy`` without array-api-compat; :func:`cupy_namespace`); other
     array-API arrays (e.g. ``array_api_strict``) give their compatible namespace.
     Mixing libraries raises ``TypeError``.
     """
@@ -50,7 +89,7 @@ def array_namespace(*arrays: Any):
     if not arrays or all(isinstance(a, (np.ndarray, np.generic)) for a in arrays):
         return np
     if all(is_cupy_array(a) for a in arrays):
-        return sys.modules["cupy"]
+        return cupy_namespace()
     try:
         import array_api_compat
     except ImportError as exc:  # pragma: no cover - only without the test extra
@@ -88,15 +127,60 @@ def to_numpy(x: Any) -> np.ndarray:
 
 
 def from_numpy(x: np.ndarray, like: Any = None):
-    """Move a host array to the namespace (and device) of ``like``."""
+    """Move a host array to the namespace (and device) of ``like``.
+
+    CuPy: ``cupy.asarray`` under ``with like.device`` (bare CuPy's creation functions take no ``device=``;
+    they allocate on the current device, which the context sets to ``like``'s).
+    """
     xp = array_namespace(like) if like is not None else np
     if xp is np:
         return np.asarray(x)
-    kwargs = {}
-    dev = device_of(like)
-    if dev is not None and not is_cupy_array(like):
-        kwargs["device"] = dev
-    return xp.asarray(np.asarray(x), **kwargs) if not is_cupy_array(like) else xp.asarray(x)
+    if is_cupy_array(like):
+        cp = sys.modules["cupy"]
+        with like.device:
+            return cp.asarray(np.asarray(x))
+    dev = getattr(like, "device", None)
+    if dev is None or dev == _default_device(xp):  # no device= where the default device is like's
+        return xp.asarray(np.asarray(x))
+    return xp.asarray(np.asarray(x), device=dev)
+
+
+def _default_device(xp):
+    """The namespace's default device (array API ``__array_namespace_info__().default_device()``), or None."""
+    try:
+        return xp.__array_namespace_info__().default_device()
+    except (AttributeError, TypeError, NotImplementedError):
+        return None
+
+
+def _creation_on(fn_name: str, like, shape, dtype):
+    """``xp.<fn_name>(shape, dtype=dtype)`` on the device of ``like``, without ``device=`` where it can.
+
+    NumPy: plain. CuPy: under ``with like.device`` (bare CuPy's creation functions refuse ``device=``;
+    they allocate on the current device). Other namespaces: ``device=`` only when ``like`` is not on the
+    namespace's default device (so a single-device namespace never sees the keyword).
+    """
+    if isinstance(like, np.ndarray):
+        return getattr(np, fn_name)(shape, dtype=dtype)
+    if is_cupy_array(like):
+        cp = sys.modules["cupy"]
+        with like.device:
+            return getattr(cp, fn_name)(shape, dtype=dtype)
+    xp = array_namespace(like)
+    dev = getattr(like, "device", None)
+    if dev is None or dev == _default_device(xp):
+        return getattr(xp, fn_name)(shape, dtype=dtype)
+    return getattr(xp, fn_name)(shape, dtype=dtype, device=dev)
+
+
+def empty_on(like, shape, dtype=None):
+    """An uninitialised array of ``shape`` in the namespace and on the device of ``like`` (dtype default: like's)."""
+    return _creation_on("empty", like, tuple(shape), like.dtype if dtype is None else dtype)
+
+
+def zeros_on(like, shape, dtype=None):
+    """Zeros of ``shape`` in the namespace and on the device of ``like`` (dtype default: like's)."""
+    return _creation_on("zeros", like, tuple(shape), like.dtype if dtype is None else dtype)
 
 
 def device_of(x: Any) -> str | Any:

@@ -14,8 +14,10 @@ quadratic in the eigenvector error, one or two accurate products turn vectors ac
 cheap operator's rounding (~1e-6) into eigenvalues accurate to ~1e-12.
 
 Every step works in the namespace of the vectors (NumPy, CuPy, any array-API library): products,
-orthogonalisation and Ritz vectors stay there; only the small projected matrices (at most a few
-hundred rows) are solved on the host.
+orthogonalisation, the small projected eigenproblems (``eigh`` of at most a few hundred rows, on the
+device for CuPy) and Ritz vectors stay there. What crosses to the host per block product is a handful of
+numbers the iteration branches on: the Ritz values, the residual norms of the top ``k`` pairs and the
+rank of the new block.
 
 References
 ----------
@@ -33,6 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from spectral import backend
 from spectral.backend import array_namespace, from_numpy, to_numpy
 from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_real
 
@@ -119,6 +122,8 @@ def _orthonormal_against(V, Z, xp):
     rounding (rank deficiency near convergence, or an invariant subspace). Returns None when nothing is
     left.
     """
+    if xp is not np:
+        return _orthonormal_against_device(V, Z, xp)
     size = float(np.max(to_numpy(xp.sum(Z * Z, axis=0)))) if Z.shape[1] else 0.0
     if not size > 0.0:
         return None
@@ -137,6 +142,33 @@ def _orthonormal_against(V, Z, xp):
     return Z
 
 
+def _orthonormal_against_device(V, Z, xp):
+    """:func:`_orthonormal_against` with the Gram eigenproblem in the namespace of ``Z`` (CuPy: on the device).
+
+    The same steps: ``eigh`` is ascending, so the directions kept (``lam > 1e-20 size``) are the last
+    ``r``; only ``size`` and ``r`` come to the host.
+    """
+    if not Z.shape[1]:
+        return None
+    size = float(xp.max(xp.sum(Z * Z, axis=0)))
+    if not size > 0.0:
+        return None
+    for _ in range(2):
+        if V is not None:
+            Z = Z - V @ (_t(V, xp) @ Z)
+        G = _t(Z, xp) @ Z
+        G = (G + _t(G, xp)) / 2
+        lam, U = backend.eigh(G)
+        b = int(lam.shape[0])
+        r = int(xp.sum(xp.astype(lam > 1e-20 * size, xp.int64)))
+        if r == 0:
+            return None
+        U = U[:, b - r:] / xp.sqrt(lam[b - r:])[None, :]
+        Z = Z @ xp.flip(U, axis=1)
+        size = 1.0
+    return Z
+
+
 def _t(A, xp):
     f = getattr(xp, "matrix_transpose", None)
     return f(A) if f is not None else A.T
@@ -147,17 +179,32 @@ def _concat(a, b, xp):
 
 
 def _ritz(V, AV, xp):
-    """Rayleigh-Ritz on the basis ``V`` with images ``AV``: descending Ritz values and host vectors."""
-    H = to_numpy(_t(V, xp) @ AV)
-    H = (H + H.T) / 2  # exact symmetry of the projection (the images carry round-off)
-    theta, U = np.linalg.eigh(H)
-    return theta[::-1].copy(), np.ascontiguousarray(U[:, ::-1])
+    """Rayleigh-Ritz on the basis ``V`` with images ``AV``: descending Ritz values (host) and vectors.
+
+    NumPy: host vectors. Other namespaces: the projected matrix is solved in the namespace (CuPy: on the
+    device); the Ritz vectors ``U`` stay there and only the Ritz values come to the host.
+    """
+    H = _t(V, xp) @ AV
+    if xp is np:
+        H = (H + H.T) / 2  # exact symmetry of the projection (the images carry round-off)
+        theta, U = np.linalg.eigh(H)
+        return theta[::-1].copy(), np.ascontiguousarray(U[:, ::-1])
+    H = (H + _t(H, xp)) / 2
+    theta, U = backend.eigh(H)
+    return to_numpy(xp.flip(theta, axis=0)).astype(np.float64), xp.flip(U, axis=1)
+
+
+def _cols(U, stop: int, like):
+    """The first ``stop`` Ritz vectors in the namespace of ``like`` (host ``U`` moved; device ``U`` sliced)."""
+    if isinstance(U, np.ndarray):
+        return from_numpy(U[:, :stop], like=like)
+    return U[:, :stop]
 
 
 def _residuals(V, AV, U, theta, k, xp):
     """Residual block ``R = AV u_j - theta_j V u_j`` of the top ``k`` Ritz pairs, its column norms, the
     Ritz vectors ``V u_j`` and their images ``AV u_j`` (explicit products, not Gram-matrix identities)."""
-    Uk = from_numpy(U[:, :k], like=V)
+    Uk = _cols(U, k, V)
     Y = V @ Uk
     AY = AV @ Uk
     R = AY - Y * from_numpy(theta[:k], like=V)[None, :]
@@ -187,7 +234,7 @@ def _phase(apply, Z, *, k, b, max_basis, tol, max_products, stall, xp):
         if Q is None:  # the Krylov space is exhausted (invariant subspace): the Ritz pairs are exact
             break
         if V is not None and int(V.shape[1]) + int(Q.shape[1]) > max_basis and int(V.shape[1]) > keep:
-            Uk = from_numpy(U[:, :keep], like=V)  # thick restart (Q is orthogonal to the old basis)
+            Uk = _cols(U, keep, V)  # thick restart (Q is orthogonal to the old basis)
             V, AV = V @ Uk, AV @ Uk
         W = apply(Q)
         products += 1
@@ -268,7 +315,7 @@ def block_eigsh(apply: Callable, n: int, k: int, *, like, apply_fast: Callable |
             stall=True, xp=xp)
         # the accurate phase starts from the k leading Ritz vectors (block width k): the new directions of
         # their images are exactly their residuals
-        Z = V @ from_numpy(U[:, : min(k, U.shape[1])], like=V)
+        Z = V @ _cols(U, min(k, int(U.shape[1])), V)
     theta, U, V, AV, history, products, cols = _phase(apply, Z, k=k, b=b, max_basis=max(m, int(Z.shape[1]) + b),
                                                       tol=target, max_products=max_products, stall=False, xp=xp)
     columns += cols

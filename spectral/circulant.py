@@ -117,10 +117,18 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
         ncomp = int(np.gcd.reduce(np.concatenate([support, [n]])))
     half = xp.real(xp.fft.rfft(c)) / total  # eta_m for m = 0 .. n // 2
     near_tol = near_one_tolerance(c.dtype, eigenvalues=half[:1])  # half[0] = eta_0 (exactly 1 but for round-off)
-    near = to_numpy(xp.abs(half - 1.0) <= near_tol)
-    mult = np.where((np.arange(h + 1) > 0) & (2 * np.arange(h + 1) != n), 2, 1)  # cos and sin
-    near_one = int(np.sum(mult[near]))
-    report_components(ncomp, True, strict, near_one=near_one, tol=near_tol, eigenvalues=to_numpy(half)[near],
+    if xp is np:
+        near = np.abs(half - 1.0) <= near_tol
+        mult = np.where((np.arange(h + 1) > 0) & (2 * np.arange(h + 1) != n), 2, 1)  # cos and sin
+        near_one = int(np.sum(mult[near]))
+        near_values = half[near]
+    else:  # counted on the device; only the eigenvalues near 1 (a few) come to the host
+        near = xp.abs(half - 1.0) <= near_tol
+        m = xp.arange(h + 1)
+        twice = (m > 0) & (2 * m != n)  # cos and sin: two eigenvalues
+        near_one = int(xp.sum(xp.astype(near, xp.int64))) + int(xp.sum(xp.astype(near & twice, xp.int64)))
+        near_values = to_numpy(half[near]) if near_one else np.empty(0)
+    report_components(ncomp, True, strict, near_one=near_one, tol=near_tol, eigenvalues=near_values,
                       complete=True)
     m_host, kind_host = _circulant_order(half, n, k, xp)
     m_idx = from_numpy(m_host, like=c)
@@ -176,8 +184,9 @@ def _circulant_order(half, n: int, k, xp):
         top = np.argpartition(half, h + 1 - k)[h + 1 - k :]  # the k largest, in no particular order
         cand = np.flatnonzero(half >= half[top].min())  # ascending m; includes every tie at the boundary
         m_sorted = cand[np.argsort(-half[cand], kind="stable")]
-    else:
-        m_sorted = to_numpy(descending_order(half)).astype(np.int64)
+    else:  # on a device the order is computed there; only the indices of the top k come to the host
+        order = descending_order(half)
+        m_sorted = to_numpy(order if k is None else order[: min(k, h + 1)]).astype(np.int64)
     twice = (m_sorted > 0) & (2 * m_sorted != n)  # cos and sin: two eigenvalues
     reps = np.where(twice, 2, 1)
     m_full = np.repeat(m_sorted, reps)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, is_cupy_array
+from spectral.backend import array_namespace, dtype_name, empty_on
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError
 
@@ -43,15 +43,13 @@ def row_blocks(x, y, fn):
     rows = max(1, BLOCK_ELEMENTS // max(m, 1))
     if n <= rows:
         return fn(x, y)
-    xp = array_namespace(x, y)
     # Each block is written into one preallocated result (the peak is the result plus one block; a list
     # of blocks joined by concat held two copies). The last block ends at n: array_api_strict refuses a
     # slice past the end of an axis.
     first = fn(x[:rows, ...], y)
-    # cupy.empty has no device keyword: it allocates on the current CUDA device, where fn computed the
-    # block; NumPy and the array-API namespaces (array_api_strict) take the block's device.
-    on_device = {} if is_cupy_array(first) else {"device": first.device}
-    out = xp.empty((n, first.shape[1]), dtype=first.dtype, **on_device)
+    # on the block's device without device= (bare cupy.empty has no device keyword: a TypeError on a CUDA
+    # device; spectral.backend.empty_on allocates under the array's device context instead)
+    out = empty_on(first, (n, first.shape[1]))
     out[:rows, ...] = first
     del first
     for s in range(rows, n, rows):

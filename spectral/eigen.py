@@ -15,11 +15,13 @@ the components of the kernel graph are counted and, after solving, the eigenvalu
 (:mod:`spectral.components`); dense requests pass the memory guard (:mod:`spectral.memory`) first.
 Every path returns a :class:`spectral.Spectrum` built in :mod:`spectral.spectrum`.
 
-Host boundary: component counting and the non-symmetric eigensolvers (``numpy.linalg.eig``,
-ARPACK ``eigs``) run on the host (``to_numpy``); the array API has no general eigensolver.
-Symmetric dense solves use :func:`spectral.backend.eigh` on the input's namespace (CuPy stays on
-the GPU), Lanczos uses ``cupyx`` on CuPy arrays, and the block solver works in the input's namespace
-(only its small projected matrices are solved on the host).
+Host boundary: the array API has no general eigensolver. On NumPy and array-API namespaces the
+non-symmetric eigensolvers (``numpy.linalg.eig``, ARPACK ``eigs``) run on a host copy; on CuPy the dense
+one is ``cupy.linalg.eig`` on the device (refused, with the reason, where CuPy lacks it) and ARPACK
+``eigs`` (host-only) multiplies by ``A`` on the device, so only vectors cross. Symmetric dense solves use
+:func:`spectral.backend.eigh` on the input's namespace (CuPy stays on the GPU), Lanczos uses ``cupyx`` on
+CuPy arrays, and the block solver works in the input's namespace, its small projected eigenproblems
+included. Component counting (:mod:`spectral.components`) needs no pass when every score is positive.
 
 References
 ----------
@@ -229,7 +231,8 @@ def markov_spectrum(
     eigenvalues :math:`\\Lambda`, right eigenvectors :math:`\\psi = D^{-1/2} v` and
     left :math:`\\phi = D^{1/2} v` (FNA eqs. 33-35), so :math:`\\phi_i^T \\psi_j = \\delta_{ij}`.
     Host boundary: the non-symmetric paths run on the host (the array API has no
-    general ``eig``); Lanczos runs ARPACK on NumPy and cupyx on CuPy arrays, and on a
+    general ``eig``) except on CuPy, where ``A`` stays on the device (``cupy.linalg.eig``, or
+    ARPACK with device products); Lanczos runs ARPACK on NumPy and cupyx on CuPy arrays, and on a
     host copy of the stored conjugate for other namespaces; the symmetric matrix-free path
     stays in the input's namespace (block products, orthogonalisation, Ritz vectors).
     Connectivity: the components of the graph ``C > 0`` are counted before solving
@@ -375,7 +378,7 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng, ma
         S *= s[None, :]
         w, V = backend.eigh(S)
         return symmetric_spectrum(w, V, d, k=k, vectors=vectors, method="dense",
-                                  solver=f"{getattr(xp, '__name__', 'xp')}.linalg.eigh", apply_S=lambda X: S @ X,
+                                  solver=f"{backend.namespace_name(xp)}.linalg.eigh", apply_S=lambda X: S @ X,
                                   ncomp=ncomp, exact=True, storage=dtype_name(C.dtype))
     native = xp is np or backend.is_cupy_array(C)  # other namespaces: ARPACK on a host copy
     if method == "lanczos":
@@ -456,6 +459,9 @@ def _basis_for_memory(n: int, k: int, b: int, max_memory, device: str = "cpu") -
 
 def _general_paths(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):
     """Non-symmetric ``C``: eigenpairs of ``A = D^-1 C`` on the host (numpy eig / ARPACK eigs)."""
+    if backend.is_cupy_array(C):
+        return _general_on_device(C, d, xp, k=k, method=method, vectors=vectors, ncomp=ncomp, tol=tol,
+                                  want_real=want_real, rng=rng)
     n = C.shape[0]
     Ch = to_numpy(C)
     dh = to_numpy(d)
@@ -484,6 +490,56 @@ def _general_paths(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):
     return general_spectrum(w, Vr, apply_A=apply_A, d=d, like=C, k=k, vectors=vectors,
                             method=method, solver="scipy.sparse.linalg.eigs", ncomp=ncomp, exact=True,
                             want_real=want_real, n=n)
+
+
+def _general_on_device(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, rng):
+    """Non-symmetric ``C`` on a CUDA device: ``A = D^-1 C`` is formed and kept there.
+
+    dense: ``cupy.linalg.eig`` / ``eigvals`` (cuSOLVER ``geev``: CuPy >= 14 with CUDA >= 12.6), refused
+    with :class:`~spectral.validation.UnavailableError` where CuPy lacks it; the eigenvalues (and, with
+    ``vectors``, the eigenvectors: the result itself) come to the host for ordering, phases and left vectors.
+    lanczos / matrix-free: ARPACK ``eigs`` is a host-only SciPy routine (CuPy has no non-symmetric Krylov
+    solver): it runs on the host with every product ``A X`` computed on the device; one vector (block) crosses
+    each way per product, never ``A``.
+    """
+    import sys
+
+    from spectral.validation import UnavailableError
+
+    cp = sys.modules["cupy"]
+    n = C.shape[0]
+    A = C / d[:, None]
+
+    def apply_A(X):
+        X = np.asarray(X)
+        if np.iscomplexobj(X):
+            return apply_A(X.real) + 1j * apply_A(X.imag)
+        return to_numpy(A @ from_numpy(np.ascontiguousarray(X), like=C))
+
+    if method == "dense":
+        eig = getattr(cp.linalg, "eig" if vectors else "eigvals", None)
+        if eig is None:
+            raise UnavailableError(
+                f"the non-symmetric dense spectrum on the GPU needs cupy.linalg.{'eig' if vectors else 'eigvals'} "
+                f"(CuPy >= 14 with CUDA >= 12.6), which CuPy {getattr(cp, '__version__', '?')} lacks; copy the "
+                "scores to the host (spectral.backend.to_numpy(C)) or ask for k leading eigenvalues with "
+                "method='lanczos'")
+        if vectors:
+            w, Vr = eig(A)
+            w, Vr = to_numpy(w).astype(complex), to_numpy(Vr)
+        else:
+            w, Vr = to_numpy(eig(A)).astype(complex), None
+        return general_spectrum(w, Vr, apply_A=apply_A, d=d, like=C, k=k, vectors=vectors, method="dense",
+                                solver=f"cupy.linalg.{'eig' if vectors else 'eigvals'}", ncomp=ncomp, exact=True,
+                                want_real=want_real, n=n)
+    import scipy.sparse.linalg as sla
+
+    target = sla.LinearOperator((n, n), matvec=apply_A, matmat=apply_A, dtype=np.float64)
+    w, Vr = _arpack(lambda: sla.eigs(target, k=k, which="LM", v0=_v0(n, rng), tol=tol),
+                    what=f"eigs, method={method!r}", k=k, tol=tol)
+    return general_spectrum(w, Vr, apply_A=apply_A, d=d, like=C, k=k, vectors=vectors, method=method,
+                            solver="scipy.sparse.linalg.eigs (host) on products with A on the GPU", ncomp=ncomp,
+                            exact=True, want_real=want_real, n=n)
 
 
 def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype, rng, max_memory=None):

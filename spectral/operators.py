@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name
+from spectral.backend import array_namespace, dtype_name, is_cupy_array
 from spectral.memory import check_dense_memory, memory_device
+from spectral.tiles import Workspace, tile_plan
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
@@ -54,15 +55,15 @@ class SparseScores:
         return int(self.matrix.nnz)
 
     def matvec(self, v):
-        """``C @ v`` for ``v`` of shape (m,) or (m, k)."""
-        return self.matrix @ np.asarray(v)
+        """``C @ v`` for ``v`` of shape (m,) or (m, k) (NumPy: the matrix lives on the host)."""
+        return self.matrix @ _host_vector(v)
 
     def __matmul__(self, v):
         return self.matvec(v)
 
     def rmatvec(self, v):
-        """``C^T @ v`` for ``v`` of shape (n,) or (n, k)."""
-        return self.matrix.T @ np.asarray(v)
+        """``C^T @ v`` for ``v`` of shape (n,) or (n, k) (NumPy: the matrix lives on the host)."""
+        return self.matrix.T @ _host_vector(v)
 
     def row_sums(self):
         """Degrees ``D_ii = sum_j C_ij``."""
@@ -77,6 +78,16 @@ class SparseScores:
 
     def __repr__(self) -> str:
         return f"SparseScores(shape={self.shape}, nnz={self.nnz}, symmetric={self.symmetric})"
+
+
+def _host_vector(v):
+    """``v`` as a NumPy array, or a clear refusal of a device array (the CSR matrix is SciPy's, on the host)."""
+    if isinstance(v, np.ndarray) or not hasattr(v, "__array_namespace__") and not is_cupy_array(v):
+        return np.asarray(v)
+    raise InputError(f"SparseScores holds a SciPy CSR matrix on the host and multiplies NumPy vectors only, got "
+                     f"{type(v).__module__}.{type(v).__name__}; copy the vector to the host "
+                     "(spectral.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
+                     "products on the device")
 
 
 class KernelOperator:
@@ -108,6 +119,11 @@ class KernelOperator:
     tile : int, optional
         Edge of the square tiles of the symmetric products; default from the same budget
         (about four ``tile x tile`` temporaries).
+    fused : bool
+        Evaluate tiles through :func:`spectral.tiles.tile_plan` when it recognises ``kernel`` and
+        ``distance`` (FNA or heat kernel of ``Circle``/``Sphere`` distances): per-point data once, distance
+        and score in place, no per-tile input checks; on CuPy one CUDA kernel per block product
+        (:attr:`plan` says which). ``False``: always ``kernel(distance(xa, xb))``.
 
     Notes
     -----
@@ -128,7 +144,8 @@ class KernelOperator:
     distance); :func:`spectral.markov_spectrum` reads it to choose the symmetric-conjugate path.
     """
 
-    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None):
+    def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None,
+                 fused=True):
         if not callable(kernel):
             raise InputError(f"kernel must be callable (distance block -> score block), got {type(kernel).__name__}")
         if not callable(distance):
@@ -164,7 +181,7 @@ class KernelOperator:
         self.shape = (n, m)
         self.dtype = x.dtype
         itemsize = numpy_dtype(x.dtype).itemsize
-        budget = HOST_BLOCK_BYTES if xp is np else DEFAULT_BLOCK_BYTES
+        budget = HOST_BLOCK_BYTES if xp is np else _device_block_bytes(x)
         if block_rows is None:
             block_rows = max(1, budget // (4 * m * itemsize))
         else:
@@ -178,6 +195,13 @@ class KernelOperator:
         self._cast = {dtype_name(x.dtype): x}
         #: smallest off-diagonal score, recorded by :meth:`row_sums` (None before, or when unknown)
         self.min_score = None
+        if not isinstance(fused, bool):
+            raise InputError(f"fused must be True or False, got {fused!r}")
+        #: the fused tile plan (:class:`spectral.tiles.TilePlan`), or None: tiles are kernel(distance(xa, xb))
+        self.plan = tile_plan(kernel, distance) if fused else None
+        if self.plan is not None and not _plan_fits(self.plan, int(x.shape[1])):
+            self.plan = None  # points of the wrong dimension: the distance itself will say so
+        self._prepared = None
 
     # ------------------------------------------------------------------------------ blocks
 
@@ -200,13 +224,26 @@ class KernelOperator:
         return xp.where(mask, xp.zeros_like(c), c)
 
     def _blocks(self):
-        n = self.shape[0]
-        for start in range(0, n, self.block_rows):
-            stop = min(n, start + self.block_rows)
-            c = self._score(self.x[start:stop, ...], self.y, stop - start, self.shape[1])
-            if self.zero_diagonal:
-                c = self._without_diagonal(c, start)
-            yield start, stop, c
+        yield from self._blocks_in(self.dtype)
+
+    def _prepare(self):
+        """Prepared points of the plan (rows, columns), made once."""
+        if self._prepared is None:
+            pa = self.plan.prepare(self.x)
+            self._prepared = (pa, pa if self.y is self.x else self.plan.prepare(self.y))
+        return self._prepared
+
+    def _workspace(self):
+        """Reused tile buffers of the fused NumPy tiles (None on other namespaces)."""
+        if self._xp is not np:
+            return None
+        if getattr(self, "_work", None) is None:
+            self._work = Workspace(self.tile)
+        return self._work
+
+    def _on_device(self) -> bool:
+        """True when the products run as the plan's one CUDA kernel (CuPy points and a fused plan)."""
+        return self.plan is not None and is_cupy_array(self.x)
 
     def _points(self, dtype):
         """The points cast to ``dtype`` (cached; the original for its own dtype)."""
@@ -216,15 +253,27 @@ class KernelOperator:
         return self._cast[name]
 
     def _tiles(self, dtype, keep_diagonal=False):
-        """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix."""
+        """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix.
+
+        With a fused plan on NumPy each tile is a view of the operator's workspace, overwritten by the
+        next one: the callers use every tile before asking for the next.
+        """
         n, t = self.shape[0], self.tile
-        pts = self._points(dtype)
+        if self.plan is not None:
+            pa, _ = self._prepare()
+            work = self._workspace()
+        else:
+            pts = self._points(dtype)
         for i0 in range(0, n, t):
             i1 = min(n, i0 + t)
-            xi = pts[i0:i1, ...]
+            if self.plan is None:
+                xi = pts[i0:i1, ...]
             for j0 in range(i0, n, t):
                 j1 = min(n, j0 + t)
-                c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
+                if self.plan is not None:
+                    c = self.plan.tile(pa[i0:i1, ...], pa[j0:j1, ...], dtype, work)
+                else:
+                    c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
                 if self.zero_diagonal and j0 == i0 and not keep_diagonal:
                     c = self._without_diagonal(c, 0)
                 yield i0, i1, j0, j1, c
@@ -255,7 +304,11 @@ class KernelOperator:
                                                                              ("float32", "float64")))
         vector = X.ndim == 1
         X2 = xp.reshape(X, (-1, 1)) if vector else X
-        if self.symmetric:
+        if self._on_device():
+            pa, pb = self._prepare()
+            out = self.plan.device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
+            out = _cast(out, X2.dtype, xp)
+        elif self.symmetric:
             out = self._symmetric_product(X2, tdt)
         else:
             acc = X2.dtype
@@ -266,15 +319,21 @@ class KernelOperator:
         return xp.reshape(out, (-1,)) if vector else out
 
     def _blocks_in(self, dtype):
-        if dtype_name(dtype) == dtype_name(self.dtype):
-            yield from self._blocks()
-            return
+        """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``."""
         n = self.shape[0]
-        pts_x = self._points(dtype)
-        pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
+        if self.plan is not None:
+            pa, pb = self._prepare()
+        elif dtype_name(dtype) == dtype_name(self.dtype):
+            pts_x, pts_y = self.x, self.y
+        else:
+            pts_x = self._points(dtype)
+            pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
         for start in range(0, n, self.block_rows):
             stop = min(n, start + self.block_rows)
-            c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
+            if self.plan is not None:
+                c = self.plan.tile(pa[start:stop, ...], pb, dtype)
+            else:
+                c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
             if self.zero_diagonal:
                 c = self._without_diagonal(c, start)
             yield start, stop, c
@@ -286,11 +345,18 @@ class KernelOperator:
         acc = X.dtype
         if xp is np:
             out = np.zeros((n, k), dtype=acc)
+            work = self._workspace() if self.plan is not None else None
+            part = np.empty((self.tile, k), dtype=acc)
             for i0, i1, j0, j1, c in self._tiles(tile_dtype):
-                c = _cast(c, acc, xp)
-                out[i0:i1] += c @ X[j0:j1]
+                if c.dtype != acc:  # float32 tiles: cast into a reused buffer (float64 accumulation)
+                    c = _cast(c, acc, xp) if work is None else _cast_into(c, work.get("acc", acc))
+                p = part[: i1 - i0]
+                np.matmul(c, X[j0:j1], out=p)
+                out[i0:i1] += p
                 if j0 != i0:
-                    out[j0:j1] += c.T @ X[i0:i1]
+                    q = part[: j1 - j0]
+                    np.matmul(c.T, X[i0:i1], out=q)
+                    out[j0:j1] += q
             return out
         starts = list(range(0, n, self.tile))
         parts = {s: None for s in starts}
@@ -313,6 +379,11 @@ class KernelOperator:
         v = self._vector(v, self.shape[0], "v")
         if self.symmetric:
             return self.matmat(v)
+        if self._on_device():  # C(x, y)^T = C(y, x): the distances are symmetric in their arguments
+            pa, pb = self._prepare()
+            v2 = self._xp.reshape(v, (-1, 1)) if v.ndim == 1 else v
+            out = _cast(self.plan.device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
+            return self._xp.reshape(out, (-1,)) if v.ndim == 1 else out
         out = None
         for start, stop, c in self._blocks():
             part = matrix_transpose(c) @ v[start:stop, ...]
@@ -331,6 +402,14 @@ class KernelOperator:
         """
         xp = self._xp
         low = None
+        if self._on_device():  # one kernel: the sums against a column of ones, and each row's smallest score
+            pa, pb = self._prepare()
+            ones = xp.ones((self.shape[1], 1), dtype=xp.float64)
+            sums, mins = self.plan.device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
+                                                  zero_diagonal=self.zero_diagonal, row_min=True)
+            low = float(xp.min(mins)) if self.shape[0] else None
+            self.min_score = low
+            return _cast(sums[:, 0], self.dtype, xp)
         if self.symmetric:
             n, t = self.shape[0], self.tile
             parts = {s: None for s in range(0, n, t)}
@@ -380,8 +459,44 @@ class KernelOperator:
 
     def __repr__(self) -> str:
         extra = ", zero_diagonal=True" if self.zero_diagonal else ""
+        if self.plan is not None:
+            extra += f", fused={self.plan.geometry}/{self.plan.profile}{' (CUDA)' if self._on_device() else ''}"
         return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
                 f"tile={self.tile}{extra})")
+
+
+def _device_block_bytes(x) -> int:
+    """Working-memory budget of one block off the host: 1/16 of the free device memory for CuPy, clamped to
+    [64 MiB, 1 GiB] (large tiles: each tile of the generic path costs several kernel launches and Python
+    calls, so a GPU wants few of them); :data:`DEFAULT_BLOCK_BYTES` for other namespaces."""
+    if not is_cupy_array(x):
+        return DEFAULT_BLOCK_BYTES
+    import sys
+
+    from spectral.memory import device_memory_bytes
+
+    try:
+        with x.device:  # the free memory of the points' device (bare cupy: spectral.memory knows that name)
+            free = device_memory_bytes(sys.modules["cupy"])
+    except Exception:  # noqa: BLE001 - the driver did not answer: the fixed budget
+        return DEFAULT_BLOCK_BYTES
+    return int(min(max(free // 16, DEFAULT_BLOCK_BYTES), 1 << 30))
+
+
+def _plan_fits(plan, dims: int) -> bool:
+    """The plan's geometry accepts points of ``dims`` coordinates (circle: 2; sphere: >= 2; chordal: any)."""
+    if plan.geometry == "circle":
+        return dims == 2
+    if plan.geometry == "sphere":
+        return dims >= 2
+    return dims >= 1
+
+
+def _cast_into(c, buf):
+    """``c`` cast into the top-left corner of the buffer ``buf`` (NumPy), returned as that view."""
+    view = buf[: c.shape[0], : c.shape[1]]
+    np.copyto(view, c, casting="same_kind")
+    return view
 
 
 def _cast(c, dtype, xp):

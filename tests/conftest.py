@@ -1,15 +1,65 @@
 """Shared fixtures: array backends and the GPU marker.
 
 ``xp`` runs a test on plain NumPy and on ``array_api_strict`` (a strict array-API
-implementation that refuses NumPy-only calls); this is how backend neutrality is
-proved without a GPU.  Tests marked ``gpu`` are skipped, never failed, when CuPy
-or a CUDA device is missing.
+implementation that refuses NumPy-only calls), made as strict as bare CuPy about creation
+functions (:func:`cupy_strict`); this is how backend neutrality is proved without a GPU.
+Tests marked ``gpu`` are skipped, never failed, when CuPy or a CUDA device is missing.
 """
+
+import functools
 
 import numpy as np
 import pytest
 
 from spectral.backend import available_devices
+
+#: Keywords of the array-API creation functions (and ``astype``) that bare CuPy's functions lack, so a call
+#: with them is a TypeError on a CUDA device (CuPy 13.6 and 14.2 signatures, read from CuPy's source:
+#: ``cupy/_creation/basic.py``, ``from_data.py``, ``ranges.py``). ``asarray(copy=)`` exists from CuPy 14
+#: and ``astype`` from CuPy 14 (with ``copy=``); the gpu extra's floor is CuPy 13, so ``copy=`` is refused
+#: in ``asarray`` too. ``device=`` is what crashed ``manifolds.points.row_blocks`` on an H100.
+CUPY_LACKS = {
+    "asarray": ("device", "copy"),
+    "arange": ("device",),
+    "empty": ("device",),
+    "empty_like": ("device",),
+    "eye": ("device",),
+    "from_dlpack": ("device", "copy"),
+    "full": ("device",),
+    "full_like": ("device",),
+    "linspace": ("device",),
+    "ones": ("device",),
+    "ones_like": ("device",),
+    "zeros": ("device",),
+    "zeros_like": ("device",),
+    "astype": ("device",),
+}
+
+
+def _refusing(name, fn, refused):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        bad = sorted(set(kwargs) & set(refused))
+        if bad:
+            raise TypeError(f"{name}() got an unexpected keyword argument {bad[0]!r} (bare CuPy's {name} has no "
+                            f"{bad[0]}=; the stand-in namespace refuses it as CuPy does)")
+        return fn(*args, **kwargs)
+
+    call.refuses = tuple(refused)
+    return call
+
+
+def cupy_strict(monkeypatch, module):
+    """Make ``module`` (array_api_strict) refuse the creation keywords bare CuPy lacks (:data:`CUPY_LACKS`).
+
+    The functions are replaced on the module object, which is the namespace ``array_namespace`` returns for
+    its arrays (``x.__array_namespace__()``), so code under test sees them; ``monkeypatch`` restores them.
+    """
+    for name, refused in CUPY_LACKS.items():
+        fn = getattr(module, name, None)
+        if fn is not None and not hasattr(fn, "refuses"):
+            monkeypatch.setattr(module, name, _refusing(name, fn, refused))
+    return module
 
 
 def _backends():
@@ -22,9 +72,17 @@ def _backends():
 
 
 @pytest.fixture(params=list(_backends()))
-def xp(request):
-    """Array namespace to build inputs with (numpy, array_api_strict)."""
-    return request.param
+def xp(request, monkeypatch):
+    """Array namespace to build inputs with: numpy, or array_api_strict refusing what bare CuPy refuses."""
+    if request.param is np:
+        return np
+    return cupy_strict(monkeypatch, request.param)
+
+
+@pytest.fixture
+def strict_xp(monkeypatch):
+    """array_api_strict, as strict as bare CuPy about creation keywords (skipped without array_api_strict)."""
+    return cupy_strict(monkeypatch, pytest.importorskip("array_api_strict"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -107,3 +107,24 @@ def test_imports_stay_light(statement, absent):
     assert absent not in loaded, loaded
     if statement == "import spectral.backend":
         assert loaded == ["spectral", "spectral.backend"]
+
+
+def test_cupy_namespace_names():
+    import types
+
+    assert backend.is_cupy_namespace(types.ModuleType("cupy"))
+    assert backend.is_cupy_namespace(types.ModuleType("array_api_compat.cupy"))
+    assert not backend.is_cupy_namespace(np) and not backend.is_cupy_namespace(types.ModuleType("cupyx_like"))
+    assert backend.namespace_name(types.ModuleType("array_api_compat.cupy")) == "cupy"
+    assert backend.namespace_name(np) == "numpy"
+
+
+def test_creation_on_a_device_without_device_keyword(strict_xp):
+    # the stand-in refuses device= as bare CuPy does; the backend's creation helpers and from_numpy never pass it
+    a = strict_xp.asarray([[1.0, 2.0]])
+    with pytest.raises(TypeError, match="device"):
+        strict_xp.empty((2, 2), device=a.device)
+    for made in (backend.empty_on(a, (3, 2)), backend.zeros_on(a, (3, 2)), backend.from_numpy(np.ones((3, 2)), like=a)):
+        assert type(made) is type(a) and made.device == a.device and tuple(made.shape) == (3, 2)
+    np.testing.assert_array_equal(backend.to_numpy(backend.zeros_on(a, (2,), dtype=strict_xp.float32)), [0.0, 0.0])
+    assert isinstance(backend.empty_on(np.ones(2), (4,)), np.ndarray)

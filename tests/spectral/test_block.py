@@ -100,6 +100,25 @@ def test_other_namespaces(xp, circle_S):
     assert np.max(np.abs(to_numpy(res.eigenvalues) - ref)) <= 1e-12
 
 
+def test_small_dense_work_stays_in_the_namespace(strict_xp, circle_S, monkeypatch):
+    # On a device only numbers the iteration branches on may cross to the host (Ritz values, residual norms,
+    # ranks): never a block, a basis or a projected matrix. Every host transfer of spectral.block is recorded.
+    import spectral.block as blk
+
+    seen = []
+    real = blk.to_numpy
+    monkeypatch.setattr(blk, "to_numpy", lambda a: seen.append(tuple(a.shape)) or real(a))
+    S = strict_xp.asarray(circle_S)
+    res = block_eigsh(lambda X: S @ X, S.shape[0], 6, like=S, rng=0, block=8, max_basis=40)
+    assert seen and all(len(shape) <= 1 and shape[0] <= 40 for shape in seen), seen
+    ref = np.linalg.eigvalsh(circle_S)[::-1][:6]
+    assert np.max(np.abs(to_numpy(res.eigenvalues) - ref)) <= 1e-12
+    # the NumPy path still solves its projected matrices on the host (negative control of the recording)
+    seen.clear()
+    block_eigsh(lambda X: circle_S @ X, circle_S.shape[0], 6, like=circle_S, rng=0, block=8, max_basis=40)
+    assert any(len(shape) == 2 for shape in seen)
+
+
 def test_non_convergence_is_a_convergence_error(circle_S):
     S = circle_S
     with pytest.raises(ConvergenceError, match=r"did not converge to the 10 leading eigenpairs in 3 block products"):

@@ -1,5 +1,6 @@
 """The toolkit's squared-distance routine and its row blocks (spectral.distance, re-exported by manifolds)."""
 
+import contextlib
 import sys
 import types
 from fractions import Fraction
@@ -142,6 +143,7 @@ class _FakeCupyArray:
 
     shape = property(lambda self: self.a.shape)
     dtype = property(lambda self: self.a.dtype)
+    device = property(lambda self: contextlib.nullcontext())  # cupy.cuda.Device is a context manager
 
     def __getitem__(self, key):
         return _FakeCupyArray(self.a[key])
@@ -152,8 +154,10 @@ class _FakeCupyArray:
 
 def test_row_blocks_allocates_as_cupy_allows(monkeypatch, rng):
     # cupy.empty(shape, dtype=...) has no device keyword (a TypeError on a CUDA device): the result of the
-    # blocks is allocated without it, on the current device
-    def empty(shape, dtype=None):
+    # blocks is allocated without it, under the array's device context
+    def empty(shape, dtype=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"empty() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
         return _FakeCupyArray(np.empty(shape, dtype=dtype))
 
     fake = types.ModuleType("cupy")

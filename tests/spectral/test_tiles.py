@@ -1,0 +1,245 @@
+"""Fused tiles of KernelOperator (spectral.tiles): recognition, bitwise agreement with the generic tiles,
+and the CUDA product kernel's source run on the host (g++) and compiled by NVRTC where it is installed.
+
+The CUDA path cannot run here (no GPU); its source is plain C++ apart from the launch built-ins, so the
+same text is compiled on the host with ``blockIdx``/``blockDim``/``threadIdx`` defined and every thread of
+the launch run in turn, through :meth:`TilePlan.device_product` itself (NumPy standing in for CuPy), and
+compared with the NumPy tiles times X. ``test_cuda_source_compiles_with_nvrtc`` compiles every variant
+for sm_90 when libnvrtc is found (``NVRTC_LIBRARY`` or the ``nvidia-cuda-nvrtc-cu12`` wheel).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from manifolds import Circle, Sphere
+from spectral import KernelOperator, fna_kernel, heat_kernel
+from spectral.backend import to_numpy
+from spectral.tiles import CUDA_WIDTHS, GEOMETRIES, PROFILES, TilePlan, cuda_source, launch_shape, tile_plan
+
+KERNELS = {
+    "power": functools.partial(fna_kernel, alpha=1.2, scale=0.3, dim=1),
+    "local": functools.partial(fna_kernel, alpha=3.0, scale=0.4, dim=2),
+    "local2": functools.partial(fna_kernel, alpha=2.0, scale=0.4, dim=2),
+    "heat": functools.partial(heat_kernel, eps=0.05),
+}
+DISTANCES = {"circle": (Circle().distance, 2), "sphere": (Sphere(2).distance, 3), "chordal": (Sphere(2).chordal_distance, 3)}
+
+
+def _points(geometry, n, rng):
+    return Circle().sample(n, rng=rng) if geometry == "circle" else Sphere(2).sample(n, rng=rng)
+
+
+class TestRecognition:
+    @pytest.mark.parametrize("geometry", sorted(DISTANCES))
+    @pytest.mark.parametrize("kernel", sorted(KERNELS))
+    def test_plans(self, geometry, kernel):
+        plan = tile_plan(KERNELS[kernel], DISTANCES[geometry][0])
+        assert plan.geometry == geometry
+        assert plan.profile == {"local2": "local"}.get(kernel, kernel)
+
+    def test_unrecognised_keep_the_generic_path(self, rng):
+        circle = Circle()
+        assert tile_plan(lambda d: d, circle.distance) is None
+        assert tile_plan(functools.partial(fna_kernel, np.ones(1), alpha=1.2, scale=0.1, dim=1), circle.distance) is None
+        assert tile_plan(KERNELS["power"], lambda a, b: circle.distance(a, b)) is None
+        x = circle.sample(20, rng=rng)
+        assert KernelOperator(x, kernel=KERNELS["power"], distance=circle.distance, fused=False).plan is None
+        assert "fused=circle/power" in repr(KernelOperator(x, kernel=KERNELS["power"], distance=circle.distance))
+        # points of the wrong dimension: no plan, and the distance itself refuses them as before
+        op = KernelOperator(np.ones((5, 3)), kernel=KERNELS["power"], distance=circle.distance)
+        assert op.plan is None
+        with pytest.raises(Exception, match=r"shape \(n, 2\)"):
+            op.row_sums()
+
+    def test_bad_parameters_refused(self):
+        with pytest.raises(Exception, match="alpha"):
+            tile_plan(functools.partial(fna_kernel, alpha=-1.0, scale=0.1, dim=1), Circle().distance)
+        with pytest.raises(Exception, match="fused"):
+            KernelOperator(np.ones((3, 2)), kernel=KERNELS["power"], distance=Circle().distance, fused=1)
+
+
+class TestHostTiles:
+    @pytest.mark.parametrize("geometry", sorted(DISTANCES))
+    @pytest.mark.parametrize("kernel", sorted(KERNELS))
+    def test_float64_tiles_are_the_generic_tiles(self, geometry, kernel, rng):
+        # same operations in the same order as kernel(distance(xa, xb)): bitwise equal, products too
+        dist, _ = DISTANCES[geometry]
+        x = _points(geometry, 150, rng)
+        fused = KernelOperator(x, kernel=KERNELS[kernel], distance=dist, tile=64)
+        plain = KernelOperator(x, kernel=KERNELS[kernel], distance=dist, tile=64, fused=False)
+        assert fused.plan is not None and plain.plan is None
+        np.testing.assert_array_equal(fused.to_dense(), plain.to_dense())
+        X = rng.standard_normal((150, 3))
+        np.testing.assert_array_equal(fused.matmat(X), plain.matmat(X))
+        np.testing.assert_array_equal(fused.row_sums(), plain.row_sums())
+        assert fused.min_score == plain.min_score
+
+    def test_float32_tiles_round_the_float64_distances(self, rng):
+        x = Circle().sample(300, rng=rng)
+        fused = KernelOperator(x, kernel=KERNELS["power"], distance=Circle().distance, tile=100, zero_diagonal=True)
+        X = rng.standard_normal((300, 4))
+        exact = fused.matmat(X)
+        cheap = fused.matmat(X, tile_dtype="float32")
+        # float32 scores of float64 distances: a few float32 ulps per entry (measured 1.6e-7 relative)
+        err = np.max(np.abs(cheap - exact)) / np.max(np.abs(exact))
+        assert err < 2e-6, err
+        assert err > 1e-9  # the float32 tiles were used (a float64 product agrees to 1e-15)
+
+    def test_nonsymmetric_products(self, rng):
+        x, y = Sphere(2).sample(90, rng=rng), Sphere(2).sample(70, rng=rng)
+        kw = dict(kernel=KERNELS["heat"], distance=Sphere(2).distance, y=y, block_rows=32)
+        fused, plain = KernelOperator(x, **kw), KernelOperator(x, **kw, fused=False)
+        v, w = rng.standard_normal(70), rng.standard_normal(90)
+        np.testing.assert_array_equal(fused.matvec(v), plain.matvec(v))
+        np.testing.assert_array_equal(fused.rmatvec(w), plain.rmatvec(w))
+
+    def test_strict_namespace(self, xp, rng):
+        x = Circle().sample(120, rng=rng)
+        op = KernelOperator(xp.asarray(x), kernel=KERNELS["power"], distance=Circle().distance, tile=50,
+                            zero_diagonal=True)
+        ref = KernelOperator(x, kernel=KERNELS["power"], distance=Circle().distance, tile=50, zero_diagonal=True)
+        X = rng.standard_normal((120, 2))
+        out = op.matmat(xp.asarray(X))
+        assert type(out) is type(xp.asarray(X))
+        # the same float64 operations through another namespace: round-off of exact algebra
+        np.testing.assert_allclose(to_numpy(out), ref.matmat(X), rtol=4 * np.sqrt(np.finfo(float).eps))
+
+
+# ------------------------------------------------------------------------------- CUDA source on the host
+
+_HEADER = r"""
+#include <cmath>
+using std::fabs; using std::fmin; using std::log; using std::exp; using std::pow; using std::atan2;
+using std::sqrt; using std::fma;  // logf, expf, powf: the C functions of <cmath>
+struct launch_index { unsigned x, y, z; };
+static launch_index blockIdx, blockDim, threadIdx;
+#define __global__
+#define __restrict__
+"""
+_FOOTER = r"""
+extern "C" void launch(int gx, int gy, int bx, const double* pa, const double* pb, const double* X,
+                       double* part, double* mins, int n, int m, int k, int chunk, int zd, int rm,
+                       double scale, double constant) {
+    blockDim.x = bx; blockDim.y = 1; blockDim.z = 1;
+    for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) for (int t = 0; t < bx; ++t) {
+        blockIdx.x = x; blockIdx.y = y; threadIdx.x = t;
+        kernel_operator_product(pa, pb, X, part, mins, n, m, k, chunk, zd, rm, scale, constant);
+    }
+}
+"""
+
+
+def _host_compiler(tmp_path):
+    """A compiler of cuda_source for the host, returning launchers with RawKernel's calling convention."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler to run the CUDA source on the host")
+    built = {}
+
+    def compile_source(source):
+        if source not in built:
+            stem = tmp_path / f"k{len(built)}"
+            stem.with_suffix(".cpp").write_text(_HEADER + source + _FOOTER)
+            subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-ffp-contract=off", str(stem.with_suffix(".cpp")),
+                            "-o", str(stem.with_suffix(".so"))], check=True, capture_output=True)
+            lib = ctypes.CDLL(str(stem.with_suffix(".so")))
+            lib.launch.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [ctypes.c_double] * 2
+            built[source] = lib
+
+        lib = built[source]
+
+        def launcher(grid, block, args):
+            arrays, ints, floats = args[:5], args[5:11], args[11:]
+            for a in arrays:
+                assert a.dtype == np.float64 and a.flags.c_contiguous
+            assert all(isinstance(v, np.int32) for v in ints) and all(isinstance(v, np.float64) for v in floats)
+            lib.launch(int(grid[0]), int(grid[1]), int(block[0]), *(a.ctypes.data for a in arrays),
+                       *(int(v) for v in ints), *(float(v) for v in floats))
+
+        return launcher
+
+    return compile_source
+
+
+CASES = [("circle", "power", "float32"), ("sphere", "local", "float64"), ("chordal", "heat", "float32"),
+         ("circle", "heat", "float64")]
+
+
+@pytest.mark.parametrize("geometry, kernel, tile_dtype", CASES)
+def test_cuda_source_on_the_host(geometry, kernel, tile_dtype, rng, tmp_path):
+    # The CUDA kernel's own text, run thread by thread through device_product's launch code (NumPy in CuPy's
+    # place), against the NumPy tiles times X. n = 300 rows: three blocks of 128 threads, the last partial;
+    # two column chunks (launch_shape with 2 multiprocessors); k = 5 (width 8) and 37 (launches of 32 + 5).
+    compile_source = _host_compiler(tmp_path)
+    dist, _ = DISTANCES[geometry]
+    plan = tile_plan(KERNELS[kernel], dist)
+    x = _points(geometry, 300, rng)
+    pa = plan.prepare(x)
+    assert launch_shape(300, 300, 2)[1] == 2
+    tile = plan.tile(pa, pa, tile_dtype).astype(np.float64)
+    np.fill_diagonal(tile, 0.0)
+    for k in (5, 37):
+        X = rng.standard_normal((300, k))
+        out, mins = plan.device_product(pa, pa, X, tile_dtype=tile_dtype, zero_diagonal=True, row_min=True,
+                                        _module=np, _compile=compile_source)
+        # same scores up to libm vs NumPy's SIMD exp/log (an ulp or two of the tile dtype), summed in
+        # another order: measured 2.5e-16 to 5.0e-16 (float64) and 5e-8 to 8e-8 (float32) relative to the
+        # largest entry; the row minima (small scores, relative) 2e-16 to 7e-15 and 1.7e-7 to 9.9e-7
+        rtol = 1e-13 if tile_dtype == "float64" else 5e-6
+        ref = tile @ X
+        assert np.max(np.abs(out - ref)) <= rtol * np.max(np.abs(ref)), (k, np.max(np.abs(out - ref)))
+    full = plan.tile(pa, pa, tile_dtype).astype(np.float64)
+    np.testing.assert_allclose(mins, full.min(axis=1), rtol=rtol)
+    # a wrong kernel fails the same comparison: beta, p or eps 5 % off
+    wrong = TilePlan(plan.geometry, plan.profile, plan.scale, plan.constant * 1.05, plan.alpha, plan.dim)
+    bad = wrong.device_product(pa, pa, X, tile_dtype=tile_dtype, zero_diagonal=True, _module=np,
+                               _compile=compile_source)
+    assert np.max(np.abs(bad - ref)) > 100 * rtol * np.max(np.abs(ref))
+
+
+def test_launch_shape():
+    assert launch_shape(100_000, 100_000, 132) == (782, 1, 100_000)  # enough rows: one chunk, no partial sums
+    rows, chunks, chunk = launch_shape(2000, 2000, 132)
+    assert rows == 16 and chunks * chunk >= 2000 and (chunks - 1) * chunk < 2000 and chunks == 15
+    assert launch_shape(1, 1, 132) == (1, 1, 1)
+
+
+def _nvrtc():
+    path = os.environ.get("NVRTC_LIBRARY")
+    if not path:
+        try:
+            import nvidia.cuda_nvrtc as pkg  # the nvidia-cuda-nvrtc-cu12 wheel
+        except ImportError:
+            pytest.skip("libnvrtc not found (set NVRTC_LIBRARY or install nvidia-cuda-nvrtc-cu12)")
+        path = os.path.join(list(pkg.__path__)[0], "lib", "libnvrtc.so.12")
+    return ctypes.CDLL(path)
+
+
+def test_cuda_source_compiles_with_nvrtc():
+    nvrtc = _nvrtc()
+    failures = []
+    for geometry in GEOMETRIES:
+        for profile in PROFILES:
+            for tile_dtype in ("float32", "float64"):
+                for width in (CUDA_WIDTHS[0], CUDA_WIDTHS[-1]):
+                    src = cuda_source(geometry, profile, width, tile_dtype, 1 if geometry == "circle" else 3)
+                    prog = ctypes.c_void_p()
+                    assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None) == 0
+                    opts = (ctypes.c_char_p * 2)(b"--gpu-architecture=compute_90", b"--std=c++17")
+                    rc = nvrtc.nvrtcCompileProgram(prog, 2, opts)
+                    size = ctypes.c_size_t()
+                    nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+                    log = ctypes.create_string_buffer(size.value)
+                    nvrtc.nvrtcGetProgramLog(prog, log)
+                    if rc != 0 or b"warning" in log.value:
+                        failures.append(f"{geometry}/{profile}/{tile_dtype}/{width}: rc {rc}: {log.value.decode()}")
+                    nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
+    assert not failures, "\n".join(failures)
