@@ -88,6 +88,13 @@ class Euclidean(Manifold):
             "use sample(n, density=GaussianMixture(...), rng=...)"
         )
 
+    def tile_distance(self, method: str):
+        """Fusable form of a distance method, for :class:`spectral.KernelOperator` (``None``: not fusable).
+
+        ``"distance"``: ``"chordal"`` (the Euclidean ``|x - y|``).
+        """
+        return {"distance": "chordal"}.get(method)
+
     def distance(self, x, y=None, *, max_bytes=None):
         """Euclidean distances ``|x_i - y_j|``, an ``(n, m)`` array (``y = x`` if None).
 

@@ -157,7 +157,9 @@ def _host_memory_bytes() -> int:
 
 
 def _is_cupy(xp) -> bool:
-    return getattr(xp, "__name__", "").split(".")[0] == "cupy"
+    from spectral.backend import is_cupy_namespace
+
+    return is_cupy_namespace(xp)
 
 
 def _cupy():
