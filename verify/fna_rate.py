@@ -64,21 +64,6 @@ _FULL = {"scale_min": 3e-5, "scale_max": 1e-2, "n_scales": 10, "h_ratio": 64.0}
 _MAX_GRID = 1e8
 
 
-def _tolerance(name: str) -> Tolerance:
-    """The calibrated row of record ``name``; outside the calibrated alphas and modes, the family's value.
-
-    The exponent and amplitude of an alpha or mode outside :data:`CALIBRATED_ALPHAS` x
-    :data:`CALIBRATED_MODES` are asserted with the same tolerance (its reason says where it was measured).
-    """
-    try:
-        return CALIBRATION.get(name)
-    except KeyError:
-        family = name.split("_")[0]
-        base = next(r for r in CALIBRATION if r.name.startswith(family + "_"))
-        return dataclasses.replace(base, name=name, measured=None, over=(),
-                                   why=base.why + " (measured at alphas 1.2, 1.5, 1.8 and modes 2, 5 only)")
-
-
 @CHECK.parameters
 class Params:
     alphas: tuple = Reals((1.2, 1.5, 1.8), "FNA orders alpha (FNA eq. 10 profile (1+z)^-(1+alpha), d_M = 1)",
@@ -320,12 +305,12 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             hint = grid_hint if not math.isnan(slope) else \
                 "the bias without the C' term changes sign on the ladder: lower scale_max"
             rec.info(f"exponent_raw_{key}", r.exponent_raw[j])
-            tol = _tolerance(f"exponent_{key}")
+            tol = CALIBRATION.borrow(f"exponent_{key}", None, "exponent_")
             rec.close(f"exponent_{key}", slope, claimed, atol=tol,
                       label=f"alpha = {tag}, k = {k}: bias exponent (raw {r.exponent_raw[j]:.4f}) as {what} requires",
                       hint=hint)
             if corrected:
-                tol = _tolerance(f"amplitude_{key}")  # relative: |A - C_alpha| <= 0.15 C_alpha
+                tol = CALIBRATION.borrow(f"amplitude_{key}", None, "amplitude_")  # relative: |A - C_alpha| <= 0.15 C_alpha
                 rec.close(f"amplitude_{key}", amp, r.bias_constant, rtol=tol.value, why=tol.reason(),
                           label=f"alpha = {tag}, k = {k}: bias amplitude against C_alpha", hint=hint)
             else:

@@ -75,20 +75,6 @@ CALIBRATION = Calibration(
 )
 
 
-def _calibrated(family: str, alpha: float, p) -> Tolerance:
-    """The calibrated row of record ``family + alpha``; an alpha off the calibrated grid takes the row of the
-    next calibrated alpha above it (the largest when none is), under its own name."""
-    name = f"{family}{alpha:g}"
-    try:
-        return CALIBRATION.get(name, p)
-    except KeyError:
-        pass
-    rows = sorted((r for r in CALIBRATION if r.name.startswith(family)), key=lambda r: float(r.name[len(family):]))
-    row = next((r for r in rows if float(r.name[len(family):]) >= alpha), rows[-1])
-    return dataclasses.replace(row, name=name, measured=None, over=(),
-                               why=f"{row.why} [the row of {row.name}: alpha = {alpha:g} was not calibrated]")
-
-
 @CHECK.parameters
 class Params:
     alphas: tuple = Reals((1.2, 1.5, 1.8, 2.0), "Stable indices alpha of the increments and tails (FNA eqs. 8, 10, 26)",
@@ -459,7 +445,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.at_least(f"selfsim_pvalue_a{tag}", inc.selfsim_pvalue, p_floor, why=ks_why,
                      label="FNA-2: L_2t and 2^(1/alpha) L_t differ in law (two-sample KS)")
         if a < 2:
-            stated = _calibrated("tail_exponent_a", a, p)  # FNA-4 (c)
+            stated = CALIBRATION.borrow(f"tail_exponent_a{a:g}", p, "tail_exponent_a", at=a)  # FNA-4 (c)
             four_sd = round(4 * a / math.sqrt(max(inc.tail_count, 1)), 3)
             rec.close(f"tail_exponent_a{tag}", inc.tail_exponent, a,
                       atol=stated if stated.value >= four_sd else four_sd,
@@ -483,7 +469,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         # two-term tail series: relative correction c2 x^-alpha, c2 = a_2 / a_1 of manifolds.stable.series_terms
         c2 = -math.gamma(2 * a + 1) * math.sin(math.pi * a) / (2 * math.gamma(a + 1) * math.sin(math.pi * a / 2))
         rec.close(f"pdf_tail_ratio_x100_a{tag}", law.pdf_tail_ratio_x100, 1.0 + c2 * 100.0 ** (-a),
-                  atol=_calibrated("pdf_tail_ratio_x100_a", a, p),
+                  atol=CALIBRATION.borrow(f"pdf_tail_ratio_x100_a{a:g}", p, "pdf_tail_ratio_x100_a", at=a),
                   label=f"FNA-4: x^(1+alpha) p_1(x) / (Gamma(1+alpha) sin(pi alpha/2)/pi) at x = 100, alpha = {tag}")
         bound_why = ("FNA-4 (a) two-sided power-law bound: p_1(x)(1+x)^(1+alpha) on x in [1e-3, 1e3] stays > 0 "
                      "and finite (measured 0.17-0.30 and 0.86-2.1 over alpha 1.2-1.8)")
@@ -540,7 +526,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             rec.at_least(f"outside_support_a{a:g}", q.outside_support[a], local_floor, why=local_why,
                          label=f"FNA-5: (-Delta)^({a:g}/2) should be non-local (value at x = 3)")
         rec.at_most(f"outside_support_rel_err_a{a:g}", q.outside_support_rel_err[a],
-                    _calibrated("outside_support_rel_err_a", a, p),
+                    CALIBRATION.borrow(f"outside_support_rel_err_a{a:g}", p, "outside_support_rel_err_a", at=a),
                     label=f"FNA-5: (-Delta)^({a:g}/2) outside the support differs from the kernel "
                           f"-c_(1,alpha)|x|^-(1+alpha)")
 

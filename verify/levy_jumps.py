@@ -74,20 +74,6 @@ CALIBRATION = Calibration(
 )
 
 
-def _calibrated(family: str, alpha: float, p) -> Tolerance:
-    """The calibrated row of record ``family + alpha``; an alpha off the calibrated grid takes the row of the
-    next calibrated alpha above it (the largest when none is), under its own name."""
-    name = f"{family}{alpha:g}"
-    try:
-        return CALIBRATION.get(name, p)
-    except KeyError:
-        pass
-    rows = sorted((r for r in CALIBRATION if r.name.startswith(family)), key=lambda r: float(r.name[len(family):]))
-    row = next((r for r in rows if float(r.name[len(family):]) >= alpha), rows[-1])
-    return dataclasses.replace(row, name=name, measured=None, over=(),
-                               why=f"{row.why} [the row of {row.name}: alpha = {alpha:g} was not calibrated]")
-
-
 def _window_rule(name, window, scale, scale_name, top_text):
     """A tail window (r_min, r_max) must have 5 scale <= r_min < r_max.
 
@@ -343,19 +329,19 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         law = q.laws[alpha]
         if alpha >= 2:
             rec.at_most(f"circle_window_mass_a{tag}", float(np.sum(law.circle_mass)),
-                        _calibrated("circle_window_mass_a", alpha, p),
+                        CALIBRATION.borrow(f"circle_window_mass_a{alpha:g}", p, "circle_window_mass_a", at=alpha),
                         label="FNA-20: the alpha = 2 walk on S^1 should have Gaussian (light) tails")
             rec.at_most(f"torus_window_mass_a{tag}", float(np.sum(law.torus_mass)),
-                        _calibrated("torus_window_mass_a", alpha, p),
+                        CALIBRATION.borrow(f"torus_window_mass_a{alpha:g}", p, "torus_window_mass_a", at=alpha),
                         label="FNA-20: the alpha = 2 walk on the torus should have Gaussian (light) tails")
             continue
         rec.close(f"circle_exponent_a{tag}", law.circle_exponent, alpha,
-                  atol=_calibrated("circle_exponent_a", alpha, p),
+                  atol=CALIBRATION.borrow(f"circle_exponent_a{alpha:g}", p, "circle_exponent_a", at=alpha),
                   label=f"{label} on S^1 (exact one-jump law)")
-        rec.close(f"torus_exponent_a{tag}", law.torus_exponent, alpha, atol=_calibrated("torus_exponent_a", alpha, p),
+        rec.close(f"torus_exponent_a{tag}", law.torus_exponent, alpha, atol=CALIBRATION.borrow(f"torus_exponent_a{alpha:g}", p, "torus_exponent_a", at=alpha),
                   label=f"{label} on the 2-torus (exact one-jump law)")
         rec.close(f"torus_minus_continuum_a{tag}", law.torus_exponent - law.torus_continuum_exponent, 0.0,
-                  atol=_calibrated("torus_minus_continuum_a", alpha, p),
+                  atol=CALIBRATION.borrow(f"torus_minus_continuum_a{alpha:g}", p, "torus_minus_continuum_a", at=alpha),
                   label=f"{label} on the 2-torus minus the continuum slope")
         rec.info(f"torus_continuum_exponent_a{tag}", law.torus_continuum_exponent)
         if p.jumps:

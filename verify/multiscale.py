@@ -120,18 +120,6 @@ CALIBRATION = Calibration(
 )
 
 
-def _calibrated(name: str, p, *families: str) -> Tolerance:
-    """The calibrated row of record ``name``; off the calibrated grid, the first row of the first of ``families``
-    (name prefixes) that applies to ``p``, under its own name."""
-    try:
-        return CALIBRATION.get(name, p)
-    except KeyError:
-        pass
-    row = next(r for family in families for r in CALIBRATION if r.name.startswith(family) and r.matches(p))
-    return dataclasses.replace(row, name=name, measured=None, over=(),
-                               why=f"{row.why} [the row of {row.name}: {name} was not calibrated]")
-
-
 # ------------------------------------------------------------------------------ parameters
 
 
@@ -562,7 +550,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 key = f"entropy_{m}_{data}_d{d}_n{n1}"
                 value = float(arr(data, d, n1, "paper", m, "entropy").mean())
                 if m == "fna" and data == "gaussian":
-                    rec.at_least(key, value, _calibrated(key, p, "entropy_fna_gaussian_"),
+                    rec.at_least(key, value, CALIBRATION.borrow(key, p, "entropy_fna_gaussian_"),
                                  label="FNA-16 (paper kappa): FNA rows should be near-uniform", hint=hint)
                 else:
                     rec.info(key, value)
@@ -583,7 +571,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                         # not asserted for the sinusoidal sequence: at d = 32 its spread is small against
                         # kappa = sqrt(d) and LA needs 1.02 hops
                         name = f"hops_{m}_{tag}"
-                        rec.at_least(name, float(h[m].mean()), _calibrated(name, p, f"hops_{m}_paper_"),
+                        rec.at_least(name, float(h[m].mean()), CALIBRATION.borrow(name, p, f"hops_{m}_paper_"),
                                      label="FNA-18: LA and DP should need more than 1.2 hops", hint=hint)
                     else:
                         rec.info(f"hops_{m}_{tag}", float(h[m].mean()))
@@ -593,7 +581,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 for m in METHODS:
                     name = f"hops_increase_{m}_{tag}"
                     if protocol == "paper" and data == "sequence" and m == "dp":
-                        rec.at_least(name, inc[m], _calibrated(name, p, "hops_increase_dp_paper_"),
+                        rec.at_least(name, inc[m], CALIBRATION.borrow(name, p, "hops_increase_dp_paper_"),
                                      label="FNA-18 (growth with n): DP hops should grow with n on a sequence",
                                      hint=hint)
                     elif protocol == "paper" and data == "sequence" and m == "local":
@@ -606,24 +594,24 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 if printed or protocol in ("paper", "matched"):
                     printed_tag = "(printed claim) " if printed and protocol == "equal" else ""
                     name = f"frac_gap_fna_gt_local_{tag}"
-                    rec.at_least(name, frac_fl, _calibrated(name, p, f"frac_gap_fna_gt_local_{protocol}_",
+                    rec.at_least(name, frac_fl, CALIBRATION.borrow(name, p, f"frac_gap_fna_gt_local_{protocol}_",
                                                             "frac_gap_fna_gt_local_paper_"),
                                  label=f"{printed_tag}FNA-17: gap FNA > LA", hint=hint)
                     if printed or protocol == "paper":
                         name = f"frac_gap_local_gt_dp_{tag}"
-                        rec.at_least(name, frac_ld, _calibrated(name, p, "frac_gap_local_gt_dp_paper_"),
+                        rec.at_least(name, frac_ld, CALIBRATION.borrow(name, p, "frac_gap_local_gt_dp_paper_"),
                                      label=f"{printed_tag}FNA-17: gap LA > DP", hint=hint)
                         worst = max(float(arr(data, d, n, protocol, "fna", "hops_mean").mean()) for n in sizes)
                         name = f"hops_fna_worst_n_{tag}"
-                        rec.at_most(name, worst, _calibrated(name, p, "hops_fna_worst_n_paper_"),
+                        rec.at_most(name, worst, CALIBRATION.borrow(name, p, "hops_fna_worst_n_paper_"),
                                     label=f"{printed_tag}FNA-18: FNA should need ~1 hop", hint=hint)
                 else:
                     name = f"frac_gap_fna_gt_local_{tag}"
-                    rec.at_most(name, frac_fl, _calibrated(name, p, "frac_gap_fna_gt_local_equal_"),
+                    rec.at_most(name, frac_fl, CALIBRATION.borrow(name, p, "frac_gap_fna_gt_local_equal_"),
                                 label="FNA-17 (equal kappa, reversal): gap FNA < LA", hint=hint)
                     name = f"frac_hops_fna_gt_local_{tag}"
                     rec.at_least(name, float(np.mean(h["fna"] > h["local"])),
-                                 _calibrated(name, p, "frac_hops_fna_gt_local_equal_"),
+                                 CALIBRATION.borrow(name, p, "frac_hops_fna_gt_local_equal_"),
                                  label="FNA-18 (equal kappa, reversal): FNA needs more hops than LA", hint=hint)
 
     # ---- FNA-19: diffusion-map spread under the Fig. 5b bandwidths ------------------------------
@@ -636,7 +624,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                         "an example threshold 0.2 is not reached (measured 0.31 at d = 8, 0.20 at d = 16, n = 500)",
                     label="FNA-19: FNA diffusion map should be more compact than LA's", hint=hint)
         name = f"dm_ratio_vs_eta_log_d{d}"
-        rec.at_most(name, abs(math.log(ratio / eta_ratio)), _calibrated(name, p, "dm_ratio_vs_eta_log_"),
+        rec.at_most(name, abs(math.log(ratio / eta_ratio)), CALIBRATION.borrow(name, p, "dm_ratio_vs_eta_log_"),
                     label="FNA-19 tracking: spread ratio vs eigenvalue ratio", hint=hint)
 
     if p.claim == "corrected":

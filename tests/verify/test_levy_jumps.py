@@ -99,7 +99,7 @@ def test_each_assertion_fails_on_a_wrong_quantity(paths, alpha, change, name):
 
 def test_an_uncalibrated_alpha_takes_the_next_row():
     p = CHECK.params(**CHEAP, alphas=(1.3,))
-    tol = lj._calibrated("circle_exponent_a", 1.3, p)
+    tol = lj.CALIBRATION.borrow("circle_exponent_a1.3", p, "circle_exponent_a", at=1.3)
     assert tol.name == "circle_exponent_a1.3" and tol.value == 0.02 and "not calibrated" in tol.why
 
 

@@ -200,6 +200,34 @@ class Calibration:
     def __getitem__(self, name: str) -> Tolerance:
         return self.get(name)
 
+    def borrow(self, name: str, params=None, *families: str, at: float | None = None) -> Tolerance:
+        """The row of record ``name``, or for a record off the calibrated grid the row of a calibrated relative.
+
+        Records of one family are named after a parameter (``"tail_exponent_a1.2"``: family
+        ``"tail_exponent_a"``). A run at a value that was not calibrated (``alpha = 1.3``) takes the
+        row of a relative: with ``at`` (the run's value), the row whose name ends in the next
+        calibrated value at or above it (the largest when none is); without, the first row of the
+        first family that applies to ``params``. The row comes back under ``name``, with no recorded
+        ``measured`` and no grid, and its reason says whose row it is.
+        """
+        try:
+            return self.get(name, params)
+        except KeyError:
+            pass
+        for family in families:
+            rows = [r for r in self.rows if r.name.startswith(family) and (params is None or r.matches(params))]
+            if not rows:
+                continue
+            if at is not None:
+                rows.sort(key=lambda r: float(r.name[len(family):]))
+                row = next((r for r in rows if float(r.name[len(family):]) >= at), rows[-1])
+            else:
+                row = rows[0]
+            return dataclasses.replace(row, name=name, measured=None, over=(),
+                                       why=f"{row.why} [the row of {row.name}: {name} was not calibrated]")
+        known = ", ".join(families) or "none given"
+        raise KeyError(f"no calibrated tolerance {name!r} and no row of the families {known} for this setting")
+
 
 def grid_points(row: Tolerance) -> list[dict]:
     """Every parameter point of ``row``'s calibration grids (cartesian product of each grid), with its setting."""

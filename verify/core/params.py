@@ -167,9 +167,8 @@ class Spec:
     def type_text(self) -> str:
         """The numpydoc type: ``int``, ``float``, ``{"grid", "random"}``, ``tuple of int``, ``bool``."""
         if self.choices is not None:
-            return "{" + ", ".join(f'"{c}"' for c in self.choices) + "}"
-        if self.choices is not None and self.kind == "strs":
-            return "tuple of {" + ", ".join(f'"{c}"' for c in self.choices) + "}"
+            braces = "{" + ", ".join(f'"{c}"' for c in self.choices) + "}"
+            return "tuple of " + braces if self.kind == "strs" else braces
         base = {"int": "int", "float": "float", "str": "str", "bool": "bool", "ints": "tuple of int",
                 "floats": "tuple of float", "strs": "tuple of str"}[self.kind]
         return base + (", optional" if self.default is None else "")
