@@ -512,7 +512,7 @@ def _evolve_dense_numpy(a, pde, steps, dt, beta, axes, boundary, sym, anti, caus
                 _zero_future(out, lo)
             if renormalize:
                 out /= np.sum(out, axis=1, keepdims=True)
-            if check_finite and step == 0 and not np.isfinite(blk).all():
+            if check_finite and step == 0 and not np.isfinite(blk).all():  # the block is in cache
                 raise InputError("A0 must be finite (it holds nan or inf)")
         a = nxt
     return a, v

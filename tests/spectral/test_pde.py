@@ -442,6 +442,16 @@ class TestNumpyFastPath:
         ref, _ = brute_evolve(a0.T, pde="diffusion", steps=3, dt=1.0, alpha=0.1, axis="query", boundary="neumann")
         assert_close(evolve_attention(t, steps=3, axis="query").attention, ref, rtol=0, atol=ATOL)
 
+    def test_huge_finite_input_accepted(self):
+        # finite but overflowing values are input the check accepts (no InputError, no warning)
+        a = np.full((40, 40), 1e308)
+        a[3, 4] = -1e308
+        res = evolve_attention(a, steps=1, alpha=0.25, boundary="periodic")  # no InputError, no warning
+        assert res.attention.shape == (40, 40)
+        a[7, 7] = np.nan
+        with pytest.raises(InputError, match="A0 must be finite"):
+            evolve_attention(a, steps=1)
+
     @pytest.mark.parametrize("where", [(0, 0), (150, 3), (299, 299)])
     @pytest.mark.parametrize("steps", [0, 1, 3])
     def test_non_finite_input_refused_in_any_block(self, where, steps):
