@@ -22,9 +22,11 @@ treated, or what ``dt`` and ``ds`` are; here they are parameters:
   eigenvalues of :func:`laplacian_matrix` (not from the paper's eqs. (24) and (28)).
 
 Three input forms: a dense square array (any array-API namespace; stencil updates, ``O(T^2)`` per
-step), a ``scipy.sparse`` matrix (banded surrogates; fill-in widens a band by 2 per step) and a
-:class:`FactoredAttention` ``phi(Q) phi(K)^T`` (kernel attention; the key-axis operator acts on
-``phi(K)``, the query-axis operator on ``phi(Q)``, and no ``T x T`` matrix is formed).
+step; on NumPy one read of ``A`` and one write per step through ``scipy.ndimage.correlate1d`` and
+two reused buffers, elsewhere whole-array updates that stay on the inputs' device with no host
+synchronisation per step), a ``scipy.sparse`` matrix (banded surrogates; fill-in widens a band by 2
+per step) and a :class:`FactoredAttention` ``phi(Q) phi(K)^T`` (kernel attention; the key-axis
+operator acts on ``phi(K)``, the query-axis operator on ``phi(Q)``, and no ``T x T`` matrix is formed).
 """
 
 from __future__ import annotations
@@ -735,8 +737,13 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
 
     Notes
     -----
-    The dense path applies the three-point stencil with slices (``O(T^2)`` per step, no matrix
-    product). The sparse path multiplies by the sparse operator matrix; the factored path updates
+    The dense path applies the three-point stencil (``O(T^2)`` per step, no matrix product): on NumPy
+    by row blocks through ``scipy.ndimage.correlate1d`` into two reused buffers (``A(0)`` is checked for
+    nan and inf block by block during the first step), in other namespaces (CuPy, array-api-strict)
+    with whole-array slices, no host transfer and one host synchronisation (the finiteness check) in
+    all. ``boundary="fixed"`` holds the end tokens under every term (the reaction, the advection and
+    the wave's velocity too); ``causal_remask`` and ``renormalize`` still act on them after the step.
+    The sparse path multiplies by the sparse operator matrix; the factored path updates
     ``phi(K)`` (key axis) or ``phi(Q)`` (query axis) in ``O(T m)`` per step. The reaction term is
     entrywise and non-linear, so it has no factored form; ``axis="both"`` would double the rank of
     the factors every step and is refused for factored input too.
