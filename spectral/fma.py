@@ -32,8 +32,12 @@ token of the block. Causal masking drops the groups after the query wholesale (n
 straddles its query, FMA-10) and masks the near field by ``j <= i``.
 
 All attention code is vectorised (block reshapes and batched matrix products; Python loops run over
-levels and the few neighbour slots only) and takes its array namespace from the inputs; the index
-structure depends on ``(n, r)`` alone and is built on the host with NumPy.
+levels, the few neighbour slots and, in 1-D, chunks of queries) and takes its array namespace and device
+from the inputs; the index structure depends on ``(n, r)`` alone, is built on the host with NumPy and
+moved to the inputs' device once per call. 1-D attention works through chunks of ``r 2^a`` queries, so
+its extra memory is the output plus a few MiB (:data:`_CHUNK_SCORES`) plus the ``O(n p d / r)`` group
+summaries, whatever ``n``: at ``n = 2^14 .. 2^16``, ``d = 64``, float64, within 1.3x of the peak of
+PyTorch's CPU ``scaled_dot_product_attention`` (``benchmarks/bench_fma.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, from_numpy
+from spectral.backend import array_namespace, device_of, dtype_name, from_numpy, is_cupy_array
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, check_int, check_option
 
@@ -67,6 +71,20 @@ NORMALISATIONS = ("per-level", "joint")
 _OFFSETS_1D = {0: (-2, 2, 3), 1: (-3, -2, 2)}
 #: the 6 group cells per axis of the level window, relative to c, for even / odd c
 _WINDOW_AXIS = {0: tuple(range(-2, 4)), 1: tuple(range(-3, 3))}
+
+
+def _dev(xp, like) -> dict:
+    """``device=`` for a creation function: none for NumPy and CuPy (CuPy creates on the current device and
+    has no such keyword), the device of ``like`` for the other array-API namespaces."""
+    if xp is np or is_cupy_array(like):
+        return {}
+    return {"device": device_of(like)}
+
+
+def _put(xp, host, like, dtype=None):
+    """A host (NumPy) value moved to the namespace and device of ``like`` (one transfer), optionally cast."""
+    out = from_numpy(np.asarray(host), like=like)
+    return out if dtype is None else xp.astype(out, dtype)
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,7 +372,7 @@ class _Layout1D:
         m = self.count(g)
         pad = m * g - self.n
         if pad:
-            x = xp.concat([x, xp.zeros((pad, *x.shape[1:]), dtype=x.dtype)], axis=0)
+            x = xp.concat([x, xp.zeros((pad, *x.shape[1:]), dtype=x.dtype, **_dev(xp, x))], axis=0)
         return xp.reshape(x, (m, g, *x.shape[1:]))
 
     def unblocks(self, xp, xb, g: int):
@@ -365,7 +383,7 @@ class _Layout1D:
     def neighbours(self, xp, x, r: int):
         """(n, d) -> (M0, 3r, d): the keys of the base cells c-1, c, c+1 (zeros outside [n])."""
         xb = self.blocks(xp, x, r)
-        zero = xp.zeros((1, *xb.shape[1:]), dtype=xb.dtype)
+        zero = xp.zeros((1, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
         padded = xp.concat([zero, xb, zero], axis=0)
         m = xb.shape[0]
         return xp.concat([padded[0:m, ...], padded[1:m + 1, ...], padded[2:m + 2, ...]], axis=1)
@@ -391,8 +409,8 @@ class _Layout2D:
         grid = xp.reshape(x, (w, w, *rest))
         pad = m * g - w
         if pad:
-            grid = xp.concat([grid, xp.zeros((pad, w, *rest), dtype=x.dtype)], axis=0)
-            grid = xp.concat([grid, xp.zeros((m * g, pad, *rest), dtype=x.dtype)], axis=1)
+            grid = xp.concat([grid, xp.zeros((pad, w, *rest), dtype=x.dtype, **_dev(xp, x))], axis=0)
+            grid = xp.concat([grid, xp.zeros((m * g, pad, *rest), dtype=x.dtype, **_dev(xp, x))], axis=1)
         grid = xp.reshape(grid, (m, g, m, g, *rest))
         order = (0, 2, 1, 3, *range(4, 4 + len(rest)))
         return xp.reshape(xp.permute_dims(grid, order), (m * m, g * g, *rest))
@@ -410,9 +428,9 @@ class _Layout2D:
         xb = self.blocks(xp, x, r)
         m = -(-self.side // r)
         cells = xp.reshape(xb, (m, m, *xb.shape[1:]))
-        zrow = xp.zeros((1, m, *xb.shape[1:]), dtype=xb.dtype)
+        zrow = xp.zeros((1, m, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
         cells = xp.concat([zrow, cells, zrow], axis=0)
-        zcol = xp.zeros((m + 2, 1, *xb.shape[1:]), dtype=xb.dtype)
+        zcol = xp.zeros((m + 2, 1, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
         cells = xp.concat([zcol, cells, zcol], axis=1)
         parts = [cells[1 + dx:1 + dx + m, 1 + dy:1 + dy + m, ...] for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
         out = xp.concat(parts, axis=2)
@@ -510,14 +528,14 @@ class _Part:
     pv_tokens: Any = None
 
 
-def _default_pool(xp, valid, p, dtype):
+def _default_pool(xp, valid, p, dtype, like):
     """(B, p, t) sub-block mean weights and (B, p) token counts for blocks with ``valid`` (B, t) tokens."""
     t = valid.shape[1]
     sub = (np.arange(t) * p) // t  # p equal sub-blocks (strips of the square in 2-D)
     ind = (sub[None, :] == np.arange(p)[:, None])[None, :, :] & valid[:, None, :]
     counts = ind.sum(axis=2)
     w = ind / np.maximum(counts, 1)[:, :, None]
-    return xp.asarray(w, dtype=dtype), counts
+    return _put(xp, w, like, dtype), counts
 
 
 def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normalisation):
@@ -537,19 +555,19 @@ def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normal
     if causal:
         mask = mask & (key_ids[:, None, :] <= ids_b[:, :, None])
     logits = xp.matmul(qb, xp.permute_dims(kn, (0, 2, 1))) * scale
-    neg = xp.asarray(-math.inf, dtype=dtype)
-    logits = xp.where(xp.asarray(mask), logits, neg)
+    neg = _put(xp, -math.inf, q, dtype)
+    logits = xp.where(_put(xp, mask, q), logits, neg)
     parts = [_Part(logits, r, layout.neighbours(xp, v, r) if v is not None else None)]
     # far levels
     for level, g in enumerate(sizes, start=1):
         valid = layout.blocks(np, np.ones((n, 1), dtype=bool), g)[:, :, 0]  # (B, t)
         kb = layout.blocks(xp, k, g)
         if weights is None:
-            pk, counts = _default_pool(xp, valid, p, dtype)
+            pk, counts = _default_pool(xp, valid, p, dtype, q)
             pv = pk
             logmult = np.where(counts > 0, np.log(np.maximum(counts, 1)), -np.inf)
         else:
-            vmask = xp.asarray(valid[:, None, :].astype(np.float64), dtype=dtype)
+            vmask = _put(xp, valid[:, None, :].astype(np.float64), q, dtype)
             pk = xp.reshape(weights[level - 1][0], (1, p, -1)) * vmask
             pv = xp.reshape(weights[level - 1][1], (1, p, -1)) * vmask
             size = valid.sum(axis=1, keepdims=True)
@@ -557,7 +575,7 @@ def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normal
         kbar = xp.matmul(pk, kb)  # (B, p, d)
         idx = layout.candidates(g, causal)  # (B, S)
         slots = idx.shape[1]
-        take = xp.asarray(np.where(idx >= 0, idx, 0).reshape(-1))
+        take = _put(xp, np.where(idx >= 0, idx, 0).reshape(-1), q)
         d = k.shape[1]
         kg = xp.reshape(xp.take(xp.reshape(kbar, (kbar.shape[0], p * d)), take, axis=0),
                         (idx.shape[0], slots * p, d))
@@ -568,12 +586,12 @@ def _parts(layout, q, k, v, *, r, p, weights, causal, downsample_queries, normal
             corr = np.zeros(slot_ok.shape)
         qg = layout.blocks(xp, q, g)
         if downsample_queries:
-            vq = xp.asarray(valid[:, :, None].astype(np.float64), dtype=dtype)
-            qg = xp.sum(qg * vq, axis=1, keepdims=True) / xp.asarray(
-                valid.sum(axis=1)[:, None, None].astype(np.float64), dtype=dtype)
+            vq = _put(xp, valid[:, :, None].astype(np.float64), q, dtype)
+            qg = xp.sum(qg * vq, axis=1, keepdims=True) / _put(
+                xp, valid.sum(axis=1)[:, None, None].astype(np.float64), q, dtype)
         lg = xp.matmul(qg, xp.permute_dims(kg, (0, 2, 1))) * scale
-        lg = lg + xp.asarray(corr.reshape(idx.shape[0], 1, slots * p), dtype=dtype)
-        lg = xp.where(xp.asarray(slot_ok.reshape(idx.shape[0], 1, slots * p)), lg, neg)
+        lg = lg + _put(xp, corr.reshape(idx.shape[0], 1, slots * p), q, dtype)
+        lg = xp.where(_put(xp, slot_ok.reshape(idx.shape[0], 1, slots * p), q), lg, neg)
         if downsample_queries:
             lg = xp.broadcast_to(lg, (idx.shape[0], valid.shape[1], slots * p))
         vals = None
@@ -627,6 +645,164 @@ def _attention(layout, q, k, v, *, r, p, normalisation, causal, weights, downsam
     return out
 
 
+#: Near-field scores per query chunk of :func:`fma_attention` (float64: 1 MiB; with their exponentials,
+#: weights and the far levels' scores the chunk's workspace is a few MiB, whatever n).
+_CHUNK_SCORES = 1 << 17
+
+
+def _chunk_length(n: int, r: int) -> int:
+    """Queries per chunk: ``r 2^a`` (so that every level's blocks of queries tile a chunk or hold it whole),
+    the largest with ``3 r`` near scores per query within :data:`_CHUNK_SCORES`, at least ``r``."""
+    c = r
+    while 2 * c * 3 * r <= _CHUNK_SCORES and c < n:
+        c *= 2
+    return c
+
+
+class _Level:
+    """One far level of 1-D FMA for the chunked attention: group summaries and candidate slots on the device.
+
+    ``kbar``/``vbar`` (B, p * d) and (B, p * dv) summaries of the B groups of length ``g``; ``idx`` (B, 3)
+    indices of the candidate far groups of each block of queries (0 where the slot is empty); ``ok`` (B, 1, 3p)
+    whether a slot is used; ``corr`` (B, 1, 3p) the joint normalisation's ``+ log m``; ``qbar`` (B, d) the
+    blocks' mean queries (FMA-linear) or None.
+    """
+
+    def __init__(self, xp, q, k, v, g, p, w_pair, causal, joint, pooled):
+        n, d = q.shape
+        nfull, rem = divmod(n, g)
+        blocks = nfull + (rem > 0)
+        if w_pair is None:  # means of p equal sub-blocks of the (possibly cut) group
+            sub = (np.arange(g) * p) // g
+            ind = sub[None, :] == np.arange(p)[:, None]  # (p, g)
+            full_counts = ind.sum(axis=1)
+            wk_full = ind / np.maximum(full_counts, 1)[:, None]
+            last_ind = ind[:, :rem]
+            last_counts = last_ind.sum(axis=1)
+            wk_last = last_ind / np.maximum(last_counts, 1)[:, None]
+            logm_full = np.where(full_counts > 0, np.log(np.maximum(full_counts, 1)), -np.inf)
+            logm_last = np.where(last_counts > 0, np.log(np.maximum(last_counts, 1)), -np.inf)
+            wk_full, wk_last = _put(xp, wk_full, q, q.dtype), _put(xp, wk_last, q, q.dtype)
+            wv_full, wv_last = wk_full, wk_last
+        else:
+            (wk, wv) = w_pair  # (p, g) in the namespace of q
+            wk_full, wv_full = wk, wv
+            wk_last, wv_last = wk[:, :rem], wv[:, :rem]
+            logm_full = np.full(p, math.log(g / p))
+            logm_last = np.full(p, math.log(rem / p) if rem else -np.inf)
+        logm = np.concatenate([np.broadcast_to(logm_full, (nfull, p)), logm_last[None, :]] if rem else
+                              [np.broadcast_to(logm_full, (nfull, p))], axis=0)  # (B, p)
+        self.kbar = _group_sums(xp, k, wk_full, wk_last, g, nfull, rem)  # (B, p d)
+        self.vbar = _group_sums(xp, v, wv_full, wv_last, g, nfull, rem)
+        cand = _candidates_1d(blocks, causal)  # (B, 3)
+        safe = np.where(cand >= 0, cand, 0)
+        ok = (cand >= 0)[:, :, None] & np.isfinite(logm[safe])  # (B, 3, p)
+        corr = np.where(ok, logm[safe], 0.0) if joint else np.zeros(ok.shape)
+        self.idx = _put(xp, safe, q)
+        self.ok = _put(xp, ok.reshape(blocks, 1, 3 * p), q)
+        self.corr = _put(xp, corr.reshape(blocks, 1, 3 * p), q, q.dtype)
+        self.g, self.p, self.d, self.dv = g, p, d, v.shape[1]
+        self.qbar = None
+        if pooled:
+            ones = _put(xp, np.ones((1, g)), q, q.dtype)
+            self.qbar = _group_sums(xp, q, ones / g, ones[:, :rem] / max(rem, 1), g, nfull, rem)  # (B, d)
+
+    def part(self, xp, qc, s, e, chunk, scale, neg):
+        """The level's ``_Part`` for the queries ``s:e`` (a chunk starting at a multiple of ``chunk``)."""
+        g, p = self.g, self.p
+        t = min(g, chunk)
+        b0, b1 = s // g, -(-e // g)
+        idx = xp.reshape(self.idx[b0:b1, ...], (-1,))
+        nb = b1 - b0
+        kg = xp.reshape(xp.take(self.kbar, idx, axis=0), (nb, 3 * p, self.d))
+        vg = xp.reshape(xp.take(self.vbar, idx, axis=0), (nb, 3 * p, self.dv))
+        if self.qbar is not None:
+            lg = xp.matmul(xp.reshape(self.qbar[b0:b1, ...], (nb, 1, self.d)), xp.permute_dims(kg, (0, 2, 1)))
+        else:
+            lg = xp.matmul(_Layout1D(e - s).blocks(xp, qc, t), xp.permute_dims(kg, (0, 2, 1)))
+        lg = xp.where(self.ok[b0:b1, ...], lg * scale + self.corr[b0:b1, ...], neg)
+        if self.qbar is not None:
+            lg = xp.broadcast_to(lg, (nb, t, 3 * p))
+        return _Part(lg, t, vg)
+
+
+def _group_sums(xp, x, w_full, w_last, g, nfull, rem):
+    """(B, p * dx): ``sum_j w_j x_j`` over each group of ``g`` rows of ``x`` (the last one cut to ``rem``),
+    without padding a copy of ``x``."""
+    dx = x.shape[1]
+    parts = []
+    if nfull:
+        blocks = xp.reshape(x[:nfull * g, ...], (nfull, g, dx))
+        parts.append(xp.reshape(xp.matmul(xp.reshape(w_full, (1, *w_full.shape)), blocks), (nfull, -1)))
+    if rem:
+        last = xp.reshape(x[nfull * g:, ...], (1, rem, dx))
+        parts.append(xp.reshape(xp.matmul(xp.reshape(w_last, (1, *w_last.shape)), last), (1, -1)))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def _neighbour_cells(xp, x, c0, c1, r, zeros):
+    """(c1 - c0, 3r, dx): the rows of the base cells ``c - 1, c, c + 1`` for the cells ``c0 <= c < c1`` (zero
+    rows outside ``[0, n)``), from one slice of ``x``."""
+    n = x.shape[0]
+    lo, hi = (c0 - 1) * r, (c1 + 1) * r
+    parts = [x[max(lo, 0):min(hi, n), ...]]
+    if lo < 0:
+        parts.insert(0, zeros[:-lo, ...])
+    if hi > n:
+        parts.append(zeros[:hi - n, ...])
+    rows = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    m = c1 - c0
+    cells = xp.reshape(rows, (m + 2, r, x.shape[1]))
+    return xp.concat([cells[0:m, ...], cells[1:m + 1, ...], cells[2:m + 2, ...]], axis=1)
+
+
+def _attention_1d(q, k, v, *, r, p, normalisation, causal, weights, downsample_queries):
+    """1-D FMA attention in chunks of queries: the workspace is a few MiB whatever ``n``.
+
+    The group summaries of every level (``O(n p d / r)`` in all) and the masks are built once and moved to
+    the device once; each chunk of ``r 2^a`` queries then forms its near-field and far-level scores, the
+    normalisation and its rows of the output in place. No host transfer and no host synchronisation
+    happen inside the loop.
+    """
+    xp = array_namespace(q, k, v)
+    n, d = q.shape
+    dv = v.shape[1]
+    dtype, scale = q.dtype, 1.0 / math.sqrt(d)
+    depth = _depth(n, r)
+    sizes = [r << (level - 1) for level in range(1, depth)]
+    weights = _check_weights(weights, xp, q, sizes, p, 1)
+    joint = normalisation == "joint"
+    levels = [_Level(xp, q, k, v, g, p, None if weights is None else weights[i], causal, joint, downsample_queries)
+              for i, g in enumerate(sizes)]
+    chunk = _chunk_length(n, r)
+    cells = -(-n // r)
+    # near-field masks: key slot s of cell c holds token (c - 1) r + s; causal: s <= r + t for query t
+    slot = np.arange(3 * r)
+    key_ids = (np.arange(cells)[:, None] - 1) * r + slot[None, :]
+    valid = _put(xp, ((key_ids >= 0) & (key_ids < n))[:, None, :], q)  # (cells, 1, 3r)
+    pattern = _put(xp, (slot[None, :] <= r + np.arange(r)[:, None])[None, :, :], q) if causal else None
+    neg = _put(xp, -math.inf, q, dtype)
+    zeros_k = xp.zeros((2 * r, d), dtype=dtype, **_dev(xp, q))
+    zeros_v = xp.zeros((2 * r, dv), dtype=dtype, **_dev(xp, q))
+    out = xp.empty((n, dv), dtype=dtype, **_dev(xp, q))
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        c0, c1 = s // r, -(-e // r)
+        layout = _Layout1D(e - s)
+        qc = q[s:e, ...]
+        kn = _neighbour_cells(xp, k, c0, c1, r, zeros_k)
+        mask = valid[c0:c1, ...] if pattern is None else valid[c0:c1, ...] & pattern
+        logits = xp.where(mask, xp.matmul(layout.blocks(xp, qc, r), xp.permute_dims(kn, (0, 2, 1))) * scale, neg)
+        parts = [_Part(logits, r, _neighbour_cells(xp, v, c0, c1, r, zeros_v))]
+        parts += [level.part(xp, qc, s, e, chunk, scale, neg) for level in levels]
+        acc = None
+        for w, part in zip(_normalised(xp, layout, parts, normalisation), parts):
+            term = layout.unblocks(xp, xp.matmul(w, part.values), part.g)
+            acc = term if acc is None else acc + term
+        out[s:e, ...] = acc
+    return out
+
+
 def _token_groups(layout, g: int) -> np.ndarray:
     """(n,) index of the group (block) of size ``g`` that holds each token."""
     ids = np.zeros((layout.n, 1), dtype=np.int64)
@@ -654,21 +830,21 @@ def _matrix(layout, q, k, *, r, p, normalisation, causal, weights, downsample_qu
                        downsample_queries=downsample_queries, normalisation=normalisation)
     n = layout.n
     dtype = q.dtype
-    tok = xp.reshape(xp.arange(n), (1, 1, n))
+    tok = _put(xp, np.arange(n).reshape(1, 1, n), q)
     weights_all = _normalised(xp, layout, parts, normalisation)
     # near field: neighbour key ids per block, one-hot against the token axis
     key_ids = layout.neighbours(np, np.arange(n)[:, None] + 1, r)[:, :, 0] - 1  # (B0, s0)
-    onehot = xp.astype(xp.asarray(key_ids[:, :, None]) == tok, dtype)  # (B0, s0, n)
+    onehot = xp.astype(_put(xp, key_ids[:, :, None], q) == tok, dtype)  # (B0, s0, n)
     a = layout.unblocks(xp, xp.matmul(weights_all[0], onehot), r)
     for w, part in zip(weights_all[1:], parts[1:]):
         g = part.g
         slots = part.idx.shape[1]
         width = w.shape[2] // slots  # p
-        own = xp.reshape(xp.asarray(_token_groups(layout, g)), (1, 1, n))
+        own = _put(xp, _token_groups(layout, g).reshape(1, 1, n), q)
         pvt = xp.permute_dims(part.pv_tokens, (1, 0))  # (p, n)
         for s in range(slots):
             coef = xp.matmul(w[:, :, s * width:(s + 1) * width], pvt)  # (B, t, n)
-            hit = xp.asarray(part.idx[:, s:s + 1, None]) == own  # (B, 1, n)
+            hit = _put(xp, part.idx[:, s:s + 1, None], q) == own  # (B, 1, n)
             a = a + layout.unblocks(xp, xp.where(hit, coef, xp.zeros_like(coef)), g)
     return a
 
@@ -728,7 +904,13 @@ def fma_attention(q, k, v, *, r, p=1, normalisation="per-level", causal=False, w
     Returns
     -------
     array of shape (n, dv)
-        Same namespace and dtype as ``q``.
+        Same namespace, device and dtype as ``q``.
+
+    Notes
+    -----
+    Computed in chunks of ``r 2^a`` queries (about :data:`_CHUNK_SCORES` near-field scores each): the
+    extra memory is the output, one chunk's scores and the group summaries of every level; inside the
+    loop over chunks nothing is copied between host and device and nothing waits for the device.
 
     Raises
     ------
@@ -748,8 +930,8 @@ def fma_attention(q, k, v, *, r, p=1, normalisation="per-level", causal=False, w
     1.0
     """
     xp, layout, r, p = _prepare(q, k, v, r, p, normalisation, causal, downsample_queries, 1)
-    return _attention(layout, q, k, v, r=r, p=p, normalisation=normalisation, causal=bool(causal),
-                      weights=weights, downsample_queries=bool(downsample_queries))
+    return _attention_1d(q, k, v, r=r, p=p, normalisation=normalisation, causal=bool(causal), weights=weights,
+                         downsample_queries=bool(downsample_queries))
 
 
 def fma_matrix(q, k, *, r, p=1, normalisation="per-level", causal=False, weights=None, downsample_queries=False):

@@ -22,9 +22,11 @@ treated, or what ``dt`` and ``ds`` are; here they are parameters:
   eigenvalues of :func:`laplacian_matrix` (not from the paper's eqs. (24) and (28)).
 
 Three input forms: a dense square array (any array-API namespace; stencil updates, ``O(T^2)`` per
-step), a ``scipy.sparse`` matrix (banded surrogates; fill-in widens a band by 2 per step) and a
-:class:`FactoredAttention` ``phi(Q) phi(K)^T`` (kernel attention; the key-axis operator acts on
-``phi(K)``, the query-axis operator on ``phi(Q)``, and no ``T x T`` matrix is formed).
+step; on NumPy one read of ``A`` and one write per step through ``scipy.ndimage.correlate1d`` and
+two reused buffers, elsewhere whole-array updates that stay on the inputs' device with no host
+synchronisation per step), a ``scipy.sparse`` matrix (banded surrogates; fill-in widens a band by 2
+per step) and a :class:`FactoredAttention` ``phi(Q) phi(K)^T`` (kernel attention; the key-axis
+operator acts on ``phi(K)``, the query-axis operator on ``phi(Q)``, and no ``T x T`` matrix is formed).
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ def laplacian_matrix(T: int, *, boundary: str, ds: float = 1.0, sparse: bool = F
     ``"dirichlet"``
         zero outside the sequence: end rows ``[-2, 1] / ds^2`` (mass leaks out).
     ``"fixed"``
-        end tokens copied unchanged, as the paper's public code does: end rows are zero.
+        end tokens copied unchanged, as the paper's public code does (its refinement layers
+        concatenate ``x[:1]``, the updated interior and ``x[-1:]``): end rows are zero. In
+        :func:`evolve_attention` no term of any PDE moves them (the reaction and advection terms
+        and the wave's velocity included); on both axes the whole frame (first and last row and
+        column) is held.
 
     Parameters
     ----------
@@ -341,7 +347,7 @@ class PDEEvolution:
 
 
 # ------------------------------------------------------------------------------------------------
-# the dense stencil (array-API)
+# the dense stencil: array-API (any namespace) and the NumPy fast path
 # ------------------------------------------------------------------------------------------------
 def _index(axis: int, part) -> tuple:
     return (slice(None), part) if axis == 1 else (part, slice(None))
@@ -383,6 +389,183 @@ def _apply_dense(a, axes, keep, sym, anti, boundary):
     for ax in axes[1:]:
         out = out + _stencil(a, ax, 0.0, sym, anti, boundary)
     return out
+
+
+def _end_slices(n: int, axes) -> list:
+    """The index tuples of the end tokens (first and last row or column) of every axis in ``axes``."""
+    return [_index(ax, slice(j, j + 1)) for ax in axes for j in (0, n - 1)]
+
+
+def _evolve_dense(a, xp, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0):
+    """Any array-API namespace: whole-array updates, no host transfer and no host synchronisation.
+
+    ``"fixed"``: after every step the end tokens of ``A`` are copied from the previous step and the
+    wave's velocity increment is zero there, so no term moves them.
+    """
+    ends = _end_slices(a.shape[0], axes) if boundary == "fixed" else ()
+    v = (xp.zeros_like(a) if v0 is None else v0) if pde == "wave" else None
+    for _ in range(steps):
+        if pde == "wave":
+            inc = _apply_dense(a, axes, 0.0, sym, 0.0, boundary)
+            for sl in ends:
+                inc[sl] = 0.0
+            v = v + inc
+            if causal_remask:
+                v = xp.tril(v)
+            new = a + dt * v
+        else:
+            new = _apply_dense(a, axes, 1.0, sym, anti, boundary)
+            if pde == "reaction-diffusion":
+                new = new + (dt * beta) * (a * (1.0 - a))
+        for sl in ends:
+            new[sl] = a[sl]
+        a = new
+        if causal_remask:
+            a = xp.tril(a)
+        if renormalize:
+            a = a / xp.sum(a, axis=1, keepdims=True)
+    return a, v
+
+
+#: ``scipy.ndimage`` mode of each boundary's ghost values for the diffusive part (Neumann's advective
+#: ghost ``-a_0`` and the fixed ends are corrected afterwards).
+_NDIMAGE_MODES = {"periodic": "wrap", "neumann": "nearest", "reflect": "mirror", "dirichlet": "constant",
+                  "fixed": "constant"}
+#: Bytes of ``A`` per row block of the fast path: a block, its neighbours and a scratch block stay in a
+#: 2 MiB L2 cache, so every step reads ``A`` and writes the new array once from main memory.
+_BLOCK_BYTES = 1 << 18
+
+
+def _evolve_dense_numpy(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0,
+                        check_finite):
+    """The NumPy fast path: one read of ``A`` and one write of the new array per step.
+
+    The key-axis three-point stencil (its centre weight also holding the query-axis centre, ``keep``
+    and the linear part of the reaction) is one ``scipy.ndimage.correlate1d`` pass with the boundary's
+    ghost mode; the query-axis neighbours, the rest of the reaction, the fixed ends, the causal mask
+    and the row normalisation are applied to the same row block while it is in cache. Two ``T x T``
+    buffers are reused (three for the wave), so no array is allocated per step. ``check_finite``:
+    ``A(0)`` is checked block by block during the first step (the separate check was a sixth of a step).
+    """
+    from scipy.ndimage import correlate1d
+
+    T = a.shape[0]
+    dtype = a.dtype
+    wave = pde == "wave"
+    key, query = 1 in axes, 0 in axes
+    react = dt * beta if pde == "reaction-diffusion" else 0.0
+    if wave:
+        anti = 0.0
+    cm, cp = sym - anti, sym + anti
+    centre = (0.0 if wave else 1.0) - 2.0 * sym * len(axes) + react
+    mode = _NDIMAGE_MODES[boundary]
+    fixed = boundary == "fixed"
+    extra = query or react != 0.0 or wave or causal_remask or renormalize
+    block = max(1, min(T, _BLOCK_BYTES // (T * dtype.itemsize)))
+    scratch = np.empty((block, T), dtype=dtype) if (query or react != 0.0) else None
+    inc = np.empty((block, T), dtype=dtype) if wave else None
+    v = None
+    if wave:
+        v = np.zeros((T, T), dtype=dtype) if v0 is None else np.array(v0, dtype=dtype, order="C", copy=True)
+    buffers = [None, None]
+
+    def increment(cur, lo, hi, out):
+        """``out = centre a + neighbours (+ reaction)`` on rows ``lo:hi`` of ``cur``."""
+        blk = cur[lo:hi]
+        if key:
+            correlate1d(blk, [cm, centre, cp], axis=1, output=out, mode=mode, cval=0.0)
+            if boundary == "neumann" and anti != 0.0:  # advective ghost -a_0 instead of a_0
+                out[:, 0] += (cp - cm) * blk[:, 0]
+                out[:, T - 1] += (cm - cp) * blk[:, T - 1]
+        else:
+            np.multiply(blk, centre, out=out)
+        if query:
+            _add_row_neighbours(cur, lo, hi, out, cm, cp, boundary, scratch)
+        if react != 0.0:
+            tmp = scratch[:hi - lo]
+            np.multiply(blk, blk, out=tmp)
+            tmp *= react
+            out -= tmp
+
+    for step in range(steps):
+        nxt = buffers[step % 2]
+        if nxt is None:
+            nxt = buffers[step % 2] = np.empty((T, T), dtype=dtype)
+        rows = block if (extra or (check_finite and step == 0)) else T  # one correlate1d call: no blocks
+        for lo in range(0, T, rows):
+            hi = min(T, lo + rows)
+            blk, out = a[lo:hi], nxt[lo:hi]
+            if wave:
+                dv = inc[:hi - lo]
+                increment(a, lo, hi, dv)
+                if fixed:
+                    _copy_ends(dv, None, lo, hi, T, key, query, zero=True)
+                vb = v[lo:hi]
+                vb += dv
+                if causal_remask:
+                    _zero_future(vb, lo)
+                np.multiply(vb, dt, out=out)
+                out += blk
+            else:
+                increment(a, lo, hi, out)
+            if fixed:
+                _copy_ends(out, blk, lo, hi, T, key, query)
+            if causal_remask:
+                _zero_future(out, lo)
+            if renormalize:
+                out /= np.sum(out, axis=1, keepdims=True)
+            if check_finite and step == 0 and not np.isfinite(blk).all():  # the block is in cache
+                raise InputError("A0 must be finite (it holds nan or inf)")
+        a = nxt
+    return a, v
+
+
+def _add_row_neighbours(cur, lo, hi, out, cm, cp, boundary, scratch):
+    """``out += cm a_(i-1) + cp a_(i+1)`` for the rows ``i`` in ``lo:hi`` (query axis), ghosts of ``boundary``."""
+    T = cur.shape[0]
+    s = max(lo, 1)
+    if cm != 0.0 and hi > s:
+        tmp = scratch[:hi - s]
+        np.multiply(cur[s - 1:hi - 1], cm, out=tmp)
+        out[s - lo:] += tmp
+    e = min(hi, T - 1)
+    if cp != 0.0 and e > lo:
+        tmp = scratch[:e - lo]
+        np.multiply(cur[lo + 1:e + 1], cp, out=tmp)
+        out[:e - lo] += tmp
+    if lo == 0:
+        if boundary == "periodic":
+            out[0] += cm * cur[T - 1]
+        elif boundary == "neumann":
+            out[0] += cp * cur[0]
+        elif boundary == "reflect":
+            out[0] += cm * cur[1]
+    if hi == T:
+        if boundary == "periodic":
+            out[hi - 1 - lo] += cp * cur[0]
+        elif boundary == "neumann":
+            out[hi - 1 - lo] += cm * cur[T - 1]
+        elif boundary == "reflect":
+            out[hi - 1 - lo] += cp * cur[T - 2]
+
+
+def _copy_ends(out, blk, lo, hi, T, key, query, zero=False):
+    """Fixed ends on rows ``lo:hi``: the end columns (key axis) and end rows (query axis) copied from ``blk``
+    (or set to zero: the wave's velocity increment)."""
+    if key:
+        out[:, 0] = 0.0 if zero else blk[:, 0]
+        out[:, T - 1] = 0.0 if zero else blk[:, T - 1]
+    if query:
+        if lo == 0:
+            out[0] = 0.0 if zero else blk[0]
+        if hi == T:
+            out[hi - 1 - lo] = 0.0 if zero else blk[hi - 1 - lo]
+
+
+def _zero_future(out, lo):
+    """Zero the entries ``j > i`` of the rows ``i = lo, lo + 1, ...`` held in ``out``."""
+    for i in range(out.shape[0]):
+        out[i, lo + i + 1:] = 0.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -429,7 +612,7 @@ class _SparseStep:
 # ------------------------------------------------------------------------------------------------
 # the evolution
 # ------------------------------------------------------------------------------------------------
-def _validate_dense(A0):
+def _validate_dense(A0, check_finite=True):
     if not hasattr(A0, "shape") or not hasattr(A0, "dtype"):
         try:
             A0 = np.asarray(A0, dtype=float)
@@ -443,7 +626,7 @@ def _validate_dense(A0):
         A0 = xp.astype(A0, xp.float64)
     elif not xp.isdtype(A0.dtype, "real floating"):
         raise InputError(f"A0 must have a real dtype, got {A0.dtype}")
-    if not bool(xp.all(xp.isfinite(A0))):
+    if check_finite and not bool(xp.all(xp.isfinite(A0))):  # one host synchronisation
         raise InputError("A0 must be finite (it holds nan or inf)")
     return xp, A0
 
@@ -554,8 +737,13 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
 
     Notes
     -----
-    The dense path applies the three-point stencil with slices (``O(T^2)`` per step, no matrix
-    product). The sparse path multiplies by the sparse operator matrix; the factored path updates
+    The dense path applies the three-point stencil (``O(T^2)`` per step, no matrix product): on NumPy
+    by row blocks through ``scipy.ndimage.correlate1d`` into two reused buffers (``A(0)`` is checked for
+    nan and inf block by block during the first step), in other namespaces (CuPy, array-api-strict)
+    with whole-array slices, no host transfer and one host synchronisation (the finiteness check) in
+    all. ``boundary="fixed"`` holds the end tokens under every term (the reaction, the advection and
+    the wave's velocity too); ``causal_remask`` and ``renormalize`` still act on them after the step.
+    The sparse path multiplies by the sparse operator matrix; the factored path updates
     ``phi(K)`` (key axis) or ``phi(Q)`` (query axis) in ``O(T m)`` per step. The reaction term is
     entrywise and non-linear, so it has no factored form; ``axis="both"`` would double the rank of
     the factors every step and is refused for factored input too.
@@ -599,7 +787,8 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
         A0 = _validate_sparse(A0)
     else:
         form = "dense"
-        xp, A0 = _validate_dense(A0)
+        # the NumPy fast path checks A(0) block by block during its first step
+        xp, A0 = _validate_dense(A0, check_finite=not (steps > 0 and isinstance(A0, np.ndarray)))
     T = int(A0.shape[0])
     if T < 3:
         raise InputError(f"A0 must have T >= 3 tokens, got T = {T}")
@@ -638,6 +827,9 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
     elif form == "banded":
         attention, velocity = _evolve_sparse(A0, pde, steps, dt, beta, axes, boundary, sym, anti,
                                              causal_remask, renormalize, velocity)
+    elif xp is np and steps > 0:
+        attention, velocity = _evolve_dense_numpy(A0, pde, steps, dt, beta, axes, boundary, sym, anti,
+                                                  causal_remask, renormalize, velocity, check_finite=True)
     else:
         attention, velocity = _evolve_dense(A0, xp, pde, steps, dt, beta, axes, boundary, sym, anti,
                                             causal_remask, renormalize, velocity)
@@ -647,45 +839,35 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
                         renormalize=bool(renormalize))
 
 
-def _evolve_dense(a, xp, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0):
-    T = a.shape[0]
-    mask = xp.tril(xp.ones((T, T), dtype=a.dtype)) if causal_remask else None
-    v = (xp.zeros_like(a) if v0 is None else v0) if pde == "wave" else None
-    for _ in range(steps):
-        if pde == "wave":
-            v = v + _apply_dense(a, axes, 0.0, sym, 0.0, boundary)
-            if mask is not None:
-                v = v * mask
-            a = a + dt * v
-        else:
-            new = _apply_dense(a, axes, 1.0, sym, anti, boundary)
-            if pde == "reaction-diffusion":
-                new = new + (dt * beta) * (a * (1.0 - a))
-            a = new
-        if mask is not None:
-            a = a * mask
-        if renormalize:
-            a = a / xp.sum(a, axis=1, keepdims=True)
-    return a, v
-
-
 def _evolve_sparse(a, pde, steps, dt, beta, axes, boundary, sym, anti, causal_remask, renormalize, v0):
     import scipy.sparse as sp
 
     T = a.shape[0]
     step = _sparse_step(T, boundary, sym, anti, 0.0 if pde == "wave" else 1.0)
     v = (sp.csr_array((T, T)) if v0 is None else v0) if pde == "wave" else None
+    if boundary == "fixed":  # interior projector D = diag(0, 1, ..., 1, 0): the ends are held
+        inner = np.ones(T)
+        inner[[0, -1]] = 0.0
+        inner = sp.diags_array(inner, format="csr")
+
+        def hold(x):
+            for ax in axes:
+                x = x @ inner if ax == 1 else inner @ x
+            return x
+    else:
+        hold = None
     for _ in range(steps):
         if pde == "wave":
-            v = v + step.apply(a, axes)
+            inc = step.apply(a, axes)
+            v = v + (hold(inc) if hold else inc)
             if causal_remask:
                 v = sp.tril(v, format="csr")
-            a = a + dt * v
+            new = a + dt * v
         else:
             new = step.apply(a, axes)
             if pde == "reaction-diffusion":
                 new = new + (dt * beta) * (a - a.multiply(a))
-            a = new
+        a = a + hold(new - a) if hold else new
         if causal_remask:
             a = sp.tril(a, format="csr")
         if renormalize:
@@ -705,10 +887,14 @@ def _evolve_factored(f, xp, pde, steps, dt, axis, boundary, sym, anti, renormali
             raise InputError("velocity must share the fixed factor of A0 (pass a previous result's velocity)")
     w = ((xp.zeros_like(moving) if v0 is None else (v0.key if axis == "key" else v0.query))
          if pde == "wave" else None)
+    ends = _end_slices(moving.shape[0], (0,)) if boundary == "fixed" else ()
     for _ in range(steps):
         if pde == "wave":
-            w = w + _stencil(moving, 0, 0.0, sym, 0.0, boundary)
-            moving = moving + dt * w
+            w = w + _stencil(moving, 0, 0.0, sym, 0.0, boundary)  # zero increment at fixed ends
+            new = moving + dt * w
+            for sl in ends:  # a velocity given at the ends does not move them
+                new[sl] = moving[sl]
+            moving = new
         else:
             moving = _stencil(moving, 0, 1.0, sym, anti, boundary)
         if renormalize:

@@ -107,6 +107,53 @@ class TestStabilityLimit:
             stability_limit(args.pop("pde"), **args)
 
 
+def fixed_ends_reference(a0, *, pde, steps, dt, alpha=0.0, c=0.0, beta=0.0, axis, velocity=None):
+    """Fixed ends written token by token: the end tokens of every acted axis are copied unchanged,
+    every other entry takes the plain three-point stencil(s) (its neighbours all exist) and the reaction.
+
+    This is the public code's layer (``cat([x[:1], x[1:-1] + dx, x[-1:]])``) applied along the axis, and on
+    both axes to the frame of the matrix; no ghost values are involved. Returns ``A, V``.
+    """
+    T = a0.shape[0]
+    a = np.array(a0, dtype=float)
+    v = np.zeros_like(a) if velocity is None else np.array(velocity, dtype=float)
+    held = lambda i, j: ((axis in ("key", "both") and j in (0, T - 1))  # noqa: E731
+                         or (axis in ("query", "both") and i in (0, T - 1)))
+    coef = c * c if pde == "wave" else alpha
+    adv = beta / 2.0 if pde == "advection-diffusion" else 0.0
+    for _ in range(steps):
+        new, newv = a.copy(), v.copy()
+        for i in range(T):
+            for j in range(T):
+                if held(i, j):
+                    continue
+                lap = grad = 0.0
+                if axis in ("key", "both"):
+                    lap += a[i, j - 1] - 2 * a[i, j] + a[i, j + 1]
+                    grad += a[i, j + 1] - a[i, j - 1]
+                if axis in ("query", "both"):
+                    lap += a[i - 1, j] - 2 * a[i, j] + a[i + 1, j]
+                    grad += a[i + 1, j] - a[i - 1, j]
+                if pde == "wave":
+                    newv[i, j] = v[i, j] + dt * coef * lap
+                    new[i, j] = a[i, j] + dt * newv[i, j]
+                else:
+                    new[i, j] = a[i, j] + dt * (coef * lap + adv * grad)
+                    if pde == "reaction-diffusion":
+                        new[i, j] += dt * beta * a[i, j] * (1.0 - a[i, j])
+        a, v = new, newv
+    return a, v
+
+
+def _reference(a0, **kw):
+    """The reference of the scheme: the token-by-token fixed ends, else the matrix products of
+    :func:`manifolds.references.pde.brute_evolve` (ghost values from the definitions)."""
+    if kw["boundary"] == "fixed":
+        kw = {k: v for k, v in kw.items() if k != "boundary"}
+        return fixed_ends_reference(a0, **kw)
+    return brute_evolve(a0, **kw)
+
+
 class TestEvolveDense:
     @pytest.mark.parametrize("pde", PDES)
     @pytest.mark.parametrize("axis", AXES)
@@ -114,7 +161,7 @@ class TestEvolveDense:
     def test_matches_brute_force(self, a0, pde, axis, boundary):
         kw = dict(pde=pde, steps=3, dt=0.7, alpha=0.2, c=0.5, beta=0.3, axis=axis, boundary=boundary)
         res = evolve_attention(a0, **kw, allow_unstable=True)
-        ref_a, ref_v = brute_evolve(a0, **{k: v for k, v in kw.items()})
+        ref_a, ref_v = _reference(a0, **kw)
         assert_close(res.attention, ref_a, rtol=0, atol=ATOL)
         if pde == "wave":
             assert_close(res.velocity, ref_v, rtol=0, atol=ATOL)
@@ -271,3 +318,144 @@ def test_dense_laplacian_refused_before_allocating_the_sparse_one_is_not():
     with pytest.raises(DenseMemoryError, match=r"dense Laplacian .* needs an estimated 298 GiB.*use sparse=True"):
         laplacian_matrix(200_000, boundary="periodic")
     assert laplacian_matrix(200_000, boundary="periodic", sparse=True).nnz == 3 * 200_000
+
+
+class TestFixedEnds:
+    """``boundary="fixed"``: the end tokens are copied unchanged by every term of every PDE (PDE-paper
+    public code), on the dense (NumPy fast path and array-API path), banded and factored forms."""
+
+    @staticmethod
+    def _held(x, axis):
+        x = to_numpy(x)
+        rows = [x[:, 0], x[:, -1]] if axis in ("key", "both") else []
+        return rows + ([x[0], x[-1]] if axis in ("query", "both") else [])
+
+    @pytest.mark.parametrize("pde", PDES)
+    @pytest.mark.parametrize("axis", AXES)
+    def test_end_tokens_never_move(self, xp, a0, pde, axis):
+        # beta = 0.5 for nine steps moved the ends by 0.09 under the reaction term before the fix
+        kw = dict(pde=pde, steps=9, dt=1.0, alpha=0.2, c=0.4, beta=0.5, axis=axis, boundary="fixed",
+                  allow_unstable=True)
+        res = evolve_attention(xp.asarray(a0), **kw)
+        for got, want in zip(self._held(res.attention, axis), self._held(a0, axis)):
+            assert np.array_equal(got, want)
+        moved = np.abs(to_numpy(res.attention) - a0).max()
+        assert moved > 1e-3  # the interior did evolve
+        other = evolve_attention(a0, **{**kw, "boundary": "dirichlet"}).attention
+        assert max(np.abs(g - w).max() for g, w in zip(self._held(other, axis), self._held(a0, axis))) > 1e-3
+
+    @pytest.mark.parametrize("pde", PDES)
+    @pytest.mark.parametrize("axis", AXES)
+    def test_banded_holds_them_too(self, a0, pde, axis):
+        kw = dict(pde=pde, steps=5, dt=0.7, alpha=0.2, c=0.5, beta=0.3, axis=axis, boundary="fixed",
+                  allow_unstable=True)
+        got = evolve_attention(sp.csr_array(a0), **kw).attention.toarray()
+        assert_close(got, fixed_ends_reference(a0, **{k: v for k, v in kw.items()
+                                                      if k not in ("boundary", "allow_unstable")})[0],
+                     rtol=0, atol=ATOL)
+
+    @pytest.mark.parametrize("axis", ["key", "query"])
+    def test_wave_velocity_at_the_ends_does_not_move_them(self, a0, axis):
+        v0 = np.random.default_rng(9).standard_normal(a0.shape)
+        for form in ("dense", "banded"):
+            a_in, v_in = (a0, v0) if form == "dense" else (sp.csr_array(a0), sp.csr_array(v0))
+            res = evolve_attention(a_in, pde="wave", steps=4, c=0.4, axis=axis, boundary="fixed", velocity=v_in)
+            got = res.attention.toarray() if form == "banded" else res.attention
+            ref, ref_v = fixed_ends_reference(a0, pde="wave", steps=4, dt=1.0, c=0.4, axis=axis, velocity=v0)
+            assert_close(got, ref, rtol=0, atol=ATOL)
+            vel = res.velocity.toarray() if form == "banded" else res.velocity
+            assert_close(vel, ref_v, rtol=0, atol=ATOL)
+
+    @pytest.mark.parametrize("axis", ["key", "query"])
+    def test_factored_wave_with_a_velocity(self, axis):
+        rng = np.random.default_rng(8)
+        q, k, w = rng.random((3, 12, 3))
+        a0 = q @ k.T
+        vel = FactoredAttention(q, w) if axis == "key" else FactoredAttention(w, k)
+        res = evolve_attention(FactoredAttention(q, k), pde="wave", steps=4, c=0.4, axis=axis, boundary="fixed",
+                               velocity=vel)
+        ref, _ = fixed_ends_reference(a0, pde="wave", steps=4, dt=1.0, c=0.4, axis=axis, velocity=vel.dense())
+        assert_close(res.attention.dense(), ref, rtol=0, atol=ATOL)
+
+    @pytest.mark.parametrize("pde", ["diffusion", "wave", "advection-diffusion"])
+    @pytest.mark.parametrize("axis", ["key", "query"])
+    def test_the_loop_reference_agrees_with_the_matrix_reference_on_linear_one_axis_steps(self, a0, pde, axis):
+        # where the old and new readings of "fixed" coincide, the two independent references agree
+        kw = dict(pde=pde, steps=3, dt=0.7, alpha=0.2, c=0.5, beta=0.3, axis=axis)
+        assert_close(fixed_ends_reference(a0, **kw)[0], brute_evolve(a0, **kw, boundary="fixed")[0],
+                     rtol=0, atol=ATOL)
+
+
+class TestNumpyFastPath:
+    """The NumPy path (row blocks, ``scipy.ndimage.correlate1d``, reused buffers) against the references and
+    against the array-API path, with blocks of a few rows so that every block edge is crossed."""
+
+    @pytest.mark.parametrize("pde", PDES)
+    @pytest.mark.parametrize("axis", AXES)
+    @pytest.mark.parametrize("boundary", BOUNDARIES)
+    def test_small_blocks_match_the_reference(self, monkeypatch, a0, pde, axis, boundary):
+        import spectral.pde as mod
+
+        monkeypatch.setattr(mod, "_BLOCK_BYTES", 3 * 11 * 8)  # blocks of 3 rows of 11
+        kw = dict(pde=pde, steps=4, dt=0.7, alpha=0.2, c=0.5, beta=-0.3, axis=axis, boundary=boundary)
+        res = evolve_attention(a0, **kw, allow_unstable=True)
+        ref_a, ref_v = _reference(a0, **kw)
+        assert_close(res.attention, ref_a, rtol=0, atol=ATOL)
+        if pde == "wave":
+            assert_close(res.velocity, ref_v, rtol=0, atol=ATOL)
+
+    @pytest.mark.parametrize("pde", PDES)
+    @pytest.mark.parametrize("boundary", ["periodic", "fixed"])
+    def test_remask_and_renormalise_equal_the_array_api_path(self, monkeypatch, pde, boundary):
+        import array_api_strict as xps
+
+        import spectral.pde as mod
+
+        monkeypatch.setattr(mod, "_BLOCK_BYTES", 4 * 13 * 8)
+        a0 = np.tril(softmax_attention(np.random.default_rng(4), 13))
+        for remask, renorm in ((True, False), (True, True), (False, True)):
+            kw = dict(pde=pde, steps=5, beta=0.1, c=0.3, axis="both", boundary=boundary, causal_remask=remask,
+                      renormalize=renorm)
+            fast = evolve_attention(a0, **kw)
+            generic = evolve_attention(xps.asarray(a0), **kw)
+            assert_close(fast.attention, to_numpy(generic.attention), rtol=0, atol=ATOL)
+            if remask:
+                assert np.all(np.triu(fast.attention, 1) == 0)
+
+    def test_several_blocks_at_a_larger_T_and_float32(self):
+        a0 = softmax_attention(np.random.default_rng(5), 300)  # 109 rows per block: three blocks
+        for axis in AXES:
+            res = evolve_attention(a0, pde="reaction-diffusion", steps=3, beta=0.2, axis=axis, boundary="reflect")
+            ref, _ = brute_evolve(a0, pde="reaction-diffusion", steps=3, dt=1.0, alpha=0.1, beta=0.2, axis=axis,
+                                  boundary="reflect")
+            assert_close(res.attention, ref, rtol=0, atol=ATOL)
+        got32 = evolve_attention(a0.astype(np.float32), steps=3, axis="both").attention
+        ref, _ = brute_evolve(a0, pde="diffusion", steps=3, dt=1.0, alpha=0.1, axis="both", boundary="neumann")
+        assert got32.dtype == np.float32 and np.abs(got32 - ref).max() < 1e-6  # float32 rounding
+
+    def test_inputs_are_not_written_and_strided_input_works(self, a0):
+        a_copy, v = a0.copy(), np.ones_like(a0)
+        for steps in (1, 2, 3):
+            evolve_attention(a0, pde="wave", steps=steps, velocity=v)
+        assert np.array_equal(a0, a_copy) and np.all(v == 1.0)
+        t = np.asfortranarray(a0).T  # a transposed, non-C-contiguous view
+        ref, _ = brute_evolve(a0.T, pde="diffusion", steps=3, dt=1.0, alpha=0.1, axis="query", boundary="neumann")
+        assert_close(evolve_attention(t, steps=3, axis="query").attention, ref, rtol=0, atol=ATOL)
+
+    def test_huge_finite_input_accepted(self):
+        # finite but overflowing values are input the check accepts (no InputError, no warning)
+        a = np.full((40, 40), 1e308)
+        a[3, 4] = -1e308
+        res = evolve_attention(a, steps=1, alpha=0.25, boundary="periodic")  # no InputError, no warning
+        assert res.attention.shape == (40, 40)
+        a[7, 7] = np.nan
+        with pytest.raises(InputError, match="A0 must be finite"):
+            evolve_attention(a, steps=1)
+
+    @pytest.mark.parametrize("where", [(0, 0), (150, 3), (299, 299)])
+    @pytest.mark.parametrize("steps", [0, 1, 3])
+    def test_non_finite_input_refused_in_any_block(self, where, steps):
+        a = np.full((300, 300), 1 / 300)
+        a[where] = np.nan if where[0] % 2 else np.inf
+        with pytest.raises(InputError, match="A0 must be finite"):
+            evolve_attention(a, steps=steps)
