@@ -168,11 +168,18 @@ def measure(p: Params, ctx: Context) -> Quantities:
                                               beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                         if pde != "reaction-diffusion":
                             pred = np.zeros(T)
-                            if axis in ("key", "both"):
-                                pred += a0 @ op.sum(axis=0)  # A (op^T 1)
-                            if axis in ("query", "both"):
-                                pred += op @ a0.sum(axis=1)  # op (A 1)
-                            one_step = max(one_step, float(np.max(np.abs(a1.sum(axis=1) - 1.0 - pred))))
+                            if b == "fixed" and axis == "both":  # the frame is held: D (A op^T + op A) D
+                                inc = a0 @ op.T + op @ a0
+                                inc[:, [0, -1]] = 0.0
+                                inc[[0, -1], :] = 0.0
+                                pred += inc.sum(axis=1)
+                            else:
+                                if axis in ("key", "both"):
+                                    pred += a0 @ op.sum(axis=0)  # A (op^T 1)
+                                if axis in ("query", "both"):
+                                    pred += op @ a0.sum(axis=1)  # op (A 1)
+                            # np.max keeps a NaN that Python's max would drop
+                            one_step = float(np.max([one_step, np.max(np.abs(a1.sum(axis=1) - 1.0 - pred))]))
                         elif axis == "key" and cols_zero:
                             inc = a1.sum(axis=1) - a0.sum(axis=1)
                             expect = p.beta_reaction * dt * (1.0 - np.sum(a0 * a0, axis=1))

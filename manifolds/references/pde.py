@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["softmax_attention", "stencil_matrix", "brute_evolve", "laplacian_eigenvalues",
+__all__ = ["softmax_attention", "stencil_matrix", "brute_evolve", "fixed_ends_reference", "laplacian_eigenvalues",
            "closed_form_limit", "heat_kernel_1d"]
 
 
@@ -84,7 +84,13 @@ def stencil_matrix(T: int, boundary: str, sym: float = 1.0, anti: float = 0.0) -
 
 def brute_evolve(a0: np.ndarray, *, pde: str, steps: int, dt: float, alpha: float = 0.0, c: float = 0.0,
                  beta: float = 0.0, axis: str = "key", boundary: str) -> tuple[np.ndarray, np.ndarray]:
-    """The schemes of PDE App. E by matrix products with :func:`stencil_matrix` (returns ``A, V``)."""
+    """The schemes of PDE App. E by matrix products with :func:`stencil_matrix` (returns ``A, V``).
+
+    ``boundary="fixed"`` is the public code's layer token by token (:func:`fixed_ends_reference`): the
+    end tokens are copied under every term, the reaction included.
+    """
+    if boundary == "fixed":
+        return fixed_ends_reference(a0, pde=pde, steps=steps, dt=dt, alpha=alpha, c=c, beta=beta, axis=axis)
     T = a0.shape[0]
     if pde == "wave":
         op = stencil_matrix(T, boundary, c * c)
@@ -110,6 +116,45 @@ def brute_evolve(a0: np.ndarray, *, pde: str, steps: int, dt: float, alpha: floa
             if pde == "reaction-diffusion":
                 new = new + dt * beta * a * (1.0 - a)
             a = new
+    return a, v
+
+
+def fixed_ends_reference(a0, *, pde, steps, dt, alpha=0.0, c=0.0, beta=0.0, axis, velocity=None):
+    """Fixed ends written token by token: the end tokens of every acted axis are copied unchanged,
+    every other entry takes the plain three-point stencil(s) (its neighbours all exist) and the reaction.
+
+    This is the public code's layer (``cat([x[:1], x[1:-1] + dx, x[-1:]])``) applied along the axis, and on
+    both axes to the frame of the matrix; no ghost values are involved. Returns ``A, V``.
+    """
+    T = a0.shape[0]
+    a = np.array(a0, dtype=float)
+    v = np.zeros_like(a) if velocity is None else np.array(velocity, dtype=float)
+    def held(i, j):
+        return (axis in ("key", "both") and j in (0, T - 1)) or (axis in ("query", "both") and i in (0, T - 1))
+
+    coef = c * c if pde == "wave" else alpha
+    adv = beta / 2.0 if pde == "advection-diffusion" else 0.0
+    for _ in range(steps):
+        new, newv = a.copy(), v.copy()
+        for i in range(T):
+            for j in range(T):
+                if held(i, j):
+                    continue
+                lap = grad = 0.0
+                if axis in ("key", "both"):
+                    lap += a[i, j - 1] - 2 * a[i, j] + a[i, j + 1]
+                    grad += a[i, j + 1] - a[i, j - 1]
+                if axis in ("query", "both"):
+                    lap += a[i - 1, j] - 2 * a[i, j] + a[i + 1, j]
+                    grad += a[i + 1, j] - a[i - 1, j]
+                if pde == "wave":
+                    newv[i, j] = v[i, j] + dt * coef * lap
+                    new[i, j] = a[i, j] + dt * newv[i, j]
+                else:
+                    new[i, j] = a[i, j] + dt * (coef * lap + adv * grad)
+                    if pde == "reaction-diffusion":
+                        new[i, j] += dt * beta * a[i, j] * (1.0 - a[i, j])
+        a, v = new, newv
     return a, v
 
 
