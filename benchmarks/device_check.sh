@@ -126,7 +126,7 @@ if [ "$T" -lt 30 ]; then
     say "host/device comparison skipped: ${T}s of the budget left"
 else
     say "benchmarks/gpu.py: kernel, normalise, eigh, matrix-free, host vs device at n = 2000, 4000 (timeout ${T}s)"
-    timeout "$T" "$PY" benchmarks/gpu.py --sections kernel,normalise,eigh,matrix-free --sizes 2000,4000 --repeats 2 \
+    timeout "$T" "$PY" benchmarks/gpu.py --sections kernel,normalise,eigh,matrix-free,pde,fma --sizes 2000,4000 --repeats 2 \
         --json "$OUT/gpu_paths.json"
     say "gpu.py (paths) exit code $?"
 fi

@@ -55,7 +55,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-SECTIONS = ("kernel", "normalise", "eigh", "matrix-free", "checks", "throughput", "large", "refusals")
+SECTIONS = ("kernel", "normalise", "eigh", "matrix-free", "pde", "fma", "checks", "throughput", "large", "refusals")
 DEVICE_ONLY = ("throughput", "large", "refusals")
 #: Largest n of the sections that store an n x n matrix (the kernel alone is 8 n^2 bytes).
 DENSE_MAX_N = 20000
@@ -120,6 +120,19 @@ def path_functions(section: str, xp, x):
     from spectral import KernelOperator, anisotropic_normalize, fna_kernel, markov_spectrum, row_normalize
     from spectral.backend import eigh, to_numpy
 
+    if section == "pde":  # eight refinement steps on both axes of a dense row-stochastic n x n attention
+        from spectral import evolve_attention
+
+        a = np.random.default_rng(0).random((x.shape[0], x.shape[0]))
+        a0 = xp.asarray(a / a.sum(axis=1, keepdims=True))
+        return (lambda: evolve_attention(a0, steps=8, alpha=0.1, axis="both").attention,
+                lambda out: to_numpy(out))
+    if section == "fma":  # fast multipole attention of n tokens, d = 64, leaf size r = 64
+        from spectral import fma_attention
+
+        rng = np.random.default_rng(0)
+        q, k, v = (xp.asarray(rng.standard_normal((x.shape[0], 64))) for _ in range(3))
+        return lambda: fma_attention(q, k, v, r=64), lambda out: to_numpy(out)
     if section == "kernel":
         return lambda: fna_kernel(_distances(xp, x), alpha=ALPHA, scale=SCALE, dim=1), None
     c = fna_kernel(_distances(xp, x), alpha=ALPHA, scale=SCALE, dim=1)
@@ -145,7 +158,7 @@ def section_paths(section, sizes, repeats, cp, host_only, log):
         if section == "eigh" and n > 8000:
             log(f"  {section:<12} n={n:<6} skipped: dense eigh beyond n = 8000 (O(n^3), n^2 memory)")
             continue
-        if section in ("kernel", "normalise") and n > DENSE_MAX_N:
+        if section in ("kernel", "normalise", "pde") and n > DENSE_MAX_N:
             log(f"  {section:<12} n={n:<6} skipped: dense n x n beyond n = {DENSE_MAX_N}")
             continue
         x = circle_points(n)
