@@ -85,13 +85,22 @@ class Implementation:
     def _error(self, what: str) -> ImplementationError:
         return ImplementationError(f"{self.parameter} {self.name!r} {what}")
 
-    def call(self, *arrays, **options) -> tuple[Any, tuple[int, ...]]:
+    def call(self, *arrays, copy: bool = True, **options) -> tuple[Any, tuple[int, ...]]:
         """``function(*copies_of_arrays, **options)`` and the positions of the arrays it changed.
 
-        Every array is copied before the call, so the caller's own arrays are never touched and a
-        later call is not fed what an earlier one wrote. Raises :class:`ImplementationError` (one
-        line naming the function and the exception) when the function raises.
+        Every array is copied before the call (``copy=True``), so the caller's own arrays are never
+        touched and a later call is not fed what an earlier one wrote. ``copy=False`` passes the
+        arrays themselves (temporaries the caller drops) and reports no change. Raises
+        :class:`ImplementationError` (one line naming the function and the exception) when the
+        function raises.
         """
+        if not copy:
+            if not self.user:
+                return self.function(*arrays, **options), ()
+            try:
+                return self.function(*arrays, **options), ()
+            except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure
+                raise self._error(f"raised {_one_line(exc)}") from None
         copies = [np.array(a, copy=True) for a in arrays]
         if not self.user:
             return self.function(*copies, **options), ()
