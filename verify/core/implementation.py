@@ -88,11 +88,12 @@ class Implementation:
     def call(self, *arrays, copy: bool = True, **options) -> tuple[Any, tuple[int, ...]]:
         """``function(*copies_of_arrays, **options)`` and the positions of the arrays it changed.
 
-        Every array is copied before the call (``copy=True``), so the caller's own arrays are never
-        touched and a later call is not fed what an earlier one wrote. ``copy=False`` passes the
-        arrays themselves (temporaries the caller drops) and reports no change. Raises
-        :class:`ImplementationError` (one line naming the function and the exception) when the
-        function raises.
+        Every NumPy array is copied before the call (``copy=True``), so the caller's own arrays are
+        never touched and a later call is not fed what an earlier one wrote; other arguments are
+        passed as they are (a caller that must know whether an object changed passes a copy and
+        compares it itself). ``copy=False`` passes the arrays themselves (temporaries the caller
+        drops) and reports no change. Raises :class:`ImplementationError` (one line naming the
+        function and the exception) when the function raises.
         """
         if not copy:
             if not self.user:
@@ -101,23 +102,25 @@ class Implementation:
                 return self.function(*arrays, **options), ()
             except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure
                 raise self._error(f"raised {_one_line(exc)}") from None
-        copies = [np.array(a, copy=True) for a in arrays]
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in arrays]
         if not self.user:
             return self.function(*copies, **options), ()
         try:
             out = self.function(*copies, **options)
         except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure, reported in one line
             raise self._error(f"raised {_one_line(exc)}") from None
-        changed = tuple(i for i, (a, c) in enumerate(zip(arrays, copies))
-                        if a.shape != c.shape or not np.array_equal(a, c, equal_nan=True))
+        changed = tuple(i for i, (a, c) in enumerate(zip(arrays, copies)) if isinstance(a, np.ndarray)
+                        and (a.shape != c.shape or not np.array_equal(a, c, equal_nan=True)))
         return out, changed
 
-    def array(self, out, shape: tuple[int, ...], *, what: str = "output") -> np.ndarray:
-        """``out`` as a NumPy array of ``shape`` and dtype float32 or float64 (ImplementationError otherwise).
+    def array(self, out, shape: tuple[int, ...], *, what: str = "output", dtypes=FLOAT_DTYPES) -> np.ndarray:
+        """``out`` as a NumPy array of ``shape`` and one of ``dtypes`` (ImplementationError otherwise).
 
-        Arrays of another library convert when they support ``numpy.asarray`` (a CPU torch tensor
-        does; one that requires grad must be detached by the function).
+        ``dtypes`` defaults to float64 and float32 (a contract whose bounds need float64 passes
+        ``(numpy.float64,)``). Arrays of another library convert when they support ``numpy.asarray``
+        (a CPU torch tensor does; one that requires grad must be detached by the function).
         """
+        dtypes = tuple(np.dtype(t) for t in dtypes)
         try:
             arr = np.asarray(out)
         except Exception as exc:  # noqa: BLE001 - a foreign object that refuses conversion
@@ -127,9 +130,9 @@ class Implementation:
                               f"float array of shape {tuple(shape)}")
         if arr.shape != tuple(shape):
             raise self._error(f"returned {what} of shape {arr.shape}, expected {tuple(shape)}")
-        if arr.dtype not in FLOAT_DTYPES:
-            raise self._error(f"returned {what} of dtype {arr.dtype}, expected float64 or float32 (the contract's "
-                              "rounding tolerances are stated for those)")
+        if arr.dtype not in dtypes:
+            raise self._error(f"returned {what} of dtype {arr.dtype}, expected {' or '.join(map(str, dtypes))} (the "
+                              "contract's tolerances are stated for those)")
         return arr
 
 
