@@ -38,7 +38,7 @@ from spectral.validation import InputError
 __all__ = ["Implementation", "ImplementationError", "is_reference", "load", "FLOAT_DTYPES"]
 
 #: the output dtypes a contract accepts: its rounding tolerances are stated per dtype (n eps)
-FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 #: longest exception message kept in the one-line error
 _MESSAGE_CHARS = 300
