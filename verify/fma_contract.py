@@ -342,7 +342,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                       f"{q.row_max_with_v_ones:.4g}])",
                 hint="rows above 1 by a level-dependent amount: each level normalised separately (FMA-8) or coarse "
                      "values summed while each coarse key is counted once; use one softmax with + log|G| and "
-                     "group means")
+                     "group means" if q.row_min_with_v_ones > 1 else "")
     rec.at_least("min_effective_weight", q.min_effective_weight, -tol,
                  why="a convex combination has nonnegative weights; -n eps allows rounding",
                  label=f"{label}: negative effective attention weights")
