@@ -224,7 +224,7 @@ class _Probe:
 
     def __call__(self, q, k, v, what: str) -> np.ndarray:
         raw, changed = self.fn.call(q, k, v)
-        out = self.fn.array(raw, (self.n, v.shape[1]), what=f"output for {what}")
+        out = self.fn.array(raw, (self.n, v.shape[1]), what=f"output for {what} (v of shape {v.shape})")
         self.calls += 1
         self.entries += out.size
         self.non_finite += int(out.size - np.count_nonzero(np.isfinite(out)))
