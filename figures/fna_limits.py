@@ -116,7 +116,7 @@ def draw_weyl(result, ax) -> None:
     where = "$S^1$" if circle else "$S^2$"
     pts = {"grid": "equispaced" if circle else "Fibonacci", "random": "i.i.d."}[p["points"]]
     kernel = (rf"$\Phi_{{{p['kernel_alpha']:g}}}$, $d_M$ = {p['dim']:g}" if p["kernel"] == "fna" else
-              f"softmax T = {p['temperature']:.3g}")
+              f"softmax T = {p['temperature']:.3g}" if p["kernel"] == "softmax" else f"profile {p['kernel']}")
     fitted = rf", best-fit $\alpha$ = {best:.4f}" if best is not None else ""
     ax.set_title(f"weyl: {result.verdict}; claimed $\\alpha$ = {p['alpha']:g}{fitted}\n{where}, n = {p['n']} {pts} "
                  f"points, {kernel}, $\\kappa$ = {p['scale']:.3g}", fontsize=8)

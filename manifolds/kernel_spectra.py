@@ -19,7 +19,9 @@ function) and ``M0 = int_{R^d} Phi(|z|) dz``.
 
 This module is the *independent* reference: it evaluates the profile ``Phi`` from its closed form
 itself (it imports nothing of :mod:`spectral` but the input validators), and uses only NumPy/SciPy
-quadrature. The integrals are
+quadrature. :func:`circle_relaxation_of` and :func:`sphere_relaxation_of` take any radial profile
+``Phi(z)`` given as a function (a user's kernel held to the Weyl law by ``verify.weyl --kernel
+module:function``); the FNA functions below are those applied to ``Phi_alpha``. The integrals are
 computed by Gauss-Legendre on panels that are geometric near 0 (they resolve the kernel core of width
 ``s``) and no longer than a quarter period ``pi / (2 k)`` elsewhere (they resolve the oscillation);
 the result agrees with mpmath quadrature to about 1e-14 relative (``tests/manifolds/test_kernel_spectra.py``).
@@ -36,11 +38,13 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_option, check_real
+from spectral.validation import InputError, check_int, check_option, check_real
 
 __all__ = [
     "DISTANCES",
     "profile",
+    "circle_relaxation_of",
+    "sphere_relaxation_of",
     "fractional_constant",
     "profile_mass",
     "circle_relaxation",
@@ -157,14 +161,75 @@ def _panels(scale: float, kmax: int, *, upper: float = math.pi) -> np.ndarray:
     return np.unique(np.asarray(edges))
 
 
-def _nodes(scale: float, kmax: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and weights on the panels of :func:`_panels`."""
-    x, w = np.polynomial.legendre.leggauss(_GL_NODES)
+def _nodes(scale: float, kmax: int, per_panel: int = _GL_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights (``per_panel`` per panel) on the panels of :func:`_panels`."""
+    x, w = np.polynomial.legendre.leggauss(per_panel)
     edges = _panels(scale, kmax)
     a, b = edges[:-1, None], edges[1:, None]
     nodes = 0.5 * (b - a) * x[None, :] + 0.5 * (b + a)
     weights = 0.5 * (b - a) * w[None, :]
     return nodes.ravel(), weights.ravel()
+
+
+def _profile_function(phi):
+    if not callable(phi):
+        raise InputError(f"phi must be a function Phi(z) of the scaled distance, got {type(phi).__name__}")
+    return phi
+
+
+def _profile_values(phi, z: np.ndarray) -> np.ndarray:
+    """``Phi(z)`` as float64 of the shape of ``z`` (values not judged: a NaN propagates to the spectrum)."""
+    out = np.asarray(phi(z), dtype=float)
+    if out.shape != z.shape:
+        raise InputError(f"phi must return an array of the shape of its argument z {z.shape}, got shape {out.shape}")
+    return out
+
+
+def _per_panel(nodes) -> int:
+    return check_int("nodes", nodes, low=2)
+
+
+def circle_relaxation_of(phi, k, *, scale, distance="geodesic", nodes=_GL_NODES):
+    r"""``1 - eta_k`` of the continuum Markov operator of a radial profile ``Phi`` on S^1 (uniform density).
+
+    The same integrals as :func:`circle_relaxation` for any profile: the score of two points at
+    distance ``r`` is ``Phi(r / scale)``.
+
+    Parameters
+    ----------
+    phi : callable
+        ``Phi(z)`` of a float64 array of scaled distances ``z >= 0`` (any shape), returning an array of
+        the same shape; it should be integrable, non-negative and smooth on the scale of the panels
+        (geometric from ``z = 1`` down to 0, at most a quarter period ``pi / (2 k_max)`` elsewhere).
+        Compare with ``nodes`` doubled to see whether the quadrature resolves it.
+    k : array_like of int
+        Fourier frequencies ``>= 0``.
+    scale : float
+        Kernel scale ``s > 0``.
+    distance : {"geodesic", "chordal"}
+        Distance inside Phi: the arc ``y`` or the chord ``2 sin(y/2)``.
+    nodes : int, optional
+        Gauss-Legendre nodes per panel (24: exact to rounding for the FNA profiles).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape of ``k``
+        :math:`N_k / Z` with :math:`N_k = 4\int_0^\pi \Phi(r(y)/s) \sin^2(k y/2)\,dy`,
+        :math:`Z = 2\int_0^\pi \Phi(r(y)/s)\,dy` (computed without cancellation).
+    """
+    phi = _profile_function(phi)
+    k = _degrees(k, "k")
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    distance = check_option("distance", distance, DISTANCES)
+    kmax = int(np.max(k)) if k.size else 1
+    y, w = _nodes(scale, kmax, _per_panel(nodes))
+    r = y if distance == "geodesic" else 2.0 * np.sin(0.5 * y)
+    wphi = w * _profile_values(phi, r / scale)
+    z = 2.0 * np.sum(wphi)
+    flat = k.ravel().astype(float)
+    s2 = np.sin(0.5 * flat[:, None] * y[None, :]) ** 2
+    n_k = 4.0 * (s2 @ wphi)
+    return (n_k / z).reshape(k.shape)
 
 
 def circle_relaxation(k, *, alpha, scale, dim=1, distance="geodesic"):
@@ -191,18 +256,8 @@ def circle_relaxation(k, *, alpha, scale, dim=1, distance="geodesic"):
     """
     k = _degrees(k, "k")
     alpha = _alpha(alpha)
-    scale = check_real("scale", scale, low=0.0, low_open=True)
     dim = check_real("dim", dim, low=1.0)
-    distance = check_option("distance", distance, DISTANCES)
-    kmax = int(np.max(k)) if k.size else 1
-    y, w = _nodes(scale, kmax)
-    r = y if distance == "geodesic" else 2.0 * np.sin(0.5 * y)
-    phi = w * profile(r / scale, alpha=alpha, dim=dim)
-    z = 2.0 * np.sum(phi)
-    flat = k.ravel().astype(float)
-    s2 = np.sin(0.5 * flat[:, None] * y[None, :]) ** 2
-    n_k = 4.0 * (s2 @ phi)
-    return (n_k / z).reshape(k.shape)
+    return circle_relaxation_of(lambda z: profile(z, alpha=alpha, dim=dim), k, scale=scale, distance=distance)
 
 
 def circle_eigenvalues(k, *, alpha, scale, dim=1, distance="geodesic"):
@@ -218,6 +273,40 @@ def circle_generator_eigenvalues(k, *, alpha, scale, dim=1, distance="geodesic",
     gap = circle_relaxation(k, alpha=alpha, scale=scale, dim=dim, distance=distance)
     t = float(scale) ** float(alpha) if time is None else check_real("time", time, low=0.0, low_open=True)
     return -np.log1p(-gap) / t
+
+
+def sphere_relaxation_of(phi, l, *, scale, nodes=_GL_NODES):
+    r"""``1 - eta_l`` of the continuum operator of a radial profile ``Phi`` on S^2 by Funk-Hecke (geodesic).
+
+    The same integrals as :func:`sphere_relaxation` for any profile (see :func:`circle_relaxation_of`
+    for what ``phi`` and ``nodes`` are).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\int_0^\pi \Phi(\theta/s)(1 - P_l(\cos\theta))\sin\theta\,d\theta /
+        \int_0^\pi \Phi(\theta/s)\sin\theta\,d\theta`, with ``1 - P_l(cos theta)`` taken from
+        ``P_l(1 - 2 u)``, ``u = sin^2(theta/2)``, by the three-term recurrence for ``1 - P_l``
+        (no cancellation near ``theta = 0``).
+    """
+    phi = _profile_function(phi)
+    l = _degrees(l, "l")
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    lmax = int(np.max(l)) if l.size else 1
+    theta, w = _nodes(scale, lmax, _per_panel(nodes))
+    wphi = w * _profile_values(phi, theta / scale) * np.sin(theta)
+    z = np.sum(wphi)
+    # q_l = 1 - P_l(x), x = 1 - 2u. Recurrence (l+1) P_{l+1} = (2l+1) x P_l - l P_{l-1} rewritten for q:
+    # (l+1) q_{l+1} = (2l+1) (x q_l + 2u) - l q_{l-1}, exact in exact arithmetic, and every term is
+    # O(u) near theta = 0, so the relative accuracy is kept where 1 - P_l is tiny.
+    u = np.sin(0.5 * theta) ** 2
+    x = 1.0 - 2.0 * u
+    q = np.zeros((lmax + 1, theta.size))
+    if lmax >= 1:
+        q[1] = 2.0 * u
+    for n in range(1, lmax):
+        q[n + 1] = ((2 * n + 1) * (x * q[n] + 2.0 * u) - n * q[n - 1]) / (n + 1)
+    return (q[l.ravel()] @ wphi / z).reshape(l.shape)
 
 
 def sphere_relaxation(l, *, alpha, scale, dim=2):
@@ -236,29 +325,13 @@ def sphere_relaxation(l, *, alpha, scale, dim=2):
     -------
     numpy.ndarray
         :math:`\int_0^\pi \Phi(\theta/s)(1 - P_l(\cos\theta))\sin\theta\,d\theta /
-        \int_0^\pi \Phi(\theta/s)\sin\theta\,d\theta`, with ``1 - P_l(cos theta)`` taken from
-        ``P_l(1 - 2 u)``, ``u = sin^2(theta/2)``, by the three-term recurrence for ``1 - P_l``
-        (no cancellation near ``theta = 0``).
+        \int_0^\pi \Phi(\theta/s)\sin\theta\,d\theta` (:func:`sphere_relaxation_of` with
+        ``Phi_alpha``).
     """
     l = _degrees(l, "l")
     alpha = _alpha(alpha)
-    scale = check_real("scale", scale, low=0.0, low_open=True)
     dim = check_real("dim", dim, low=1.0)
-    lmax = int(np.max(l)) if l.size else 1
-    theta, w = _nodes(scale, lmax)
-    wphi = w * profile(theta / scale, alpha=alpha, dim=dim) * np.sin(theta)
-    z = np.sum(wphi)
-    # q_l = 1 - P_l(x), x = 1 - 2u. Recurrence (l+1) P_{l+1} = (2l+1) x P_l - l P_{l-1} rewritten for q:
-    # (l+1) q_{l+1} = (2l+1) (x q_l + 2u) - l q_{l-1}, exact in exact arithmetic, and every term is
-    # O(u) near theta = 0, so the relative accuracy is kept where 1 - P_l is tiny.
-    u = np.sin(0.5 * theta) ** 2
-    x = 1.0 - 2.0 * u
-    q = np.zeros((lmax + 1, theta.size))
-    if lmax >= 1:
-        q[1] = 2.0 * u
-    for n in range(1, lmax):
-        q[n + 1] = ((2 * n + 1) * (x * q[n] + 2.0 * u) - n * q[n - 1]) / (n + 1)
-    return (q[l.ravel()] @ wphi / z).reshape(l.shape)
+    return sphere_relaxation_of(lambda z: profile(z, alpha=alpha, dim=dim), l, scale=scale)
 
 
 def sphere_eigenvalues(l, *, alpha, scale, dim=2):

@@ -24,6 +24,24 @@ NEURAL-4. For MLP scores ``A_ij = sum_m w_m sigma(u_m.q_i + v_m.k_j + b_m) + b_a
 So Neural Attention with ``d' = 2`` is *not* low rank as a matrix; the paper's "Neural Attention
 is low-rank" (section 3.2) can only refer to the input width ``d'`` (``claim="printed"`` asserts
 the matrix reading, rank ``<= 2 d'``, and fails).
+
+Your own score function (``--implementation package.module:function``). The contract of a score
+function: ``f(q, k, mlp) -> scores``, with ``q`` of shape ``(n, d')`` and ``k`` of shape
+``(m, d')`` (float64 NumPy arrays) and ``mlp`` a :class:`spectral.ScoreMLP` (``W_h`` of shape
+``(h, 2 d')`` with its blocks ``W1``, ``W2``, ``b_h``, ``w_a``, the float ``b_a`` and the name of
+``activation``; "gelu" is the tanh approximation), returning the ``(n, m)`` scores
+``s_ij = w_a . sigma(W_h [q_i; k_j] + b_h) + b_a`` (eq. 4) as float64 (the rank cuts, numpy's
+``max(n, m) eps`` and 1e-10, would count float32 rounding as rank). The toolkit's own
+``spectral:neural_scores`` is one. On every (activation, d', h) case the check computes ``f`` in
+place of the toolkit's scores and asserts, besides every NEURAL-4 assertion above on those scores
+(the closed-form algebra and rank bound of identity, square and exp, the ReLU rank, the tolerance
+dependence of tanh and GELU, the softmax's shift invariance): ``non_finite_scores`` (every score is
+finite; a case with NaN or inf is not ranked), ``reference_pair_error`` (on 256 random pairs per case
+the scores equal eq. (4) written out from the weights, relative to ``max |A|``, within 1e-12:
+rounding of sums of ``<= 2 h + 2 d'`` products) and ``arguments_unchanged``
+(``q``, ``k`` and the weights are not changed). The NEURAL-1 records (dot-product logits) do not
+involve ``f`` and stay as they are. A function that raises, or returns another shape or dtype, is one
+line naming it (exit 2); the final line states the contract's verdict on the function.
 """
 from __future__ import annotations
 
@@ -35,8 +53,9 @@ from manifolds.references.neural import (ACTIVATIONS, RANK_TOLERANCES, mlp_cases
                                          softmax_rows)
 from spectral.validation import check_ints, child_rng
 from verify.core.check import Check, Context
+from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed
-from verify.core.params import Int, Ints, Options
+from verify.core.params import Int, Ints, Options, Text
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
@@ -71,10 +90,15 @@ class Params:
     hidden: tuple = Ints((1, 4, 32), "Hidden widths h of the score MLP", low=1, high=256)
     activations: tuple = Activations(("identity", "square", "exp", "relu", "tanh", "gelu"),
                                      "Activations sigma of the score MLP")
+    implementation: str = Text("toolkit", '"toolkit" (spectral.neural_scores) or "package.module:function": your '
+                                          "score function f(q, k, mlp) -> (n, m) scores of eq. 4, held to NEURAL-4's "
+                                          "rank bounds and to eq. 4 itself")
 
     def resolve(self):
-        """d' <= d (the rule between parameters)."""
+        """d' <= d (the rule between parameters); the implementation loads."""
         check_ints("d_prime", self.d_prime, low=1, high=self.d)
+        if self.implementation != "toolkit":
+            load(self.implementation, parameter="implementation", builtins=("toolkit",))
         return self
 
 
@@ -135,6 +159,12 @@ class Quantities:
     softmax: Ranks
     #: every case of mlp_cases, keyed by (activation, d', h), in the order of mlp_cases
     cases: dict[tuple[str, int, int], ScoreCase]
+    #: a user's score function (--implementation): NaN or inf scores over every case (a case with any is not ranked),
+    #: the largest relative error against eq. 4 on the sampled pairs, and the arguments it changed ("q", "k",
+    #: "mlp"); None for the toolkit
+    non_finite_scores: int | None = None
+    reference_pair_error: float | None = None
+    mutated: tuple[str, ...] | None = None
 
 
 def _algebra(act, q, k, mlp):
@@ -185,6 +215,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from spectral import ScoreMLP, neural_scores
 
     n, d, seed = p.n, p.d, p.seed
+    user = _UserScores(p.implementation) if is_reference(p.implementation) else None
     # ---------------------------------------------------------------- NEURAL-1: logits vs softmax
     with ctx.timed("logits"), single_blas_thread():
         rng = child_rng(seed, "logits")
@@ -204,7 +235,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
     with ctx.timed("mlp_scores"), single_blas_thread():
         for dp, h, act, q, k, wrng in mlp_cases(seed, p.d_prime, p.hidden, p.activations, n=n, m=n):
             mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
-            A = np.asarray(neural_scores(q, k, mlp))
+            if user is not None:  # the user's score function in place of the toolkit's; a non-finite case is skipped
+                A = user.scores(q, k, mlp, child_rng(seed, "pairs", dp, h, act))
+                if A is None:
+                    continue
+            else:
+                A = np.asarray(neural_scores(q, k, mlp))
             algebra = query = without = None
             if act in ("identity", "square", "exp"):
                 algebra = float(np.max(np.abs(A - _algebra(act, q, k, mlp))) / np.max(np.abs(A)))
@@ -220,7 +256,50 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         float(np.max(np.abs(softmax_rows(A - mlp.b_a) - P))))
             cases[act, dp, h] = ScoreCase(ranks=Ranks.of(A), ranks_without_b_a=without, algebra_residual=algebra,
                                           query_dependence=query, shift=shift)
+    if user is not None:
+        return Quantities(logits=logits, projected=projected, softmax=attention, cases=cases, **user.quantities())
     return Quantities(logits=logits, projected=projected, softmax=attention, cases=cases)
+
+
+#: sampled (query, key) pairs per case compared with eq. 4 written out
+PAIRS = 256
+
+
+class _UserScores:
+    """A user's score function f(q, k, mlp) called per case: its scores, checked against eq. 4 on sampled pairs."""
+
+    def __init__(self, name: str):
+        self.fn = load(name, parameter="implementation", builtins=("toolkit",))
+        self.non_finite, self.pair_error, self.mutated = 0, 0.0, set()
+
+    def scores(self, q, k, mlp, rng):
+        """The (n, m) scores of the case, or None when some are NaN or inf (counted; the case is not ranked)."""
+        import copy
+
+        from manifolds.references.neural import activation
+
+        given = copy.deepcopy(mlp)
+        raw, changed = self.fn.call(q, k, given)
+        # float64 only: the rank cuts (numpy's max(n, m) eps and 1e-10) would count float32 rounding as rank
+        A = self.fn.array(raw, (q.shape[0], k.shape[0]), what="scores", dtypes=(np.float64,))
+        self.mutated.update("qk"[i] for i in changed)
+        if any(not np.array_equal(getattr(given, a), getattr(mlp, a)) for a in ("W_h", "b_h", "w_a", "b_a")):
+            self.mutated.add("mlp")
+        bad = int(A.size - np.count_nonzero(np.isfinite(A)))
+        if bad:
+            self.non_finite += bad
+            return None
+        # eq. 4 written out from the weights, pair by pair (manifolds.references.neural's sigma, not the toolkit's)
+        i, j = rng.integers(0, q.shape[0], PAIRS), rng.integers(0, k.shape[0], PAIRS)
+        pre = np.concatenate([q[i], k[j]], axis=1) @ mlp.W_h.T + mlp.b_h
+        ref = activation(mlp.activation)(pre) @ mlp.w_a + mlp.b_a
+        err = float(np.max(np.abs(A[i, j] - ref)) / np.max(np.abs(A)))
+        self.pair_error = _worst(self.pair_error, err)
+        return A
+
+    def quantities(self) -> dict:
+        return dict(non_finite_scores=self.non_finite, reference_pair_error=self.pair_error,
+                    mutated=tuple(m for m in ("q", "k", "mlp") if m in self.mutated))
 
 
 @CHECK.assertions
@@ -256,6 +335,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     rec.info("softmax_sigma_n_over_sigma_1", attention.ratio(n - 1))
 
     # ---------------------------------------------------------------- NEURAL-4: rank by activation
+    if is_reference(p.implementation):
+        _assess_implementation(q, p, rec)
     worst = {"algebra": {}, "deviation": {}, "excess": {}, "excess_no_bias": {}}
     relu_min = None
     tol_dependent = {}
@@ -346,8 +427,29 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
              "exp": "exp <= h + 1 (h without b_a)", "relu": "ReLU >= n/2 for h >= 4" if relu_min is not None else "",
              "tanh": "tanh tolerance-dependent", "gelu": "GELU tolerance-dependent"}
     tested = "; ".join(parts[a] for a in p.activations if parts[a])
+    if is_reference(p.implementation):
+        return (f"contract of the score function {p.implementation}: finite, eq. 4 on sampled pairs, arguments "
+                f"unchanged" + (f"; its scores: {tested}" if tested else ""))
     return (f"rank(Q K^T) = {r_logit}, rank(Q' K'^T) = d', softmax(Q K^T/sqrt d) full rank {n}"
             + (f"; MLP scores: {tested}" if tested else ""))
+
+
+def _assess_implementation(q: Quantities, p: Params, rec: Recorder) -> None:
+    """A user's score function: finite scores, eq. 4 on the sampled pairs, unchanged arguments."""
+    name = p.implementation
+    rec.contract_of(name)
+    rec.equal("non_finite_scores", q.non_finite_scores, 0,
+              why="scores of finite inputs and weights are finite: NaN or inf never passes",
+              label=f"{name}: {q.non_finite_scores} scores are NaN or inf (those cases are not ranked)")
+    rec.at_most("reference_pair_error", q.reference_pair_error, _ALGEBRA_TOL,
+                why=f"eq. 4 written out from the weights on {PAIRS} random pairs per case, relative to max |A|: "
+                    "rounding of sums of <= 2 h + 2 d' products in float64 (the toolkit measured <= 4.6e-16 at the "
+                    "defaults)",
+                label=f"{name}: the scores differ from eq. 4 (w_a . sigma(W_h [q; k] + b_h) + b_a)",
+                hint="'gelu' is the tanh approximation; the hidden bias b_h and the output bias b_a are part of eq. 4")
+    rec.holds("arguments_unchanged", not q.mutated,
+              why="the contract: f(q, k, mlp) must not change the queries, keys or weights it is given",
+              label=f"{name} changed its argument(s) {', '.join(q.mutated or ())}")
 
 
 run = CHECK.run

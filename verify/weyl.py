@@ -16,6 +16,25 @@ sweep of scales s = 1e-2 ... 1e-5 with resolving grids (h <= s/8), it approaches
 monotonically; the comparison with the same-scale continuum uses tolerances measured at that coarse
 grid, and the same kernel on a resolving grid at the paper's scale is shown next to it.
 
+Your own kernel (``--kernel package.module:function``). The contract of an FNA kernel profile: a
+function ``Phi(z)`` of the scaled distance ``z = d / s`` (a float64 NumPy array of any shape in; an
+array of the same shape, float64 or float32, out), finite and non-negative everywhere and positive
+somewhere. The check builds the attention matrix ``Phi(d(x_i, x_j) / s)`` on the same points, distance
+and scale as for the built-in kernel and asserts: (1) ``profile_values``: Phi is finite and >= 0 on a
+probe of 2049 scaled distances in ``[0, d_max / s]`` and at every evaluation (NaN, inf or a negative
+value fails this record; nothing else is measured then); (2) ``slope_gap`` and ``shape_error``: the
+discrete generator spectrum has the shape of the exact continuum spectrum of *that profile* at the same
+scale (``manifolds.kernel_spectra.circle_relaxation_of`` / ``sphere_relaxation_of``: Gauss-Legendre
+quadrature of Phi itself, independent of the toolkit), within the calibrated tolerances of the setting;
+(3) ``reference_quadrature_error``: that reference is resolved (24 against 48 nodes per panel within
+1% of the shape tolerance); (4) ``best_fit_alpha``: the FNA family ``Phi_a`` that fits the spectrum
+best has ``a`` = the claimed ``alpha`` (the Weyl law of order alpha). On S^1 the FNA profile of order
+alpha is ``(1 + z)^-(1 + alpha)``, on S^2 ``(1 + z)^-(2 + alpha)`` (d_M = 2); ``exp(-z^2)`` is alpha = 2.
+A profile that raises, or returns another shape or dtype, is one line naming it (exit 2). The options
+of the built-in kernels (``kernel_alpha``, ``dim``, ``temperature``), ``paper_setting`` and ``--device
+gpu`` are refused with a user's profile (it runs on the host). The final line states the contract's
+verdict on the profile, not the ledger's verdict on the paper.
+
 Memory first: the peak of the whole request (points, kernel, copies, eigensolver) is estimated before
 anything is allocated (on ``--device gpu`` against the GPU's free memory); a path that would not fit
 is refused with the estimate and the options of this command that would (``--method matrix-free``:
@@ -35,8 +54,9 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
+from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed
-from verify.core.params import Choice, Flag, Int, Ints, Real
+from verify.core.params import Choice, Flag, Int, Ints, Real, Text
 from verify.core.result import Recorder
 
 CHECK = Check("weyl", claims=("FNA-10", "FNA-11"), devices=("cpu", "gpu"),
@@ -220,8 +240,10 @@ class Params:
                                high=2, low_open=True, auto="the claimed alpha")
     dim: float = Real(None, "Exponent dimension d_M of Phi = (1+z)^-(d_M+alpha) (2 on S^1 is the ambient-dimension "
                       "trap of FNA-10)", low=1, auto="intrinsic: 1 on S^1, 2 on S^2")
-    kernel: str = Choice("fna", KERNELS, "fna (Phi_alpha, FNA eqs. 9-10) or softmax (dot-product exp(x.y/T), a "
-                         "negative control)")
+    kernel: str = Text("fna", "fna (Phi_alpha, FNA eqs. 9-10), softmax (dot-product exp(x.y/T), a negative control) "
+                       "or package.module:function, your profile Phi(z) of the scaled distance z = d/s (a float64 "
+                       "array of any shape in, an array of that shape out), held to the Weyl law against the "
+                       "continuum spectrum of that profile")
     temperature: float = Real(None, "Softmax temperature T, kernel=softmax only", low=0, low_open=True,
                               auto="sqrt(2) = sqrt of the ambient dimension of S^1 points (sqrt(3) on S^2), the "
                                    "dot-product baseline of FNA Assumptions 1+2")
@@ -232,6 +254,20 @@ class Params:
         """The per-setting automatic values and the rules between parameters."""
         circle = self.manifold == "circle"
         reference_distance = self.distance if self.reference_distance is None else self.reference_distance
+        if is_reference(self.kernel):  # a user's profile: the options of the built-in kernels do not apply
+            for name in ("kernel_alpha", "dim", "temperature"):
+                if getattr(self, name) is not None:
+                    raise InputError(f"{name} configures the built-in kernels; it does not apply to a profile given "
+                                     f"as --kernel {self.kernel!r}: leave it out")
+            if self.paper_setting:
+                raise InputError("paper_setting reproduces Fig. 2a with the paper's kernel; it does not apply to a "
+                                 f"profile given as --kernel {self.kernel!r}")
+            if self.device != "cpu":
+                raise InputError(f"a profile given as --kernel {self.kernel!r} runs on the host: device must be "
+                                 f"'cpu', got {self.device!r}")
+            load(self.kernel, parameter="kernel", builtins=KERNELS)
+        elif self.kernel not in KERNELS:
+            load(self.kernel, parameter="kernel", builtins=KERNELS)  # raises, naming the forms allowed
         if not circle:
             if self.distance != "geodesic" or reference_distance != "geodesic":
                 raise InputError("distance must be 'geodesic' on the sphere (the Funk-Hecke reference is geodesic)")
@@ -286,10 +322,18 @@ class Params:
         if not 1 <= lo < hi <= top:
             raise InputError(f"fit_range must satisfy 1 <= lo < hi <= {top} ({unit} available with modes={modes}), "
                              f"got {fit_range!r}")
+        if self.user_kernel:
+            return dataclasses.replace(self, n=n, scale=scale, modes=modes, fit_range=(lo, hi),
+                                       reference_distance=reference_distance)
         return dataclasses.replace(
             self, n=n, scale=scale, modes=modes, fit_range=(lo, hi), reference_distance=reference_distance,
             kernel_alpha=self.alpha if self.kernel_alpha is None else self.kernel_alpha,
             dim=float(intrinsic if self.dim is None else self.dim), temperature=temperature)
+
+    @property
+    def user_kernel(self) -> bool:
+        """Whether the kernel is a user's profile Phi(z) given as ``package.module:function``."""
+        return is_reference(self.kernel)
 
     @property
     def h(self) -> float:
@@ -422,7 +466,63 @@ def _scores(x, y, p, manifold_obj):
         d = manifold_obj.distance(x, y)
     else:
         d = manifold_obj.chordal_distance(x, y)
+    if p.user_kernel:
+        return _user_profile(p)(d / p.scale)
     return fna_kernel(d, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
+
+
+class _ProfileDefect(Exception):
+    """A user's profile returned values no kernel has (NaN, inf, negative): measured, and failed by a record."""
+
+
+def _user_profile(p):
+    """The user's profile ``Phi(z)`` (``--kernel package.module:function``), every call guarded.
+
+    An exception, a wrong shape or dtype is one line naming the function (exit 2, see
+    :mod:`verify.core.implementation`); a NaN, inf or negative value raises :class:`_ProfileDefect`,
+    which the measurement turns into a failed record.
+    """
+    impl = load(p.kernel, parameter="kernel", builtins=KERNELS)
+
+    def phi(z):
+        z = np.asarray(z)
+        raw, _ = impl.call(z, copy=False)  # z is a temporary of the caller
+        values = impl.array(raw, z.shape, what="profile values")
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise _ProfileDefect(f"{int(bad.sum())} of {values.size} values are NaN or inf (the first at z = "
+                                 f"{float(z[bad].flat[0]):.4g})")
+        if np.any(values < 0):
+            i = int(np.argmin(values))
+            raise _ProfileDefect(f"negative values (the smallest {float(values.flat[i]):.3g} at z = "
+                                 f"{float(z.flat[i]):.4g})")
+        return values
+
+    return phi
+
+
+#: points of the probe of a user's profile on [0, largest scaled distance] before any spectrum is computed
+PROFILE_PROBE_POINTS = 2049
+
+
+def _probe_profile(p) -> None:
+    """Evaluate the user's profile on the scaled distances of the run: _ProfileDefect when no kernel has them."""
+    top = (2.0 if p.distance == "chordal" else math.pi) / p.scale  # largest distance: the antipode
+    z = np.linspace(0.0, top, PROFILE_PROBE_POINTS)
+    if not np.any(_user_profile(p)(z) > 0):
+        raise _ProfileDefect(f"Phi vanishes at every probed z in [0, {top:.4g}]: no attention weights")
+
+
+def _profile_reference(p, idx, ks, per_panel: int):
+    """The exact continuum generator spectrum of the user's profile at the run's scale (Gauss-Legendre quadrature,
+    ``per_panel`` nodes per panel), per frequency k (S^1) or degree l (S^2)."""
+    phi = _user_profile(p)
+    if p.manifold == "circle":
+        gap = ks.circle_relaxation_of(phi, idx, scale=p.scale, distance=p.reference_distance, nodes=per_panel)
+    else:
+        gap = ks.sphere_relaxation_of(phi, idx, scale=p.scale, nodes=per_panel)
+    with np.errstate(invalid="ignore", divide="ignore"):  # eta <= 0: no generator (NaN fails the statistics)
+        return -np.log1p(-gap) / p.scale ** p.alpha
 
 
 def _markov_eigenvalues(xp, p, method: str, timed=None):
@@ -485,7 +585,13 @@ def _operator(x, p, man):
 
         return KernelOperator(x, kernel=_identity, distance=scores, zero_diagonal=p.points == "random")
     distance = man.distance if p.distance == "geodesic" else man.chordal_distance
-    kernel = functools.partial(fna_kernel, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
+    if p.user_kernel:
+        phi, scale = _user_profile(p), p.scale
+
+        def kernel(d):
+            return phi(d / scale)
+    else:
+        kernel = functools.partial(fna_kernel, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
     return KernelOperator(x, kernel=kernel, distance=distance, zero_diagonal=p.points == "random")
 
 
@@ -645,6 +751,11 @@ class Quantities:
     slope_j_reference: float | None
     #: at Fig. 2a's setting (circle grid): the scale sweep and the resolved setting
     sweep: Sweep | None
+    #: a user's profile (--kernel module:function): what is wrong with its values (NaN, inf, negative; None when
+    #: nothing), and the largest relative change of its continuum reference over the window when the Gauss-Legendre
+    #: nodes per panel double (24 -> 48): the reference's own error
+    profile_defect: str | None = None
+    reference_quadrature_error: float | None = None
 
 
 def _preferred_path(p: Params) -> str:
@@ -658,17 +769,33 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from manifolds import kernel_spectra as ks
 
     method = _preferred_path(p) if p.method == "auto" else p.method
-    eta, solver = _markov_eigenvalues(ctx.xp, p, method, ctx.timed)
+    try:
+        if p.user_kernel:
+            _probe_profile(p)
+        eta, solver = _markov_eigenvalues(ctx.xp, p, method, ctx.timed)
+    except _ProfileDefect as exc:
+        return _defective(str(exc))
     if p.points == "random":
         ctx.note("diagonal self score Phi(0) dropped (i.i.d. points)")
     t = p.scale ** p.alpha  # generator time t = kappa^alpha = eps^(alpha/2) (FNA Methods)
     lam_j = _generator(eta[1 : p.modes + 1], t)
     lo, hi = p.fit_range
     circle = p.manifold == "circle"
+    quadrature = None
     with ctx.timed("reference"):
         statistics = _circle_statistics if circle else _sphere_statistics
         idx, lam, spread, family = statistics(lam_j, p, ks)
-        ref = family(p.alpha)
+        if p.user_kernel:  # the continuum spectrum of the user's own profile, and its quadrature error
+            try:
+                ref = _profile_reference(p, idx, ks, 24)
+                finer = _profile_reference(p, idx, ks, 48)
+            except _ProfileDefect as exc:
+                return _defective(str(exc))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                change = np.abs(finer - ref) / np.abs(finer)
+            quadrature = float(np.max(change[(idx >= lo) & (idx <= hi)]))
+        else:
+            ref = family(p.alpha)
     window = (idx >= lo) & (idx <= hi)
     fits = dict(slope=None, slope_reference=None, shape_error=None, best_fit_alpha=None, naive_slope_j=None,
                 limit=None, asymptote=None, limit_slope=None, limit_ratio_k_hi=None, slope_j=None,
@@ -697,7 +824,16 @@ def measure(p: Params, ctx: Context) -> Quantities:
             fits.update(slope_j=fit_power_law(jw, lam_j[jw - 1]).slope,
                         slope_j_reference=fit_power_law(jw, ref_j[jw - 1]).slope)
     return Quantities(method=solver, eta=eta, lambda_j=lam_j, index=idx, lam=lam, spread=spread, reference=ref,
-                      **fits)
+                      reference_quadrature_error=quadrature, **fits)
+
+
+def _defective(defect: str) -> Quantities:
+    """The quantities of a user's profile whose values no kernel has: nothing measured but the defect."""
+    empty = np.zeros(0)
+    return Quantities(method="none", eta=np.ones(1), lambda_j=empty, index=np.zeros(0, dtype=np.int64), lam=empty,
+                      spread=empty, reference=empty, slope=None, slope_reference=None, shape_error=None,
+                      best_fit_alpha=None, naive_slope_j=None, limit=None, asymptote=None, limit_slope=None,
+                      limit_ratio_k_hi=None, slope_j=None, slope_j_reference=None, sweep=None, profile_defect=defect)
 
 
 def _paper_sweep(xp, p, idx, window, ks) -> Sweep:
@@ -746,6 +882,14 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                  "n = 5000, s = 8 h): the self score Phi(0) of each node is a point mass where the continuum has the "
                  "mean of Phi over the node's cell; it shrinks as s/h grows (0.035 at n = 2000, s = 3 h)")
     what = f"{'k' if circle else 'l'} = {lo}..{hi}"
+    if p.user_kernel:  # a user's profile: the contract's verdict on it, starting with its values
+        rec.contract_of(p.kernel)
+        rec.holds("profile_values", q.profile_defect is None,
+                  why="a kernel profile Phi(z) is finite and non-negative at every scaled distance, and positive "
+                      "somewhere: its scores are attention weights before the row normalisation",
+                  label=f"the profile {p.kernel}: {q.profile_defect}")
+        if q.profile_defect is not None:
+            return _statement(p, None)
     lam_j = np.asarray(q.lambda_j, dtype=float)
     bad = ~(np.isfinite(lam_j) & (lam_j > 0))
     best = q.best_fit_alpha
@@ -772,6 +916,16 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         hints.append(f"highest fitted mode k = {hi} has k h = {hi * p.h:.3g} > 0.1: the points do not resolve "
                      "it; use a larger n")
     hint = "; ".join(hints)
+    if p.user_kernel:
+        shape_tol = CALIBRATION.get("shape_error", p).value
+        rec.at_most("reference_quadrature_error", q.reference_quadrature_error, 0.01 * shape_tol,
+                    why="the continuum reference of the profile must be exact to 1% of the shape tolerance: its "
+                        "change when the Gauss-Legendre nodes per panel double (24 -> 48), relative, over the window "
+                        "(the FNA profiles: <= 1e-14)",
+                    label=f"the quadrature does not resolve the profile {p.kernel} (its continuum spectrum is not "
+                          "known well enough to judge the discrete one)",
+                    hint="a profile with a kink or a jump away from z = 0 converges slowly under Gauss-Legendre "
+                         "panels; smooth it, or compare at a larger scale")
     if p.paper_setting:
         _paper_slope_window(rec, q.slope, p, what)
     else:
@@ -810,6 +964,12 @@ def _statement(p: Params, best: float | None) -> str:
              f"S^2, {p.n} {'Fibonacci' if p.points == 'grid' else 'i.i.d. uniform'} points")
     if p.kernel == "fna":
         built = f"Phi_{p.kernel_alpha:g} (d_M = {p.dim:g}, {p.distance} distance)"
+    elif p.user_kernel:
+        return (f"contract of the profile {p.kernel} (Weyl law, FNA eq. 22): on {where}, the kernel Phi(d/s) "
+                f"({p.distance} distance) at scale {p.scale:.4g} (h/s = {p.h / p.scale:.3g}) has -log(eta)/t with the "
+                f"shape of the exact continuum spectrum of the same profile (quadrature, same scale) over {what}, "
+                f"and of Phi_alpha's for alpha = {p.alpha:g}" + (f"; best-fit alpha {best:.4f}" if best is not None
+                                                                 else ""))
     else:
         built = f"dot-product softmax exp(x.y / {p.temperature:.4g})"
     return (

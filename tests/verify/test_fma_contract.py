@@ -86,7 +86,7 @@ def test_third_party_without_group_sizes_fails(tmp_path, monkeypatch):
 
 def test_wrong_output_shape_is_bad_input(tmp_path, monkeypatch):
     name = _third_party(tmp_path, monkeypatch, "def attention(q, k, v):\n    return v[:-1]\n", "fma_contract_bad_shape")
-    with pytest.raises(InputError, match="returned shape"):
+    with pytest.raises(InputError, match=r"returned output .* of shape \(31, 32\), expected \(32, 32\)"):
         check.run(implementation=name, n=32, draws=1)
 
 
@@ -104,11 +104,39 @@ def test_summed_coarse_reference_by_hand():
     ("min_effective_weight", -1e-9, "min_effective_weight"),
     ("min_effective_weight", float("nan"), "min_effective_weight"),
     ("per_level_row_sum_law_error", 1e-9, "per_level_row_sum_law_error"),
+    ("per_level_row_sum_law_error", float("nan"), "per_level_row_sum_law_error"),
+    ("non_finite_outputs", 1, "non_finite_outputs"),
+    ("linearity_error", 1e-9, "linearity_error"),
+    ("linearity_error", float("nan"), "linearity_error"),
+    ("mutating_calls", 1, "arguments_unchanged"),
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
     p, q = small
     res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
     assert not res.passed and res.record(name).passed is False
+
+
+@pytest.mark.parametrize("field, value", [("future_weight", 1e-9), ("future_weight", float("nan")),
+                                          ("causal_perturbation", 1e-9), ("causal_perturbation", float("inf"))])
+def test_causal_assertions_fail_on_a_wrong_quantity(causal, field, value):
+    p, q = causal
+    assert CHECK.assess(q, p).passed
+    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
+    assert not res.passed and res.record(field).passed is False
+
+
+@pytest.fixture(scope="module")
+def causal():
+    p = CHECK.params(**SMALL, causal=True)
+    return p, CHECK.measure(p)
+
+
+def test_causal_toolkit_fma_passes_with_exact_zeros_ahead(causal):
+    p, q = causal
+    res = CHECK.assess(q, p)
+    assert res.passed, res.failures
+    assert q.future_weight == 0.0 and q.causal_perturbation == 0.0  # masked, and its shift ignores later tokens
+    assert q.label == "toolkit FMA (joint, causal)"
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -122,6 +150,8 @@ def test_json_round_trip_gives_typed_quantities(small):
     ({"implementation": "nope"}, "implementation"), ({"implementation": "nosuchmodule_xyz:f"}, "implementation"),
     ({"implementation": "numpy:pi"}, "implementation"), ({"n": 8}, "n"), ({"r": 0}, "r"), ({"r": 2000}, "r"),
     ({"d": 0}, "d"), ({"scale": 0.0}, "scale"), ({"draws": 0}, "draws"), ({"claim": "paper"}, "claim"),
+    ({"implementation": "summed-coarse", "causal": True}, "causal"),
+    ({"implementation": "summed-coarse", "claim": "printed"}, "claim"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):

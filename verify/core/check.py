@@ -333,6 +333,7 @@ class Check:
             versions=versions(),
             notes=tuple(notes) + tuple(n for n in findings.notes if n not in notes),
             quantities=q,
+            implementation=findings.implementation,
         )
 
     def _execute(self, **kwargs) -> CheckResult:

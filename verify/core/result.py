@@ -219,6 +219,8 @@ class Findings:
     timings: Mapping[str, float]
     notes: tuple[str, ...]
     resolved: Mapping[str, Any]
+    #: the user's code the run held to the check's contract (``package.module:function``), "" otherwise
+    implementation: str = ""
 
 
 class Recorder:
@@ -238,6 +240,7 @@ class Recorder:
         self.timings: dict[str, float] = {}
         self.notes: list[str] = []
         self.resolved: dict[str, Any] = {}
+        self.implementation = ""
 
     # -- assertions ---------------------------------------------------------------------------
     def _add(self, record: Record) -> Record:
@@ -324,6 +327,15 @@ class Recorder:
         """Record the value a parameter given as ``None`` (automatic) resolved to."""
         self.resolved[name] = value
 
+    def contract_of(self, implementation: str) -> None:
+        """This run holds the user's code ``implementation`` (``package.module:function``) to the check's contract.
+
+        Its final line then states the contract's verdict on that code
+        (``[contract on mymod:f: holds]``) instead of the ledger's verdict on the paper, which a
+        third party's implementation says nothing about (see :mod:`verify.core.implementation`).
+        """
+        self.implementation = str(implementation)
+
     @contextmanager
     def timed(self, phase: str):
         """Accumulate the wall-clock seconds of ``phase``."""
@@ -351,7 +363,7 @@ class Recorder:
     def finish(self, statement: str) -> Findings:
         """Close the run: the statement tested and everything collected."""
         return Findings(statement, self.records, dict(self.arrays), dict(self.timings), tuple(self.notes),
-                        dict(self.resolved))
+                        dict(self.resolved), self.implementation)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -378,6 +390,10 @@ class CheckResult:
         Arrays for figures (in the JSON, not in the table).
     notes : tuple of str
         Sentences the reader needs to interpret the numbers.
+    implementation : str
+        The user's code this run held to the check's contract (``package.module:function``); empty
+        for a run of the toolkit's own mechanism. When set, the final line states the contract's
+        verdict on that code, not the ledger's verdict on the paper.
     """
 
     check: str
@@ -390,6 +406,7 @@ class CheckResult:
     arrays: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     notes: tuple[str, ...] = ()
     quantities: Any = dataclasses.field(default=None, compare=False)
+    implementation: str = ""
 
     # -- derived views ------------------------------------------------------------------------
     @property
@@ -445,6 +462,8 @@ class CheckResult:
             "versions": jsonable(self.versions),
             "arrays": jsonable(self.arrays),
         }
+        if self.implementation:
+            out["implementation"] = self.implementation
         if self.quantities is not None:
             from verify.core.quantities import to_plain
 
@@ -481,13 +500,19 @@ class CheckResult:
             arrays={k: np.asarray(_unjson(v)) for k, v in data.get("arrays", {}).items()},
             notes=tuple(data.get("notes", ())),
             quantities=quantities,
+            implementation=data.get("implementation", ""),
         )
 
     # -- human output -------------------------------------------------------------------------
     def paper_reading(self) -> str:
-        """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.core.claims`)."""
+        """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.core.claims`).
+
+        Empty for a run that held a user's implementation to the contract: it says nothing about the paper.
+        """
         from verify.core.claims import paper_reading
 
+        if self.implementation:
+            return ""
         try:
             return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
         except ValueError:  # claims not in the ledger (a user's own check)
@@ -500,6 +525,8 @@ class CheckResult:
         that asserts a corrected statement is not read as "the paper is right".
         """
         reading = self.paper_reading()
+        if self.implementation:  # a user's code held to the contract: the contract's verdict on it
+            reading = f"contract on {self.implementation}: {'holds' if self.passed else 'violated'}"
         tag = f" [{reading}]" if reading else ""
         if self.passed:
             return f"PASS {self.check}{tag}: {self.statement}"
@@ -508,6 +535,9 @@ class CheckResult:
     def summary(self) -> str:
         """Human-readable table: the deciding assertions first, informational values apart."""
         lines = [f"{self.check}  [{', '.join(self.claims)}]"]
+        if self.implementation:
+            lines.append(f"contract of the user's implementation {self.implementation} (the paper's verdict does "
+                         "not apply)")
         deciding = [r for r in self.records if r.deciding]
         info = [r for r in self.records if not r.deciding]
         if deciding:

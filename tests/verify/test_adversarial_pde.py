@@ -1,0 +1,238 @@
+"""verify.pde_contract: the toolkit's step and a correct third-party step hold the contract; adversarial steps
+fail for their own reason (a record, or the one-line error of a step that raises or returns another shape).
+
+Small settings: T = 8 and 9 (even and odd: the periodic limit moves), 10 conservation steps, margin 0.2
+(42 steps per stability probe).
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from spectral.validation import InputError
+from verify import pde_contract as check
+from verify.core.implementation import ImplementationError
+
+CHECK = check.CHECK
+SMALL = {"sizes": (8, 9), "steps": 10, "margin": 0.2}
+
+
+def _name(fn) -> str:
+    return f"{__name__}:{fn.__name__}"
+
+
+def _second_difference(a, boundary, periodic_roll=False):
+    """Along the last axis, with slices and the ghost values of each boundary (written here, not imported)."""
+    if boundary == "periodic" or periodic_roll:
+        return np.roll(a, 1, axis=-1) - 2 * a + np.roll(a, -1, axis=-1)
+    left = np.empty_like(a)
+    right = np.empty_like(a)
+    left[..., 1:], right[..., :-1] = a[..., :-1], a[..., 1:]
+    if boundary == "neumann":
+        left[..., 0], right[..., -1] = a[..., 0], a[..., -1]
+    elif boundary == "reflect":
+        left[..., 0], right[..., -1] = a[..., 1], a[..., -2]
+    else:  # dirichlet and fixed
+        left[..., 0], right[..., -1] = 0.0, 0.0
+    out = left - 2 * a + right
+    if boundary == "fixed":
+        out[..., 0] = out[..., -1] = 0.0
+    return out
+
+
+def _step(a, r, axis, boundary, **kw):
+    out = np.array(a, dtype=float)
+    if axis in ("key", "both"):
+        out += r * _second_difference(a, boundary, **kw)
+    if axis in ("query", "both"):
+        out += r * _second_difference(a.T, boundary, **kw).T
+    return out
+
+
+# -- steps that hold ----------------------------------------------------------------------------------
+def sliced(a, *, r, axis, boundary):
+    return _step(a, r, axis, boundary)
+
+
+def sliced_float32(a, *, r, axis, boundary):
+    return _step(a, r, axis, boundary).astype(np.float32)
+
+
+# -- steps that must fail a record ---------------------------------------------------------------------
+def all_nan(a, *, r, axis, boundary):
+    return np.full(a.shape, np.nan)
+
+
+def nan_on_dirichlet(a, *, r, axis, boundary):
+    out = _step(a, r, axis, boundary)
+    if boundary == "dirichlet":
+        out[2, 3] = np.nan
+    return out
+
+
+def reflect_as_neumann(a, *, r, axis, boundary):
+    return _step(a, r, axis, "neumann" if boundary == "reflect" else boundary)
+
+
+def roll_everywhere(a, *, r, axis, boundary):
+    return _step(a, r, axis, boundary, periodic_roll=True)  # np.roll: every boundary becomes periodic
+
+
+def axes_swapped(a, *, r, axis, boundary):
+    return _step(a, r, {"key": "query", "query": "key"}.get(axis, axis), boundary)
+
+
+def clamped_r(a, *, r, axis, boundary):
+    return _step(a, min(r, 0.999 * (0.25 if axis == "both" else 0.5)), axis, boundary)  # a "safe" step
+
+
+def leaks_mass(a, *, r, axis, boundary):
+    return _step(a, r, axis, boundary) * (1.0 - 1e-9)
+
+
+def mutates(a, *, r, axis, boundary):
+    out = _step(a, r, axis, boundary)
+    a[0, 0] = 0.0
+    return out
+
+
+# -- not the contract's function: one line, exit 2 ----------------------------------------------------------
+def wrong_shape(a, *, r, axis, boundary):
+    return _step(a, r, axis, boundary)[:, 1:]
+
+
+def only_periodic(a, *, r, axis, boundary):
+    if boundary != "periodic":
+        raise NotImplementedError(f"boundary {boundary!r}")
+    return _step(a, r, axis, boundary)
+
+
+@pytest.fixture(scope="module")
+def toolkit():
+    p = CHECK.params(**SMALL)
+    return p, CHECK.measure(p)
+
+
+def _run(fn, **kwargs):
+    return check.run(implementation=_name(fn), **{**SMALL, **kwargs})
+
+
+def _failed(res):
+    return {r.name for r in res.records if r.passed is False}
+
+
+def test_the_toolkit_step_holds(toolkit):
+    p, q = toolkit
+    res = CHECK.assess(q, p)
+    assert res.passed, res.failures
+    assert res.final_line().startswith("PASS pde_contract [paper: PDE-1")
+    assert q.limit[("key", "periodic", 8)] == pytest.approx(0.5) and q.limit[("both", "periodic", 8)] == 0.25
+    assert q.limit[("key", "periodic", 9)] > 0.5  # odd T: mu_max = 4 sin^2(4 pi / 9) < 4
+
+
+@pytest.mark.parametrize("fn", [sliced, sliced_float32])
+def test_correct_third_party_steps_hold(fn):
+    res = _run(fn)
+    assert res.passed, res.failures
+    assert res.final_line().startswith(f"PASS pde_contract [contract on {_name(fn)}: holds]: contract of the step")
+
+
+def test_a_step_for_some_boundaries_is_held_to_those_only():
+    assert _run(only_periodic, boundaries=("periodic",), axes=("key",)).passed
+
+
+@pytest.mark.parametrize("fn", [all_nan, nan_on_dirichlet])
+def test_non_finite_steps_never_pass(fn):
+    res = _run(fn)
+    assert "non_finite_outputs" in _failed(res) and res.measured["non_finite_outputs"] > 0
+    assert res.final_line().startswith(f"FAIL pde_contract [contract on {_name(fn)}: violated]")
+
+
+@pytest.mark.parametrize("fn, where", [(reflect_as_neumann, "reflect"), (roll_everywhere, "axis"),
+                                       (axes_swapped, "axis")])
+def test_wrong_stencils_fail_the_reference_step(fn, where):
+    res = _run(fn)
+    assert "step_error" in _failed(res) and where in res.record("step_error").label
+    assert res.measured["step_error"] > 1e-3
+
+
+def test_a_clamped_r_passes_one_step_but_not_the_stability_limit():
+    res = _run(clamped_r)
+    assert _failed(res) == {"unstable_growth_rate"}
+
+
+def test_leaking_mass_fails_conservation():
+    res = _run(leaks_mass)
+    assert "conserving_row_sum_deviation" in _failed(res)
+
+
+def test_mutating_the_input_fails():
+    assert _failed(_run(mutates)) == {"arguments_unchanged"}
+
+
+@pytest.mark.parametrize("fn, match", [
+    (wrong_shape, r"returned step \(key axis, periodic\) of shape \(8, 7\), expected \(8, 8\)"),
+    (only_periodic, "only_periodic' raised NotImplementedError: boundary 'neumann'"),
+])
+def test_steps_that_are_not_the_contracts_give_one_line_errors(fn, match):
+    with pytest.raises(ImplementationError, match=match):
+        _run(fn)
+
+
+@pytest.mark.parametrize("field, value, name", [
+    ("non_finite_outputs", 1, "non_finite_outputs"), ("mutating_calls", 1, "arguments_unchanged"),
+])
+def test_counts_fail_their_records(toolkit, field, value, name):
+    p, q = toolkit
+    assert CHECK.assess(dataclasses.replace(q, **{field: value}), p).record(name).passed is False
+
+
+@pytest.mark.parametrize("table, value, name", [
+    ("step_error", 1e-12, "step_error"), ("step_error", float("nan"), "step_error"),
+    ("row_sum_deviation", 1e-9, "conserving_row_sum_deviation"),
+    ("row_sum_deviation", float("nan"), "conserving_row_sum_deviation"),
+    ("stable_rate", 1.2, "stable_growth_rate"), ("stable_rate", float("nan"), "stable_growth_rate"),
+    ("unstable_rate", 1.0, "unstable_growth_rate"), ("unstable_rate", float("nan"), "unstable_growth_rate"),
+])
+def test_one_bad_entry_of_a_table_fails_its_record(toolkit, table, value, name):
+    p, q = toolkit
+    values = dict(getattr(q, table))
+    values[next(iter(values))] = value
+    res = CHECK.assess(dataclasses.replace(q, **{table: values}), p)
+    assert res.record(name).passed is False
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"implementation": "euler"}, "'toolkit' or 'package.module:function'"), ({"r": 0.3}, "r"),
+    ({"sizes": (3,)}, "sizes"), ({"axes": ("rows",)}, "axes"), ({"boundaries": ()}, "boundaries"),
+    ({"margin": 0.0}, "margin"), ({"steps": 0}, "steps"),
+])
+def test_bad_input(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        check.run(**kwargs)
+
+
+def test_json_round_trip(toolkit):
+    from verify.core.result import CheckResult
+
+    p, q = toolkit
+    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
+    assert back.quantities.step_error == q.step_error and back.quantities.limit == q.limit
+
+
+def test_cli(capsys):
+    argv = ["--sizes", "6", "--steps", "4", "--margin", "0.3", "--quiet"]
+    assert check.main(["--implementation", _name(sliced), *argv]) == 0
+    assert f"[contract on {_name(sliced)}: holds]" in capsys.readouterr().out
+    assert check.main(["--implementation", _name(clamped_r), *argv]) == 1
+    capsys.readouterr()
+    assert check.main(["--implementation", _name(only_periodic), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "NotImplementedError" in err[0] and _name(only_periodic) in err[0]
+
+
+@pytest.mark.slow
+def test_default_run_passes():
+    res = check.run()
+    assert res.passed, res.failures

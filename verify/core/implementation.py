@@ -1,0 +1,169 @@
+"""A user's own code held to a check's contract: loading ``package.module:function``, calling it safely.
+
+Several checks hold a third party's implementation of a mechanism to the contract the papers'
+mechanism must satisfy (``python -m verify.fma_contract --implementation mymod:attention``,
+``verify.weyl --kernel mymod:profile``, ``verify.neural_rank --implementation``,
+``verify.pde_contract --implementation``). This module is what they share:
+
+* :func:`load` turns the text ``package.module:function`` (``function`` may be a dotted attribute
+  path, ``mymod:Attention.forward``) into an :class:`Implementation`; a name that cannot be
+  imported, is missing or is not callable is bad input (:class:`~spectral.validation.InputError`
+  naming the option, exit 2);
+* :meth:`Implementation.call` calls the function with *copies* of the arrays it is given and
+  reports which of them the function changed (a contract may forbid that); any exception the
+  function raises becomes :class:`ImplementationError`, one line naming the function and the
+  exception (``implementation 'mymod:f' raised ValueError: ...``): it is the user's code that
+  failed, not the claim, so the command exits 2 without a traceback;
+* :meth:`Implementation.array` reads what the function returned as a NumPy array of a stated shape
+  and a real floating dtype (float32 or float64); anything else (a wrong shape, integers, complex
+  numbers, half precision, an object that is not an array) is an :class:`ImplementationError` too.
+  Values are not judged here: NaN and inf are measured and fail the contract's records.
+
+A contract run states the contract's verdict on the implementation in its final line
+(``PASS fma_contract [contract on mymod:f: holds]: ...``), not the ledger's verdict on the paper:
+the check's ``assess`` calls :meth:`verify.core.result.Recorder.contract_of`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from spectral.validation import InputError
+
+__all__ = ["Implementation", "ImplementationError", "is_reference", "load", "FLOAT_DTYPES"]
+
+#: the output dtypes a contract accepts: its rounding tolerances are stated per dtype (n eps)
+FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+#: longest exception message kept in the one-line error
+_MESSAGE_CHARS = 300
+
+
+class ImplementationError(InputError):
+    """The user's implementation raised, or returned something that is not the contract's output (exit 2)."""
+
+
+def is_reference(text) -> bool:
+    """Whether ``text`` is written as ``package.module:function`` (rather than a built-in name)."""
+    return isinstance(text, str) and ":" in text
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if len(text) > _MESSAGE_CHARS:
+        text = text[: _MESSAGE_CHARS - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclasses.dataclass(frozen=True)
+class Implementation:
+    """A loaded user function and the option that named it.
+
+    Attributes
+    ----------
+    name : str
+        ``package.module:function`` as given.
+    function : callable
+        The function itself.
+    parameter : str
+        The option that named it (``"implementation"``, ``"kernel"``), for the error messages.
+    user : bool
+        True for a user's function; False for the toolkit's own (built-in) one, whose exceptions are
+        bugs and keep their traceback (a check wraps its built-ins in the same interface).
+    """
+
+    name: str
+    function: Callable
+    parameter: str = "implementation"
+    user: bool = True
+
+    def _error(self, what: str) -> ImplementationError:
+        return ImplementationError(f"{self.parameter} {self.name!r} {what}")
+
+    def call(self, *arrays, copy: bool = True, **options) -> tuple[Any, tuple[int, ...]]:
+        """``function(*copies_of_arrays, **options)`` and the positions of the arrays it changed.
+
+        Every NumPy array is copied before the call (``copy=True``), so the caller's own arrays are
+        never touched and a later call is not fed what an earlier one wrote; other arguments are
+        passed as they are (a caller that must know whether an object changed passes a copy and
+        compares it itself). ``copy=False`` passes the arrays themselves (temporaries the caller
+        drops) and reports no change. Raises :class:`ImplementationError` (one line naming the
+        function and the exception) when the function raises.
+        """
+        if not copy:
+            if not self.user:
+                return self.function(*arrays, **options), ()
+            try:
+                return self.function(*arrays, **options), ()
+            except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure
+                raise self._error(f"raised {_one_line(exc)}") from None
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in arrays]
+        if not self.user:
+            return self.function(*copies, **options), ()
+        try:
+            out = self.function(*copies, **options)
+        except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure, reported in one line
+            raise self._error(f"raised {_one_line(exc)}") from None
+        changed = tuple(i for i, (a, c) in enumerate(zip(arrays, copies)) if isinstance(a, np.ndarray)
+                        and (a.shape != c.shape or not np.array_equal(a, c, equal_nan=True)))
+        return out, changed
+
+    def array(self, out, shape: tuple[int, ...], *, what: str = "output", dtypes=FLOAT_DTYPES) -> np.ndarray:
+        """``out`` as a NumPy array of ``shape`` and one of ``dtypes`` (ImplementationError otherwise).
+
+        ``dtypes`` defaults to float64 and float32 (a contract whose bounds need float64 passes
+        ``(numpy.float64,)``). Arrays of another library convert when they support ``numpy.asarray``
+        (a CPU torch tensor does; one that requires grad must be detached by the function).
+        """
+        dtypes = tuple(np.dtype(t) for t in dtypes)
+        try:
+            arr = np.asarray(out)
+        except Exception as exc:  # noqa: BLE001 - a foreign object that refuses conversion
+            raise self._error(f"returned a {type(out).__name__} that is not an array ({_one_line(exc)})") from None
+        if arr.dtype == object:
+            raise self._error(f"returned a {type(out).__name__} that is not a numeric array; the {what} must be a "
+                              f"float array of shape {tuple(shape)}")
+        if arr.shape != tuple(shape):
+            raise self._error(f"returned {what} of shape {arr.shape}, expected {tuple(shape)}")
+        if arr.dtype not in dtypes:
+            raise self._error(f"returned {what} of dtype {arr.dtype}, expected {' or '.join(map(str, dtypes))} (the "
+                              "contract's tolerances are stated for those)")
+        return arr
+
+
+def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, ...] = ()) -> Implementation:
+    """The function named by ``package.module:function`` (InputError naming ``parameter`` when it cannot be loaded).
+
+    Parameters
+    ----------
+    text : str
+        ``package.module:function``; the part after the colon may be a dotted attribute path.
+    parameter : str
+        The option that named it, for the messages.
+    builtins : tuple of str
+        The built-in names the option also accepts, listed in the message of a malformed name.
+    """
+    allowed = (", ".join(map(repr, builtins)) + " or " if builtins else "") + "'package.module:function'"
+    module_name, sep, attr = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if not sep or not module_name.strip() or not attr.strip():
+        raise InputError(f"{parameter} must be {allowed}, got {text!r}")
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"{parameter} {text!r} cannot be loaded: {_one_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while being imported
+        raise ImplementationError(f"{parameter} {text!r}: importing {module_name!r} raised {_one_line(exc)}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise InputError(f"{parameter} {text!r} cannot be loaded: {module_name!r} has no attribute "
+                             f"{attr!r}") from None
+    if not callable(obj):
+        raise InputError(f"{parameter} {text!r} is not callable (it is a {type(obj).__name__})")
+    return Implementation(text, obj, parameter)
