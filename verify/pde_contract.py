@@ -50,7 +50,7 @@ from verify.core.implementation import Implementation, is_reference, load
 from verify.core.params import Int, Ints, Options, Real, Text
 from verify.core.result import Recorder
 
-CHECK = Check("pde_contract", claims=("PDE-1", "PDE-2"),
+CHECK = Check("pde_contract", claims=(),
               host_only="the contract is for step functions f(a, ...) taking and returning NumPy arrays")
 
 AXES = ("key", "query", "both")
@@ -107,16 +107,15 @@ def _implementation(p) -> Implementation:
 
 
 def _reference(a, r, axis, boundary):
-    """One step by the token-by-token reference matrix of manifolds.references.pde."""
-    from manifolds.references.pde import stencil_matrix
+    """One diffusion step (dt = 1, alpha = r) by the independent reference of manifolds.references.pde.
 
-    op = stencil_matrix(a.shape[0], boundary, 1.0)
-    out = np.array(a, dtype=float)
-    if axis in ("key", "both"):
-        out = out + r * (a @ op.T)
-    if axis in ("query", "both"):
-        out = out + r * (op @ a)
-    return out
+    Matrix products with the stencil's ghost values, and for ``fixed`` the public code's layer token by
+    token (the end tokens of each acted axis are copied; on both axes the frame is held).
+    """
+    from manifolds.references.pde import brute_evolve
+
+    return brute_evolve(np.asarray(a, dtype=float), pde="diffusion", steps=1, dt=1.0, alpha=r, axis=axis,
+                        boundary=boundary)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,7 +235,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 label=f"{name}: one step differs from A + r (L applied along the axis) of manifolds.references.pde "
                       f"(worst at {_where(at)})",
                 hint="the reference: neumann is cell-centred (a_(-1) = a_0), reflect mirrors (a_(-1) = a_1), "
-                     "dirichlet is zero outside, fixed keeps the end tokens; key axis A + r A L^T, query L A")
+                     "dirichlet is zero outside, fixed keeps the end tokens of each acted axis (the frame on both); "
+                     "key axis A + r A L^T, query L A")
     if q.row_sum_deviation:
         dev, at = _worst(q.row_sum_deviation)
         tol = 4 * eps * math.sqrt(max(p.sizes)) * p.steps

@@ -61,7 +61,7 @@ def test_ledger_ids_unique_and_checks_cover_known_claims():
 def test_declaration(name):
     module = _declared(name)
     assert module.CHECK.name == name
-    assert module.CHECK.claims == claims.CHECKS[name]
+    assert module.CHECK.claims == claims.CHECKS.get(name, ())  # a contract check decides no ledger claim
     assert module.run is module.CHECK.run
     sig = inspect.signature(module.run)
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in sig.parameters.values())

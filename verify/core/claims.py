@@ -17,7 +17,7 @@ from spectral.validation import InputError
 
 __all__ = ["Claim", "ClaimDetails", "LEDGER", "DETAILS", "CHECKS", "PAPERS", "PAPER_TITLES", "READINGS",
            "VERDICT_NAMES", "claim", "details", "available_checks", "load_check", "paper_reading",
-           "outcome_category", "claim_records"]
+           "outcome_category", "claim_records", "CONTRACT_CHECKS"]
 
 PAPERS = {
     "FNA": "fractional-neural-attention",
@@ -149,9 +149,14 @@ def claim(claim_id: str) -> Claim:
         raise InputError(f"unknown claim id {claim_id!r}; ledger ids are e.g. FNA-10, DRIFT-4") from None
 
 
+#: Checks that decide no claim of the ledger: contracts a user's own implementation is held to (their
+#: default run holds the toolkit's own implementation to the same contract). Listed after the ledger's.
+CONTRACT_CHECKS = ("pde_contract",)
+
+
 def available_checks() -> list[str]:
-    """Names of the checks in :data:`CHECKS` whose module exists here, in ledger order."""
-    return [name for name in CHECKS if importlib.util.find_spec(f"verify.{name}") is not None]
+    """Names of the checks in :data:`CHECKS` (in ledger order), then :data:`CONTRACT_CHECKS`, whose module exists."""
+    return [name for name in (*CHECKS, *CONTRACT_CHECKS) if importlib.util.find_spec(f"verify.{name}") is not None]
 
 
 def load_check(name: str):
@@ -191,6 +196,8 @@ def paper_reading(claim_ids, *, printed: bool = False) -> str:
     With several claims of different verdicts, each verdict lists its ids. ``printed=True`` (a run
     that asserts the printed statement) states the ledger's verdict on the printed statement only.
     """
+    if not claim_ids:  # a check that decides no ledger claim (a contract) says nothing about a paper
+        return ""
     groups: dict[str, list[str]] = {}
     for cid in claim_ids:
         c = claim(cid)
