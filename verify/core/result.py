@@ -488,6 +488,8 @@ class CheckResult:
         """The ledger's verdict on the paper's claims, read with this run (see :mod:`verify.core.claims`)."""
         from verify.core.claims import paper_reading
 
+        if not self.claims:  # a check of the user's own claim (verify.rate): no paper to read
+            return ""
         try:
             return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
         except ValueError:  # claims not in the ledger (a user's own check)
@@ -507,7 +509,7 @@ class CheckResult:
 
     def summary(self) -> str:
         """Human-readable table: the deciding assertions first, informational values apart."""
-        lines = [f"{self.check}  [{', '.join(self.claims)}]"]
+        lines = [f"{self.check}  [{', '.join(self.claims)}]" if self.claims else self.check]
         deciding = [r for r in self.records if r.deciding]
         info = [r for r in self.records if not r.deciding]
         if deciding:
