@@ -307,11 +307,32 @@ def _statistics(logn, loge, *, confidence, seed, n_boot):
     icpts = boot.mean(axis=1) - slopes * logn.mean()
     lines = icpts[:, None] + slopes[:, None] * logn[None, :]
     blocal = np.diff(boot, axis=1) / np.diff(logn)
-    lo, hi = _quantiles(slopes, confidence)
-    band = _quantiles(lines, confidence).T
-    local_iv = _quantiles(blocal, confidence).T
-    diff_iv = _quantiles(blocal[:, :-1] - blocal[:, -1:], confidence).T if s > 2 else np.empty((0, 2))
+    # the settling test compares s - 2 local orders with the last: Bonferroni over them (a noisy run of an exact
+    # power law must not read as moving)
+    diff_level = 1 - (1 - confidence) / max(s - 2, 1)
+    lo, hi = _widened(slopes, order, confidence, r)
+    band = _widened(lines, intercept + order * logn, confidence, r).T
+    local_iv = _widened(blocal, local, confidence, r).T
+    diff_iv = _widened(blocal[:, :-1] - blocal[:, -1:], diffs, diff_level, r).T if s > 2 else np.empty((0, 2))
     return order, (float(lo), float(hi)), intercept, band, local, local_iv, diff_iv
+
+
+def _widened(values: np.ndarray, estimate, confidence: float, r: int) -> np.ndarray:
+    """Percentile interval of bootstrap ``values`` about ``estimate``, widened for ``r`` repeats.
+
+    Resampling r repeats spreads a mean by sqrt((r - 1)/r) of its standard error, and a normal quantile
+    is below Student's with r - 1 degrees of freedom: both ends move away from the estimate by
+    t_{r-1} / z sqrt(r / (r - 1)) (1.29 at 8 repeats, 1.03 at 64). Measured coverage of the 95 % interval of
+    the order (|N(0,1)| n^-1/2, n = 100..800) before the widening 0.91 / 0.89 / 0.94 at 8 / 16 / 64 repeats
+    (200 seeds), after it 0.97 / 0.953 / 0.948 / 0.945 at 8 / 16 / 32 / 64 repeats (200 / 600 / 400 / 200
+    seeds); the same runs read as moving (pre-asymptotic, tolerance 0.5) in 1 % / 1.5 % / 3 % / 0.5 %.
+    """
+    from scipy import stats
+
+    q = 0.5 + confidence / 2
+    factor = float(stats.t.ppf(q, r - 1) / stats.norm.ppf(q)) * math.sqrt(r / (r - 1))
+    lo, hi = _quantiles(values, confidence)
+    return np.stack([estimate - factor * (estimate - lo), estimate + factor * (hi - estimate)])
 
 
 def decide_rate(q: RateQuantities, *, claimed: float, kind: str = "equal", confidence: float = 0.95,
