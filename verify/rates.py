@@ -606,8 +606,8 @@ def record_rate(rec, name: str, order: float, claimed: float, *, atol, x, errors
     sizes, sign = (x, 1.0) if asymptote == "large" else (1.0 / x[::-1], -1.0)
     if asymptote == "small":
         e = e[::-1]
-    res = None
-    if x.size >= 3 and np.all(x > 0) and np.all(np.diff(x) > 0):
+    res = None  # no diagnosis where there is no power law to fit (fewer than 3 values, signs changing)
+    if x.size >= 3 and x.size == e.size and np.all(x > 0) and np.all(np.diff(x) > 0) and not np.any(e < 0):
         res = decide_rate(RateQuantities(sizes=sizes, errors=e[:, None], deterministic=True),
                           claimed=sign * float(claimed), kind="equal", tolerance=max(tolerance, 1e-12),
                           confidence=confidence)

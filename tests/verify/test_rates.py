@@ -220,3 +220,32 @@ def test_assert_rate_returns_the_result_or_raises_with_the_table():
     assert "assertion" in text and "local_orders_settled" in text and "parameters:" in text
     with pytest.raises(AssertionError, match="rate inconclusive"):
         assert_rate(gauss_mean_error, [100, 200, 400, 800], claimed=-0.5, repeats=8)
+
+
+def test_record_rate_asserts_the_point_order_and_reports_interval_and_local_orders():
+    from verify.core.result import Recorder
+    from verify.rates import record_rate
+
+    eps = np.array([0.001, 0.002, 0.004, 0.008])
+    rec = Recorder()
+    # a step variable (eps -> 0): error 2 eps + eps^2, local orders 1.0..1.02 in eps, nearest the limit last
+    err = 2 * eps + eps**2
+    slope = float(np.polyfit(np.log(eps), np.log(err), 1)[0])
+    record_rate(rec, "error_slope", slope, 1.0, atol=0.05, why="test band", x=eps, errors=err, asymptote="small")
+    assert rec["error_slope"].passed and rec["error_slope"].measured == slope
+    lo, hi = rec["error_slope_interval"].measured
+    assert lo <= slope <= hi and not rec["error_slope_interval"].deciding
+    local = rec["error_slope_local_orders"].measured
+    assert len(local) == 3 and local[-1] < local[0] and local[-1] == pytest.approx(1.0, abs=2e-3)
+    # the point decides (calibrated tolerance), whatever the interval; a failure says when the orders still move
+    rec = Recorder()
+    err = eps + 30 * eps**2  # local orders 1.15, 1.08, 1.04 from the largest eps: moving
+    record_rate(rec, "error_slope", 1.2, 1.0, atol=0.1, why="test band", x=eps, errors=err, asymptote="small")
+    assert rec["error_slope"].passed is False and "local orders still moving: 1.15, 1.08, 1.04" in rec["error_slope"].failure()
+    # sizes (n -> infinity), a NaN and a sign change: the decision stands, the diagnosis is left out or NaN
+    rec = Recorder()
+    record_rate(rec, "order", -0.5, -0.5, atol=0.1, why="test", x=[10, 20, 40], errors=[1, np.nan, 0.3])
+    assert rec["order"].passed and all(math.isnan(v) for v in rec["order_interval"].measured)
+    rec = Recorder()
+    record_rate(rec, "order", math.nan, -0.5, atol=0.1, why="test", x=[10, 20, 40], errors=[1, -0.5, 0.3])
+    assert rec["order"].passed is False and "order_interval" not in rec

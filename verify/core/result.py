@@ -206,6 +206,8 @@ class Record:
         data = {k: _unjson(v) for k, v in data.items() if k != "passed"}
         if data.get("sense") == "within" and data.get("tolerance") is not None:
             data["tolerance"] = tuple(data["tolerance"])
+        if isinstance(data.get("measured"), list):  # a tuple of numbers (an interval, local orders)
+            data["measured"] = tuple(data["measured"])
         return cls(**data)
 
 
