@@ -26,6 +26,7 @@ from verify.core.memory import PathNeed, circle_pairs
 from verify.core.params import Choice, Int, Real, Reals
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
@@ -154,8 +155,9 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     drift = _DRIFT[p.claim]
     step_hint = ("a step H_0 is not smooth: at t <= 0.2 the error decays more slowly than eps (measured slopes "
                  "0.30, 0.54, 0.73 at t = 0.0125, 0.05, 0.2, n = 5000, eps 1e-3..8e-3)") if p.initial == "step" else ""
-    rec.close("error_slope", q.error_slope, 1.0, atol=CALIBRATION.get("error_slope", p),
-              label=f"error does not decay like eps at fixed t = {p.t_final:g}", hint=step_hint)
+    record_rate(rec, "error_slope", q.error_slope, 1.0, atol=CALIBRATION.get("error_slope", p), x=q.eps,
+                errors=q.errors, asymptote="small", label=f"error does not decay like eps at fixed t = {p.t_final:g}",
+                hint=step_hint)
     rec.info("error_slope_stderr", q.error_slope_stderr)
     rec.at_most("min_error", float(np.min(q.errors)), CALIBRATION.get("min_error", p),
                 label=f"smallest-eps max error: attention does not follow dH/dt = H'' + {drift:g} (log p)' H' at "

@@ -24,6 +24,7 @@ from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Real
 from verify.core.result import Recorder
+from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
@@ -201,14 +202,18 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Each fitted exponent within the ledger's 0.1 plus 2 standard errors of its claim."""
     for d, m in q.manifolds.items():
         want_eps = -(0.5 + d / 4) if p.variance_law == "singer" else -(0.5 + d / 2)
-        for what, fit, want, text in (("bias_slope", m.bias_slope, p.bias_order, "bias order in eps"),
-                                      ("variance_eps_slope", m.variance_eps_slope, want_eps,
-                                       "sampling-error exponent in eps"),
-                                      ("variance_N_slope", m.variance_N_slope, -0.5, "sampling-error exponent in N")):
+        mid = len(m.eps) // 2
+        for what, fit, want, text, x, errors, limit in (
+                ("bias_slope", m.bias_slope, p.bias_order, "bias order in eps", m.eps, m.bias, "small"),
+                ("variance_eps_slope", m.variance_eps_slope, want_eps, "sampling-error exponent in eps", m.eps,
+                 m.variance_rms[-1], "small"),
+                ("variance_N_slope", m.variance_N_slope, -0.5, "sampling-error exponent in N", m.N,
+                 m.variance_rms[:, mid], "large")):
             name = f"S{d}_{what}"
             tol = CALIBRATION.get(name, p)
-            rec.close(name, fit.slope, want, atol=tol.value + 2.0 * fit.stderr, why=tol.reason(),
-                      label=f"S^{d}: {text} differs from the claim ({p.variance_law} variance law)")
+            record_rate(rec, name, fit.slope, want, atol=tol.value + 2.0 * fit.stderr, why=tol.reason(), x=x,
+                        errors=errors, asymptote=limit,
+                        label=f"S^{d}: {text} differs from the claim ({p.variance_law} variance law)")
             rec.info(name + "_stderr", fit.stderr)
         if m.optimal_eps_slope is not None:
             rec.close(f"S{d}_optimal_eps_slope", m.optimal_eps_slope, -1.0 / (3 + d / 2), atol=0.05,

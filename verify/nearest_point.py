@@ -25,6 +25,7 @@ from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Reals
 from verify.core.result import Recorder
+from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
@@ -234,10 +235,11 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     if max(p.eps_grid) > 0.032:
         regime.append(f"largest eps {max(p.eps_grid):g} > 0.032, where O(eps^2) terms bend the slope: lower it")
     hint = "; ".join(regime) if p.claim == "corrected" else ""
-    for name, slope, what in (("point_limit_slope", q.point_limit_slope, "S_eps H(x) -> H(y*)"),
-                              ("circle_limit_slope", q.circle_limit_slope, "S_eps H(x) -> p-weighted circle average")):
-        rec.close(name, slope, 1.0, atol=CALIBRATION.get(name, p), label=f"{what}: error not ~ eps^1 (zeroth order)",
-                  hint=hint)
+    for name, slope, errors, what in (
+            ("point_limit_slope", q.point_limit_slope, q.point_error, "S_eps H(x) -> H(y*)"),
+            ("circle_limit_slope", q.circle_limit_slope, q.circle_error, "S_eps H(x) -> p-weighted circle average")):
+        record_rate(rec, name, slope, 1.0, atol=CALIBRATION.get(name, p), x=p.eps_grid, errors=errors,
+                    asymptote="small", label=f"{what}: error not ~ eps^1 (zeroth order)", hint=hint)
     rec.at_most("point_limit_min_error", float(np.min(q.point_error)), CALIBRATION.get("point_limit_min_error", p),
                 label="zeroth-order limit H(y*) not reached at the smallest eps", hint=hint)
     rec.at_most("circle_limit_min_error", float(np.min(q.circle_error)), CALIBRATION.get("circle_limit_min_error", p),

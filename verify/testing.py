@@ -27,7 +27,7 @@ from spectral.validation import InputError
 from verify.core.claims import LEDGER, available_checks, load_check
 from verify.core.result import CheckResult
 
-__all__ = ["resolve_checks", "assert_claims"]
+__all__ = ["resolve_checks", "assert_claims", "assert_rate"]
 
 _BY_ID = {c.id: c for c in LEDGER}
 
@@ -105,3 +105,36 @@ def assert_claims(*names_or_ids: str, **params) -> list[CheckResult]:
             lines += [f"    {f}" for f in r.failures]
         raise AssertionError("\n".join(lines))
     return results
+
+
+def assert_rate(error, sizes, *, claimed: float, kind: str = "equal", **options):
+    """Assert in pytest that ``error(n)`` decays like ``n^claimed`` (or at least as fast, ``kind="bound"``).
+
+    Runs :func:`verify.rates.check_rate` and raises ``AssertionError`` with its message and table
+    unless the claim passed; an inconclusive, pre-asymptotic, round-off or non-finite run fails too,
+    and says so first::
+
+        from verify.testing import assert_rate
+
+        def test_my_monte_carlo_converges_at_the_square_root_rate():
+            assert_rate(my_error, [1000, 4000, 16000, 64000], claimed=-0.5, repeats=64, tolerance=0.15)
+
+    Parameters
+    ----------
+    error, sizes, claimed, kind
+        As in :func:`verify.rates.check_rate`.
+    **options
+        ``repeats``, ``seed``, ``confidence``, ``tolerance``, ``n_boot``, ``floor`` of
+        :func:`~verify.rates.check_rate`.
+
+    Returns
+    -------
+    RateResult
+        The decision, when the claim holds.
+    """
+    from verify.rates import check_rate
+
+    res = check_rate(error, sizes, claimed=claimed, kind=kind, **options)
+    if not res.passed:
+        raise AssertionError(f"rate {res.status}: {res.message}\n{res.summary()}")
+    return res

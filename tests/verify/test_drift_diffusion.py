@@ -45,7 +45,9 @@ def test_small_settings_pass(small):
     assert res.record("sphere_continuum_remainder_slope").passed
     assert [r.name for r in res.records] == ["circle_grid_laplacian_coef", "circle_grid_drift_coef",
                                              "circle_grid_relative_rms", "circle_grid_truncation_bound_operator",
-                                             "sphere_continuum_remainder_slope"]
+                                             "sphere_continuum_remainder_slope",
+                                             "sphere_continuum_remainder_slope_interval",
+                                             "sphere_continuum_remainder_slope_local_orders"]
     assert res.parameters["grid_n"] == 2000 and res.parameters["circle_grid_eps"] == 1e-3
     assert res.parameters["circle_iid_n"] == 8000 and res.parameters["mixture_mild_eps"] == 0.03
 

@@ -206,6 +206,8 @@ class Record:
         data = {k: _unjson(v) for k, v in data.items() if k != "passed"}
         if data.get("sense") == "within" and data.get("tolerance") is not None:
             data["tolerance"] = tuple(data["tolerance"])
+        if isinstance(data.get("measured"), list):  # a tuple of numbers (an interval, local orders)
+            data["measured"] = tuple(data["measured"])
         return cls(**data)
 
 
@@ -511,7 +513,7 @@ class CheckResult:
         """
         from verify.core.claims import paper_reading
 
-        if self.implementation:
+        if self.implementation or not self.claims:  # a user's code or own claim: no paper to read
             return ""
         try:
             return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
@@ -534,7 +536,7 @@ class CheckResult:
 
     def summary(self) -> str:
         """Human-readable table: the deciding assertions first, informational values apart."""
-        lines = [f"{self.check}  [{', '.join(self.claims)}]"]
+        lines = [f"{self.check}  [{', '.join(self.claims)}]" if self.claims else self.check]
         if self.implementation:
             lines.append(f"contract of the user's implementation {self.implementation} (the paper's verdict does "
                          "not apply)")
