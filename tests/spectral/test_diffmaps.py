@@ -168,7 +168,7 @@ def test_diffusion_map_and_distance_backend_neutral(xp):
         ({"n_components": 0}, r"n_components must be an integer in \[1, 59\]"),
         ({"n_components": 60}, r"n_components must be an integer in \[1, 59\]"),
         ({"n_components": 2.0}, "n_components must be an integer"),
-        ({"n_components": 2, "tau": 0.0}, "tau must be"),
+        ({"n_components": 2, "tau": -0.5}, r"tau must be in \[0.0, inf\)"),
         ({"n_components": 2, "normalization": "unit"}, "normalization must be one of"),
     ],
 )
