@@ -180,7 +180,8 @@ class DiffusionMap:
         spectral.validation.InputError
             Neither or both ways of giving the rows, rows of the wrong width, negative or non-finite
             scores, a new point with zero kernel weight on every training point (beyond a cutoff or
-            outside every neighbourhood), ``tau < 1`` with an eigenvalue 0, a fractional ``tau`` with
+            outside every neighbourhood), ``tau < 1`` with an eigenvalue 0 (``|lambda_j| <= 100 eps``), a
+            fractional ``tau`` with
             negative eigenvalues, no ``kernel_degrees`` with ``a > 0``.
 
         Notes
@@ -219,8 +220,10 @@ class DiffusionMap:
         xp = array_namespace(self.psi)
         n = int(self.psi.shape[0])
         lam = self.eigenvalues[1:]
-        if tau < 1 and bool(xp.any(lam == 0)):
-            raise InputError(f"tau = {tau:g} < 1 divides by lambda_j^(1 - tau) and an eigenvalue is 0; use tau >= 1")
+        zero = 100.0 * float(xp.finfo(lam.dtype).eps)  # |lambda| <= 1: below this it is round-off of a 0
+        if tau < 1 and bool(xp.any(xp.abs(lam) <= zero)):
+            raise InputError(f"tau = {tau:g} < 1 divides by lambda_j^(1 - tau) and an eigenvalue is 0 up to round-off "
+                             f"(|lambda_j| <= {zero:.2g}); use tau >= 1 or fewer n_components")
         lam_pow = _power(lam, tau - 1.0, xp)
         if self.a > 0.0 and self.kernel_degrees is None:
             raise InputError("a > 0 needs the kernel degrees Q = C 1 (kernel_degrees) for the q^-a weights")
