@@ -340,6 +340,7 @@ def diffusion_map(
     method="auto",
     strict=False,
     max_memory=None,
+    tol=0.0,
     rng=None,
 ):
     """Diffusion-map coordinates ``Psi_tau`` of the attention matrix ``A^(a) = D_a^-1 C^(a)``.
@@ -366,8 +367,11 @@ def diffusion_map(
         ``"probability"``: ``phi_0 = pi = D_a / sum D_a`` and ``psi_k^T diag(pi) psi_l = delta_kl``,
         the normalisation in which ``|Psi_tau(x_i) - Psi_tau(x_j)|`` is the diffusion
         distance (eqs. 36-37).  ``"paper"``: eq. (35) literally (unit ``v_j``).
-    method, strict, max_memory, rng
+    method, strict, max_memory, tol, rng
         Passed to :func:`spectral.markov_spectrum` (``k = n_components + 1``, ``vectors=True``).
+        ``tol`` is the iterative solvers' relative accuracy (0: machine precision); on sparse scores
+        of 1e5 points with clustered eigenvalues ``tol=1e-8`` halves ARPACK's time (measured 95 s
+        against 186 s, residual 3.8e-9 against 6e-14; benchmarks/peers.py ``--large``).
 
     Returns
     -------
@@ -488,7 +492,8 @@ def diffusion_map(
             q = checked_row_sums(C, cmax=stats.cmax)
             w = q ** (-a)
             C = w[:, None] * C * w[None, :]
-    spec = markov_spectrum(C, m + 1, method=method, vectors=True, strict=strict, max_memory=max_memory, rng=rng)
+    spec = markov_spectrum(C, m + 1, method=method, vectors=True, strict=strict, max_memory=max_memory, tol=tol,
+                           rng=rng)
     if not spec.symmetric:
         raise InputError("C must be symmetric (Q = K) for a diffusion map (real spectrum, FNA eq. 33)")
     lam = spec.eigenvalues

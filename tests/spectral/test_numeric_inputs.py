@@ -73,6 +73,7 @@ CASES = [
     (lambda v: spectral.knn_kernel(X, k=v, eps=1.0), "k"),
     (lambda v: spectral.knn_kernel(X, k=2, eps=v), "eps"),
     (lambda v: spectral.knn_kernel(X, k=2, eps=1.0, max_bytes=v), "max_bytes"),
+    (lambda v: spectral.diffusion_map(C, n_components=2, tol=v), "tol"),
     (lambda v: spectral.diffusion_map(C, n_components=2).transform(C, tau=v), "tau"),
     (lambda v: spectral.diffusion_map(C, n_components=2).transform(points=X, x=X, kernel=abs,
                                                                    distance=lambda a, b: a @ b.T, block_rows=v),
