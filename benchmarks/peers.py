@@ -400,7 +400,18 @@ def child_large(points: str, k: int, eps: float) -> int:
     return 0
 
 
-def run_large(n, k, eps, tol, seed, peers_python, log):
+def _log_large_row(r, log):
+    if "skipped" in r:
+        log(f"  {r['method']:<16} skipped: {r['skipped']}")
+        return
+    log(f"  {r['method']:<16} kernel {r['kernel_s']:7.2f} s  diffusion map {r['dmap_s']:7.2f} s  "
+        f"Nystrom {r['transform_s']:6.2f} s  total {r['total_s']:7.2f} s  traced peak {r['traced_peak_mib']:6.0f} MiB  "
+        f"max RSS {r['maxrss_mib']:6.0f} MiB")
+    log(f"  {'':<16} mu_l=1 / 2 = {r['mu_l1_over_2']:.3f}, mu_l=2 / mu_l=1 = {r['ratio_l2_l1']:.3f} (exact 3), "
+        f"angle to span{{x, y, z}}: training {r['angle_train']:.2e}, new points {r['angle_new']:.2e} rad")
+
+
+def run_large(n, k, eps, tol, seed, peers_python, log, peer_timeout=1800.0):
     x, y = large_points(n, seed)
     log(f"sparse path: n = {n} uniform points on S^2, kNN k = {k}, eps = {eps} (union graph, a = 1), "
         f"{LARGE_COMPONENTS} coordinates, ARPACK tol = {tol}, Nystrom to {LARGE_NEW} new points; load {_load()}")
@@ -409,27 +420,24 @@ def run_large(n, k, eps, tol, seed, peers_python, log):
     warm = diffusion_map(knn_kernel(x[:500], k=10, eps=0.1), n_components=3, a=1.0, rng=0)  # imports, caches
     warm.transform(knn_kernel(y[:10], k=10, eps=0.1, y=x[:500]))
     rows = [run_large_toolkit(x, y, k, eps, tol)]
+    _log_large_row(rows[0], log)
     if peers_python:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "points.npz")
             np.savez(path, x=x, y=y)
             cmd = [peers_python, os.path.abspath(__file__), "--child-large", path, str(k), repr(eps)]
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            lines = proc.stdout.strip().splitlines()
-            if proc.returncode != 0 or not lines:
-                err = proc.stderr.strip().splitlines()
-                rows.append({"method": "pydiffmap", "skipped": f"failed: {err[-1] if err else 'no output'}"})
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=peer_timeout)
+            except subprocess.TimeoutExpired:
+                rows.append({"method": "pydiffmap", "skipped": f"did not finish in {peer_timeout:.0f} s (stopped)"})
             else:
-                rows.append({"method": "pydiffmap", **json.loads(lines[-1])})
-    for r in rows:
-        if "skipped" in r:
-            log(f"  {r['method']:<16} skipped: {r['skipped']}")
-            continue
-        log(f"  {r['method']:<16} kernel {r['kernel_s']:7.2f} s  diffusion map {r['dmap_s']:7.2f} s  "
-            f"Nystrom {r['transform_s']:6.2f} s  total {r['total_s']:7.2f} s  traced peak {r['traced_peak_mib']:6.0f} MiB  "
-            f"max RSS {r['maxrss_mib']:6.0f} MiB")
-        log(f"  {'':<16} mu_l=1 / 2 = {r['mu_l1_over_2']:.3f}, mu_l=2 / mu_l=1 = {r['ratio_l2_l1']:.3f} (exact 3), "
-            f"angle to span{{x, y, z}}: training {r['angle_train']:.2e}, new points {r['angle_new']:.2e} rad")
+                lines = proc.stdout.strip().splitlines()
+                if proc.returncode != 0 or not lines:
+                    err = proc.stderr.strip().splitlines()
+                    rows.append({"method": "pydiffmap", "skipped": f"failed: {err[-1] if err else 'no output'}"})
+                else:
+                    rows.append({"method": "pydiffmap", **json.loads(lines[-1])})
+        _log_large_row(rows[-1], log)
     log(f"  load average after: {_load()}")
     return rows
 
@@ -458,12 +466,15 @@ def main(argv=None) -> int:
     parser.add_argument("--large-k", type=int, default=30, help="--large: neighbours besides the point (default 30)")
     parser.add_argument("--large-eps", type=float, default=1e-4, help="--large: heat-kernel eps (default 1e-4)")
     parser.add_argument("--large-tol", type=float, default=1e-8, help="--large: ARPACK relative tolerance (default 1e-8)")
+    parser.add_argument("--large-peer-timeout", type=float, default=1800.0,
+                        help="--large: seconds before the peer is stopped and reported as not finished (default 1800)")
     ns = parser.parse_args(argv)
     if ns.large is not None:
         if ns.large < 1000 or ns.large_k < 3 or not ns.large_eps > 0 or ns.large_tol < 0:
             parser.error("--large needs N >= 1000, --large-k >= 3, --large-eps > 0 and --large-tol >= 0")
         sys.stdout.reconfigure(line_buffering=True)
-        rows = run_large(ns.large, ns.large_k, ns.large_eps, ns.large_tol, ns.seed, ns.peers_python, print)
+        rows = run_large(ns.large, ns.large_k, ns.large_eps, ns.large_tol, ns.seed, ns.peers_python, print,
+                         peer_timeout=ns.large_peer_timeout)
         if ns.json:
             with open(ns.json, "w", encoding="utf-8") as fh:
                 json.dump({"large": ns.large, "k": ns.large_k, "eps": ns.large_eps, "tol": ns.large_tol,

@@ -22,8 +22,7 @@ from scipy.linalg import subspace_angles
 from scipy.spatial.distance import cdist
 
 from manifolds import Circle, VonMises
-from spectral import (KernelOperator, SparseScores, diffusion_map, heat_kernel, heat_kernel_sparse, knn_kernel,
-                      pairwise)
+from spectral import KernelOperator, SparseScores, diffusion_map, heat_kernel, heat_kernel_sparse, knn_kernel, pairwise
 from spectral.diffmaps import SIGN_TIE
 from spectral.testing import assert_close
 from spectral.validation import InputError
@@ -235,7 +234,7 @@ def test_transform_backend_neutral(xp, von_mises):
 
 
 def test_transform_bad_input(von_mises):
-    x, s = von_mises
+    x, _ = von_mises
     C = heat_kernel(cdist(x, x), eps=0.01)
     dm = diffusion_map(C, n_components=3)
     with pytest.raises(InputError, match="either scores"):
