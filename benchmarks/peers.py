@@ -35,6 +35,19 @@ points on S^2, and a 2-D mixture of three Gaussians 6 sigma apart. On S^2 the re
 the Laplace-Beltrami eigenvalues l(l+1) = 2, 6, 12 through -log(lambda) / (eps / 2) (heat kernel
 time eps / 2); that row is printed as a sanity check of the setting, the same for every method.
 
+``--large N`` runs the other task instead, the sparse path at scale (default N = 100000): a
+diffusion map with density normalisation a = 1 of N uniform points on S^2 from a k-nearest-neighbour
+kernel (``spectral.knn_kernel``, the union graph, fixed eps) through ``spectral.diffusion_map``
+(ARPACK on the stored sparse scores), then the Nystrom extension to 1000 new points
+(``DiffusionMap.transform`` of their directed kNN rows). It reports the time of each step, the
+traced peak of Python allocations (tracemalloc: NumPy and SciPy arrays included) and the process's
+peak resident memory, and checks the answers against S^2's Laplace-Beltrami spectrum: the l = 1
+eigenvalues and eigenfunctions (span{x, y, z}, principal angles, on the training and on the new
+points) and the ratio of the l = 2 to the l = 1 eigenvalues (6 / 2 = 3; a ratio, because with few
+neighbours within sqrt(eps) the self score biases every 1 - lambda by the same factor). With
+``--peers-python``, pydiffmap does the same (``from_sklearn(epsilon=eps / 2, alpha=1, k=K + 1)``, its
+directed kNN kernel and ``eigs``; ``transform`` of the new points) in a child process.
+
 Timing: one untimed warm-up run, then the median of ``--repeats`` runs, each from the points to the
 eigenvalues. Peers run in child processes of ``--peers-python`` (imports outside the timer); the
 toolkit runs here, half its repeats before the peers and half after, so machine load affects both.
@@ -307,11 +320,135 @@ def markdown_table(results, k, repeats) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ----------------------------------------------------------------------------- the sparse path at scale
+
+
+LARGE_COMPONENTS = 9  # l = 1 (3), l = 2 (5) and the first of l = 3
+LARGE_NEW = 1000  # new points for the Nystrom extension
+
+
+def large_points(n: int, seed: int):
+    """``(x, y)``: n training points and ``LARGE_NEW`` new points, uniform on S^2 (one seed)."""
+    rng = np.random.default_rng([seed, 7])
+    x = rng.standard_normal((n + LARGE_NEW, 3))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x[:n], x[n:]
+
+
+def large_accuracy(x, y, psi, ext, mu):
+    """Principal angles of the l = 1 eigenvectors (training, extended) to span{x, y, z}; l(l+1) checks."""
+    from scipy.linalg import subspace_angles
+
+    l1 = float(np.mean(mu[:3]))
+    return {"mu": [float(v) for v in mu], "mu_l1_over_2": l1 / 2.0, "ratio_l2_l1": float(np.mean(mu[3:8])) / l1,
+            "angle_train": float(np.max(subspace_angles(psi[:, :3], x))),
+            "angle_new": float(np.max(subspace_angles(ext[:, :3], y)))}
+
+
+def run_large_toolkit(x, y, k, eps, tol):
+    """Toolkit: kNN kernel, diffusion map (a = 1), Nystrom; seconds per step, peak memory, accuracy."""
+    import resource
+    import tracemalloc
+
+    from spectral import diffusion_map, knn_kernel
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    W = knn_kernel(x, k=k, eps=eps)
+    t1 = time.perf_counter()
+    dm = diffusion_map(W, n_components=LARGE_COMPONENTS, a=1.0, tau=0, tol=tol, rng=0)
+    t2 = time.perf_counter()
+    ext = dm.transform(knn_kernel(y, k=k, eps=eps, y=x))
+    t3 = time.perf_counter()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    mu = 2.0 * (1.0 - np.asarray(dm.eigenvalues[1:])) / eps
+    out = {"method": "toolkit", "kernel_s": t1 - t0, "dmap_s": t2 - t1, "transform_s": t3 - t2, "total_s": t3 - t0,
+           "traced_peak_mib": peak / 2**20, "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "nnz": W.nnz, "residual": dm.spectrum.residual, "components": dm.spectrum.n_components}
+    out.update(large_accuracy(x, y, np.asarray(dm.coordinates), np.asarray(ext), mu))
+    return out
+
+
+def child_large(points: str, k: int, eps: float) -> int:
+    """Child process: pydiffmap on the saved points (same kNN count and kernel); one JSON line."""
+    import resource
+    import warnings
+
+    warnings.simplefilter("ignore")
+    try:
+        from pydiffmap import diffusion_map as pdm
+
+        version = _peer_version("pydiffmap")
+    except ImportError as exc:
+        print(json.dumps({"skipped": f"not installed here ({exc})"}))
+        return 0
+    data = np.load(points)
+    x, y = data["x"], data["y"]
+    t0 = time.perf_counter()
+    dm = pdm.DiffusionMap.from_sklearn(n_evecs=LARGE_COMPONENTS, epsilon=eps / 2.0, alpha=1.0, k=k + 1)
+    dm.fit(x)
+    t1 = time.perf_counter()
+    ext = dm.transform(y)
+    t2 = time.perf_counter()
+    mu = -2.0 * np.asarray(dm.evals) * (eps / 2.0) / eps  # its evals are those of (P - I) / (eps / 2)
+    out = {"method": f"pydiffmap {version}", "kernel_s": float("nan"), "dmap_s": t1 - t0, "transform_s": t2 - t1,
+           "total_s": t2 - t0, "traced_peak_mib": float("nan"),
+           "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    out.update(large_accuracy(x, y, np.asarray(dm.evecs), np.asarray(ext), mu))
+    print(json.dumps(out))
+    return 0
+
+
+def _log_large_row(r, log):
+    if "skipped" in r:
+        log(f"  {r['method']:<16} skipped: {r['skipped']}")
+        return
+    log(f"  {r['method']:<16} kernel {r['kernel_s']:7.2f} s  diffusion map {r['dmap_s']:7.2f} s  "
+        f"Nystrom {r['transform_s']:6.2f} s  total {r['total_s']:7.2f} s  traced peak {r['traced_peak_mib']:6.0f} MiB  "
+        f"max RSS {r['maxrss_mib']:6.0f} MiB")
+    log(f"  {'':<16} mu_l=1 / 2 = {r['mu_l1_over_2']:.3f}, mu_l=2 / mu_l=1 = {r['ratio_l2_l1']:.3f} (exact 3), "
+        f"angle to span{{x, y, z}}: training {r['angle_train']:.2e}, new points {r['angle_new']:.2e} rad")
+
+
+def run_large(n, k, eps, tol, seed, peers_python, log, peer_timeout=1800.0):
+    x, y = large_points(n, seed)
+    log(f"sparse path: n = {n} uniform points on S^2, kNN k = {k}, eps = {eps} (union graph, a = 1), "
+        f"{LARGE_COMPONENTS} coordinates, ARPACK tol = {tol}, Nystrom to {LARGE_NEW} new points; load {_load()}")
+    from spectral import diffusion_map, knn_kernel
+
+    warm = diffusion_map(knn_kernel(x[:500], k=10, eps=0.1), n_components=3, a=1.0, rng=0)  # imports, caches
+    warm.transform(knn_kernel(y[:10], k=10, eps=0.1, y=x[:500]))
+    rows = [run_large_toolkit(x, y, k, eps, tol)]
+    _log_large_row(rows[0], log)
+    if peers_python:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "points.npz")
+            np.savez(path, x=x, y=y)
+            cmd = [peers_python, os.path.abspath(__file__), "--child-large", path, str(k), repr(eps)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=peer_timeout)
+            except subprocess.TimeoutExpired:
+                rows.append({"method": "pydiffmap", "skipped": f"did not finish in {peer_timeout:.0f} s (stopped)"})
+            else:
+                lines = proc.stdout.strip().splitlines()
+                if proc.returncode != 0 or not lines:
+                    err = proc.stderr.strip().splitlines()
+                    rows.append({"method": "pydiffmap", "skipped": f"failed: {err[-1] if err else 'no output'}"})
+                else:
+                    rows.append({"method": "pydiffmap", **json.loads(lines[-1])})
+        _log_large_row(rows[-1], log)
+    log(f"  load average after: {_load()}")
+    return rows
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         peer, points, eps, k, kmax, repeats = argv[1:7]
         return child_main(peer, points, float(eps), int(k), int(kmax), int(repeats))
+    if argv[:1] == ["--child-large"]:
+        return child_large(argv[1], int(argv[2]), float(argv[3]))
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--peers-python", default=None,
@@ -324,7 +461,25 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--table", default=None, help="write the markdown table to this path")
     parser.add_argument("--json", default=None, help="write every number as JSON to this path")
+    parser.add_argument("--large", type=int, default=None, metavar="N",
+                        help="the sparse path at scale instead: kNN diffusion map of N points on S^2 (e.g. 100000)")
+    parser.add_argument("--large-k", type=int, default=30, help="--large: neighbours besides the point (default 30)")
+    parser.add_argument("--large-eps", type=float, default=1e-4, help="--large: heat-kernel eps (default 1e-4)")
+    parser.add_argument("--large-tol", type=float, default=1e-8, help="--large: ARPACK relative tolerance (default 1e-8)")
+    parser.add_argument("--large-peer-timeout", type=float, default=1800.0,
+                        help="--large: seconds before the peer is stopped and reported as not finished (default 1800)")
     ns = parser.parse_args(argv)
+    if ns.large is not None:
+        if ns.large < 1000 or ns.large_k < 3 or not ns.large_eps > 0 or ns.large_tol < 0:
+            parser.error("--large needs N >= 1000, --large-k >= 3, --large-eps > 0 and --large-tol >= 0")
+        sys.stdout.reconfigure(line_buffering=True)
+        rows = run_large(ns.large, ns.large_k, ns.large_eps, ns.large_tol, ns.seed, ns.peers_python, print,
+                         peer_timeout=ns.large_peer_timeout)
+        if ns.json:
+            with open(ns.json, "w", encoding="utf-8") as fh:
+                json.dump({"large": ns.large, "k": ns.large_k, "eps": ns.large_eps, "tol": ns.large_tol,
+                           "seed": ns.seed, "results": rows}, fh, indent=1)
+        return 0
     datasets = [d for d in ns.datasets.split(",") if d]
     peers = [p for p in ns.peers.split(",") if p]
     bad = [d for d in datasets if d not in DATASETS] + [p for p in peers if p not in PEERS]

@@ -13,8 +13,9 @@ toolkit use); everything else is internal. The modules, one job each:
   shares); :mod:`spectral.testing` (``assert_close`` for tests);
 * score builders: :mod:`spectral.fna` (fractional neural attention), :mod:`spectral.heat` (heat
   kernel, dense and sparse), :mod:`spectral.dot_product`, :mod:`spectral.metric` (metric attention),
-  :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`; :mod:`spectral.operators`
-  (matrix-free and sparse score matrices, the guarded dense builder);
+  :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`, :mod:`spectral.knn`
+  (k-nearest-neighbour kernels, host sparse); :mod:`spectral.operators` (matrix-free and sparse score
+  matrices, the guarded dense builder);
 * checks and normalisations: :mod:`spectral.scores` (score and attention matrices),
   :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
 * spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
@@ -23,7 +24,7 @@ toolkit use); everything else is internal. The modules, one job each:
   (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
   :mod:`spectral.generator` (``-log(eta) / t``);
 * built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
-  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth suggestion),
+  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention);
 * support: :mod:`spectral.display` (short reprs).
@@ -77,8 +78,11 @@ _EXPORTS = {
     "heat_time": "spectral.heat",
     "HeatMarkov": "spectral.heat_sparse",
     "KernelOperator": "spectral.operators",
+    "knn_distances": "spectral.knn",
+    "knn_kernel": "spectral.knn",
     "markov_spectrum": "spectral.eigen",
     "matched_half_width_kappa": "spectral.fna",
+    "max_slope_bandwidth": "spectral.scale",
     "metric_kernel": "spectral.metric",
     "neural_scores": "spectral.neural",
     "pairwise": "spectral.operators",

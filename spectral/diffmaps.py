@@ -1,4 +1,4 @@
-"""Diffusion maps of attention matrices: coordinates, left/right eigenvectors, diffusion distances.
+"""Diffusion maps of attention matrices: coordinates, out-of-sample extension, diffusion distances.
 
 For symmetric scores ``C`` (``Q = K``) the attention matrix ``A = D^-1 C`` is diagonalised through
 its symmetric conjugate (FNA eqs. 33-35): with ``D^-1/2 C D^-1/2 = V Lambda V^T``, the right
@@ -16,10 +16,17 @@ Density normalisation (Coifman & Lafon): ``diffusion_map(C, a=...)`` first forms
 (:func:`spectral.anisotropic_normalize`, :func:`spectral.heat_markov`): ``alpha`` is the order of the
 fractional kernels here.
 
+Scores may be dense arrays (any array namespace), stored sparse scores
+(:class:`spectral.SparseScores`, e.g. :func:`spectral.knn_kernel` or :func:`spectral.heat_kernel_sparse`;
+host only, ARPACK on the stored matrix: the path for ``n = 1e5`` points), or a matrix-free operator
+(:class:`spectral.KernelOperator`, ``a = 0``). :meth:`DiffusionMap.transform` extends the
+coordinates to new points (Nystrom).
+
 References
 ----------
 "Fractional neural attention" (FNA), eqs. (19), (20), (33)-(37). Coifman & Lafon, "Diffusion maps",
-Appl. Comput. Harmon. Anal. 21 (2006).
+Appl. Comput. Harmon. Anal. 21 (2006); Coifman & Lafon, "Geometric harmonics: a novel tool for
+multiscale out-of-sample extension of empirical functions", ACHA 21 (2006) (the Nystrom extension).
 """
 
 from __future__ import annotations
@@ -28,10 +35,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from spectral.backend import array_namespace
+import numpy as np
+
+from spectral.backend import array_namespace, from_numpy, to_numpy
 from spectral.display import array_summary, leading_values, result_repr
 from spectral.eigen import markov_spectrum
 from spectral.memory import check_dense_memory, memory_device
+from spectral.operators import SparseScores
 from spectral.scores import check_row_stochastic, checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum
 from spectral.validation import InputError, check_int, check_option, check_real
@@ -39,6 +49,24 @@ from spectral.validation import InputError, check_int, check_option, check_real
 __all__ = ["DiffusionMap", "diffusion_distance", "diffusion_map"]
 
 NORMALIZATIONS = ("probability", "paper")
+
+#: Sign rule of the eigenvectors: entries within this relative distance of a column's largest
+#: ``|entry|`` count as tied, and the first of them (lowest index) is made positive. Exact ties are
+#: common (a cosine mode on a symmetric grid has ``+max`` and ``-max``); round-off of an eigensolver
+#: (1e-15 dense, up to ~1e-8 / gap on the iterative paths) then decides plain ``argmax``, and two
+#: solvers of one matrix would disagree in sign.
+SIGN_TIE = 1e-6
+
+#: Elements of one block of kernel rows in :meth:`DiffusionMap.transform` with ``kernel=`` (8 MiB of float64).
+TRANSFORM_BLOCK_ELEMENTS = 1 << 20
+
+
+def _is_operator(C) -> bool:
+    return hasattr(C, "matvec") and hasattr(C, "row_sums") and not hasattr(C, "__array_namespace__")
+
+
+def _is_scipy_sparse(C) -> bool:
+    return type(C).__module__.startswith("scipy.sparse")
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,23 +80,28 @@ class DiffusionMap:
     eigenvalues : array of shape (m + 1,)
         ``lambda_0 = 1 >= lambda_1 >= ... >= lambda_m`` (descending) of ``A^(a)``.
     psi : array of shape (n, m + 1)
-        Right eigenvectors of ``A^(a)`` (``psi_0`` constant).
+        Right eigenvectors of ``A^(a)`` (``psi_0`` constant), each with its first largest-|entry|
+        positive (:data:`SIGN_TIE`).
     phi : array of shape (n, m + 1)
         Left eigenvectors, ``phi^T psi = I`` (bi-orthonormal, eq. 35 / Methods).
     stationary : array of shape (n,)
         ``phi_0``: the stationary probability ``pi = D_a / sum D_a`` ("probability") or the
         paper's ``D_a^1/2 v_0 = D_a / sqrt(sum D_a)`` ("paper").
     tau : float
-        Diffusion time.
+        Diffusion time (``>= 0``; ``0``: the eigenvectors themselves).
     normalization : str
         ``"probability"`` (``psi_k^T diag(pi) psi_l = delta_kl``, ``psi_0 = 1``) or
         ``"paper"`` (eq. 35 literally: ``psi = D^-1/2 v``, ``phi = D^1/2 v``, unit ``v``).
     degrees : array of shape (n,)
         Row sums ``D_a`` of ``C^(a)`` (of ``C`` when ``a = 0``).
     spectrum : Spectrum
-        The Markov spectrum of ``A^(a)`` (method, residual, components).
+        The Markov spectrum of ``A^(a)`` (method, residual, components; its vectors keep the
+        solver's sign convention on ``v``).
     a : float
         The density-normalisation exponent.
+    kernel_degrees : array of shape (n,) or None
+        Row sums ``Q = C 1`` of the scores before the density normalisation (the ``q^-a`` weights of
+        :meth:`transform`); equal to ``degrees`` when ``a = 0``.
     """
 
     coordinates: Any
@@ -81,6 +114,7 @@ class DiffusionMap:
     degrees: Any
     spectrum: Spectrum
     a: float = 0.0
+    kernel_degrees: Any = None
 
     def __repr__(self) -> str:
         return result_repr(
@@ -94,7 +128,8 @@ class DiffusionMap:
         """``sum_j lambda_j^tau psi_j phi_j^T`` over the kept pairs (FNA eq. 20).
 
         With all ``n`` pairs (``n_components = n - 1``) this is ``(A^(a))^tau`` exactly; with
-        fewer it is the rank-``m+1`` truncation.  Builds a dense ``(n, n)`` array.
+        fewer it is the rank-``m+1`` truncation (``tau = 0``: the spectral projector).  Builds a
+        dense ``(n, n)`` array.
         """
         tau = self.tau if tau is None else _check_tau(tau, self.eigenvalues)
         xp = array_namespace(self.psi)
@@ -105,9 +140,141 @@ class DiffusionMap:
         lam = _power(self.eigenvalues, tau, xp)
         return (self.psi * lam[None, :]) @ self.phi.T
 
+    def transform(self, scores=None, *, points=None, x=None, kernel=None, distance=None, tau=None,
+                  block_rows=None):
+        """Diffusion coordinates of new points by the Nystrom extension of the eigenvectors.
+
+        Give either the kernel rows of the new points against the training points (``scores``), or
+        the new ``points`` with the training points ``x`` and the ``kernel`` and ``distance`` the
+        training scores were built with (rows computed in blocks, never all at once).
+
+        Parameters
+        ----------
+        scores : array of shape (q, n), SparseScores or scipy.sparse array, optional
+            ``scores[r, i] = k(y_r, x_i)``: the same kernel as the training scores ``C``, new point
+            ``y_r`` against training point ``x_i`` (before any density normalisation: the ``q^-a``
+            weights are applied here). A dense array must be in the namespace of the map's arrays;
+            sparse rows (e.g. ``knn_kernel(y, k=..., eps=..., y=x)`` or
+            ``heat_kernel_sparse(y, eps=..., y=x)``) are host only: the result is then a NumPy array.
+        points : array of shape (q, D), optional
+            New points, with ``x``, ``kernel`` and ``distance``.
+        x : array of shape (n, D), optional
+            The training points, in the order of the rows of ``C``.
+        kernel : callable, optional
+            Distance block ``(b, n)`` -> score block, e.g.
+            ``functools.partial(heat_kernel, eps=0.01)``.
+        distance : callable, optional
+            ``distance(points_block, x)`` -> distance block ``(b, n)``, e.g. ``Circle().distance``.
+        tau : float >= 0, optional
+            Diffusion time; default the map's ``tau``.
+        block_rows : int, optional
+            Rows per kernel block (``kernel`` path); default ``TRANSFORM_BLOCK_ELEMENTS // n``.
+
+        Returns
+        -------
+        array of shape (q, m)
+            ``Psi_tau(y_r)``, comparable with :attr:`coordinates`.
+
+        Raises
+        ------
+        spectral.validation.InputError
+            Neither or both ways of giving the rows, rows of the wrong width, negative or non-finite
+            scores, a new point with zero kernel weight on every training point (beyond a cutoff or
+            outside every neighbourhood), ``tau < 1`` with an eigenvalue 0 (``|lambda_j| <= 100 eps``), a
+            fractional ``tau`` with
+            negative eigenvalues, no ``kernel_degrees`` with ``a > 0``.
+
+        Notes
+        -----
+        The right eigenvectors satisfy :math:`\\lambda_j \\psi_j(x_m) = \\sum_i A^{(a)}_{mi}
+        \\psi_j(x_i)`; the Nystrom extension (Coifman & Lafon 2006, "Geometric harmonics", eq. 4)
+        takes the same identity at a new point ``y``, whose transition probabilities to the
+        training points are those of the training rows:
+
+        .. math::
+
+            A^{(a)}(y, x_i) = \\frac{k(y, x_i)\\, q(x_i)^{-a}}{\\sum_l k(y, x_l)\\, q(x_l)^{-a}},
+            \\qquad
+            \\Psi_{\\tau, j}(y) = \\lambda_j^{\\tau - 1} \\sum_i A^{(a)}(y, x_i)\\, \\psi_j(x_i),
+
+        (the factor ``q(y)^-a`` of ``C^(a)`` cancels in the row normalisation, so ``q(y)`` is never
+        needed). At a training point with its own row of ``C`` this returns its coordinates to
+        round-off (the eigen-residual). For ``tau >= 1`` nothing is divided; ``tau < 1`` divides by
+        ``lambda_j^(1 - tau)``, which amplifies the error of small eigenvalues. Rows of a symmetrised
+        kNN kernel (:func:`spectral.knn_kernel`) are not the directed rows of a new point: there the
+        extension at a training point differs from its coordinates by the symmetrisation.
+        (pydiffmap's ``nystroem_oos`` omits the ``1 / lambda_j``: its extension of a training point is
+        ``lambda_j`` times its coordinate.)
+
+        References
+        ----------
+        Coifman & Lafon, "Geometric harmonics" (2006); Bengio et al., "Out-of-sample extensions for
+        LLE, Isomap, MDS, Eigenmaps, and spectral clustering", NIPS 16 (2004).
+        """
+        by_rows = scores is not None
+        by_kernel = any(v is not None for v in (points, x, kernel, distance))
+        if by_rows == by_kernel:
+            raise InputError("give either scores (kernel rows of the new points against the training points) or "
+                             "points with x, kernel and distance, not both or neither")
+        tau = self.tau if tau is None else _check_tau(tau, self.eigenvalues[1:])
+        xp = array_namespace(self.psi)
+        n = int(self.psi.shape[0])
+        lam = self.eigenvalues[1:]
+        zero = 100.0 * float(xp.finfo(lam.dtype).eps)  # |lambda| <= 1: below this it is round-off of a 0
+        if tau < 1 and bool(xp.any(xp.abs(lam) <= zero)):
+            raise InputError(f"tau = {tau:g} < 1 divides by lambda_j^(1 - tau) and an eigenvalue is 0 up to round-off "
+                             f"(|lambda_j| <= {zero:.2g}); use tau >= 1 or fewer n_components")
+        lam_pow = _power(lam, tau - 1.0, xp)
+        if self.a > 0.0 and self.kernel_degrees is None:
+            raise InputError("a > 0 needs the kernel degrees Q = C 1 (kernel_degrees) for the q^-a weights")
+        q = self.kernel_degrees if self.kernel_degrees is not None else self.degrees
+        w = q ** (-self.a) if self.a > 0.0 else xp.ones_like(q)
+        weighted = self.psi[:, 1:] * w[:, None]  # psi_j(x_i) q(x_i)^-a
+        if by_rows:
+            return self._extend(scores, w, weighted, lam_pow, n, start=0)
+        if points is None or x is None or not callable(kernel) or not callable(distance):
+            raise InputError("the kernel path needs points, x (training points) and callables kernel and distance")
+        if int(getattr(x, "shape", (0,))[0]) != n:
+            raise InputError(f"x must hold the {n} training points (rows of C), got shape {tuple(getattr(x, 'shape', ()))}")
+        nq = int(points.shape[0])
+        rows = (check_int("block_rows", block_rows, low=1) if block_rows is not None
+                else max(1, TRANSFORM_BLOCK_ELEMENTS // max(n, 1)))
+        parts = [self._extend(kernel(distance(points[r0:min(nq, r0 + rows)], x)), w, weighted, lam_pow, n, start=r0)
+                 for r0 in range(0, nq, rows)]
+        return parts[0] if len(parts) == 1 else array_namespace(parts[0]).concat(parts, axis=0)
+
+    def _extend(self, R, w, weighted, lam_pow, n, *, start):
+        """Extension of one block of kernel rows ``R`` (dense in the map's namespace, or host sparse)."""
+        if isinstance(R, SparseScores) or _is_scipy_sparse(R):
+            M = R.matrix if isinstance(R, SparseScores) else SparseScores(R, symmetric=False).matrix
+            if M.shape[1] != n:
+                raise InputError(f"scores must have {n} columns (the training points), got shape {tuple(M.shape)}")
+            num = np.asarray(M @ np.asarray(to_numpy(weighted)))
+            den = np.asarray(M @ np.asarray(to_numpy(w))).reshape(-1)
+            out_lam = np.asarray(to_numpy(lam_pow))
+            xp = np
+        else:
+            try:
+                xp = array_namespace(R, self.psi)
+            except TypeError as exc:
+                raise InputError("scores must be an array of the library of the diffusion map's arrays "
+                                 f"({exc})") from exc
+            xp, _ = scan_scores(R, name="scores")
+            if int(R.shape[1]) != n:
+                raise InputError(f"scores must have {n} columns (the training points), got shape {tuple(R.shape)}")
+            num = R @ weighted
+            den = R @ w
+            out_lam = lam_pow
+        bad = den <= 0
+        if bool(xp.any(bad)):
+            first = int(np.flatnonzero(np.asarray(to_numpy(bad)))[0]) + start
+            raise InputError(f"new point {first} has zero kernel weight on every training point (outside the kernel's "
+                             "reach: beyond the cutoff or outside every neighbourhood); it cannot be extended")
+        return num / den[:, None] * out_lam[None, :]
+
 
 def _check_tau(tau, eigenvalues=None) -> float:
-    tau = check_real("tau", tau, low=0.0, low_open=True)
+    tau = check_real("tau", tau, low=0.0)
     if eigenvalues is not None and not float(tau).is_integer():
         xp = array_namespace(eigenvalues)
         if bool(xp.any(eigenvalues < 0)):
@@ -124,6 +291,45 @@ def _power(lam, tau: float, xp):
     return lam**tau
 
 
+def _signs(psi, xp):
+    """``+-1`` per column: the first entry within :data:`SIGN_TIE` of the largest ``|entry|`` positive."""
+    mag = xp.abs(psi)
+    top = xp.max(mag, axis=0)
+    near = mag >= (1.0 - SIGN_TIE) * top[None, :]
+    k = psi.shape[1]
+    idx = xp.argmax(xp.astype(near, xp.int8), axis=0)  # first True (argmax returns the first maximum)
+    picks = xp.take(xp.reshape(psi, (-1,)), idx * k + xp.arange(k, dtype=idx.dtype))
+    signs = xp.sign(picks)
+    return xp.where(signs == 0, xp.ones_like(signs), signs)
+
+
+def _sparse_symmetric(C, *, a: float):
+    """``(SparseScores of C^(a), Q = C 1)`` for stored sparse scores; symmetry checked from the stored entries."""
+    op = C if isinstance(C, SparseScores) else SparseScores(C, symmetric=True)
+    M = op.matrix
+    n = M.shape[0]
+    if M.shape[0] != M.shape[1]:
+        raise InputError(f"C must be square (n, n), got shape {tuple(M.shape)}")
+    cmax = float(M.max()) if M.nnz else 0.0
+    defect = float(abs(M - M.T).max()) / cmax if cmax > 0 else 0.0
+    tol = symmetry_tolerance(M.dtype)
+    if defect > tol:
+        raise InputError(f"C must be symmetric (Q = K) for a diffusion map (real spectrum, FNA eq. 33): "
+                         f"max|C - C^T| / max|C| = {defect:.3g} > 4 sqrt(eps) = {tol:.3g} (a directed kNN kernel: "
+                         "use knn_kernel(..., symmetrize='max', 'mean' or 'product'))")
+    q = op.row_sums()
+    if not np.all(q > 0):
+        raise InputError(f"C has a zero row sum (first at row {int(np.flatnonzero(~(q > 0))[0])}): an isolated point")
+    if a > 0.0:
+        import scipy.sparse as sp
+
+        w = q ** (-a)
+        rows = np.repeat(np.arange(n), np.diff(M.indptr))
+        data = M.data * w[rows] * w[M.indices]
+        M = sp.csr_array((data, M.indices.copy(), M.indptr.copy()), shape=M.shape)
+    return SparseScores(M, symmetric=True), q
+
+
 def diffusion_map(
     C,
     *,
@@ -134,38 +340,51 @@ def diffusion_map(
     method="auto",
     strict=False,
     max_memory=None,
+    tol=0.0,
     rng=None,
 ):
     """Diffusion-map coordinates ``Psi_tau`` of the attention matrix ``A^(a) = D_a^-1 C^(a)``.
 
     Parameters
     ----------
-    C : array of shape (n, n)
-        Symmetric, nonnegative, finite scores (``Q = K``; FNA Assumptions 1 and 2).
+    C : array of shape (n, n), SparseScores, scipy.sparse array or operator
+        Symmetric, nonnegative, finite scores (``Q = K``; FNA Assumptions 1 and 2). Stored sparse
+        scores (:class:`spectral.SparseScores` from :func:`spectral.knn_kernel` or
+        :func:`spectral.heat_kernel_sparse`, or a SciPy sparse array) take ARPACK on the stored matrix
+        (host only, any ``a``; symmetry checked on the stored entries); a matrix-free operator
+        (:class:`spectral.KernelOperator` with keys = queries) takes the block solver, ``a = 0`` only.
     n_components : int
-        Number ``m`` of nontrivial coordinates, ``1 <= m <= n - 1``.
+        Number ``m`` of nontrivial coordinates, ``1 <= m <= n - 1`` (``n - 3`` for sparse scores and
+        operators: the iterative solvers find at most ``n - 2`` pairs).
     a : float in [0, 1]
         Density normalisation (Coifman & Lafon's alpha): ``C^(a) = Q^-a C Q^-a`` with
         ``Q = C 1``. ``0``: plain attention ``D^-1 C`` (graph Laplacian); ``1/2``: Fokker-Planck;
         ``1``: Laplace-Beltrami (the sampling density drops out). See Notes for the limits.
-    tau : float > 0
-        Diffusion time (an integer if ``A^(a)`` has negative eigenvalues).
+    tau : float >= 0
+        Diffusion time (an integer if ``A^(a)`` has negative eigenvalues). ``0``: the coordinates
+        are the eigenvectors ``psi_1 .. psi_m`` themselves (the Laplacian-eigenmaps embedding).
     normalization : {"probability", "paper"}
         ``"probability"``: ``phi_0 = pi = D_a / sum D_a`` and ``psi_k^T diag(pi) psi_l = delta_kl``,
         the normalisation in which ``|Psi_tau(x_i) - Psi_tau(x_j)|`` is the diffusion
         distance (eqs. 36-37).  ``"paper"``: eq. (35) literally (unit ``v_j``).
-    method, strict, max_memory, rng
+    method, strict, max_memory, tol, rng
         Passed to :func:`spectral.markov_spectrum` (``k = n_components + 1``, ``vectors=True``).
+        ``tol`` is the iterative solvers' relative accuracy (0: machine precision); on sparse scores
+        of 1e5 points with clustered eigenvalues ``tol=1e-8`` halves ARPACK's time (measured 95 s
+        against 186 s, residual 3.8e-9 against 6e-14; benchmarks/peers.py ``--large``).
 
     Returns
     -------
     DiffusionMap
+        Eigenvector signs are deterministic: each ``psi_j`` has its first largest-|entry| (ties
+        within :data:`SIGN_TIE`) positive, the rule of scikit-learn's ``_deterministic_vector_sign_flip``
+        with ties made robust; ``phi_j`` flips with it.
 
     Raises
     ------
     spectral.validation.InputError
-        Bad or non-symmetric ``C``, ``n_components`` outside ``[1, n-1]``, bad ``a``, ``tau`` or
-        ``normalization``.
+        Bad or non-symmetric ``C``, ``n_components`` outside its range, bad ``a``, ``tau`` or
+        ``normalization``, ``a > 0`` on a matrix-free operator.
     spectral.memory.DenseMemoryError
         ``a > 0`` and no room for ``C^(a)``, or the eigensolver's dense work does not fit.
 
@@ -186,7 +405,8 @@ def diffusion_map(
 
     Generator scaling, for the heat kernel ``C = exp(-|x_i - x_j|^2 / (2 eps))`` of points drawn
     from a density ``p`` on a manifold, as ``n -> infinity`` and then ``eps -> 0`` (Coifman & Lafon
-2006, written in this kernel convention; the test suite measures it on the circle):
+    2006, written in this kernel convention; the test suite measures it on the circle, S^2 and the
+    strips of pydiffmap's tests):
 
     .. math::
 
@@ -197,7 +417,7 @@ def diffusion_map(
     at ``a = 1`` whatever ``p``, of ``-(Delta + grad log p . grad)`` (Fokker-Planck) at ``a = 1/2``
     and of ``-(Delta + 2 grad log p . grad)`` at ``a = 0``; the stationary law of ``A^(a)`` is
     proportional to ``p^(1 - 2a)``. With ``exp(-d^2 / eps)`` (other libraries' convention) the factor
-    is 4 instead of 2.
+    is 4 instead of 2 (pydiffmap's ``exp(-d^2 / (4 eps'))``: ``(lambda - 1) / eps'``).
 
     References
     ----------
@@ -217,38 +437,74 @@ def diffusion_map(
     >>> round(float(dm.eigenvalues[0]), 12), bool(dm.eigenvalues[1] < 1.0)
     (1.0, True)
 
-    The first coordinate orders the points along the line (up to its sign):
+    The first coordinate orders the points along the line; its sign is fixed (largest entry positive,
+    here the first point's, the tie with the last one broken by :data:`SIGN_TIE`):
 
-    >>> order = np.argsort(dm.coordinates[:, 0])
-    >>> order.tolist() in (list(range(10)), list(range(9, -1, -1)))
+    >>> np.argsort(dm.coordinates[:, 0]).tolist()
+    [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+
+    A new point between the third and fourth, by its kernel row (Nystrom):
+
+    >>> y = np.array([0.8])
+    >>> new = dm.transform(heat_kernel(np.abs(y[:, None] - x[None, :]), eps=0.5))
+    >>> bool(dm.coordinates[3, 0] < new[0, 0] < dm.coordinates[2, 0])
     True
     """
     normalization = check_option("normalization", normalization, NORMALIZATIONS)
     a = check_real("a", a, low=0.0, high=1.0)
-    xp, stats = scan_scores(C, square=True, symmetry=True)
-    n = C.shape[0]
-    if n < 2:
-        raise InputError(f"C must be at least 2 x 2, got shape {tuple(C.shape)}")
-    if stats.defect > symmetry_tolerance(C.dtype):
-        raise InputError(
-            f"C must be symmetric (Q = K) for a diffusion map (real spectrum, FNA eq. 33): "
-            f"max|C - C^T| / max|C| = {stats.defect:.3g} > 4 sqrt(eps) = {symmetry_tolerance(C.dtype):.3g}"
-        )
-    m = check_int("n_components", n_components, low=1, high=n - 1)
-    _check_tau(tau)
-    if a > 0.0:
-        check_dense_memory(n, dtype=C.dtype, copies=1, max_bytes=max_memory, limit_name="max_memory",
-                           what="density-normalised scores C^(a)",
-                           alternative="use a=0 (no copy of C) or fewer points", device=memory_device(C))
-        w = checked_row_sums(C, cmax=stats.cmax) ** (-a)
-        C = w[:, None] * C * w[None, :]
-    spec = markov_spectrum(C, m + 1, method=method, vectors=True, strict=strict, max_memory=max_memory, rng=rng)
+    stored = isinstance(C, SparseScores) or _is_scipy_sparse(C)
+    if stored or _is_operator(C):
+        shape = tuple(getattr(C, "shape", ()))
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise InputError(f"C must be square (n, n), got shape {shape}")
+        n = int(shape[0])
+        if n < 4:
+            raise InputError(f"sparse or matrix-free C must be at least 4 x 4 (iterative solver), got shape {shape}")
+        m = check_int("n_components", n_components, low=1, high=n - 3)
+        _check_tau(tau)
+        if stored:
+            C, q = _sparse_symmetric(C, a=a)
+        else:
+            if a > 0.0:
+                raise InputError("a > 0 needs stored scores (a dense array or SparseScores) for C^(a) = Q^-a C Q^-a; "
+                                 "a matrix-free operator takes a = 0 only")
+            if not getattr(C, "symmetric", False):
+                raise InputError("C must be symmetric (Q = K) for a diffusion map: an operator with keys = queries")
+            q = None
+    else:
+        xp, stats = scan_scores(C, square=True, symmetry=True)
+        n = C.shape[0]
+        if n < 2:
+            raise InputError(f"C must be at least 2 x 2, got shape {tuple(C.shape)}")
+        if stats.defect > symmetry_tolerance(C.dtype):
+            raise InputError(
+                f"C must be symmetric (Q = K) for a diffusion map (real spectrum, FNA eq. 33): "
+                f"max|C - C^T| / max|C| = {stats.defect:.3g} > 4 sqrt(eps) = {symmetry_tolerance(C.dtype):.3g}"
+            )
+        m = check_int("n_components", n_components, low=1, high=n - 1)
+        _check_tau(tau)
+        q = None
+        if a > 0.0:
+            check_dense_memory(n, dtype=C.dtype, copies=1, max_bytes=max_memory, limit_name="max_memory",
+                               what="density-normalised scores C^(a)",
+                               alternative="use a=0 (no copy of C), sparse scores (knn_kernel, heat_kernel_sparse) "
+                                           "or fewer points", device=memory_device(C))
+            q = checked_row_sums(C, cmax=stats.cmax)
+            w = q ** (-a)
+            C = w[:, None] * C * w[None, :]
+    spec = markov_spectrum(C, m + 1, method=method, vectors=True, strict=strict, max_memory=max_memory, tol=tol,
+                           rng=rng)
     if not spec.symmetric:
         raise InputError("C must be symmetric (Q = K) for a diffusion map (real spectrum, FNA eq. 33)")
     lam = spec.eigenvalues
     tau = _check_tau(tau, lam[1:])
     v = spec.conjugate_vectors
     d = spec.degrees
+    xp = array_namespace(v)
+    if q is None:
+        q = d  # a = 0: the degrees of C itself
+    elif array_namespace(q) is not xp:
+        q = from_numpy(np.asarray(to_numpy(q)), like=v)
     total = xp.sum(d)
     sq = xp.sqrt(d)
     if normalization == "probability":
@@ -260,6 +516,9 @@ def diffusion_map(
         psi = v / sq[:, None]
         phi = v * sq[:, None]
         stationary = d / xp.sqrt(total)
+    signs = _signs(psi, xp)
+    psi = psi * signs[None, :]
+    phi = phi * signs[None, :]
     coords = psi[:, 1:] * _power(lam[1:], tau, xp)[None, :]
     return DiffusionMap(
         coordinates=coords,
@@ -272,6 +531,7 @@ def diffusion_map(
         degrees=d,
         spectrum=spec,
         a=a,
+        kernel_degrees=q,
     )
 
 

@@ -142,7 +142,7 @@ def test_truncated_map_matches_leading_full_coordinates():
     C = circle_scores(200, 1.2)
     full = diffusion_map(C, n_components=199, tau=2.0)
     part = diffusion_map(C, n_components=5, tau=2.0, method="lanczos", rng=0)
-    # same sign convention (largest-|v| positive) on both paths; eigenvalue gaps >= 1e-3 here
+    # same sign rule (first largest-|psi| entry positive, SIGN_TIE) on both paths; eigenvalue gaps >= 1e-3 here
     assert np.max(np.abs(part.coordinates - full.coordinates[:, :5])) <= 1e-9
 
 
@@ -168,7 +168,7 @@ def test_diffusion_map_and_distance_backend_neutral(xp):
         ({"n_components": 0}, r"n_components must be an integer in \[1, 59\]"),
         ({"n_components": 60}, r"n_components must be an integer in \[1, 59\]"),
         ({"n_components": 2.0}, "n_components must be an integer"),
-        ({"n_components": 2, "tau": 0.0}, "tau must be"),
+        ({"n_components": 2, "tau": -0.5}, r"tau must be in \[0.0, inf\)"),
         ({"n_components": 2, "normalization": "unit"}, "normalization must be one of"),
     ],
 )

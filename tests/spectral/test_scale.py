@@ -1,4 +1,5 @@
-"""Tests for spectral.scale.suggest_scale (kernel-sum log-log slope criterion).
+"""Tests for spectral.scale: suggest_scale (flattest window of the kernel-sum log-log slope) and
+max_slope_bandwidth (the steepest secant: Berry, Giannakis & Harlim's criterion, pydiffmap's 'bgh').
 
 Oracles: on an equispaced circle grid with geodesic distances the kernel sum is a
 theta function whose log-log slope is exactly 1/2 (up to exponentially small
@@ -13,7 +14,8 @@ from scipy.spatial.distance import cdist
 
 from manifolds import Circle, Sphere
 from spectral.backend import to_numpy
-from spectral.scale import suggest_scale
+from spectral import knn_distances
+from spectral.scale import max_slope_bandwidth, suggest_scale
 from spectral.validation import InputError
 
 
@@ -124,3 +126,100 @@ def test_repr_is_short():
     d = np.abs(np.angle(np.exp(1j * (t[:, None] - t[None, :]))))
     text = repr(suggest_scale(d))
     assert len(text) < 200 and text.startswith("ScaleSuggestion(scale=") and "kernel='heat'" in text, text
+
+
+# ----------------------------------------------------------------------------- max_slope_bandwidth
+
+
+def circle_grid(n):
+    theta = 2 * np.pi * np.arange(n) / n
+    geodesic = np.abs(np.angle(np.exp(1j * (theta[:, None] - theta[None, :]))))
+    return np.column_stack([np.cos(theta), np.sin(theta)]), geodesic
+
+
+def test_max_slope_circle_grid_is_exactly_one():
+    x, geodesic = circle_grid(200)
+    # all pairs, geodesic: the theta-function plateau is 1/2 up to exp(-2 pi^2 eps / h^2) and the sum
+    # saturates at eps ~ pi^2 without overshooting, so the steepest secant is 1/2: measured 1 + 6e-15
+    res = max_slope_bandwidth(geodesic)
+    assert abs(res.dimension - 1.0) <= 1e-10
+    assert res.method == "max-slope" and res.slopes.shape == (res.scales.size - 1,)
+    assert res.window[0] < res.scale < res.window[1] and res.scale == pytest.approx(np.sqrt(np.prod(res.window)))
+    # kNN chordal distances (10 neighbours): chords of arcs <= 10 h differ from arcs by (10 h)^2 / 24:
+    # measured 1 + 2.9e-4 at n = 200
+    d, _ = knn_distances(x, k=10)
+    assert abs(max_slope_bandwidth(d).dimension - 1.0) <= 1e-3
+    # negative control (documented): all chordal pairs see the global curvature, steepest slope 0.607
+    assert max_slope_bandwidth(cdist(x, x)).dimension > 1.15
+
+
+def test_max_slope_random_circle_and_sphere():
+    # random points: the kNN sums approach d from below as k grows (finite k truncates the Gaussian);
+    # measured S^1, n = 1000, k = 100: 0.967-0.976 over 5 seeds; S^2 all pairs, n = 600: 1.959-1.970 over
+    # 5 seeds (kNN k = 300 at n = 2000: 1.93-1.94). Tolerance 0.1: the finite-n, finite-k bias
+    d, _ = knn_distances(Circle().sample(1000, rng=1), k=100)
+    assert abs(max_slope_bandwidth(d).dimension - 1.0) <= 0.1
+    s2 = Sphere(2).sample(600, rng=2)
+    d_s2 = max_slope_bandwidth(cdist(s2, s2)).dimension
+    assert abs(d_s2 - 2.0) <= 0.1
+
+
+def test_max_slope_plane_patch_line_and_cube():
+    # lattices: a 40 x 40 patch of the plane, 1600 points on a segment, a 12^3 cube; kNN k = 100.
+    # The patch's boundary lowers the slope by O(1 / L): measured 1.961 (L = 40; 1.948 at L = 30, 1.969 at
+    # L = 50); segment 0.9995; cube 2.80 (a 12^3 lattice is mostly boundary)
+    L = 40
+    plane = np.stack(np.meshgrid(np.arange(L), np.arange(L)), -1).reshape(-1, 2) / L
+    d_plane = max_slope_bandwidth(knn_distances(plane, k=100)[0]).dimension
+    assert abs(d_plane - 2.0) <= 0.06
+    line = np.column_stack([np.arange(1600) / 1600, np.zeros(1600)])
+    assert abs(max_slope_bandwidth(knn_distances(line, k=100)[0]).dimension - 1.0) <= 0.06
+    # negative control: a 3-D set is not mistaken for a 2-D one
+    cube = np.stack(np.meshgrid(*[np.arange(12)] * 3), -1).reshape(-1, 3) / 12
+    assert max_slope_bandwidth(knn_distances(cube, k=100)[0]).dimension > 2.5
+
+
+def test_max_slope_sums_and_secants_are_the_definition():
+    x, geodesic = circle_grid(60)
+    d, _ = knn_distances(x, k=8)
+    scales = np.logspace(-4, 0, 17)
+    res = max_slope_bandwidth(d, scales=scales)
+    T = np.array([np.exp(-(d**2) / (2 * e)).sum() for e in scales])  # direct evaluation
+    assert np.max(np.abs(res.sums / T - 1.0)) <= 1e-12
+    secants = np.diff(np.log(T)) / np.diff(np.log(scales))
+    assert np.max(np.abs(res.slopes - secants)) <= 1e-10
+    i = int(np.argmax(secants))
+    assert res.window == (scales[i], scales[i + 1]) and res.dimension == pytest.approx(2 * secants[i], rel=1e-12)
+    # kNN distances without a zero (keys other than the queries) do not underflow at tiny eps
+    far = knn_distances(x[:5] + 10.0, k=3, y=x)[0]
+    assert np.all(np.isfinite(max_slope_bandwidth(far, scales=np.logspace(-8, 4, 13)).slopes))
+
+
+def test_max_slope_gaussian_parametrisation_and_backends(xp):
+    x, _ = circle_grid(120)
+    d, _ = knn_distances(x, k=20)
+    heat = max_slope_bandwidth(d)
+    gauss = max_slope_bandwidth(d, kernel="gaussian")
+    assert gauss.dimension == pytest.approx(heat.dimension, rel=1e-12)
+    assert gauss.scale == pytest.approx(np.sqrt(2 * heat.scale), rel=1e-12)
+    assert np.allclose(gauss.slopes, 2 * heat.slopes, rtol=1e-12, atol=0)
+    got = max_slope_bandwidth(xp.asarray(d))
+    # (a) parity: sums on another namespace, 4 sqrt(eps)
+    assert np.max(np.abs(got.sums / heat.sums - 1)) <= 4 * np.sqrt(np.finfo(float).eps)
+    assert got.scale == heat.scale
+
+
+@pytest.mark.parametrize(
+    "dist, kwargs, match",
+    [
+        (np.ones(4), {}, "2-D"),
+        (np.array([[0.0, np.inf], [1.0, 0.0]]), {}, "finite"),
+        (np.zeros((3, 3)), {}, "positive distance"),
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), {"kernel": "laplace"}, "kernel must be one of"),
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), {"scales": np.array([1.0, 2.0])}, "at least 3"),
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), {"per_decade": 1}, "per_decade"),
+    ],
+)
+def test_max_slope_bad_input(dist, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        max_slope_bandwidth(dist, **kwargs)
