@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, device_of, dtype_name, from_numpy, is_cupy_array
+from spectral.backend import array_namespace, dtype_name, empty_on, from_numpy, zeros_on
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, check_int, check_option
 
@@ -71,14 +71,6 @@ NORMALISATIONS = ("per-level", "joint")
 _OFFSETS_1D = {0: (-2, 2, 3), 1: (-3, -2, 2)}
 #: the 6 group cells per axis of the level window, relative to c, for even / odd c
 _WINDOW_AXIS = {0: tuple(range(-2, 4)), 1: tuple(range(-3, 3))}
-
-
-def _dev(xp, like) -> dict:
-    """``device=`` for a creation function: none for NumPy and CuPy (CuPy creates on the current device and
-    has no such keyword), the device of ``like`` for the other array-API namespaces."""
-    if xp is np or is_cupy_array(like):
-        return {}
-    return {"device": device_of(like)}
 
 
 def _put(xp, host, like, dtype=None):
@@ -372,7 +364,7 @@ class _Layout1D:
         m = self.count(g)
         pad = m * g - self.n
         if pad:
-            x = xp.concat([x, xp.zeros((pad, *x.shape[1:]), dtype=x.dtype, **_dev(xp, x))], axis=0)
+            x = xp.concat([x, zeros_on(x, (pad, *x.shape[1:]), x.dtype)], axis=0)
         return xp.reshape(x, (m, g, *x.shape[1:]))
 
     def unblocks(self, xp, xb, g: int):
@@ -383,7 +375,7 @@ class _Layout1D:
     def neighbours(self, xp, x, r: int):
         """(n, d) -> (M0, 3r, d): the keys of the base cells c-1, c, c+1 (zeros outside [n])."""
         xb = self.blocks(xp, x, r)
-        zero = xp.zeros((1, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
+        zero = zeros_on(xb, (1, *xb.shape[1:]), xb.dtype)
         padded = xp.concat([zero, xb, zero], axis=0)
         m = xb.shape[0]
         return xp.concat([padded[0:m, ...], padded[1:m + 1, ...], padded[2:m + 2, ...]], axis=1)
@@ -409,8 +401,8 @@ class _Layout2D:
         grid = xp.reshape(x, (w, w, *rest))
         pad = m * g - w
         if pad:
-            grid = xp.concat([grid, xp.zeros((pad, w, *rest), dtype=x.dtype, **_dev(xp, x))], axis=0)
-            grid = xp.concat([grid, xp.zeros((m * g, pad, *rest), dtype=x.dtype, **_dev(xp, x))], axis=1)
+            grid = xp.concat([grid, zeros_on(x, (pad, w, *rest), x.dtype)], axis=0)
+            grid = xp.concat([grid, zeros_on(x, (m * g, pad, *rest), x.dtype)], axis=1)
         grid = xp.reshape(grid, (m, g, m, g, *rest))
         order = (0, 2, 1, 3, *range(4, 4 + len(rest)))
         return xp.reshape(xp.permute_dims(grid, order), (m * m, g * g, *rest))
@@ -428,9 +420,9 @@ class _Layout2D:
         xb = self.blocks(xp, x, r)
         m = -(-self.side // r)
         cells = xp.reshape(xb, (m, m, *xb.shape[1:]))
-        zrow = xp.zeros((1, m, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
+        zrow = zeros_on(xb, (1, m, *xb.shape[1:]), xb.dtype)
         cells = xp.concat([zrow, cells, zrow], axis=0)
-        zcol = xp.zeros((m + 2, 1, *xb.shape[1:]), dtype=xb.dtype, **_dev(xp, xb))
+        zcol = zeros_on(xb, (m + 2, 1, *xb.shape[1:]), xb.dtype)
         cells = xp.concat([zcol, cells, zcol], axis=1)
         parts = [cells[1 + dx:1 + dx + m, 1 + dy:1 + dy + m, ...] for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
         out = xp.concat(parts, axis=2)
@@ -782,9 +774,9 @@ def _attention_1d(q, k, v, *, r, p, normalisation, causal, weights, downsample_q
     valid = _put(xp, ((key_ids >= 0) & (key_ids < n))[:, None, :], q)  # (cells, 1, 3r)
     pattern = _put(xp, (slot[None, :] <= r + np.arange(r)[:, None])[None, :, :], q) if causal else None
     neg = _put(xp, -math.inf, q, dtype)
-    zeros_k = xp.zeros((2 * r, d), dtype=dtype, **_dev(xp, q))
-    zeros_v = xp.zeros((2 * r, dv), dtype=dtype, **_dev(xp, q))
-    out = xp.empty((n, dv), dtype=dtype, **_dev(xp, q))
+    zeros_k = zeros_on(q, (2 * r, d), dtype)
+    zeros_v = zeros_on(q, (2 * r, dv), dtype)
+    out = empty_on(q, (n, dv), dtype)
     for s in range(0, n, chunk):
         e = min(n, s + chunk)
         c0, c1 = s // r, -(-e // r)

@@ -90,6 +90,9 @@ def device_xp(request, monkeypatch, counter):
     """``put(numpy array) -> device array`` for one stand-in; the counter sees its synchronisations and copies."""
     if request.param == "cupy-like":
         monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(counter))
+        # a CuPy array's device is a context manager (cupy.cuda.Device): ``with a.device:`` makes it current
+        monkeypatch.setattr(type(DEVICE), "__enter__", lambda self: self, raising=False)
+        monkeypatch.setattr(type(DEVICE), "__exit__", lambda self, *exc: False, raising=False)
     else:
         original = xps.asarray
 
