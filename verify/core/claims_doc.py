@@ -126,8 +126,10 @@ def claims_markdown(report: Mapping | None = None) -> str:
             "it holds only under assumptions the paper states (or leaves unstated), it is false as printed, or it "
             "has parts of both kinds. Where the printed claim is wrong or needs conditions, *Checked* says what "
             "the toolkit asserts instead; a check that passes confirms that statement, and its `--claim printed` "
-            "option asserts the printed one, which then fails. Conventions and exact references are in "
-            "[method.md](method.md).", "", paper_table(), ""]
+            "option asserts the printed one, which then fails (it passes for a claim that holds as printed). "
+            "*Covered by* names the command that decides the claim, with the options of its setting where that "
+            "is not the check's default. Conventions and exact references are in [method.md](method.md).", "",
+            paper_table(), ""]
     for short, paper in PAPERS.items():
         entries = [c for c in LEDGER if c.paper == paper]
         if not entries:
