@@ -5,9 +5,10 @@ runs them at their defaults (``--seed`` and ``--device`` are passed on, ``--full
 tier of the checks that have one), once per setting their ledger claims are decided in (``weyl`` also
 runs with ``manifold=sphere``, for FNA-11), prints one line per run with the ledger's verdict on the
 claims it decides next to its outcome, and ends with a summary by paper. A check that raises is an
-ERROR row and the others still run. Output paths are tried before any check runs. ``--report DIR`` also writes ``DIR/index.html`` (one row per claim, the
-figures embedded), ``DIR/report.json`` and ``DIR/claims.md``. Progress goes to stderr (``--quiet``
-silences it). Exit code 0 when every check passed, 1 when one failed or raised, 2 on bad input.
+ERROR row and the others still run. ``--report DIR`` also writes ``DIR/index.html`` (one row per
+claim, the figures embedded), ``DIR/report.json`` and ``DIR/claims.md``; output paths are tried before
+any check runs. Progress goes to stderr (``--quiet`` silences it). Exit code 0 when every check
+passed, 1 when one failed or raised, 2 on bad input.
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ def test_fig5a_caption_states_a_pass(multiscale):
     assert multiscale.passed, multiscale.failures
     text = _plain(fig5a_caption(multiscale))
     assert text.endswith("verify.multiscale on this grid: PASS.")
-    assert f"n = {multiscale.parameters['sizes'][-1]} tokens" in text and f"seed {multiscale.parameters['seed']}" in text
+    p = multiscale.parameters
+    assert f"n = {p['sizes'][-1]} tokens" in text and f"seed {p['seed']}" in text
     assert "the ordering reverses (FNA-17)" in text
 
 

@@ -123,7 +123,8 @@ def test_a_write_that_fails_after_the_check_is_one_line(monkeypatch, tmp_path, c
     monkeypatch.setattr(cli, "registry", lambda: {"a": full_disk})
     assert cli.main(["all", "--out", str(tmp_path), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == f"python -m figures a: error: cannot write to --out {str(tmp_path)!r}: No space left on device"
+    assert err.strip() == (f"python -m figures a: error: cannot write to --out {str(tmp_path)!r}: No space left on "
+                           "device")
 
 
 def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys):

@@ -35,7 +35,8 @@ from verify.core.provenance import versions
 from verify.core.result import CheckResult, Record, format_value, jsonable
 from verify.core.runner import CATEGORIES, CheckRow, summary_by_paper
 
-__all__ = ["check_output_dir", "check_output_file", "report_data", "write_report", "load_report", "render_html", "claim_records",
+__all__ = ["check_output_dir", "check_output_file", "report_data", "write_report", "load_report", "render_html",
+           "claim_records",
            "REPORT_JSON", "REPORT_HTML"]
 
 REPORT_HTML = "index.html"
