@@ -11,7 +11,6 @@ are still drawn (exit 2 or 1 at the end). Progress goes to stderr (``--quiet`` s
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from pathlib import Path
 
@@ -27,26 +26,16 @@ DPI_RANGE = (50, 1200)
 
 
 def check_out_dir(path: str) -> Path:
-    """The output folder ``path`` if it is, or can be made, a writable folder; else InputError (no work done).
+    """The output folder ``path`` if it is, or can be made, a folder this process can write in; else InputError.
 
-    A missing folder is fine when its nearest existing parent is a writable folder (it is created
-    when the first figure is saved).
+    Tried, not guessed from permission bits (:func:`verify.core.report.check_output_dir`: the missing
+    folders are made, a file is written and removed, the folders made are removed again), so a
+    read-only file system, ``/proc`` or a file in the way is refused before any figure is computed.
     """
-    out = Path(path)
-    if out.exists():
-        if not out.is_dir():
-            raise InputError(f"--out {path!r} exists and is not a folder")
-        if not os.access(out, os.W_OK):
-            raise InputError(f"--out {path!r} is not writable")
-        return out
-    parent = out.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(f"--out {path!r}: {str(parent)!r} is not a folder, so no folder can be made inside it")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"--out {path!r}: cannot create it, {str(parent)!r} is not writable")
-    return out
+    from verify.core.report import check_output_dir
+
+    check_output_dir("--out", path)
+    return Path(path)
 
 
 def parse_formats(values) -> tuple[str, ...]:
@@ -126,6 +115,10 @@ def main(argv=None) -> int:
                 paths = fn(out, formats=formats, **({"seed": seed} if _takes_seed(fn) else {}))
             except (InputError, UnavailableError, ConvergenceError, DenseMemoryError) as exc:
                 status = max(status, report_error(f"{PROG} {name}", exc))
+                continue
+            except OSError as exc:  # the folder was writable when checked: a full disk, a file removed meanwhile
+                status = max(status, report_error(f"{PROG} {name}", InputError(
+                    f"cannot write to --out {ns.out!r}: {exc.strerror or exc}")))
                 continue
             for path in paths:
                 print(path, flush=True)

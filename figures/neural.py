@@ -22,8 +22,8 @@ import numpy as np
 
 from figures._plotting import caption, pyplot, save
 
-__all__ = ["FIGURES", "CHECK_FIGURES", "fig_neural1", "fig_neural2", "draw_neural_rank", "draw_neural_geometry",
-           "draw_neural_cost", "draw_neural_expressivity"]
+__all__ = ["FIGURES", "CHECK_FIGURES", "fig_neural1", "neural1_caption", "fig_neural2", "draw_neural_rank",
+           "draw_neural_geometry", "draw_neural_cost", "draw_neural_expressivity"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -68,14 +68,32 @@ def fig_neural1(out_dir, *, formats=("png",), seed=0):
         ax.set_ylabel("y = q_2 = k_2", fontsize=8)
         ax.set_zlabel("score z", fontsize=8)
         ax.tick_params(labelsize=7)
-    p, cells = res.parameters, q.cells
-    caption(fig, f"NEURAL Fig. 1 regenerated: q = k = (x, y) on [-{p['half_width']:g}, {p['half_width']:g}]^2. "
-                  f"Right: h = {p['hidden']} hidden units with seeded random weights (seed {p['seed']}; the paper "
-                  f"gives neither h nor the weights). The surface is linear on each of its "
-                  f"{cells.regions_by_sign_patterns} cells (bound 1 + h + C(h, 2) = "
-                  f"{res.measured['arrangement_bound']}) and creased along {cells.lines_crossing_square} lines (red); "
-                  f"the dot product is a paraboloid with Hessian 2 I. Check neural_geometry: {res.verdict}.")
+    caption(fig, neural1_caption(res))
     return save(fig, out_dir, "neural-1", formats)
+
+
+def neural1_caption(res) -> str:
+    """The caption of NEURAL Fig. 1, every number from the :func:`verify.neural_geometry.run` result it draws.
+
+    The network has h crease lines; only those crossing the square are drawn and cut it into cells,
+    so the caption counts both (the check's statement says "the cells of its h crease lines").
+    """
+    p, cells = res.parameters, res.quantities.cells
+    h = p["hidden"]
+    text = (f"NEURAL Fig. 1 regenerated: q = k = (x, y) on [-{p['half_width']:g}, {p['half_width']:g}]^2. Right: "
+            f"h = {h} hidden units with seeded random weights (seed {p['seed']}; the paper gives neither h nor the "
+            f"weights). ")
+    if cells is not None:
+        crossing = cells.lines_crossing_square
+        text += (f"Of its {h} crease lines a_m x + c_m y + b_m = 0, {crossing} cross the square (red); they cut it "
+                 f"into {cells.regions_by_sign_patterns} cells (at most 1 + h + C(h, 2) = "
+                 f"{res.measured['arrangement_bound']} for h lines in the plane), on each of which the surface is "
+                 f"linear. ")
+    else:
+        text += f"With σ = {p['activation']} the surface is smooth: it has no crease lines. "
+    text += f"The dot product is a paraboloid with Hessian 2 I. Check neural_geometry: {res.verdict}"
+    failures = res.failures
+    return text + (f" ({'; '.join(failures)})." if failures else ".")
 
 
 def _table(ax, cells, rows, cols, title, color):

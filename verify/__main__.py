@@ -2,11 +2,13 @@
 
 ``python -m verify`` lists the checks; ``python -m verify weyl levy`` or ``python -m verify --all``
 runs them at their defaults (``--seed`` and ``--device`` are passed on, ``--full`` selects the heavy
-tier of the checks that have one), prints one line per check with the ledger's verdict on the paper
-next to the check's outcome, and ends with a summary by paper. A check that raises is an ERROR row
-and the others still run. ``--report DIR`` also writes ``DIR/index.html`` (one row per claim, the
-figures embedded), ``DIR/report.json`` and ``DIR/claims.md``. Progress goes to stderr (``--quiet``
-silences it). Exit code 0 when every check passed, 1 when one failed or raised, 2 on bad input.
+tier of the checks that have one), once per setting their ledger claims are decided in (``weyl`` also
+runs with ``manifold=sphere``, for FNA-11), prints one line per run with the ledger's verdict on the
+claims it decides next to its outcome, and ends with a summary by paper. A check that raises is an
+ERROR row and the others still run. ``--report DIR`` also writes ``DIR/index.html`` (one row per
+claim, the figures embedded), ``DIR/report.json`` and ``DIR/claims.md``; output paths are tried before
+any check runs. Progress goes to stderr (``--quiet`` silences it). Exit code 0 when every check
+passed, 1 when one failed or raised, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from __future__ import annotations
 import json
 
 from spectral.validation import InputError
-from verify.core.claims import CHECKS, PAPERS, available_checks, claim
-from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, check_output_path, report_error
+from verify.core.claims import CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
+from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
 from verify.core.progress import silenced
 from verify.core.provenance import toolkit_version
 from verify.core.runner import CATEGORIES, run_checks, summary_by_paper
@@ -29,18 +31,24 @@ def _listing() -> str:
     for name, ids in CHECKS.items():
         if name not in available:
             continue
-        titles = "; ".join(f"{cid} {claim(cid).title}" for cid in ids)
+        titles = "; ".join(f"{cid} {claim(cid).title}"
+                           + (f" (run with {', '.join(f'{k}={v}' for k, v in claim(cid).setting)})"
+                              if claim(cid).setting else "") for cid in ids)
         lines.append(f"{name:<24} {titles}")
     return "\n".join(lines) if lines else "no checks installed"
 
 
 def _print_rows(rows, quiet: bool) -> None:
-    width = max(len(n) for n, _, _ in rows)
-    for name, result, error in rows:
-        if result is None:
-            print(f"ERROR {name:<{width}}  [{', '.join(CHECKS.get(name, ()))}]  {error}")
+    width = max(len(row.label) for row in rows)
+    for row in rows:
+        ids = claims_in(row.name, row.setting) if row.setting else CHECKS.get(row.name, ())
+        if row.result is None:
+            print(f"ERROR {row.label:<{width}}  [{', '.join(ids)}]  {row.error}")
             continue
-        print(f"{result.verdict:<5} {name:<{width}}  [{result.paper_reading()}]  {result.statement}")
+        result = row.result
+        printed = result.parameters.get("claim") == "printed"
+        reading = paper_reading(ids, printed=printed) if ids else result.paper_reading()
+        print(f"{result.verdict:<5} {row.label:<{width}}  [{reading}]  {result.statement}")
         if not quiet:
             for failure in result.failures:
                 print(f"      {failure}")
@@ -55,7 +63,7 @@ def _print_summary(summary) -> None:
 
 
 def main(argv=None) -> int:
-    from verify.core.report import check_output_dir, report_data, write_report
+    from verify.core.report import check_output_dir, check_output_file, report_data, write_report
 
     parser = OneLineParser(prog="python -m verify", description=__doc__.strip().split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="checks to run (default: list them)")
@@ -80,11 +88,11 @@ def main(argv=None) -> int:
         print(_listing())
         return EXIT_PASS
     try:
-        check_output_path("--json", ns.json)
-        check_output_dir("--report", ns.report)
         unknown = [n for n in names if n not in available_checks()]
         if unknown:
             raise InputError(f"unknown check {unknown[0]!r}; available: {', '.join(available_checks())}")
+        check_output_file("--json", ns.json)
+        check_output_dir("--report", ns.report)
     except InputError as exc:
         return report_error("python -m verify", exc)
     extra = {k: v for k, v in (("seed", ns.seed), ("device", ns.device)) if v is not None}
@@ -93,9 +101,9 @@ def main(argv=None) -> int:
         rows = run_checks(names, full=ns.full, **extra)
         _print_rows(rows, ns.quiet)
         summary = summary_by_paper(rows)
-        passed = sum(1 for _, r, _ in rows if r is not None and r.passed)
-        failed = sum(1 for _, r, _ in rows if r is not None and not r.passed)
-        errors = sum(1 for _, r, _ in rows if r is None)
+        passed = sum(1 for row in rows if row.result is not None and row.result.passed)
+        failed = sum(1 for row in rows if row.result is not None and not row.result.passed)
+        errors = sum(1 for row in rows if row.result is None)
         if ns.all:
             _print_summary(summary)
         try:

@@ -3,7 +3,8 @@
 Registered under the ``pytest11`` entry point, so it is active wherever the package is installed:
 
 * ``pytest --verify-claims FNA-10,DRIFT-4`` (ledger ids or check names, or ``all``) adds one test
-  item per check, ``verify[weyl]``, ..., to the run, even in a folder without test files;
+  item per check and setting of its claims, ``verify[weyl]``, ``verify[weyl,manifold=sphere]`` (FNA-11),
+  ..., to the run, even in a folder without test files;
   ``--verify-full`` runs the heavy tier of the checks that have one.
 * the fixture ``verify_claims`` is :func:`verify.testing.assert_claims`.
 
@@ -27,20 +28,21 @@ def pytest_addoption(parser):
 
 
 class ClaimCheckItem(pytest.Item):
-    """One check run as a test: it fails with the check's failed assertions."""
+    """One check run as a test, in one setting of its claims: it fails with the check's failed assertions."""
 
-    def __init__(self, *, check: str, full: bool, **kwargs):
+    def __init__(self, *, check: str, full: bool, setting=None, **kwargs):
         super().__init__(**kwargs)
         self.check = check
         self.full = full
+        self.setting = dict(setting or {})
 
     def runtest(self):
-        from verify.core.runner import accepts
         from verify.core.claims import load_check
+        from verify.core.runner import accepts
         from verify.testing import assert_claims
 
         params = {"full": True} if self.full and accepts(load_check(self.check).run, "full") else {}
-        assert_claims(self.check, **params)
+        assert_claims(self.check, **params, **self.setting)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (AssertionError, InputError)):
@@ -56,14 +58,21 @@ def pytest_collection_modifyitems(session, config, items):
     spec = config.getoption("verify_claims")
     if not spec:
         return
-    from verify.testing import resolve_checks
+    from verify.core.claims import run_label
+    from verify.testing import resolve_runs
 
     try:
-        names = resolve_checks(spec.split(","))
+        runs = resolve_runs(spec.split(","))
     except InputError as exc:
         raise pytest.UsageError(f"--verify-claims: {exc}") from None
     full = config.getoption("verify_full")
-    items.extend(ClaimCheckItem.from_parent(session, name=f"verify[{name}]", check=name, full=full) for name in names)
+    items.extend(ClaimCheckItem.from_parent(session, name=_item_name(run_label(name, where)), check=name, full=full,
+                                            setting=where) for name, where in runs)
+
+
+def _item_name(label: str) -> str:
+    """``weyl`` -> ``verify[weyl]``; ``weyl[manifold=sphere]`` -> ``verify[weyl,manifold=sphere]``."""
+    return "verify[" + label.replace("[", ",").rstrip("]") + "]"
 
 
 @pytest.fixture

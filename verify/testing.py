@@ -15,19 +15,23 @@ From the command line, with no test file of your own: ``pytest --verify-claims F
 run. The option and the fixture ``verify_claims`` (which is :func:`assert_claims`) come from the
 pytest plugin :mod:`verify.pytest_plugin`, registered when the package is installed.
 
-A check that fails raises ``AssertionError`` listing what failed, with the ledger's verdict on the
-paper; a check that cannot run (bad input, no GPU) raises its own error.
+Each claim is asserted by a run in its own setting (FNA-11 by ``weyl`` on S^2, FNA-10 by ``weyl`` on
+S^1; :func:`verify.core.claims.setting`): a ledger id runs its check in that setting, a check name runs
+it once per setting its claims need. A check that fails raises ``AssertionError`` listing what
+failed, with the ledger's verdict on the paper; a check that cannot run (bad input, no GPU) raises
+its own error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from spectral.validation import InputError
-from verify.core.claims import LEDGER, available_checks, load_check
+from verify.core.claims import LEDGER, available_checks, load_check, setting, settings
 from verify.core.result import CheckResult
 
-__all__ = ["resolve_checks", "assert_claims", "assert_rate"]
+__all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate"]
 
 _BY_ID = {c.id: c for c in LEDGER}
 
@@ -65,8 +69,44 @@ def resolve_checks(names_or_ids: Iterable[str]) -> list[str]:
     return out
 
 
+def resolve_runs(names_or_ids: Iterable[str], params: Mapping[str, Any] | None = None) -> list[tuple[str, dict]]:
+    """The runs ``(check, setting)`` that decide ``names_or_ids`` (ledger ids, check names or ``"all"``).
+
+    A ledger id gives the run of its check in the claim's setting (:func:`verify.core.claims.setting`:
+    FNA-11 is decided by ``weyl`` with ``manifold="sphere"``); a check name gives one run per setting
+    its claims need. ``params`` that fix a setting's parameter select the settings they agree with;
+    a ledger id whose setting they contradict is an InputError (it would not be decided by that run).
+    """
+    params = dict(params or {})
+    out: list[tuple[str, dict]] = []
+    for token in names_or_ids:
+        token = token.strip()
+        if not token:
+            continue
+        if token.upper() in _BY_ID:
+            cid = token.upper()
+            name = resolve_checks([cid])[0]
+            where = setting(cid)
+            clash = {k: params[k] for k, v in where.items() if k in params and params[k] != v}
+            if clash:
+                wanted = ", ".join(f"{k}={v!r}" for k, v in where.items() if k in clash)
+                raise InputError(f"{cid} is decided by {name} with {wanted}; "
+                                 f"{', '.join(f'{k}={v!r}' for k, v in clash.items())} was passed")
+            runs = [(name, where)]
+        else:
+            runs = []
+            for name in resolve_checks([token]):
+                agree = [w for w in settings(name) if all(params.get(k, v) == v for k, v in w.items())]
+                runs += [(name, w) for w in agree] or [(name, {})]
+        out += [run for run in runs if run not in out]
+    if not out:
+        raise InputError("name at least one ledger id or check (or 'all')")
+    return out
+
+
 def assert_claims(*names_or_ids: str, **params) -> list[CheckResult]:
-    """Run the checks covering ``names_or_ids`` and raise AssertionError when one fails.
+    """Run the checks covering ``names_or_ids``, each in the setting of the claims it decides, and raise
+    AssertionError when one fails.
 
     Parameters
     ----------
@@ -79,24 +119,27 @@ def assert_claims(*names_or_ids: str, **params) -> list[CheckResult]:
     Returns
     -------
     list of CheckResult
-        One result per check, in order, when all of them passed.
+        One result per run, in order, when all of them passed: one per check, and one per setting for
+        a check whose claims are decided in several (``weyl``: S^1 for FNA-10, S^2 for FNA-11).
 
     Raises
     ------
     AssertionError
         One or more checks failed: the message has each one's final line and failed assertions.
     InputError
-        An unknown id or check, an id with no check, or a keyword no selected check takes.
+        An unknown id or check, an id with no check, a keyword no selected check takes, or a keyword
+        that contradicts the setting of a requested claim.
     """
     import inspect
 
-    names = resolve_checks(names_or_ids)
-    runs = {name: load_check(name).run for name in names}
-    taken = {name: set(inspect.signature(run).parameters) for name, run in runs.items()}
+    runs = resolve_runs(names_or_ids, params)
+    funcs = {name: load_check(name).run for name, _ in runs}
+    taken = {name: set(inspect.signature(run).parameters) for name, run in funcs.items()}
     unused = [k for k in params if not any(k in t for t in taken.values())]
     if unused:
-        raise InputError(f"no selected check takes {', '.join(map(repr, unused))} (checks: {', '.join(names)})")
-    results = [run(**{k: v for k, v in params.items() if k in taken[name]}) for name, run in runs.items()]
+        raise InputError(f"no selected check takes {', '.join(map(repr, unused))} (checks: {', '.join(funcs)})")
+    results = [funcs[name](**{**{k: v for k, v in params.items() if k in taken[name]}, **where})
+               for name, where in runs]
     failed = [r for r in results if not r.passed]
     if failed:
         lines = [f"{len(failed)} of {len(results)} checks failed:"]

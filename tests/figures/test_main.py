@@ -89,13 +89,42 @@ def test_bad_input_is_one_line_before_any_work(fake, tmp_path, capsys, argv, wor
 
 
 def test_unwritable_folder_is_refused(fake, monkeypatch, tmp_path, capsys):
-    # the tests run as root, who may write anywhere: stand in an access check that says no
-    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)
+    # the tests run as root, whom permission bits do not stop: the folder is tried, and a write that fails refuses
+    import tempfile
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
     assert cli.main(["fixed", "--out", str(tmp_path / "figs")]) == 2
-    assert "is not writable" in capsys.readouterr().err
+    assert "cannot write in this folder (Permission denied)" in capsys.readouterr().err
+    assert not (tmp_path / "figs").exists()  # the folder made to try it is removed again
     assert cli.main(["fixed", "--out", str(tmp_path)]) == 2
-    assert "is not writable" in capsys.readouterr().err
+    assert "cannot write in this folder" in capsys.readouterr().err
     assert fake == []
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("out, words", [("/proc/nope", "cannot create the folder '/proc/nope'"),
+                                        ("/proc", "cannot write in this folder")])
+def test_proc_is_refused_before_any_figure(fake, capsys, out, words):
+    # the reported bug: `figures all --out /proc/nope` drew a figure, then printed two chained tracebacks
+    assert cli.main(["all", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+    assert fake == []
+
+
+def test_a_write_that_fails_after_the_check_is_one_line(monkeypatch, tmp_path, capsys):
+    def full_disk(out_dir, *, formats=("png",)):
+        """Fails to write."""
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli, "registry", lambda: {"a": full_disk})
+    assert cli.main(["all", "--out", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"python -m figures a: error: cannot write to --out {str(tmp_path)!r}: No space left on "
+                           "device")
 
 
 def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys):

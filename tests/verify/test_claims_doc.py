@@ -30,8 +30,10 @@ def test_every_claim_has_its_section(tmp_path):
     for c in claims.LEDGER:
         section = text.split(f"### {c.id} · ")[1].split("\n### ")[0]
         assert claims.details(c.id).claim in section
-        if c.check:
-            assert f"`python -m verify.{c.check}`" in section and "to fill in" in section
+        if c.check:  # the command that decides it, with the options of its setting (FNA-11: --manifold sphere)
+            options = "".join(f" --{k.replace('_', '-')} {v}" for k, v in c.setting)
+            assert f"`python -m verify.{c.check}{options}`" in section and "to fill in" in section
+    assert "`python -m verify.weyl --manifold sphere`" in text.split("### FNA-11 · ")[1].split("\n### ")[0]
     assert claims_doc.write_docs(ROOT) == []  # nothing to rewrite in a clean checkout
 
 

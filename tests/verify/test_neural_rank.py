@@ -66,6 +66,18 @@ def test_printed_low_rank_reading_fails(small):
     assert "not low rank" in res.final_line()
 
 
+def test_printed_run_agrees_with_the_ledger(small):
+    # NEURAL-4 is partly false as printed ('low-rank for a small d'' is not true of the score matrix), NEURAL-1
+    # holds as printed: the printed run fails on NEURAL-4's part only, and says so in the README's words
+    from verify.core.claims import claim_records, printed_disagreements
+
+    p, q = small
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
+    assert printed_disagreements(res) == []
+    assert all(r.passed for r in claim_records(res, "NEURAL-1"))
+    assert "[paper: NEURAL-1 holds as printed; NEURAL-4 partly false as printed]" in res.final_line()
+
+
 def test_printed_reading_holds_for_identity_only(small):
     # a linear sigma is the one case where the matrix reading is true (rank 2 <= 2 d'); each case has its own
     # streams, so the identity cases of the full measurement are those of a run with identity alone

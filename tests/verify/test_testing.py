@@ -26,7 +26,7 @@ def test_passing_claims_return_their_results():
 
 
 def test_a_failing_claim_raises_with_what_failed():
-    with pytest.raises(AssertionError, match=r"1 of 1 checks failed:\nFAIL appendix_c \[paper: false as stated\]"):
+    with pytest.raises(AssertionError, match=r"1 of 1 checks failed:\nFAIL appendix_c \[paper: false as printed\]"):
         assert_claims("appendix_c", claim="printed")
 
 

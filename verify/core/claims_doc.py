@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from spectral.validation import InputError
-from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, details
+from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, deciding_result, details,
+                                run_label, setting)
 
 #: the JSON file of a report folder (python -m verify --all --report DIR)
 REPORT_JSON = "report.json"
@@ -85,13 +86,20 @@ def _measured(claim_entry, report: Mapping) -> str:
     name = claim_entry.check
     errors = report.get("errors", {})
     found = [d for d in report.get("results", ()) if d.get("check") == name]
-    if not found:
-        if name in errors:
-            return f"- **Last run:** ERROR: {errors[name]}"
+    results = [CheckResult.from_json(json.dumps(d)) for d in found]
+    res = deciding_result(claim_entry.id, results)
+    label = run_label(name, setting(claim_entry.id))
+    if res is None:
+        error = errors.get(label, errors.get(name) if label == name else None)
+        if error is not None:
+            return f"- **Last run:** ERROR: {error}"
+        if found:
+            return (f"- **Last run:** `{name}` ran, but not in this claim's setting (`{label}`), so it does not "
+                    "decide it.")
         return "- **Last run:** this check was not part of the run."
-    res = CheckResult.from_json(json.dumps(found[0]))
     records = claim_records(res, claim_entry.id)
-    out = [f"- **Last run:** {res.verdict}"
+    run = f" of `{label}`" if label != name else ""
+    out = [f"- **Last run{run}:** {res.verdict}"
            + (f" (`{res.paper_reading()}`)" if res.paper_reading() else "")
            + f", {len(records)} deciding assertion{'s' if len(records) != 1 else ''}:"]
     if records:
@@ -118,8 +126,10 @@ def claims_markdown(report: Mapping | None = None) -> str:
             "it holds only under assumptions the paper states (or leaves unstated), it is false as printed, or it "
             "has parts of both kinds. Where the printed claim is wrong or needs conditions, *Checked* says what "
             "the toolkit asserts instead; a check that passes confirms that statement, and its `--claim printed` "
-            "option asserts the printed one, which then fails. Conventions and exact references are in "
-            "[method.md](method.md).", "", paper_table(), ""]
+            "option asserts the printed one, which then fails (it passes for a claim that holds as printed). "
+            "*Covered by* names the command that decides the claim, with the options of its setting where that "
+            "is not the check's default. Conventions and exact references are in [method.md](method.md).", "",
+            paper_table(), ""]
     for short, paper in PAPERS.items():
         entries = [c for c in LEDGER if c.paper == paper]
         if not entries:
@@ -135,7 +145,8 @@ def claims_markdown(report: Mapping | None = None) -> str:
                 out.append(f"- **Parts:** {d.split}")
             covered = []
             if c.check:
-                covered.append(f"`python -m verify.{c.check}`")
+                options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in c.setting)
+                covered.append(f"`python -m verify.{c.check}{' ' + options if options else ''}`")
             if c.test:
                 covered.append(f"the test `{c.test}`")
             out.append("- **Covered by:** " + (" and ".join(covered) if covered else "nothing yet (no check or test)"))

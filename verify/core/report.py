@@ -2,13 +2,15 @@
 
 ``python -m verify --all --report DIR [--full]`` runs every check and calls :func:`write_report`.
 The page has one section per paper and one row per ledger claim: its id, the claim, the ledger's
-verdict on the paper's printed statement, the outcome of the check that covers it, the deciding
-numbers against their tolerances, and a link to the check's figure; below each paper's table, one
-block per check with its figure embedded (PNG files next to the page), its notes, informational
-values and parameters. Plain HTML and a little CSS: no script, readable offline.
+verdict on the paper's printed statement, the outcome of the run that decides it (its check in the
+claim's setting, :func:`verify.core.claims.setting`), the deciding numbers against their tolerances,
+and a link to that run's figure; below each paper's table, one block per run with its figure embedded
+(PNG files next to the page), its notes, informational values and parameters. Plain HTML and a little
+CSS: no script, readable offline.
 
 The JSON has the same shape as ``python -m verify --json``: provenance, the options of the run,
-every result (:meth:`~verify.core.result.CheckResult.to_dict`), the errors and the summary by paper.
+every result (:meth:`~verify.core.result.CheckResult.to_dict`, plus the ``setting`` it ran in), the
+errors by run label and the summary by paper.
 :func:`load_report` reads it back; :mod:`verify.core.claims_doc` fills ``claims.md`` from it.
 """
 
@@ -17,6 +19,8 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,13 +28,15 @@ from typing import Any
 from spectral.validation import InputError
 from verify.core.drawing import figure_saver
 from verify.core.claims_doc import REPORT_JSON, claims_markdown, load_report  # noqa: F401 - re-exported
-from verify.core.claims import LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, claim_records, details
+from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, claim_records, decided_by,
+                                details, run_label, setting)
 from verify.core.progress import progress
 from verify.core.provenance import versions
-from verify.core.result import CheckResult, Record, format_value
+from verify.core.result import CheckResult, Record, format_value, jsonable
 from verify.core.runner import CATEGORIES, CheckRow, summary_by_paper
 
-__all__ = ["check_output_dir", "report_data", "write_report", "load_report", "render_html", "claim_records",
+__all__ = ["check_output_dir", "check_output_file", "report_data", "write_report", "load_report", "render_html",
+           "claim_records",
            "REPORT_JSON", "REPORT_HTML"]
 
 REPORT_HTML = "index.html"
@@ -38,51 +44,122 @@ _SHORT = {v: k for k, v in PAPERS.items()}
 
 
 def check_output_dir(option: str, path: str | os.PathLike | None) -> None:
-    """Refuse an output folder that cannot be created or written, before any work (InputError)."""
+    """Refuse an output folder that cannot be created or written, before any work (InputError).
+
+    The folder is tried, not guessed from permission bits (which do not tell a read-only file system
+    or ``/proc`` apart, and which root ignores): the missing folders are made, a file is written in the
+    folder and removed, and the folders made are removed again.
+    """
     if path is None:
         return
     path = os.fspath(path)
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise InputError(f"{option} {path!r} is a file; give a folder (it is created if missing)")
-        if not os.access(path, os.W_OK):
-            raise InputError(f"{option} {path!r}: folder is not writable")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{option} {path!r} exists and is not a folder; give a folder (it is created if missing)")
+    head, missing = os.path.abspath(path), []
+    while not os.path.exists(head):
+        missing.append(head)
+        head = os.path.dirname(head)
+    if not os.path.isdir(head):
+        raise InputError(f"{option} {path!r}: {head!r} is not a folder, so no folder can be made inside it")
+    made: list[str] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                os.mkdir(folder)
+            except OSError as exc:
+                raise InputError(f"{option} {path!r}: cannot create the folder {folder!r} "
+                                 f"({exc.strerror or exc})") from None
+            made.append(folder)
+        try:
+            fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+            os.close(fd)
+            os.remove(probe)
+        except OSError as exc:
+            raise InputError(f"{option} {path!r}: cannot write in this folder ({exc.strerror or exc})") from None
+    finally:
+        for folder in reversed(made):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+
+
+def check_output_file(option: str, path: str | os.PathLike | None) -> None:
+    """Refuse an output file that cannot be written, before any work (InputError).
+
+    Its folder must exist; the file is opened for appending (which changes nothing in a file that
+    exists) and removed again if it did not exist.
+    """
+    if path is None:
         return
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise InputError(f"{option} {path!r}: folder {parent!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"{option} {path!r}: folder {parent!r} is not writable")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(f"{option} {path!r} is a folder; give a file path")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{option} {path!r}: folder {folder!r} does not exist")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path!r}: cannot write this file ({exc.strerror or exc})") from None
+    if not existed:
+        os.remove(path)
 
 
 def report_data(rows: Sequence[CheckRow], *, options: Mapping[str, Any] | None = None) -> dict:
-    """The JSON of a run: provenance, options, every result, the errors and the summary by paper."""
+    """The JSON of a run: provenance, options, every result (with the setting it ran in), the errors (by run
+    label, ``weyl[manifold=sphere]``) and the summary by paper."""
+    rows = [r if isinstance(r, CheckRow) else CheckRow(*r) for r in rows]
     return {"versions": versions(), "options": dict(options or {}),
-            "results": [r.to_dict() for _, r, _ in rows if r is not None],
-            "errors": {n: e for n, r, e in rows if r is None},
+            "results": [{**row.result.to_dict(), "setting": jsonable(dict(row.setting))}
+                        for row in rows if row.result is not None],
+            "errors": {row.label: row.error for row in rows if row.result is None},
             "summary_by_paper": summary_by_paper(rows)}
 
 
 def _results(data: Mapping) -> dict[str, CheckResult]:
-    return {d["check"]: CheckResult.from_json(json.dumps(d)) for d in data.get("results", ())}
+    """run label -> result, in the order of the report (a result without a setting is labelled by its check)."""
+    out: dict[str, CheckResult] = {}
+    for d in data.get("results", ()):
+        label = run_label(d["check"], d.get("setting") or {}) if d.get("setting") else d["check"]
+        out[label] = CheckResult.from_json(json.dumps(d))
+    return out
+
+
+def _anchor(label: str) -> str:
+    """A run label as an HTML id and a file name: ``weyl[manifold=sphere]`` -> ``weyl-manifold-sphere``."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", label).strip("-")
+
+
+def _claim_run(c, results: Mapping[str, CheckResult], errors: Mapping[str, str]):
+    """(label, result, error) of the run that decides claim ``c`` (its check in the claim's setting)."""
+    for label, res in results.items():
+        if decided_by(res, c.id):
+            return label, res, ""
+    label = run_label(c.check, setting(c.id))
+    if label in errors:
+        return label, None, errors[label]
+    return label, None, errors.get(c.check, "") if label == c.check else ""
 
 
 # -- figures ----------------------------------------------------------------------------------------
 
 def _draw_figures(results: Mapping[str, CheckResult], folder: Path, *, quiet: bool | None) -> dict[str, str]:
-    """Save each check's figure as ``folder/<check>.png``; check -> file name or ``"error: ..."``."""
+    """Save each run's figure as ``folder/<run>.png``; run label -> file name or ``"error: ..."``."""
     drawn: dict[str, str] = {}
-    savers = {name: figure_saver(name) for name in results}
-    todo = [name for name, save in savers.items() if save is not None]
+    savers = {label: figure_saver(res.check) for label, res in results.items()}
+    todo = [label for label, save in savers.items() if save is not None]
     if todo:
         folder.mkdir(parents=True, exist_ok=True)
-    for name in progress(todo, desc="report figures", quiet=quiet, label=str):
-        path = folder / f"{name}.png"
+    for label in progress(todo, desc="report figures", quiet=quiet, label=str):
+        path = folder / f"{_anchor(label)}.png"
         try:
-            savers[name](results[name], os.fspath(path))
-            drawn[name] = path.name
+            savers[label](results[label], os.fspath(path))
+            drawn[label] = path.name
         except Exception as exc:  # a drawing bug must not lose the report; it is shown on the page
-            drawn[name] = f"error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            drawn[label] = f"error: {type(exc).__name__}: {' '.join(str(exc).split())}"
     return drawn
 
 
@@ -150,36 +227,38 @@ def _claim_row(c, results: Mapping[str, CheckResult], errors: Mapping[str, str],
     if c.check is None:
         outcome = (f'<span class="tag notrun">test</span> <code>{_e(c.test)}</code>' if c.test
                    else '<span class="tag notrun">no check yet</span>')
-    elif c.check in results:
-        res = results[c.check]
-        status = res.verdict
-        outcome = (f'<span class="tag {status}">{status}</span> '
-                   f'<a href="#check-{_e(c.check)}"><code>{_e(c.check)}</code></a>')
-        if res.passed:
-            outcome += f'<div class="meta">{_e(READINGS.get(c.verdict, c.verdict).replace("->", "→"))}</div>'
-        numbers = _numbers(claim_records(res, c.id))
-        if c.check in figs and not figs[c.check].startswith("error:"):
-            figure = f'<a href="#fig-{_e(c.check)}">figure</a>'
-    elif c.check in errors:
-        status = "ERROR"
-        outcome = (f'<span class="tag ERROR">ERROR</span> <code>{_e(c.check)}</code>'
-                   f'<div class="meta">{_e(errors[c.check])}</div>')
     else:
-        outcome = f'<span class="tag notrun">not run</span> <code>{_e(c.check)}</code>'
+        label, res, error = _claim_run(c, results, errors)
+        if res is not None:
+            status = res.verdict
+            outcome = (f'<span class="tag {status}">{status}</span> '
+                       f'<a href="#check-{_e(_anchor(label))}"><code>{_e(label)}</code></a>')
+            if res.passed:
+                outcome += f'<div class="meta">{_e(READINGS.get(c.verdict, c.verdict).replace("->", "→"))}</div>'
+            numbers = _numbers(claim_records(res, c.id))
+            if label in figs and not figs[label].startswith("error:"):
+                figure = f'<a href="#fig-{_e(_anchor(label))}">figure</a>'
+        elif error:
+            status = "ERROR"
+            outcome = (f'<span class="tag ERROR">ERROR</span> <code>{_e(label)}</code>'
+                       f'<div class="meta">{_e(error)}</div>')
+        else:
+            outcome = f'<span class="tag notrun">not run</span> <code>{_e(label)}</code>'
     return (f'<tr id="claim-{_e(c.id)}" class="claim row-{status}"><td class="id">{_e(c.id)}'
             f'<div class="meta">{_e(c.priority)}</div></td><td class="statement">{statement}</td><td>{verdict}</td><td>{outcome}</td><td>{numbers}</td>'
             f"<td>{figure}</td></tr>")
 
 
-def _check_block(name: str, res: CheckResult, figs: Mapping[str, str]) -> str:
-    parts = [f'<article class="check" id="check-{_e(name)}"><h4><span class="tag {res.verdict}">{res.verdict}</span> '
-             f"<code>{_e(name)}</code> [{_e(', '.join(res.claims))}]</h4>",
+def _check_block(label: str, res: CheckResult, figs: Mapping[str, str]) -> str:
+    decided = [cid for cid in res.claims if _decides(res, cid)]
+    parts = [f'<article class="check" id="check-{_e(_anchor(label))}"><h4><span class="tag {res.verdict}">'
+             f"{res.verdict}</span> <code>{_e(label)}</code> [{_e(', '.join(decided or res.claims))}]</h4>",
              f'<p class="final">{_e(res.final_line())}</p>']
-    fig = figs.get(name)
+    fig = figs.get(label)
     if fig and not fig.startswith("error:"):
-        parts.append(f'<figure id="fig-{_e(name)}"><img src="figures/{_e(fig)}" alt="figure of the {_e(name)} check">'
-                     f"<figcaption>Figure of <code>{_e(name)}</code>, drawn from this run's result "
-                     f"(<code>python -m verify.{_e(name)} --plot FILE</code>).</figcaption></figure>")
+        parts.append(f'<figure id="fig-{_e(_anchor(label))}"><img src="figures/{_e(fig)}" alt="figure of the '
+                     f'{_e(label)} run"><figcaption>Figure of <code>{_e(label)}</code>, drawn from this run\'s result '
+                     f"(<code>python -m verify.{_e(res.check)} --plot FILE</code>).</figcaption></figure>")
     elif fig:
         parts.append(f'<p class="meta">The figure could not be drawn: {_e(fig[len("error: "):])}</p>')
     for note in res.notes:
@@ -198,6 +277,13 @@ def _check_block(name: str, res: CheckResult, figs: Mapping[str, str]) -> str:
     return "\n".join(parts)
 
 
+def _decides(res: CheckResult, claim_id: str) -> bool:
+    try:
+        return decided_by(res, claim_id)
+    except ValueError:  # a claim not in the ledger (a user's own check)
+        return False
+
+
 def _summary_table(summary: Mapping[str, Mapping[str, list]]) -> str:
     cats = [c for c in CATEGORIES if any(c in s for s in summary.values())]
     head = "".join(f"<th>{_e(c)}</th>" for c in cats)
@@ -210,7 +296,7 @@ def _summary_table(summary: Mapping[str, Mapping[str, list]]) -> str:
 
 
 def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
-    """The static page of a report (``data`` as :func:`report_data` makes it; ``figs``: check -> PNG name)."""
+    """The static page of a report (``data`` as :func:`report_data` makes it; ``figs``: run label -> PNG name)."""
     figs = dict(figs or {})
     results = _results(data)
     errors = dict(data.get("errors", {}))
@@ -229,8 +315,9 @@ def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
            "<title>attention-limits: report</title>", f"<style>{_CSS}</style></head><body>",
            "<header><h1>attention-limits: what five attention papers claim, checked</h1>",
            f'<p class="meta">{_e(" · ".join(m for m in meta if m))}</p>',
-           f'<p class="meta">command: <code>{_e(v.get("command", ""))}</code> · {len(results)} checks ran: '
-           f"{passed} passed, {failed} failed, {len(errors)} errors</p>",
+           f'<p class="meta">command: <code>{_e(v.get("command", ""))}</code> · {len(results)} runs of '
+           f"{len({r.check for r in results.values()})} checks: {passed} passed, {failed} failed, "
+           f"{len(errors)} errors (a check whose claims need several settings runs once per setting)</p>",
            "<p>Each row is one claim of a paper. <em>Paper's verdict</em> is the ledger's verdict on the claim as "
            "printed; the check asserts the precise statement under <em>Checked</em> where that differs. So "
            "<span class=\"tag PASS\">PASS</span> next to <span class=\"tag v-false\">false as printed</span> means "
@@ -249,15 +336,17 @@ def render_html(data: Mapping, figs: Mapping[str, str] | None = None) -> str:
                    "<th>check outcome</th><th>deciding numbers</th><th>figure</th></tr></thead><tbody>")
         out += [_claim_row(c, results, errors, figs) for c in claims_here]
         out.append("</tbody></table>")
-        checks = list(dict.fromkeys(c.check for c in claims_here if c.check in results))
-        if checks:
+        checks = {c.check for c in claims_here if c.check}
+        runs = [label for label, res in results.items() if res.check in checks]
+        if runs:
             out.append("<h3>Checks</h3>")
-            out += [_check_block(name, results[name], figs) for name in checks]
+            out += [_check_block(label, results[label], figs) for label in runs]
         out.append("</section>")
-    others = [name for name in results if not any(c.check == name for c in LEDGER)]
+    ledger_checks = {c.check for c in LEDGER if c.check}
+    others = [label for label, res in results.items() if res.check not in ledger_checks]
     if others:
         out.append('<section id="other-checks"><h2>Other checks</h2>')
-        out += [_check_block(name, results[name], figs) for name in others]
+        out += [_check_block(label, results[label], figs) for label in others]
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -273,7 +362,7 @@ def write_report(out_dir: str | os.PathLike, rows: Sequence[CheckRow], *, option
     with open(out / REPORT_JSON, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")
-    figs = _draw_figures({n: r for n, r, _ in rows if r is not None}, out / "figures", quiet=quiet)
+    figs = _draw_figures(_results(data), out / "figures", quiet=quiet)
     page = out / REPORT_HTML
     page.write_text(render_html(data, figs), encoding="utf-8")
     (out / "claims.md").write_text(claims_markdown(data), encoding="utf-8")
