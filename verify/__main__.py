@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from spectral.validation import InputError
-from verify.core.claims import CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
+from verify.core.claims import CHECKS, CONTRACT_CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
 from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
 from verify.core.progress import silenced
 from verify.core.provenance import toolkit_version
@@ -35,6 +35,9 @@ def _listing() -> str:
                            + (f" (run with {', '.join(f'{k}={v}' for k, v in claim(cid).setting)})"
                               if claim(cid).setting else "") for cid in ids)
         lines.append(f"{name:<24} {titles}")
+    for name in CONTRACT_CHECKS:
+        if name in available:
+            lines.append(f"{name:<24} (a contract a user's implementation is held to; decides no ledger claim)")
     return "\n".join(lines) if lines else "no checks installed"
 
 

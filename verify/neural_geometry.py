@@ -377,8 +377,9 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                      label=f"printed NEURAL-5: the {act} surface has no sharp edges")
         return "the Neural Attention surface of Fig. 1 has sharp edges, the dot-product one is a paraboloid"
     if act == "relu":
-        return (f"dot product: paraboloid with Hessian 2 I; ReLU MLP (h = {hidden}): linear on each of the "
-                f"{exact} cells of its {hidden} crease lines (<= {bound}), creased along them")
+        return (f"dot product: paraboloid with Hessian 2 I; ReLU MLP (h = {hidden}): of its {hidden} crease lines "
+                f"{q.cells.lines_crossing_square} cross the square and cut it into {exact} cells (<= {bound}); linear on "
+                "each, creased along the lines")
     return f"dot product: paraboloid with Hessian 2 I; {act} MLP (h = {hidden}): smooth, no creases"
 
 

@@ -23,7 +23,6 @@ claim is not established at these sizes, and a CI job must not pass on it; 2 mea
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 
 from spectral.validation import InputError

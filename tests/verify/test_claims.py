@@ -99,13 +99,7 @@ def test_printed_disagreements_follow_the_ledger():
 
 #: printed runs that disagree with the ledger for a reason outside this module: (check, why); a strict xfail,
 #: so fixing one makes the test say so
-KNOWN_PRINTED_DISAGREEMENTS = {
-    "neural_cost": "its printed run asserts 'Neural Attention needs the 2 d' n^2 tensor C' as NEURAL-7's printed "
-                   "claim (printed_factored_peak_over_C, 0.78 < 1), while section 3.2 as the ledger reads it, and as "
-                   "the check's own docstring says ('section 3.2 holds'), only says the tensor's construction is "
-                   "O(n^2) in time and much worse in memory (25x dot-product even factored): verify/neural_cost.py "
-                   "must not assert that record as NEURAL-7's",
-}
+KNOWN_PRINTED_DISAGREEMENTS: dict[str, str] = {}
 
 
 def _printed_checks():

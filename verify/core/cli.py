@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import tempfile
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,8 @@ from spectral.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
-           "add_spec_argument", "check_output_path", "check_plot_path", "report_error", "run_cli"]
+           "add_spec_argument", "check_output_path", "check_output_file", "check_output_dir", "check_plot_path",
+           "report_error", "run_cli"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -175,17 +177,73 @@ def check_plot_path(path: str | None) -> None:
                          f"{', '.join(figure_formats())}; got {suffix or 'no suffix'!r}")
 
 
-def check_output_path(option: str, path: str | None) -> None:
-    """Refuse an output path whose folder does not exist or cannot be written, before any work."""
+def check_output_dir(option: str, path: str | os.PathLike | None) -> None:
+    """Refuse an output folder that cannot be created or written, before any work (InputError).
+
+    The folder is tried, not guessed from permission bits (which do not tell a read-only file system
+    or ``/proc`` apart, and which root ignores): the missing folders are made, a file is written in the
+    folder and removed, and the folders made are removed again.
+    """
     if path is None:
         return
-    folder = os.path.dirname(os.path.abspath(path)) or "."
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{option} {path!r} exists and is not a folder; give a folder (it is created if missing)")
+    head, missing = os.path.abspath(path), []
+    while not os.path.exists(head):
+        missing.append(head)
+        head = os.path.dirname(head)
+    if not os.path.isdir(head):
+        raise InputError(f"{option} {path!r}: {head!r} is not a folder, so no folder can be made inside it")
+    made: list[str] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                os.mkdir(folder)
+            except OSError as exc:
+                raise InputError(f"{option} {path!r}: cannot create the folder {folder!r} "
+                                 f"({exc.strerror or exc})") from None
+            made.append(folder)
+        try:
+            fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+            os.close(fd)
+            os.remove(probe)
+        except OSError as exc:
+            raise InputError(f"{option} {path!r}: cannot write in this folder ({exc.strerror or exc})") from None
+    finally:
+        for folder in reversed(made):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+
+
+def check_output_file(option: str, path: str | os.PathLike | None) -> None:
+    """Refuse an output file that cannot be written, before any work (InputError).
+
+    Its folder must exist; the file is opened for appending (which changes nothing in a file that
+    exists) and removed again if it did not exist.
+    """
+    if path is None:
+        return
+    path = os.fspath(path)
     if os.path.isdir(path):
         raise InputError(f"{option} {path!r} is a folder; give a file path")
+    folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(f"{option} {path!r}: folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"{option} {path!r}: folder {folder!r} is not writable")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path!r}: cannot write this file ({exc.strerror or exc})") from None
+    if not existed:
+        os.remove(path)
+
+
+#: the name the checks' command line uses for an output file
+check_output_path = check_output_file
 
 
 def report_error(prog: str, exc: BaseException) -> int:

@@ -20,12 +20,11 @@ import html
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spectral.validation import InputError
+from verify.core.cli import check_output_dir, check_output_file  # noqa: F401 - re-exported
 from verify.core.drawing import figure_saver
 from verify.core.claims_doc import REPORT_JSON, claims_markdown, load_report  # noqa: F401 - re-exported
 from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, READINGS, VERDICT_NAMES, claim_records, decided_by,
@@ -41,71 +40,6 @@ __all__ = ["check_output_dir", "check_output_file", "report_data", "write_report
 
 REPORT_HTML = "index.html"
 _SHORT = {v: k for k, v in PAPERS.items()}
-
-
-def check_output_dir(option: str, path: str | os.PathLike | None) -> None:
-    """Refuse an output folder that cannot be created or written, before any work (InputError).
-
-    The folder is tried, not guessed from permission bits (which do not tell a read-only file system
-    or ``/proc`` apart, and which root ignores): the missing folders are made, a file is written in the
-    folder and removed, and the folders made are removed again.
-    """
-    if path is None:
-        return
-    path = os.fspath(path)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise InputError(f"{option} {path!r} exists and is not a folder; give a folder (it is created if missing)")
-    head, missing = os.path.abspath(path), []
-    while not os.path.exists(head):
-        missing.append(head)
-        head = os.path.dirname(head)
-    if not os.path.isdir(head):
-        raise InputError(f"{option} {path!r}: {head!r} is not a folder, so no folder can be made inside it")
-    made: list[str] = []
-    try:
-        for folder in reversed(missing):
-            try:
-                os.mkdir(folder)
-            except OSError as exc:
-                raise InputError(f"{option} {path!r}: cannot create the folder {folder!r} "
-                                 f"({exc.strerror or exc})") from None
-            made.append(folder)
-        try:
-            fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
-            os.close(fd)
-            os.remove(probe)
-        except OSError as exc:
-            raise InputError(f"{option} {path!r}: cannot write in this folder ({exc.strerror or exc})") from None
-    finally:
-        for folder in reversed(made):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-
-
-def check_output_file(option: str, path: str | os.PathLike | None) -> None:
-    """Refuse an output file that cannot be written, before any work (InputError).
-
-    Its folder must exist; the file is opened for appending (which changes nothing in a file that
-    exists) and removed again if it did not exist.
-    """
-    if path is None:
-        return
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise InputError(f"{option} {path!r} is a folder; give a file path")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"{option} {path!r}: folder {folder!r} does not exist")
-    existed = os.path.exists(path)
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise InputError(f"{option} {path!r}: cannot write this file ({exc.strerror or exc})") from None
-    if not existed:
-        os.remove(path)
 
 
 def report_data(rows: Sequence[CheckRow], *, options: Mapping[str, Any] | None = None) -> dict:
