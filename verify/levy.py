@@ -35,6 +35,8 @@ from verify.core.progress import progress
 from verify.core.result import Recorder
 
 CHECK = Check("levy", claims=("FNA-1", "FNA-2", "FNA-3", "FNA-4", "FNA-5"),
+              host_only="one-dimensional work, linear in the samples: Gauss-Legendre sums and SciPy quadratures "
+                        "(quad, QAWF), and sorts, scipy.stats KS tests and a tail fit of N <= 1e8 samples",
               printed="the printed statements: the eq. (12) kernel as printed is a probability density (FNA-3) and "
                       "alpha > 2 gives a local generator with a positive heat kernel (FNA-5), which fail")
 

@@ -42,6 +42,8 @@ from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
 CHECK = Check("neural_cost", claims=("NEURAL-6", "NEURAL-7"),
+              host_only="the tensors of eqs. (7)-(8) are held to Python loops over pairs (n <= 64) and the "
+                        "memory claim is a tracemalloc peak of host allocations (memory_n <= 2048)",
               printed="eq. (8) is consistent with Table 1 (+0.524M), the Conclusion's 3.0% / 4.26% are relative "
                       "gains, and Neural Attention needs the 2 d' n^2 tensor C (all fail)")
 

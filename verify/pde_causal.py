@@ -37,7 +37,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("pde_causal", claims=("PDE-15", "PDE-17"),
+CHECK = Check("pde_causal", claims=("PDE-15", "PDE-17"), devices=("cpu", "gpu"),
               printed="no future weight, consistent perplexity arithmetic and a stable causal stencil, which fail")
 
 #: The measured tolerances (the others are exact algebra or bounds computed from theory next to their assertion).
@@ -152,15 +152,21 @@ class Quantities:
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
-    """Future weight of the step on a causal A(0), the oracle, the paper's arithmetic, the causal stencil."""
+    """Future weight of the step on a causal A(0), the oracle, the paper's arithmetic, the causal stencil.
+
+    The evolutions, masks and the oracle compute in ``ctx.xp`` (the run's device); ``A(0)`` and the
+    tokens are drawn on the host, and the one-dimensional causal-stencil test runs there.
+    """
     from manifolds.references.pde import softmax_attention
     from spectral import evolve_attention
 
+    xp = ctx.xp
     T, dt, alpha, steps = p.size, p.dt, p.alpha, p.steps
     r = alpha * dt
-    a0 = softmax_attention(child_rng(p.seed, "causal-softmax"), T, causal=True)
+    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "causal-softmax"), T, causal=True))
     i_idx, j_idx = np.indices((T, T))
-    future = j_idx > i_idx
+    future = xp.asarray(j_idx > i_idx)
+    beyond = {n: xp.asarray(j_idx > i_idx + n) for n in steps}  # more than N_t tokens ahead
     min_leak, max_beyond, wrap = np.inf, 0.0, 0.0
     future_mass = {}
     with ctx.timed("leak"):
@@ -168,62 +174,77 @@ def measure(p: Params, ctx: Context) -> Quantities:
             for b in _BOUNDARIES:
                 for n in steps:
                     a = evolve_attention(a0, steps=n, dt=dt, alpha=alpha, axis=axis, boundary=b).attention
-                    mass = np.where(future, a, 0.0).sum(axis=1)
-                    min_leak = min(min_leak, float(mass[: T - 1].max()))
-                    far = j_idx > i_idx + n
+                    mass = xp.sum(xp.where(future, a, 0.0), axis=1)
+                    min_leak = min(min_leak, _scalar(xp.max(mass[: T - 1])))
+                    far = beyond[n]
                     if b == "periodic":
-                        wrap = max(wrap, float(np.abs(a[far]).max()))
+                        wrap = max(wrap, _scalar(xp.max(xp.abs(a[far]))))
                     else:
-                        max_beyond = max(max_beyond, float(np.abs(a[far]).max()))
+                        max_beyond = max(max_beyond, _scalar(xp.max(xp.abs(a[far]))))
                     if axis == "key" and b == "neumann":
                         future_mass[n] = mass
         # exact first-step leak (interior tokens, cell-centred Neumann)
         a_key = evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="key").attention
         a_query = evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="query").attention
         ii = np.arange(1, T - 2)
-        first_err = max(float(np.max(np.abs(a_key[ii, ii + 1] - r * a0[ii, ii]))),
-                        float(np.max(np.abs(a_query[ii, ii + 1] - r * a0[ii + 1, ii + 1]))))
+
+        def entries(a, rows, cols):
+            """``a[rows, cols]`` (a gather from the flattened matrix: the array API has no paired indexing)."""
+            return xp.take(xp.reshape(a, (-1,)), xp.asarray(rows * T + cols))
+
+        first_err = max(_scalar(xp.max(xp.abs(entries(a_key, ii, ii + 1) - r * entries(a0, ii, ii)))),
+                        _scalar(xp.max(xp.abs(entries(a_query, ii, ii + 1) - r * entries(a0, ii + 1, ii + 1)))))
         # re-masking after every step, with and without row renormalisation
         remask_future, renorm_dev, plain_loss = 0.0, 0.0, 0.0
         for axis in ("key", "query", "both"):
             for renorm in (False, True):
                 a = evolve_attention(a0, steps=max(steps), dt=dt, alpha=alpha, axis=axis, causal_remask=True,
                                      renormalize=renorm).attention
-                remask_future = max(remask_future, float(np.abs(a[future]).max()))
-                sums = a.sum(axis=1)
+                remask_future = max(remask_future, _scalar(xp.max(xp.abs(a[future]))))
+                sums = xp.sum(a, axis=1)
                 if renorm:
-                    renorm_dev = max(renorm_dev, float(np.max(np.abs(sums - 1.0))))
+                    renorm_dev = max(renorm_dev, _scalar(xp.max(xp.abs(sums - 1.0))))
                 elif axis == "key":
-                    plain_loss = max(plain_loss, float(np.max(1.0 - sums)))
+                    plain_loss = max(plain_loss, _scalar(xp.max(1.0 - sums)))
     with ctx.timed("oracle"):
-        ppl_leak, ppl_mask = _oracle(a0, dt, alpha, p.vocab, p.seed, max(steps))
+        ppl_leak, ppl_mask = _oracle(a0, dt, alpha, p.vocab, p.seed, max(steps), xp)
     with ctx.timed("causal_stencil"):
         stencil = _stencil(p.stencil_alphas, p.stencil_steps, p.seed)
     return Quantities(
         min_future_mass=float(min_leak), weight_beyond_steps_non_periodic=max_beyond, periodic_wraparound_weight=wrap,
-        future_mass_mean={n: float(future_mass[n].mean()) for n in sorted(future_mass)},
+        future_mass_mean={n: _scalar(xp.mean(future_mass[n])) for n in sorted(future_mass)},
         first_step_leak_error=first_err, remasked_future_weight=remask_future,
         remasked_renormalised_row_sum_deviation=renorm_dev, remasked_unnormalised_mass_loss=plain_loss,
         oracle_perplexity_leaky=ppl_leak, oracle_perplexity_remasked=ppl_mask, arithmetic=_arithmetic(), **stencil)
 
 
-def _oracle(a0, dt, alpha, vocab, seed, n_steps):
-    """Next-token oracle on random tokens reading the leaked part of A(N_t) V (one-hot values)."""
+def _scalar(x) -> float:
+    """A 0-d result of the run's namespace as a host float (one transfer)."""
+    from spectral.backend import to_numpy
+
+    return float(to_numpy(x))
+
+
+def _oracle(a0, dt, alpha, vocab, seed, n_steps, xp):
+    """Next-token oracle on random tokens reading the leaked part of A(N_t) V (one-hot values), in ``xp``."""
     from spectral import evolve_attention
+    from spectral.backend import to_numpy
 
     T = a0.shape[0]
     tokens = child_rng(seed, "tokens").integers(0, vocab, size=T)
-    v = np.eye(vocab)[tokens]
+    v = xp.asarray(np.eye(vocab)[tokens])
+    # the log-probability of each next token, gathered from the flattened (T, vocab) log-probabilities
+    next_token = xp.asarray(np.arange(T - 1) * vocab + tokens[1:])
 
     def perplexity(a):
         out = a @ v
-        causal = np.tril(a) @ v  # what the model can know from tokens <= i
+        causal = xp.tril(a) @ v  # what the model can know from tokens <= i
         leak = out - causal
-        norms = np.linalg.norm(leak, axis=1, keepdims=True)
-        logits = np.where(norms > 0, _KAPPA * leak / np.where(norms > 0, norms, 1.0), 0.0)
-        logits = logits - logits.max(axis=1, keepdims=True)
-        logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-        nll = -logp[np.arange(T - 1), tokens[1:]]
+        norms = xp.sqrt(xp.sum(leak * leak, axis=1, keepdims=True))  # the row norms, as numpy.linalg.norm
+        logits = xp.where(norms > 0, _KAPPA * leak / xp.where(norms > 0, norms, 1.0), 0.0)
+        logits = logits - xp.max(logits, axis=1, keepdims=True)
+        logp = logits - xp.log(xp.sum(xp.exp(logits), axis=1, keepdims=True))
+        nll = -to_numpy(xp.take(xp.reshape(logp, (-1,)), next_token))
         return float(np.exp(nll.mean()))
 
     leaky = evolve_attention(a0, steps=n_steps, dt=dt, alpha=alpha).attention

@@ -32,7 +32,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
 from verify.core.result import Recorder
 
-CHECK = Check("pde_conservation", claims=("PDE-1",),
+CHECK = Check("pde_conservation", claims=("PDE-1",), devices=("cpu", "gpu"),
               printed="that A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary, "
                       "which fails")
 
@@ -122,10 +122,16 @@ class Quantities:
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
-    """Row sums and minima of A(N_t) for every PDE, axis, boundary, size and step count."""
+    """Row sums and minima of A(N_t) for every PDE, axis, boundary, size and step count.
+
+    The evolutions and their statistics compute in ``ctx.xp`` (the run's device); ``A(0)`` is drawn and
+    the token-by-token operator matrices are built on the host.
+    """
     from manifolds.references.pde import softmax_attention, stencil_matrix
     from spectral import evolve_attention
+    from spectral.backend import zeros_on
 
+    xp = ctx.xp
     dt, alpha, c = p.dt, p.alpha, p.c
     r = alpha * dt
     betas = {"reaction-diffusion": p.beta_reaction, "advection-diffusion": p.beta_advection}
@@ -138,7 +144,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
     reaction_min_increment = np.inf
     with ctx.timed("evolve"):
         for T in p.sizes:
-            a0 = softmax_attention(child_rng(p.seed, "softmax", T), T, p.d)
+            a0 = xp.asarray(softmax_attention(child_rng(p.seed, "softmax", T), T, p.d))
+            w = np.ones(T)
+            w[[0, -1]] = 0.5
+            w = xp.asarray(w)
             for pde in _PDES:
                 for b in _BOUNDARIES:
                     # the one-step increment operator of the linear part (the wave's first step is
@@ -157,77 +166,89 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         for n in p.steps:
                             a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
                                                  beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
-                            dev = float(np.max(np.abs(a.sum(axis=1) - 1.0)))
+                            dev = _scalar(xp.max(xp.abs(xp.sum(a, axis=1) - 1.0)))
                             sum_dev[key] = max(sum_dev.get(key, 0.0), dev)
-                            min_entry[key] = min(min_entry.get(key, np.inf), float(a.min()))
+                            min_entry[key] = min(min_entry.get(key, np.inf), _scalar(xp.min(a)))
                             if pde == "diffusion" and b == "reflect" and axis == "key":
-                                w = np.ones(T)
-                                w[[0, -1]] = 0.5
-                                trapezoid = max(trapezoid, float(np.max(np.abs(a @ w - a0 @ w))))
+                                trapezoid = max(trapezoid, _scalar(xp.max(xp.abs(a @ w - a0 @ w))))
                         a1 = evolve_attention(a0, pde=pde, steps=1, dt=dt, alpha=alpha, c=c,
                                               beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                         if pde != "reaction-diffusion":
-                            pred = np.zeros(T)
+                            pred = zeros_on(a0, (T,))
                             if b == "fixed" and axis == "both":  # the frame is held: D (A op^T + op A) D
-                                inc = a0 @ op.T + op @ a0
-                                inc[:, [0, -1]] = 0.0
-                                inc[[0, -1], :] = 0.0
-                                pred += inc.sum(axis=1)
+                                opx = xp.asarray(op)
+                                inc = a0 @ opx.T + opx @ a0
+                                inc[:, 0] = 0.0
+                                inc[:, -1] = 0.0
+                                inc[0, :] = 0.0
+                                inc[-1, :] = 0.0
+                                pred += xp.sum(inc, axis=1)
                             else:
                                 if axis in ("key", "both"):
-                                    pred += a0 @ op.sum(axis=0)  # A (op^T 1)
+                                    pred += a0 @ xp.asarray(op.sum(axis=0))  # A (op^T 1)
                                 if axis in ("query", "both"):
-                                    pred += op @ a0.sum(axis=1)  # op (A 1)
+                                    pred += xp.asarray(op) @ xp.sum(a0, axis=1)  # op (A 1)
                             # np.max keeps a NaN that Python's max would drop
-                            one_step = float(np.max([one_step, np.max(np.abs(a1.sum(axis=1) - 1.0 - pred))]))
+                            one_step = float(np.max([one_step, _scalar(xp.max(xp.abs(xp.sum(a1, axis=1) - 1.0
+                                                                                     - pred)))]))
                         elif axis == "key" and cols_zero:
-                            inc = a1.sum(axis=1) - a0.sum(axis=1)
-                            expect = p.beta_reaction * dt * (1.0 - np.sum(a0 * a0, axis=1))
-                            reaction_gap = max(reaction_gap, float(np.max(np.abs(inc - expect))))
-                            reaction_min_increment = min(reaction_min_increment, float(inc.min()))
+                            inc = xp.sum(a1, axis=1) - xp.sum(a0, axis=1)
+                            expect = p.beta_reaction * dt * (1.0 - xp.sum(a0 * a0, axis=1))
+                            reaction_gap = max(reaction_gap, _scalar(xp.max(xp.abs(inc - expect))))
+                            reaction_min_increment = min(reaction_min_increment, _scalar(xp.min(inc)))
     return Quantities(row_sum_deviation=sum_dev, min_entry=min_entry, conserving=conserving,
                       one_step_row_sum_change_error=one_step, reflect_key_trapezoid_sum_change=trapezoid,
                       reaction_one_step_increment_error=reaction_gap,
                       reaction_min_row_sum_increment=float(reaction_min_increment),
-                      **_positivity_thresholds(r, dt), fig16_steps=FIG16_STEPS, fig16=_figure16(p))
+                      **_positivity_thresholds(r, dt, xp), fig16_steps=FIG16_STEPS, fig16=_figure16(p, xp))
 
 
-def _positivity_thresholds(r, dt) -> dict:
+def _scalar(x) -> float:
+    """A 0-d result of the run's namespace as a host float (one transfer)."""
+    from spectral.backend import to_numpy
+
+    return float(to_numpy(x))
+
+
+def _positivity_thresholds(r, dt, xp) -> dict:
     """Non-negativity of one step from A = I: the weight 1 - 2r (1 - 4r both axes) decides."""
     from spectral import evolve_attention
 
-    eye = np.eye(32)
+    eye = xp.eye(32, dtype=xp.float64)
     mins = {}
     for label, axis, rr in (("key_r0.5", "key", 0.5), ("key_r0.55", "key", 0.55),
                             ("both_r0.25", "both", 0.25), ("both_r0.3", "both", 0.3)):
         res = evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic", allow_unstable=True)
-        mins[label] = float(res.attention.min())
+        mins[label] = _scalar(xp.min(res.attention))
     strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
     res = evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
                            boundary="periodic", allow_unstable=True)
     return dict(identity_min_entry_at_threshold=min(mins["key_r0.5"], mins["both_r0.25"]),
                 identity_min_entry_beyond_threshold=max(mins["key_r0.55"], mins["both_r0.3"]),
-                advection_strong_min_entry=float(res.attention.min()), advection_strong_beta=strong)
+                advection_strong_min_entry=_scalar(xp.min(res.attention)), advection_strong_beta=strong)
 
 
-def _figure16(p: Params) -> dict[str, Rows]:
+def _figure16(p: Params, xp) -> dict[str, Rows]:
     """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
     from manifolds.references.pde import softmax_attention
     from spectral import evolve_attention
+    from spectral.backend import to_numpy
 
     row = FIG16_ROW
-    a0 = softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d)
+    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d))
     betas = {"reaction-diffusion": p.beta_reaction, "advection-diffusion": p.beta_advection}
     out = {}
     for pde in _PDES:
-        rows, devs, mins = [a0[row]], [float(np.max(np.abs(a0.sum(axis=1) - 1)))], [float(a0.min())]
+        rows = [a0[row, :]]
+        devs, mins = [xp.max(xp.abs(xp.sum(a0, axis=1) - 1))], [xp.min(a0)]
         for n in FIG16_STEPS[1:]:
             a = evolve_attention(a0, pde=pde, steps=n, dt=p.dt, alpha=p.alpha, c=p.c,
                                  beta=betas.get(pde, 0.0)).attention
-            rows.append(a[row])
-            devs.append(float(np.max(np.abs(a.sum(axis=1) - 1))))
-            mins.append(float(a.min()))
-        out[pde] = Rows(rows=np.array(rows), row_sum_deviation=np.array(devs), min_entry=np.array(mins))
+            rows.append(a[row, :])
+            devs.append(xp.max(xp.abs(xp.sum(a, axis=1) - 1)))
+            mins.append(xp.min(a))
+        out[pde] = Rows(rows=to_numpy(xp.stack(rows)), row_sum_deviation=to_numpy(xp.stack(devs)),
+                        min_entry=to_numpy(xp.stack(mins)))
     return out
 
 

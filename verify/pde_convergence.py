@@ -30,6 +30,9 @@ from verify.core.params import Int, Real
 from verify.core.result import Recorder
 
 CHECK = Check("pde_convergence", claims=("PDE-13",),
+              host_only="a least-squares problem of at most 2000 x 200, stepped one minibatch at a time with "
+                        "indices drawn on the host (3000 steps of (64, 10, 50) products at the defaults); the "
+                        "noise floor is one dense solve of size rank^2",
               printed="eq. (15) with the minimum-norm minimiser and eq. (16) for SGD, which fail")
 
 #: The measured tolerances (the others are exact algebra or bounds computed from theory next to their assertion).

@@ -30,7 +30,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("pde_modes", claims=("PDE-3", "PDE-4"),
+CHECK = Check("pde_modes", claims=("PDE-3", "PDE-4"), devices=("cpu", "gpu"),
               printed="monotone damping and eq. (21) for every r <= 1/2, which fail")
 
 
@@ -98,12 +98,18 @@ class Quantities:
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
-    """Per-mode damping of periodic diffusion against closed forms; the x* = 1.2785 limit of eq. (21)."""
+    """Per-mode damping of periodic diffusion against closed forms; the x* = 1.2785 limit of eq. (21).
+
+    The evolutions compute in ``ctx.xp`` (the run's device); the evolved column (damping) and matrix
+    (eq. 21) come back to the host once each, where their DFTs are compared with the closed forms.
+    """
     from scipy.optimize import brentq
     from scipy.special import lambertw
 
     from spectral import evolve_attention
+    from spectral.backend import to_numpy
 
+    xp = ctx.xp
     T, rates, layers = p.size, p.rates, p.layers
     k = np.arange(T // 2 + 1)
     mu = 4.0 * np.sin(np.pi * k / T) ** 2  # closed-form periodic spectrum (ds = 1)
@@ -114,13 +120,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
     with ctx.timed("damping"):
         for r in rates:
             discrete[r], exponential[r] = {}, {}
-            m, done = np.eye(T), 0
+            m, done = xp.eye(T, dtype=xp.float64), 0
             for L in sorted(layers):
                 # I evolved along the key axis is M^T; M is circulant, so its eigenvalue of mode k is
                 # the DFT of its first column
                 m = evolve_attention(m, steps=L - done, alpha=r, boundary="periodic").attention
                 done = L
-                g_meas = np.fft.rfft(m[:, 0]).real
+                g_meas = np.fft.rfft(to_numpy(m[:, 0])).real
                 x = r * mu
                 g_exact = (1.0 - x) ** L
                 exact_err = max(exact_err, float(np.max(np.abs(g_meas - g_exact))))
@@ -140,13 +146,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 exponential[r][L] = np.exp(-x * L)
                 if L == min(layers):
                     # one-step factors measured: monotone in frequency iff non-increasing |g|
-                    g1 = np.abs(np.fft.rfft(evolve_attention(np.eye(T), steps=1, alpha=r,
-                                                             boundary="periodic").attention[:, 0]).real)
-                    monotone[r] = bool(np.all(np.diff(g1) <= 1e-15))
-                    nyquist[r] = float(np.fft.rfft(evolve_attention(np.eye(T), steps=1, alpha=r,
-                                                                    boundary="periodic").attention[:, 0]).real[-1])
-    g_one = np.fft.rfft(evolve_attention(np.eye(T), steps=1, alpha=0.5, boundary="periodic")
-                        .attention[:, 0]).real[T // 4]
+                    g1 = np.fft.rfft(_one_step_column(xp, T, r)).real
+                    monotone[r] = bool(np.all(np.diff(np.abs(g1)) <= 1e-15))
+                    nyquist[r] = float(g1[-1])
+    g_one = np.fft.rfft(_one_step_column(xp, T, 0.5)).real[T // 4]
 
     # PDE-4: the crossing x* and eq. (21) on an evolved error matrix
     with ctx.timed("eq21"):
@@ -159,9 +162,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
         e0 = rng.standard_normal((T, T))
         e0 -= e0.mean(axis=1, keepdims=True)  # difference of two row-stochastic matrices
         c0 = np.abs(np.fft.rfft(e0, axis=1))
+        e0_on = xp.asarray(e0)
         violated, predicted = {}, {}
         for r in sorted(set(rates) | {0.3}):
-            en = evolve_attention(e0, steps=p.bound_steps, alpha=r, boundary="periodic").attention
+            en = to_numpy(evolve_attention(e0_on, steps=p.bound_steps, alpha=r, boundary="periodic").attention)
             cn = np.abs(np.fft.rfft(en, axis=1))
             bound = np.exp(-r * mu * p.bound_steps)[None, :] * c0
             x = r * mu
@@ -176,6 +180,15 @@ def measure(p: Params, ctx: Context) -> Quantities:
         monotone=monotone, nyquist_factor=nyquist, annihilated_mode_factor=float(g_one), x_star=x_star,
         x_star_lambertw=x_w, grid_points_misclassified=wrong, eq21_violating_modes=violated,
         eq21_predicted_modes=predicted)
+
+
+def _one_step_column(xp, T: int, r: float) -> np.ndarray:
+    """First column of one periodic diffusion step of the identity, computed in ``xp``, on the host."""
+    from spectral import evolve_attention
+    from spectral.backend import to_numpy
+
+    return to_numpy(evolve_attention(xp.eye(T, dtype=xp.float64), steps=1, alpha=r,
+                                     boundary="periodic").attention[:, 0])
 
 
 @CHECK.assertions

@@ -32,7 +32,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Int, Real, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("pde_smoothing", claims=("PDE-11",),
+CHECK = Check("pde_smoothing", claims=("PDE-11",), devices=("cpu", "gpu"),
               printed="the exponential decay of S and C for diffusion, wave and reaction-diffusion with rate "
                       "2 alpha lambda_min, which fails")
 
@@ -104,20 +104,29 @@ class Quantities:
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
-    """S(t) and C(t) under diffusion, advection-diffusion, wave and reaction-diffusion (Thm. D.2)."""
+    """S(t) and C(t) under diffusion, advection-diffusion, wave and reaction-diffusion (Thm. D.2).
+
+    The evolutions, S, C and the wave's energy compute in ``ctx.xp`` (the run's device); ``A(0)`` is
+    drawn and the token-by-token second-difference matrices are built on the host.
+    """
     from manifolds.references.pde import laplacian_eigenvalues, softmax_attention, stencil_matrix
     from spectral import evolve_attention
+    from spectral.backend import to_numpy
 
+    xp = ctx.xp
     T, dt, alpha, r = p.size, p.dt, p.alpha, p.alpha * p.dt
-    a0 = softmax_attention(child_rng(p.seed, "softmax"), T)
+    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "softmax"), T))
     ns = np.unique(np.round(np.geomspace(1, p.steps, 32)).astype(int))
-    lap = {b: stencil_matrix(T, b) for b in ("periodic", "neumann")}
+    lap = {b: xp.asarray(stencil_matrix(T, b)) for b in ("periodic", "neumann")}
+
+    def host(x) -> float:
+        return float(to_numpy(x))
 
     def s_c(a, b):
-        return float(np.sum((a @ lap[b].T) ** 2)), float(np.var(a))
+        return host(xp.sum((a @ lap[b].T) ** 2)), host(xp.var(a))
 
     s0 = {b: s_c(a0, b)[0] for b in lap}
-    c0 = float(np.var(a0))
+    c0 = host(xp.var(a0))
 
     def track(pde, boundary, **kw):
         """S and C at the checkpoints (chained evolution; the wave continues from its velocity)."""
@@ -134,8 +143,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
             out_c.append(cc)
             if pde == "wave":
                 prev = res.attention - dt * res.velocity
-                energy.append(float(np.sum(res.velocity ** 2))
-                              - kw["c"] ** 2 * float(np.sum(res.attention * (prev @ lap[boundary].T))))
+                energy.append(host(xp.sum(res.velocity ** 2))
+                              - kw["c"] ** 2 * host(xp.sum(res.attention * (prev @ lap[boundary].T))))
         curves = Curves(smoothness=np.array(out_s), consistency=np.array(out_c), smoothness0=s0[boundary],
                         consistency0=c0)
         return curves, np.array(energy)

@@ -18,7 +18,7 @@ import pytest
 
 from spectral import memory
 from spectral.memory import DenseMemoryError
-from spectral.validation import UnavailableError
+from spectral.validation import InputError, UnavailableError
 from verify import weyl
 from verify.core import memory as peak_memory
 from verify.core.check import Check, Context
@@ -193,17 +193,34 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
                                    host=lambda v: 10 * v)
 
 
-#: the checks declared for the GPU that guard their size options before allocating (sphere_softmax and
-#: conformal have bounded sizes and no guard; weyl has its own, tested below)
+#: the checks declared for the GPU that guard their size options before allocating (weyl has its own guard,
+#: tested below; the bounded ones need none)
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
                       "drift_diffusion", "nearest_point", "fna_rate"]
+#: the checks declared for the GPU whose sizes are bounded, with no guard: sphere_softmax, conformal, and the PDE
+#: checks whose largest arrays are a few (T, T) and (T, vocab) float64 matrices, T and vocab <= 1024 (8 MiB each)
+BOUNDED_GPU_CHECKS = ["sphere_softmax", "conformal", "pde_conservation", "pde_modes", "pde_smoothing", "pde_causal"]
+#: the size options of the bounded PDE checks and their largest values
+PDE_SIZE_BOUNDS = {"pde_conservation": {"sizes": 1024}, "pde_modes": {"size": 1024}, "pde_smoothing": {"size": 512},
+                   "pde_causal": {"size": 1024, "vocab": 1024}}
 
 
 def test_every_gpu_check_is_accounted_for():
     from verify.core.claims import available_checks
 
     declared = {name for name in available_checks() if "gpu" in load_check(name).CHECK.devices}
-    assert declared == set(GUARDED_GPU_CHECKS) | {"sphere_softmax", "conformal", "weyl"}
+    assert declared == set(GUARDED_GPU_CHECKS) | set(BOUNDED_GPU_CHECKS) | {"weyl"}
+
+
+@pytest.mark.parametrize("name", sorted(PDE_SIZE_BOUNDS))
+def test_unguarded_pde_checks_are_bounded(name):
+    # no memory guard is needed only while a (T, T) matrix stays at most 1024^2 float64 (8 MiB)
+    check = load_check(name).CHECK
+    specs = check.specs()
+    assert {option: specs[option].high for option in PDE_SIZE_BOUNDS[name]} == PDE_SIZE_BOUNDS[name]
+    option = next(iter(PDE_SIZE_BOUNDS[name]))
+    with pytest.raises(InputError, match=option):
+        check.params(**{option: 2048 if option == "size" else (2048,)})
 
 
 @pytest.mark.parametrize("name", GUARDED_GPU_CHECKS)

@@ -19,7 +19,27 @@ GPU_CHECKS = sorted(name for name in available_checks()
 def test_the_gpu_checks_are_the_expected_ones():
     # a check that gains or loses the GPU must say so here (and in its own device test)
     assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
-                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "sphere_softmax"]
+                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "pde_causal",
+                          "pde_conservation", "pde_modes", "pde_smoothing", "sphere_softmax"]
+
+
+HOST_ONLY = sorted(name for name in available_checks() if "gpu" not in load_check(name).CHECK.devices)
+
+
+@pytest.mark.parametrize("name", HOST_ONLY)
+def test_a_host_only_check_says_why(name):
+    # the reason is shown in --help and in the refusal of --device gpu (before anything is computed)
+    from spectral.validation import InputError
+    from verify.core.cli import build_check_parser
+
+    check = load_check(name).CHECK
+    assert len(check.host_only) >= 40, f"{name}: host_only must say what keeps it on the host"
+    with pytest.raises(InputError) as info:
+        check.params(device="gpu")
+    assert f"{name} runs on the host only ({check.host_only}): device must be 'cpu', got 'gpu'" == str(info.value)
+    # argparse re-wraps the help (and may break after a hyphen): compared without white space
+    text = "".join(build_check_parser(check, prog=f"python -m verify.{name}").format_help().split())
+    assert "".join(f"this check runs on the host only ({check.host_only})".split()) in text
 
 
 @pytest.mark.gpu
@@ -58,3 +78,14 @@ def test_gpu_matrix_free_matches_cpu(name, kwargs):
             assert got == rec.measured, rec.name
         else:
             assert got == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name
+
+
+def test_the_readme_names_the_gpu_checks():
+    # README.md, "GPU and clusters": the checks that compute on a GPU, named in its first paragraph
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    paragraph = text.split("## GPU and clusters", 1)[1].split("\n\n", 2)[1]
+    named = set(re.findall(r"`([a-z_0-9]+)`", paragraph))
+    assert named == set(GPU_CHECKS) | {"weyl"}

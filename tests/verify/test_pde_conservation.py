@@ -6,6 +6,7 @@ printed claim, and to quantities a wrong implementation would give.
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
@@ -108,3 +109,55 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+# ------------------------------------------------------------------------------------------------ device
+# No GPU here: array_api_strict, refusing the creation keywords bare CuPy lacks, stands in for CuPy (the
+# gpu-marked parity on a device is tests/verify/test_gpu_parity.py).
+
+
+@pytest.fixture
+def on_device(strict_xp, monkeypatch):
+    """(the spy namespace as strict as CuPy, the namespaces of every A(0) given to spectral.evolve_attention)."""
+    import spectral
+    from tests.conftest import cupy_strict
+
+    cupy_strict(monkeypatch, strict_xp._xp)
+    seen, true_evolve = [], spectral.evolve_attention
+
+    def recording(a0, **kwargs):
+        seen.append(type(a0).__module__.split(".")[0])
+        return true_evolve(a0, **kwargs)
+
+    monkeypatch.setattr(spectral, "evolve_attention", recording)
+    return strict_xp, seen
+
+
+def test_computes_in_the_given_namespace(on_device):
+    xp, seen = on_device
+    p = CHECK.params(sizes=(16,), steps=(20,))
+    ref = CHECK.measure(p)
+    seen.clear()
+    got = CHECK.measure(p, xp=xp)
+    # every evolution (sizes, the positivity thresholds, Fig. 16) ran on arrays of the namespace given
+    assert len(seen) == 4 * 5 * 3 * 2 + 5 + 4 * 4 and set(seen) == {"array_api_strict"}
+    assert {"asarray", "eye", "sum", "max", "min", "stack"} <= xp.used
+    # array_api_strict takes the step's whole-array path (NumPy its row-block path): the same numbers up to the
+    # round-off of O(1) entries (measured <= 1.6e-15), brought back as host floats and NumPy arrays
+    assert got.conserving == ref.conserving and got.row_sum_deviation.keys() == ref.row_sum_deviation.keys()
+    for table in ("row_sum_deviation", "min_entry"):
+        a, b = getattr(ref, table), getattr(got, table)
+        assert all(type(v) is float for v in b.values())
+        np.testing.assert_allclose([b[k] for k in a], [a[k] for k in a], rtol=0, atol=1e-14)
+    for name in ("one_step_row_sum_change_error", "reflect_key_trapezoid_sum_change",
+                 "reaction_one_step_increment_error", "reaction_min_row_sum_increment",
+                 "identity_min_entry_at_threshold", "identity_min_entry_beyond_threshold",
+                 "advection_strong_min_entry"):
+        assert type(getattr(got, name)) is float
+        assert getattr(got, name) == pytest.approx(getattr(ref, name), rel=0, abs=1e-14), name
+    for pde, rows in ref.fig16.items():
+        assert isinstance(got.fig16[pde].rows, np.ndarray)
+        np.testing.assert_allclose(got.fig16[pde].rows, rows.rows, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(got.fig16[pde].min_entry, rows.min_entry, rtol=0, atol=1e-15)
+    verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
+    assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
