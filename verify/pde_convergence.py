@@ -26,6 +26,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
 from verify.core.params import Int, Real
 from verify.core.result import Recorder
 
@@ -92,6 +93,19 @@ class Quantities:
     sgd_floor_standard_error: float
     #: the eq. (16) bound for the SGD step at t = sgd_steps
     eq16_bound_at_end: float
+
+
+#: The SGD noise floor solves a rank^2 x rank^2 system built from Kronecker products (eye x H, H x eye,
+#: H x H, F^T F and their sum): tracemalloc peaks 4.06 / 3.26 / 3.11 x 8 rank^4 bytes at rank 20 / 40 / 60
+#: (n = 400); 4.5 x 8 rank^4 plus the (n, rank^2) feature matrix twice bounds them.
+FLOOR_COPIES = 4.5
+
+
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The noise floor's Kronecker system, O(rank^4): refused before it is built when it would not fit."""
+    return {"noise-floor": PathNeed(lambda k: (8 << 20) + 8 * (FLOOR_COPIES * k ** 4 + 2 * p.n * k * k), p.rank,
+                                    "--rank", 2, f"the SGD noise floor's rank^2 x rank^2 system at --rank {p.rank}")}
 
 
 @CHECK.measurement

@@ -33,6 +33,7 @@ OVERSIZED = [
     ("fma_structure", dict(lengths=(8192,), cells=(16,)), "--lengths"),
     ("fma_counts", dict(max_exponent=22), "--max-exponent"),
     ("multiscale", dict(dm_n=5000, method="dense"), "--dm-n"),
+    ("pde_convergence", dict(p=200, rank=150), "--rank"),
 ]
 
 #: checks whose largest request stays below 1 GiB: (check, largest request, option, MiB it is refused at)
