@@ -45,6 +45,7 @@ import numpy as np
 from spectral.arrays import as_float_array, like_array, numpy_dtype
 from spectral.backend import array_namespace, to_numpy
 from spectral.memory import check_memory, memory_device
+from spectral.pairwise_memory import SMALL_REQUEST_BYTES
 from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
 
 __all__ = ["AttentionFlow", "TokenClusters", "attention_flow", "attention_velocity", "attention_energy",
@@ -295,12 +296,13 @@ def _field_for(X, beta, normalisation, geometry, value, query_key, block_rows, m
             raise InputError(f"beta |B|_2 = {abs(beta) * norm_b:.4g} exceeds {_MAX_UNIFORM_SCORE:g}: e^score overflows "
                              "float64 with normalisation='uniform' (use a smaller beta or normalisation='softmax')")
     itemsize = numpy_dtype(X.dtype).itemsize
-    check_memory(_peak_bytes(batch, n, d, rows, itemsize, stages, outputs),
-                 what=f"{what} of {batch} configuration(s) of n = {n} tokens in d = {d} "
-                      f"({outputs} output time(s), scores {rows} rows at a time)",
-                 alternative="pass block_rows=k to compute the scores k query rows at a time, or ask for fewer "
-                             "times or a smaller batch",
-                 max_bytes=max_bytes, device=memory_device(X))
+    needed = _peak_bytes(batch, n, d, rows, itemsize, stages, outputs)
+    if max_bytes is not None or needed > SMALL_REQUEST_BYTES:  # small requests skip the /proc reads (as pairwise)
+        check_memory(needed, what=f"{what} of {batch} configuration(s) of n = {n} tokens in d = {d} "
+                                  f"({outputs} output time(s), scores {rows} rows at a time)",
+                     alternative="pass block_rows=k to compute the scores k query rows at a time, or ask for fewer "
+                                 "times or a smaller batch",
+                     max_bytes=max_bytes, device=memory_device(X))
     return _Field(xp, beta, normalisation, geometry, value, query_key, block_rows)
 
 

@@ -18,7 +18,9 @@ GPU_CHECKS = sorted(name for name in available_checks()
 def test_the_gpu_checks_are_the_expected_ones():
     # a check that gains or loses the GPU must say so here (and in its own device test)
     assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
-                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "sphere_softmax"]
+                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "sa_clustering",
+                          "sa_equiangular", "sa_hemisphere", "sa_high_dimension", "sa_metastability",
+                          "sphere_softmax"]
 
 
 @pytest.mark.gpu

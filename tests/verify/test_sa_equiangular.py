@@ -123,3 +123,15 @@ def test_cli_exit_codes(capsys):
     assert check.main(["--t-max", "-1", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "t_max" in err.replace("-", "_") and err.count("\n") == 1
+
+def test_computes_in_the_given_namespace(strict_xp):
+    """Declared for the GPU: the flows run in the namespace given (array_api_strict wraps NumPy: the same records)."""
+    p = CHECK.params(**dict(betas=(1.0,), sizes=(3,), t_max=1.0, rtol=1e-9, gram_n=3))
+    ref, got = CHECK.assess(CHECK.measure(p), p), CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
+    assert "asarray" in strict_xp.used and got.verdict == ref.verdict
+    for rec in ref.records:
+        other = got.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str, int)):
+            assert other == rec.measured, rec.name
+        else:
+            assert other == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name

@@ -103,3 +103,16 @@ def test_json_round_trip(small):
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(InputError, match=name):
         check.run(**kwargs)
+
+@pytest.mark.slow  # array_api_strict costs ~20 us per operation: several seconds for these runs
+def test_computes_in_the_given_namespace(strict_xp):
+    """Declared for the GPU: the flows run in the namespace given (array_api_strict wraps NumPy: the same records)."""
+    p = CHECK.params(**dict(n=4, dims=(2,), uniform_n=3, betas=(1.0,), draws=2, t_max=20.0, mc_draws=20))
+    ref, got = CHECK.assess(CHECK.measure(p), p), CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
+    assert "asarray" in strict_xp.used and got.verdict == ref.verdict
+    for rec in ref.records:
+        other = got.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str, int)):
+            assert other == rec.measured, rec.name
+        else:
+            assert other == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name

@@ -72,3 +72,15 @@ def test_nan_never_passes_and_json_round_trip(small):
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(InputError, match=name):
         check.run(**kwargs)
+
+def test_computes_in_the_given_namespace(strict_xp):
+    """Declared for the GPU: the flows run in the namespace given (array_api_strict wraps NumPy: the same records)."""
+    p = CHECK.params(**dict(n=4, betas=(1.0,), dims=(32, 64, 128), repeats=2, t_max=1.0, curve_betas=(0.0, 2.0), curve_t=2.0))
+    ref, got = CHECK.assess(CHECK.measure(p), p), CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
+    assert "asarray" in strict_xp.used and got.verdict == ref.verdict
+    for rec in ref.records:
+        other = got.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str, int)):
+            assert other == rec.measured, rec.name
+        else:
+            assert other == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name

@@ -106,3 +106,16 @@ def test_json_round_trip_and_full_tier(small):
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(InputError, match=name):
         check.run(**kwargs)
+
+@pytest.mark.slow  # array_api_strict costs ~20 us per operation: several seconds for these runs
+def test_computes_in_the_given_namespace(strict_xp):
+    """Declared for the GPU: the flows run in the namespace given (array_api_strict wraps NumPy: the same records)."""
+    p = CHECK.params(**dict(n=4, betas=(2.0, 3.0), phase_n=6, phase_betas=(1.0, 9.0), draws=2, phase_t=32.0))
+    ref, got = CHECK.assess(CHECK.measure(p), p), CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
+    assert "asarray" in strict_xp.used and got.verdict == ref.verdict
+    for rec in ref.records:
+        other = got.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str, int)):
+            assert other == rec.measured, rec.name
+        else:
+            assert other == pytest.approx(rec.measured, rel=1e-6, abs=1e-12), rec.name
