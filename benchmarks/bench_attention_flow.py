@@ -98,7 +98,8 @@ def main(argv=None) -> int:
                     tool = lambda: attention_velocity(X, beta=args.beta)  # noqa: E731
                     base = lambda: _bare_field(xp, X, args.beta)  # noqa: E731
                 else:
-                    tool = lambda: attention_flow(X, beta=args.beta, times=[1.0], method="rk4", dt=0.05).final  # noqa: E731
+                    tool = lambda: attention_flow(X, beta=args.beta, times=[1.0], method="rk4",  # noqa: E731
+                                                  dt=0.05).final
                     base = lambda: _bare_flow(xp, X, args.beta, 0.05, 20)  # noqa: E731
                 diff = float(xp.max(xp.abs(tool() - base())))
                 reps = max(1, args.repeats if n <= 1024 else args.repeats // 2)

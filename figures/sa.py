@@ -1,4 +1,4 @@
-"""Figures of the SA paper (self-attention as interacting particles) from the ``sa_*`` checks, and their ``--plot`` figures.
+"""Figures of the SA paper (self-attention as interacting particles) from the ``sa_*`` checks, and their plots.
 
 * ``sa-1`` (the phase diagram, GLPR Fig. 3's question in (beta, cluster count)): random tokens on the
   circle, the mean number of clusters against time for each beta (multi-cluster plateaus lengthening
@@ -149,11 +149,11 @@ def fig_sa1(out_dir, *, formats=("png",), seed=0):
     ax1.set_title("mean cluster count along the flow (SA)", fontsize=9)
     _phase_against_beta(ax2, q, p)
     ax2.set_title(f"cluster count at t = {p['phase_t']:g} against beta", fontsize=9)
-    caption(fig, f"Self-attention dynamics (SA) from {p['draws']} uniform configurations of n = {p['phase_n']} tokens on "
-                 f"S^{p['phase_d'] - 1} (seed {p['seed']}); clusters are the components of |x_i - x_j| <= {p['tol']:g}. "
-                 "Clusters form by t ~ 10 and then merge slowly: the plateaus lengthen with beta, so the count at a fixed "
-                 "time grows with beta (the phase diagram of GLPR's Fig. 3 asks the same of (d, beta)). Check "
-                 f"sa_metastability: {res.verdict}.")
+    caption(fig, f"Self-attention dynamics (SA) from {p['draws']} uniform configurations of n = {p['phase_n']} "
+                 f"tokens on S^{p['phase_d'] - 1} (seed {p['seed']}); clusters are the components of |x_i - x_j| <= "
+                 f"{p['tol']:g}. Clusters form by t ~ 10 and then merge slowly: the plateaus lengthen with beta, so "
+                 "the count at a fixed time grows with beta (the phase diagram of GLPR's Fig. 3 asks the same of "
+                 f"(d, beta)). Check sa_metastability: {res.verdict}.")
     return save(fig, out_dir, "sa-1", formats)
 
 
@@ -164,14 +164,16 @@ def fig_sa2(out_dir, *, formats=("png",), seed=0):
     plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.0, 4.2))
     _equiangular_rates(ax1, q)
-    ax1.set_title(f"n = {max(k[1] for k in q.rho)} equiangular tokens from rho = {res.parameters['rho0']:g}", fontsize=9)
+    n = max(k[1] for k in q.rho)
+    ax1.set_title(f"n = {n} equiangular tokens from rho = {res.parameters['rho0']:g}", fontsize=9)
     _orders(ax2, q)
     ax2.set_title("projected Runge-Kutta methods (SA, n = 8, beta = 4)", fontsize=9)
     caption(fig, "Left: 1 - rho(t) of equiangular tokens, simulated by spectral.attention_flow (circles) and the ODE "
                  "rho' = 2 e^(beta rho)(1-rho)(1+(n-1)rho)/(e^beta+(n-1)e^(beta rho)) (SA, solid) or "
                  "(2/n) e^(beta rho)(1-rho)(1+(n-1)rho) (USA, dashed), solved by solve_ivp at rtol 1e-12; near a "
-                 "cluster 1 - rho ~ e^(-2t) (SA) and e^(-2 e^beta t) (USA). Right: error at t = 2 against the number of "
-                 f"fixed steps, orders 1, 4, 5 (intervals in the check's table). Check sa_equiangular: {res.verdict}.")
+                 "cluster 1 - rho ~ e^(-2t) (SA) and e^(-2 e^beta t) (USA). Right: error at t = 2 against the number "
+                 "of fixed steps, orders 1, 4, 5 (intervals in the check's table). Check sa_equiangular: "
+                 f"{res.verdict}.")
     return save(fig, out_dir, "sa-2", formats)
 
 
@@ -203,8 +205,8 @@ def fig_sa4(out_dir, *, formats=("png",), seed=0):
     _merge_times(ax, q, p)
     ax.set_title("plateau of two clusters", fontsize=9)
     caption(fig, f"Two caps of {p['n'] // 2} tokens (radius {p['cap']:g} rad) around u, v with <u, v> = {p['rho0']:g} "
-                 "on S^2: time until the centres' inner product reaches 0.999, simulated (circles) and by quadrature of "
-                 "the two-cluster ODE (lines). (SA) grows like e^(beta (1 - rho0)) / beta; (USA) shrinks like "
+                 "on S^2: time until the centres' inner product reaches 0.999, simulated (circles) and by quadrature "
+                 "of the two-cluster ODE (lines). (SA) grows like e^(beta (1 - rho0)) / beta; (USA) shrinks like "
                  f"e^(-beta rho0) / beta. Check sa_metastability: {res.verdict}.")
     return save(fig, out_dir, "sa-4", formats)
 

@@ -388,7 +388,7 @@ def attention_energy(X, *, beta):
     """
     xp, X = _tokens(X)
     beta = check_real("beta", beta)
-    n, d = int(X.shape[-2]), int(X.shape[-1])
+    n = int(X.shape[-2])
     batch = int(math.prod(int(s) for s in X.shape[:-2]))
     check_memory(2 * batch * n * n * numpy_dtype(X.dtype).itemsize, what=f"the Gram matrices ({batch} x {n} x {n})",
                  alternative="compute the energy of fewer configurations at a time", device=memory_device(X))

@@ -161,8 +161,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
               hint="a beta so large that the last merge takes longer than t_max (SA-3) needs a larger --t-max")
     worst = float(np.max([np.max(v) for v in q.final_diameter.values()]))  # keeps a NaN
     rec.at_most("largest_final_diameter", worst, p.tol,
-                why="one cluster of diameter at most the linking distance (the tokens contract at rate 1, SA, or e^beta, "
-                    "USA, once clustered)",
+                why="one cluster of diameter at most the linking distance (the tokens contract at rate 1, SA, or "
+                    "e^beta, USA, once clustered)",
                 label="SA-1: a final configuration is wider than tol")
     rec.at_most("energy_relative_decrease", float(np.max(list(q.energy_decrease.values()))),
                 CALIBRATION.get("energy_relative_decrease", p),

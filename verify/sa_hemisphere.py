@@ -74,7 +74,7 @@ class Params:
 
 @dataclasses.dataclass(frozen=True)
 class Quantities:
-    """What sa_hemisphere measures; dictionaries keyed by (start, d, beta, normalisation), start "hemisphere"/"uniform"."""
+    """What sa_hemisphere measures; keyed by (start, d, beta, normalisation), start "hemisphere" or "uniform"."""
 
     #: fitted decay rate of the diameter over its tail, per draw (nan: no tail reached)
     rate: dict[tuple[str, int, float, str], np.ndarray]
@@ -142,7 +142,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     flow = attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm,
                                           rtol=_COLLAPSE_RTOL, atol=1e-3 * _COLLAPSE_RTOL)
                     toks = np.asarray(to_numpy(flow.tokens), dtype=float)
-                    norm_error = float(np.max([norm_error, np.max(np.abs(np.linalg.norm(toks, axis=-1) - 1.0))]))  # keeps a NaN
+                    drift = np.max(np.abs(np.linalg.norm(toks, axis=-1) - 1.0))
+                    norm_error = float(np.max([norm_error, drift]))  # keeps a NaN
                     dm = _diameter(toks)  # (times, draws)
                     diam[key] = dm[-1]
                     if w is not None:
@@ -187,7 +188,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 label="SA-2: the exponential rate is not 1 (SA) or e^beta (USA)")
     ratio = float(np.min([np.min(q.rate[k]) / q.rate_lemma[k] for k in q.rate if k[3] == "softmax"]))
     rec.at_least("rate_over_lemma_bound", ratio, 1.0,
-                 why="Lemma 6.4's proof gives |x_i - x*| <= C e^(-t / (4 n e^(2 beta))) for (SA): the rate is at least that",
+                 why="Lemma 6.4's proof gives |x_i - x*| <= C e^(-t / (4 n e^(2 beta))) for (SA): the rate is at "
+                     "least that",
                  label="SA-2: (SA) contracts slower than the lemma's explicit rate")
     rec.equal("uniform_starts_outside_hemisphere", int(np.sum(~np.asarray(q.uniform_in_hemisphere, dtype=bool))), 0,
               why="n <= d uniform points are linearly independent, hence in an open hemisphere, almost surely",

@@ -44,7 +44,8 @@ DELTA = 0.1
 CALIBRATION = Calibration(
     Tolerance("order_deviation", 0.15, measured=0.082,
               over={"betas": ((1.0, 4.0),), "seed": (0, 1, 2, 3, 4)}, valid={"repeats": (8, None)},
-              why="the 95 % bootstrap interval of the order must lie in -1/2 +- 0.12: the max over pairs and times of a "
+              why="the 95 % bootstrap interval of the order must lie in -1/2 +- 0.15: the max over pairs and times "
+                  "of a "
                   "d^(-1/2) fluctuation has a slowly varying log factor and 8 repeats leave the bootstrap interval "
                   "+-0.05 wide (measured ends within 0.082 of -1/2); the other normaliser's curve gives order 0"),
 )
@@ -104,7 +105,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 ips = pair_inner_products(np.asarray(to_numpy(flow.tokens), dtype=float))
                 return float(np.max(np.abs(ips - gamma[:, None])))
 
-            rq = measure_rate(error, p.dims, repeats=p.repeats, seed=int(child_rng(p.seed, "order", beta).integers(2**31)))
+            seed = int(child_rng(p.seed, "order", beta).integers(2**31))
+            rq = measure_rate(error, p.dims, repeats=p.repeats, seed=seed)
             errors[float(beta)] = rq.errors
     curve_times = np.linspace(0.0, p.curve_t, 41)
     gam, sim = {}, {}
@@ -159,13 +161,15 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             gaps.append(abs(t_sim - t_ref) if math.isfinite(t_ref) and math.isfinite(t_sim) else float("inf"))
     spacing = float(q.curve_times[1] - q.curve_times[0])
     rec.at_most("curve_crossing_gap", max(gaps) if gaps else 0.0, 2.0 * spacing,
-                why=f"the time at which the min pairwise inner product reaches 1 - delta = {1 - DELTA:g} at d = {q.curve_d} "
-                    "against gamma_beta's: the Gram fluctuation O(d^(-1/2)) moves it by less than two grid steps",
+                why=f"the time at which the min pairwise inner product reaches 1 - delta = {1 - DELTA:g} at "
+                    f"d = {q.curve_d} against gamma_beta's: the Gram fluctuation O(d^(-1/2)) moves it by less than two "
+                    "grid steps",
                 label="SA-7: the simulated phase-transition curve is not gamma_beta's")
     n = p.n
     d = int(q.dims[-1])
     rec.info("printed_failure_probability_bound", 2 * n * n * d ** (-1 / 64))
-    rec.info("printed_log10_error_bound_at_t_max", math.log10(2.0) + n * p.t_max * 10 * max(1.0, min(p.betas)) / math.log(10)
+    log10_c = 10 * max(1.0, min(p.betas)) / math.log(10)  # log10 of c(beta) = e^(10 max(1, beta))
+    rec.info("printed_log10_error_bound_at_t_max", math.log10(2.0) + n * p.t_max * log10_c
              + 0.5 * math.log10(math.log(d) / d))
     return ("uniform tokens in high dimension follow the equiangular curve gamma_beta with an error ~ d^(-1/2) "
             "(orders, 95 % intervals: " + "; ".join(texts) + "); the printed bounds of Theorem 6.9 are vacuous here "

@@ -59,14 +59,14 @@ FULL = {"phase_n": 32, "phase_d": 2, "draws": 2048, "phase_betas": (1.0, 2.0, 4.
 CALIBRATION = Calibration(
     Tolerance("rho_trajectory_error", 1e-7, measured=7.2e-9,
               over={"betas": ((2.0, 4.0, 6.0, 8.0),), "seed": (0, 1, 2)},
-              why="from the collapse of the caps (every token within 1e-6 of its cap's mean) the centres' inner product "
-                  "against the two-point ODE from the measured rho: the remaining spread enters at O(1e-12), the "
-                  "integration at rtol 1e-10 (measured 7.2e-9); beta 5 % off gives 1e-2"),
+              why="from the collapse of the caps (every token within 1e-6 of its cap's mean) the centres' inner "
+                  "product against the two-point ODE from the measured rho: the remaining spread enters at O(1e-12), "
+                  "the integration at rtol 1e-10 (measured 7.2e-9); beta 5 % off gives 1e-2"),
     Tolerance("total_merge_time_relative_error", 0.1, measured=0.027,
               over={"betas": ((2.0, 4.0, 6.0, 8.0),), "seed": (0, 1, 2)},
               why="the whole plateau from the caps against the quadrature from rho0: the caps' collapse (a few time "
-                  "units at rate 1) shifts the start (measured 2.7 % with caps of 0.01 rad); the wrong normaliser is off "
-                  "by 10x at beta = 4"),
+                  "units at rate 1) shifts the start (measured 2.7 % with caps of 0.01 rad); the wrong normaliser is "
+                  "off by 10x at beta = 4"),
     Tolerance("growth_rate_error", 0.05, measured=0.004,
               over={"betas": ((2.0, 4.0, 6.0, 8.0),), "seed": (0, 1, 2)},
               why="d log T / d beta between the two largest betas, simulated against the reference (measured 4e-3)"),
@@ -89,8 +89,8 @@ class Params:
     phase_t: float = Real(64.0, "Time at which the cluster counts of the phase diagram are compared", low=1.0,
                           high=1e5)
     tol: float = Real(1e-2, "Linking distance of a cluster", low=1e-8, high=0.5, low_open=True)
-    full: bool = Flag(False, "The paper's phase-diagram setting: n = 32 on the circle, 2048 draws, beta to 25, t = 1000 "
-                             "(tens of minutes on a CPU; GPU advised)")
+    full: bool = Flag(False, "The paper's phase-diagram setting: n = 32 on the circle, 2048 draws, beta to 25, "
+                             "t = 1000 (tens of minutes on a CPU; GPU advised)")
 
     def resolve(self):
         """``full`` sets the phase diagram's tier; the betas increase."""
@@ -109,7 +109,8 @@ class Quantities:
     #: time at which the centres' inner product reaches RHO1, and the quadrature of the two-point ODE from rho0
     merge_time: dict[tuple[float, str], float]
     reference_merge_time: dict[tuple[float, str], float]
-    #: from the caps' collapse on: max |rho_sim(t) - rho_ref(t)| (ODE started at the measured rho), and the collapse time
+    #: from the caps' collapse on: max |rho_sim(t) - rho_ref(t)| (ODE started at the measured rho); the collapse
+    #: time
     rho_trajectory_error: dict[tuple[float, str], float]
     collapse_time: dict[tuple[float, str], float]
     #: output times and mean cluster count per beta of the phase diagram, (times,) arrays
@@ -238,8 +239,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         caps = _two_caps(p, ctx.xp)
     with ctx.timed("phase_diagram"):
         times, mean, counts, radius = _phase(p, ctx.xp)
-    return Quantities(merge_time=caps["merge"], reference_merge_time=caps["ref"], rho_trajectory_error=caps["rho_error"],
-                      collapse_time=caps["collapse"],
+    return Quantities(merge_time=caps["merge"], reference_merge_time=caps["ref"],
+                      rho_trajectory_error=caps["rho_error"], collapse_time=caps["collapse"],
                       phase_times=times, phase_mean_count=mean, phase_counts=counts, phase_cluster_radius=radius)
 
 
@@ -260,9 +261,10 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 label="SA-3: the plateau of two caps is not the two-cluster ODE's merge time")
     times = [q.merge_time[b, "softmax"] for b in sa]
     rec.holds("sa_plateau_grows_with_beta", bool(np.all(np.asarray(times[1:]) > 1.05 * np.asarray(times[:-1]))),
-              why="(SA): the merge time e^(beta (1 - rho0)) / beta grows with beta; each step of the betas by more than "
-                  "5 % (the crossing is interpolated on 241 output times: its error is far below that)",
-              label=f"SA-3: the (SA) plateau does not grow with beta (merge times {', '.join(f'{t:.4g}' for t in times)})")
+              why="(SA): the merge time e^(beta (1 - rho0)) / beta grows with beta; each step of the betas by more "
+                  "than 5 % (the crossing is interpolated on 241 output times: its error is far below that)",
+              label="SA-3: the (SA) plateau does not grow with beta (merge times "
+                    + ", ".join(f"{t:.4g}" for t in times) + ")")
     b1, b2 = sa[-2], sa[-1]
     growth = math.log(q.merge_time[b2, "softmax"] / q.merge_time[b1, "softmax"]) / (b2 - b1)
     growth_ref = math.log(q.reference_merge_time[b2, "softmax"] / q.reference_merge_time[b1, "softmax"]) / (b2 - b1)

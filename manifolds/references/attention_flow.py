@@ -62,7 +62,8 @@ from spectral.validation import InputError, check_int, check_option, check_real,
 
 __all__ = ["NORMALISATIONS", "velocity_loop", "gram_rhs", "gram_flow", "equiangular_rhs", "equiangular_flow",
            "equiangular_beta0", "equiangular_tokens", "two_cluster_rhs", "two_cluster_flow", "two_cluster_merge_time",
-           "wendel_probability", "in_open_hemisphere", "hull_distance", "hull_vertices", "polytope_limit_set", "uniform_sphere", "pair_inner_products"]
+           "wendel_probability", "in_open_hemisphere", "hull_distance", "hull_vertices", "polytope_limit_set",
+           "uniform_sphere", "pair_inner_products"]
 
 NORMALISATIONS = ("softmax", "uniform")
 
@@ -183,7 +184,10 @@ def equiangular_flow(times, *, beta, n, rho0=0.0, normalisation="softmax", rtol=
 
 
 def equiangular_beta0(times, *, n, rho0=0.0) -> np.ndarray:
-    """The closed form at ``beta = 0``: ``rho(t) = (K e^(2t) - 1) / (K e^(2t) + n - 1)``, ``K = (1 + (n-1) rho0)/(1 - rho0)``."""
+    """The closed form at ``beta = 0``: ``rho(t) = (K e^(2t) - 1) / (K e^(2t) + n - 1)``.
+
+    ``K = (1 + (n-1) rho0) / (1 - rho0)`` (module docstring).
+    """
     n = check_int("n", n, low=2)
     rho0 = check_real("rho0", rho0, low=-1.0 / (n - 1), high=1.0, high_open=True)
     t = np.asarray(times, dtype=float)

@@ -145,8 +145,8 @@ class TestNamespaces:
                               cluster_tokens(ref.tokens[-1], tol=0.1).counts)
 
     def test_the_function_survives_importing_its_module(self):
-        code = ("import spectral.attention_flow, importlib, spectral; m = importlib.import_module('spectral.attention_flow'); "
-                "from spectral import attention_flow; "
+        code = ("import spectral.attention_flow, importlib, spectral; "
+                "m = importlib.import_module('spectral.attention_flow'); from spectral import attention_flow; "
                 "assert callable(attention_flow) and attention_flow is m.attention_flow and spectral.attention_flow is "
                 "m.attention_flow; from spectral.attention_flow import cluster_tokens")
         subprocess.run([sys.executable, "-c", code], check=True)

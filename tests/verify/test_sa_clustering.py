@@ -72,7 +72,8 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, energy_decrease={**q.energy_decrease, (3, 0.0, "softmax"): float("nan")}), p)
+    bad = {**q.energy_decrease, (3, 0.0, "softmax"): float("nan")}
+    res = CHECK.assess(dataclasses.replace(q, energy_decrease=bad), p)
     assert res.record("energy_relative_decrease").passed is False
 
 

@@ -87,7 +87,8 @@ def test_the_lemma_bound_fails_on_a_slow_rate(small):
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, rate={**q.rate, ("uniform", 4, 1.0, "softmax"): np.array([np.nan] * 3)}), p)
+    bad = {**q.rate, ("uniform", 4, 1.0, "softmax"): np.array([np.nan] * 3)}
+    res = CHECK.assess(dataclasses.replace(q, rate=bad), p)
     assert res.record("rate_relative_error").passed is False
 
 

@@ -75,7 +75,8 @@ def test_bad_input_names_the_parameter(kwargs, name):
 
 def test_computes_in_the_given_namespace(strict_xp):
     """Declared for the GPU: the flows run in the namespace given (array_api_strict wraps NumPy: the same records)."""
-    p = CHECK.params(**dict(n=4, betas=(1.0,), dims=(32, 64, 128), repeats=2, t_max=1.0, curve_betas=(0.0, 2.0), curve_t=2.0))
+    p = CHECK.params(**dict(n=4, betas=(1.0,), dims=(32, 64, 128), repeats=2, t_max=1.0, curve_betas=(0.0, 2.0),
+                            curve_t=2.0))
     ref, got = CHECK.assess(CHECK.measure(p), p), CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
     assert "asarray" in strict_xp.used and got.verdict == ref.verdict
     for rec in ref.records:

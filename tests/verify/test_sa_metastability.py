@@ -58,13 +58,15 @@ def test_a_beta_five_percent_off_fails(monkeypatch):
 
 def test_an_ignored_beta_has_no_plateaus(monkeypatch):
     failed = _wrapped(monkeypatch, lambda a: {**a, "beta": 1.0})
-    assert {"sa_plateau_grows_with_beta", "phase_count_increases_with_beta", "phase_mean_count_at_largest_beta"} <= failed
+    assert {"sa_plateau_grows_with_beta", "phase_count_increases_with_beta",
+            "phase_mean_count_at_largest_beta"} <= failed
 
 
 @pytest.mark.parametrize("alter, name", [
     (lambda q: dataclasses.replace(q, rho_trajectory_error={**q.rho_trajectory_error, (4.0, "softmax"): 1e-5}),
      "rho_trajectory_error"),
-    (lambda q: dataclasses.replace(q, merge_time={**q.merge_time, (2.0, "uniform"): 2.0 * q.merge_time[2.0, "uniform"]}),
+    (lambda q: dataclasses.replace(q, merge_time={**q.merge_time,
+                                                  (2.0, "uniform"): 2.0 * q.merge_time[2.0, "uniform"]}),
      "total_merge_time_relative_error"),
     (lambda q: dataclasses.replace(q, phase_counts={**q.phase_counts, 16.0: np.ones(4, dtype=int)}),
      "phase_count_increases_with_beta"),
@@ -101,8 +103,9 @@ def test_json_round_trip_and_full_tier(small):
     assert (full.phase_n, full.phase_d, full.draws) == (32, 2, 2048)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"betas": (4.0, 2.0)}, "betas"), ({"phase_betas": (2.0, 1.0)}, "phase_betas"),
-                                          ({"cap": 0.0}, "cap"), ({"rho0": 0.95}, "rho0")])
+@pytest.mark.parametrize("kwargs, name", [({"betas": (4.0, 2.0)}, "betas"),
+                                          ({"phase_betas": (2.0, 1.0)}, "phase_betas"), ({"cap": 0.0}, "cap"),
+                                          ({"rho0": 0.95}, "rho0")])
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(InputError, match=name):
         check.run(**kwargs)
