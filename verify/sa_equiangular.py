@@ -37,6 +37,7 @@ from manifolds.references.attention_flow import (equiangular_beta0, equiangular_
 from spectral.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
 
@@ -120,6 +121,20 @@ class Quantities:
     #: the order study: steps and errors per method
     rate_sizes: dict[str, np.ndarray]
     rate_errors: dict[str, np.ndarray]
+
+
+def _memory(n: int) -> float:
+    # one flow of n tokens in d = n + 1 (26 outputs, 11 token arrays of the stages, 3 (n, n) score arrays), the
+    # (26, n, n) Gram matrices of its inner products and the reference's solve_ivp of the (n, n) Gram ODE; 16 MiB fixed
+    return (37 * n * (n + 1) + 3 * n * n + 2 * 26 * n * n) * 8 + 40 * n * n * 8 + (16 << 20)
+
+
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The largest equiangular run and the Gram comparison."""
+    n = max(max(p.sizes), p.gram_n)
+    return {"flows": PathNeed(_memory, n, option="--sizes", low=2, what=f"the flows of n = {n} tokens",
+                              other="a smaller --gram-n")}
 
 
 def _run(ctx, X0, beta, times, norm, **kw):

@@ -34,6 +34,7 @@ from manifolds.references.attention_flow import in_open_hemisphere, uniform_sphe
 from spectral.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
 
@@ -92,6 +93,21 @@ class Quantities:
     #: Monte Carlo: configurations in an open hemisphere out of mc_draws, per (n, d), and Wendel's probability
     mc_count: dict[tuple[int, int], int]
     wendel: dict[tuple[int, int], float]
+
+
+def _memory(draws: int, n: int, d: int) -> float:
+    # a flow of draws x n tokens in d (121 outputs, 11 stage arrays, 3 score arrays of draws n^2), its host copy and
+    # the pairwise differences of the diameter (draws x n x d per row); 16 MiB fixed
+    tokens = draws * n * d * 8
+    return (2 * 121 + 14) * tokens + 3 * draws * n * n * 8 + 121 * draws * n * d * 8 + (16 << 20)
+
+
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The batch of ``draws`` configurations of the largest case."""
+    n, d = max(p.n, p.uniform_n), max(max(p.dims), p.uniform_n)
+    return {"flows": PathNeed(lambda v: _memory(v, n, d), p.draws, option="--draws", low=1,
+                              what=f"{p.draws} configurations of n = {n} tokens in d = {d}", other="a smaller --n")}
 
 
 def _diameter(tokens: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from manifolds.references.attention_flow import equiangular_flow, pair_inner_pro
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
 
@@ -83,6 +84,18 @@ class Quantities:
     simulated_min_inner: dict[float, np.ndarray]
     #: d of the simulated grid
     curve_d: int
+
+
+def _memory(d: int, n: int) -> float:
+    # one flow of n tokens in d (41 outputs, 11 stage arrays) and its host copy; the (n, n) scores are small; 16 MiB
+    return (2 * 41 + 14) * n * d * 8 + 3 * n * n * 8 + (16 << 20)
+
+
+@CHECK.memory
+def needs(p: Params) -> dict:
+    """The flow at the largest dimension."""
+    return {"flows": PathNeed(lambda v: _memory(v, p.n), max(p.dims), option="--dims", low=8,
+                              what=f"a flow of n = {p.n} tokens in d = {max(p.dims)}", other="a smaller --n")}
 
 
 @CHECK.measurement

@@ -1,8 +1,7 @@
 """Metastability: multi-cluster plateaus whose length grows with beta, exponentially for (SA) (SA-3).
 
-SA-3 (GLPR, arXiv 2312.10794 v5: the metastability of sections 1 and 5, Problem 1, and the (d, beta)
-phase diagram of Fig. 3; proved for (SA)-type dynamics by Geshkovski, Koubbi, Polyanskiy & Rigollet,
-arXiv 2410.06833). From a random start the tokens form several clusters quickly and stay near that
+SA-3 (GLPR, arXiv 2312.10794 v5: the metastability posed as Problem 1 and the (d, beta) phase diagram
+of Fig. 3; proved for (SA)-type dynamics by Geshkovski, Koubbi, Polyanskiy & Rigollet, arXiv 2410.06833). From a random start the tokens form several clusters quickly and stay near that
 configuration for a long time before the clusters merge; the plateaus last longer as ``beta`` grows.
 
 The exact reference: ``k`` tokens at ``u`` and ``m`` at ``v`` (``<u, v> = rho``) stay two points, and

@@ -183,7 +183,8 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
 #: the checks declared for the GPU that guard their size options before allocating (sphere_softmax and
 #: conformal have bounded sizes and no guard; weyl has its own, tested below)
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
-                      "drift_diffusion", "nearest_point", "fna_rate"]
+                      "drift_diffusion", "nearest_point", "fna_rate", "sa_equiangular", "sa_clustering", "sa_hemisphere",
+                      "sa_metastability", "sa_high_dimension"]
 
 
 def test_every_gpu_check_is_accounted_for():

@@ -33,6 +33,10 @@ OVERSIZED = [
     ("fma_structure", dict(lengths=(8192,), cells=(16,)), "--lengths"),
     ("fma_counts", dict(max_exponent=22), "--max-exponent"),
     ("multiscale", dict(dm_n=5000, method="dense"), "--dm-n"),
+    ("sa_clustering", dict(n=4096, draws=64), "--n"),
+    ("sa_hemisphere", dict(n=1024, draws=1024), "--draws"),
+    ("sa_metastability", dict(draws=100000, phase_n=256), "--draws"),
+    ("sa_high_dimension", dict(n=64, dims=(64, 128, 65536)), "--dims"),
 ]
 
 #: checks whose largest request stays below 1 GiB: (check, largest request, option, MiB it is refused at)

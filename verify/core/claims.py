@@ -753,9 +753,8 @@ DETAILS: dict[str, ClaimDetails] = {
         "non-decreasing; the fraction of uniform configurations in an open hemisphere matches Wendel's probability "
         "(Gordan's alternative by non-negative least squares), 1 for d ≥ n."),
     "SA-3": D(
-        "arXiv 2312.10794 v5: the metastability described in sections 1 and 5 and posed as Problem 1, the (d, β) "
-        "phase diagram of Fig. 3; proved for (SA)-type dynamics by Geshkovski, Koubbi, Polyanskiy & Rigollet "
-        "(arXiv 2410.06833)",
+        "arXiv 2312.10794 v5: the metastability posed as Problem 1 and the (d, β) phase diagram of Fig. 3; proved "
+        "for (SA)-type dynamics by Geshkovski, Koubbi, Polyanskiy & Rigollet (arXiv 2410.06833)",
         "From random starts the tokens quickly form several clusters and stay near that configuration for a long "
         "time before merging; the plateaus last longer as β grows.",
         "Two point clusters of k and m tokens at ⟨u, v⟩ = ρ stay two points and ρ solves a scalar ODE; the merge "
