@@ -17,9 +17,9 @@ PAPER = ("sa-1", "sa-2", "sa-3", "sa-4")
 SMALL = {
     "sa_equiangular": dict(betas=(0.0, 4.0), sizes=(4,), t_max=2.0, gram_n=3, rtol=1e-9),
     "sa_clustering": dict(n=6, dims=(3,), betas=(0.0,), draws=2, t_max=32.0),
-    "sa_hemisphere": dict(n=5, dims=(2,), uniform_n=3, betas=(1.0,), draws=2, t_max=20.0, mc_draws=20),
-    "sa_metastability": dict(n=4, betas=(2.0, 4.0), phase_n=8, phase_betas=(1.0, 16.0), draws=4, phase_t=32.0),
-    "sa_polytope": dict(n=8, dims=(2,), draws=1),
+    "sa_hemisphere": dict(n=4, dims=(2,), uniform_n=3, betas=(1.0,), draws=2, t_max=15.0, mc_draws=20),
+    "sa_metastability": dict(n=2, betas=(2.0, 3.0), phase_n=6, phase_betas=(1.0, 9.0), draws=2, phase_t=16.0),
+    "sa_polytope": dict(n=6, dims=(2,), draws=1),
     "sa_boolean": dict(n=6, draws=3),
     "sa_high_dimension": dict(n=6, betas=(1.0,), dims=(64, 128, 256), repeats=3, t_max=1.0, curve_betas=(0.0, 4.0),
                               curve_t=4.0),
@@ -76,7 +76,7 @@ def test_paper_figures_from_small_runs(small_runs, tmp_path):
     assert ("sa_metastability", 4) in seeds  # random starts: the seed reaches the check
     assert set(figs) == set(PAPER)
     assert all(ax.has_data() for fig in figs.values() for ax in fig.axes if ax.get_label() != "<colorbar>")
-    assert "n = 8 tokens on S^1" in captions[0] and "gamma_beta(t) = 1 - 0.1" in captions[2]
+    assert "n = 6 tokens on S^1" in captions[0] and "gamma_beta(t) = 1 - 0.1" in captions[2]
 
 
 @pytest.mark.parametrize("name", list(SMALL))

@@ -16,7 +16,7 @@ from verify import sa_equiangular as check
 from verify.core.result import CheckResult
 
 CHECK = check.CHECK
-SMALL = dict(betas=(0.0, 4.0), sizes=(3, 8), t_max=2.0, rtol=1e-10, gram_n=4)
+SMALL = dict(betas=(0.0, 4.0), sizes=(4,), t_max=2.0, rtol=1e-10, gram_n=4)
 TINY = dict(betas=(1.0,), sizes=(3,), t_max=2.0, rtol=1e-10, gram_n=3)
 
 
@@ -39,7 +39,7 @@ def test_small_settings_pass_with_their_orders(small):
         assert abs(res.measured[f"{method}_order_estimate"] - order) < 0.1
         lo, hi = (float(v) for v in res.measured[f"{method}_order_interval"].strip("[]").split(","))
         assert lo <= res.measured[f"{method}_order_estimate"] <= hi  # the interval is reported
-    assert set(q.rho) == {(b, n, norm) for b in (0.0, 4.0) for n in (3, 8) for norm in ("softmax", "uniform")}
+    assert set(q.rho) == {(b, 4, norm) for b in (0.0, 4.0) for norm in ("softmax", "uniform")}
 
 
 def _wrapped(monkeypatch, change):
@@ -78,10 +78,10 @@ def _rates(q, method, errors):
 
 
 @pytest.mark.parametrize("alter, name", [
-    (lambda q: dataclasses.replace(q, rho_error={**q.rho_error, (4.0, 8, "uniform"): 2e-8}), "rho_relative_error"),
-    (lambda q: dataclasses.replace(q, one_minus_rho_error={**q.one_minus_rho_error, (0.0, 3, "softmax"): 2e-6}),
+    (lambda q: dataclasses.replace(q, rho_error={**q.rho_error, (4.0, 4, "uniform"): 2e-8}), "rho_relative_error"),
+    (lambda q: dataclasses.replace(q, one_minus_rho_error={**q.one_minus_rho_error, (0.0, 4, "softmax"): 2e-6}),
      "one_minus_rho_relative_error"),
-    (lambda q: dataclasses.replace(q, spread={**q.spread, (0.0, 3, "softmax"): 1e-8}), "equiangular_spread"),
+    (lambda q: dataclasses.replace(q, spread={**q.spread, (0.0, 4, "softmax"): 1e-8}), "equiangular_spread"),
     (lambda q: dataclasses.replace(q, norm_error=1e-12), "norm_error"),
     (lambda q: dataclasses.replace(q, gram_error={**q.gram_error, (4.0, "softmax"): 1e-7}), "gram_error"),
     (lambda q: dataclasses.replace(q, reference_beta0_gap=1e-9), "reference_beta0_gap"),
@@ -96,7 +96,7 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, rho_error={**q.rho_error, (0.0, 3, "softmax"): float("nan")}), p)
+    res = CHECK.assess(dataclasses.replace(q, rho_error={**q.rho_error, (0.0, 4, "softmax"): float("nan")}), p)
     assert res.record("rho_relative_error").passed is False
     res = CHECK.assess(_rates(q, "rk4", [1e-3, float("nan"), 1e-5, 1e-6]), p)
     assert res.record("rk4_order").passed is False
