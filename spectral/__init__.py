@@ -26,7 +26,7 @@ toolkit use); everything else is internal. The modules, one job each:
 * built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
   (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
-  attention);
+  attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);
 * support: :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
@@ -98,6 +98,13 @@ _EXPORTS = {
     "suggest_scale": "spectral.scale",
     "symmetric_conjugate": "spectral.normalize",
     "truncation_bound": "spectral.heat_sparse",
+    # self-attention as interacting particles on the sphere (SA paper)
+    "attention_energy": "spectral.attention_flow",
+    "attention_flow": "spectral.attention_flow",
+    "attention_velocity": "spectral.attention_flow",
+    "AttentionFlow": "spectral.attention_flow",
+    "cluster_tokens": "spectral.attention_flow",
+    "TokenClusters": "spectral.attention_flow",
     # PDE-guided evolution of attention matrices (PDE paper)
     "evolve_attention": "spectral.pde",
     "FactoredAttention": "spectral.pde",
@@ -122,3 +129,32 @@ def __getattr__(name: str):
 
 def __dir__():
     return list(__all__)
+
+
+class _Package(__import__("types").ModuleType):
+    """The package object, so that ``spectral.attention_flow`` is the function in every import order.
+
+    The module :mod:`spectral.attention_flow` has the name of its function; importing the module binds
+    the package attribute of that name to the module (after the module ran). A data descriptor on the
+    package's class keeps the function there: that binding is ignored (any other assignment is kept), and
+    ``from spectral.attention_flow import ...`` still reads the module from ``sys.modules``.
+    """
+
+    @property
+    def attention_flow(self):
+        bound = self.__dict__.get("_attention_flow")
+        if bound is not None:
+            return bound
+        from spectral.attention_flow import attention_flow
+
+        return attention_flow
+
+    @attention_flow.setter
+    def attention_flow(self, value):
+        # the import system binds the submodule here: the function stays; any other value (a test's stand-in)
+        # is kept, as a plain attribute would be
+        if not isinstance(value, __import__("types").ModuleType):
+            self.__dict__["_attention_flow"] = value
+
+
+__import__("sys").modules[__name__].__class__ = _Package

@@ -34,6 +34,10 @@ OVERSIZED = [
     ("fma_counts", dict(max_exponent=22), "--max-exponent"),
     ("multiscale", dict(dm_n=5000, method="dense"), "--dm-n"),
     ("pde_convergence", dict(p=200, rank=150), "--rank"),
+    ("sa_clustering", dict(n=4096, draws=64), "--n"),
+    ("sa_hemisphere", dict(n=1024, draws=1024), "--draws"),
+    ("sa_metastability", dict(draws=100000, phase_n=256), "--draws"),
+    ("sa_high_dimension", dict(n=64, dims=(64, 128, 65536)), "--dims"),
 ]
 
 #: checks whose largest request stays below 1 GiB: (check, largest request, option, MiB it is refused at)
