@@ -140,6 +140,11 @@ class ShortestPaths:
 # ----------------------------------------------------------------------------------------- inputs
 
 
+def _unmasked(A):
+    """A NumPy masked array with its masked entries set to 0 (no edge, as csgraph reads a masked entry)."""
+    return A.filled(0) if isinstance(A, np.ma.MaskedArray) else A
+
+
 def _check_indices(indices, n: int):
     """``indices`` as a host int64 array of shape (m,) with entries in [0, n), or None."""
     if indices is None:
@@ -266,7 +271,7 @@ def edge_weights(A, *, weight: str = "inverse") -> np.ndarray:
     """
     check_option("weight", weight, WEIGHTS)
     kind = input_kind(A)
-    a, present, csr, _ = _host_graph(A, kind, weight, False)
+    a, present, csr, _ = _host_graph(_unmasked(A), kind, weight, False)
     if csr is not None:
         _check_memory_bytes(16 * csr.shape[0] ** 2, None, what=f"dense weights of the sparse A (n = {csr.shape[0]})",
                             alternative="use shortest_paths on the sparse A directly", device="cpu")
@@ -471,7 +476,7 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", directed
         matrix: ``A[i, j] > 0`` is a directed edge i -> j (query i attends to key j); zeros (stored
         or not) are missing edges; the diagonal is ignored. For ``weight="given"`` a general weight
         matrix, read as ``scipy.sparse.csgraph`` reads it: the entries are the edge lengths; in a
-        dense ``A`` 0 and ``inf`` are no edge; in a sparse ``A`` every stored entry is an edge, a
+        dense ``A`` 0, ``inf`` and masked entries (``numpy.ma``) are no edge; in a sparse ``A`` every stored entry is an edge, a
         stored 0 an edge of length 0 (csgraph's convention) and a stored ``inf`` no edge; NaN and
         ``-inf`` are refused. Negative lengths are supported (Johnson or Floyd-Warshall), a negative
         cycle is refused.
@@ -578,6 +583,7 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", directed
     directed = check_flag("directed", directed)
     unweighted = check_flag("unweighted", unweighted)
     kind = input_kind(A)
+    A = _unmasked(A)
     n = int(A.shape[0])
     idx = _check_indices(indices, n)
     limit = _check_limit(limit)
