@@ -759,7 +759,7 @@ def _device_weights(A, kind, *, weight, directed, unweighted):
             present = (a > 0) & off
             safe = xp.where(present, a, 1.0)
             if unweighted:
-                W = xp.where(present, 1.0, xp.inf)
+                W = xp.where(present, xp.ones_like(a), xp.inf)
             elif weight == "inverse":
                 W = xp.where(present, 1.0 / safe, xp.inf)
             else:
