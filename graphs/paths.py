@@ -725,6 +725,31 @@ def _device_kw(like) -> dict:
     return {} if dev is None else {"device": dev}
 
 
+# The bare CuPy module (what spectral.backend.array_namespace gives for a CuPy array) predates some
+# array-API names in CuPy 13 (``astype``, ``concat``, ``isdtype``, ``asarray(copy=)``); these four use
+# the standard name when the namespace has it and CuPy's NumPy-style spelling otherwise.
+
+def _astype(x, dtype, xp):
+    return xp.astype(x, dtype) if hasattr(xp, "astype") else x.astype(dtype)
+
+
+def _concat(arrays, xp):
+    return xp.concat(arrays, axis=1) if hasattr(xp, "concat") else xp.concatenate(arrays, axis=1)
+
+
+def _copy(x, xp):
+    try:
+        return xp.asarray(x, copy=True)
+    except TypeError:  # CuPy 13: no copy= keyword
+        return x.copy()
+
+
+def _real_dtype(A, xp) -> bool:
+    if hasattr(xp, "isdtype"):
+        return bool(xp.isdtype(A.dtype, ("real floating", "integral", "bool")))
+    return (np.issubdtype(A.dtype, np.number) and not np.issubdtype(A.dtype, np.complexfloating)) or A.dtype == np.bool_
+
+
 def _device_weights(A, kind, *, weight, directed, unweighted):
     """``(W, xp)``: the n x n float64 lengths in the input's namespace, ``inf`` = no edge, 0 on the diagonal."""
     if kind == "sparse":
@@ -740,9 +765,9 @@ def _device_weights(A, kind, *, weight, directed, unweighted):
         idx = xp.arange(n, **kw)
         off = idx[:, None] != idx[None, :]
         if weight == "given":
-            if not (xp.isdtype(A.dtype, ("real floating", "integral")) or A.dtype == xp.bool):
+            if not _real_dtype(A, xp):
                 raise InputError(f"A must have real entries for weight='given', got dtype {A.dtype}")
-            a = xp.astype(A, xp.float64)
+            a = _astype(A, xp.float64, xp)
             if bool(xp.any(xp.isnan(a))):
                 raise InputError("A must not contain NaN for weight='given' (a missing edge is 0 or inf)")
             if bool(xp.any(a == -xp.inf)):
@@ -755,7 +780,7 @@ def _device_weights(A, kind, *, weight, directed, unweighted):
             W = xp.where(present, xp.ones_like(a) if unweighted else a, xp.inf)
         else:
             check_row_stochastic(A)
-            a = xp.astype(A, xp.float64)
+            a = _astype(A, xp.float64, xp)
             present = (a > 0) & off
             safe = xp.where(present, a, 1.0)
             if unweighted:
@@ -839,7 +864,7 @@ def min_plus_floyd_warshall(W, *, block: int | None = None, workspace_bytes: int
                                                                                       workspace_bytes, low=1)
     n = W.shape[0]
     kw = _device_kw(W)
-    D = W if check_flag("overwrite", overwrite) else xp.asarray(W, copy=True)
+    D = W if check_flag("overwrite", overwrite) else _copy(W, xp)
     cols = xp.arange(n, dtype=xp.int64, **kw)
     rows = xp.broadcast_to(cols[:, None], (n, n))
     P = xp.where((D < xp.inf) & (rows != cols[None, :]), rows, -1)
@@ -914,11 +939,11 @@ def _xp_hops(P, src, xp):
     itype = xp.int32 if m * w < 2**31 else xp.int64
     base = xp.arange(m, dtype=itype, **kw)[:, None] * w
     reach = P >= 0
-    body_p = xp.where(reach, xp.astype(P, itype) + 1, 0) + base
-    body_h = xp.astype(reach, itype) * 2 - 1  # 1 for a real edge, -1 where unreachable
+    body_p = xp.where(reach, _astype(P, itype, xp) + 1, 0) + base
+    body_h = _astype(reach, itype, xp) * 2 - 1  # 1 for a real edge, -1 where unreachable
     body_h = xp.where(xp.arange(n, dtype=xp.int64, **kw)[None, :] == src[:, None], 0, body_h)
-    pf = xp.reshape(xp.concat([base, body_p], axis=1), (-1,))
-    hf = xp.reshape(xp.concat([xp.zeros((m, 1), dtype=itype, **kw), body_h], axis=1), (-1,))
+    pf = xp.reshape(_concat([base, body_p], xp), (-1,))
+    hf = xp.reshape(_concat([xp.zeros((m, 1), dtype=itype, **kw), body_h], xp), (-1,))
     del reach, body_p, body_h
     for _ in range(64):
         hop = xp.take(hf, pf)
@@ -928,7 +953,7 @@ def _xp_hops(P, src, xp):
         pf = xp.take(pf, pf)
     else:  # pragma: no cover - a shortest-path tree has no cycle
         raise InputError("predecessors contain a cycle (not a shortest-path tree)")
-    return xp.astype(xp.reshape(hf, (m, w))[:, 1:], xp.int64)
+    return _astype(xp.reshape(hf, (m, w))[:, 1:], xp.int64, xp)
 
 
 def _min_plus_paths(A, kind, *, weight, directed, idx, limit, unweighted) -> ShortestPaths:
