@@ -18,7 +18,7 @@ from spectral.backend import is_cupy_array
 from spectral.scores import row_stochastic_tolerance
 from spectral.validation import InputError
 
-__all__ = ["ACCEPTED", "check_flag", "input_kind", "is_sparse", "sparse_csr", "sparse_stochastic"]
+__all__: list[str] = []  # internal helpers of graphs (no public names)
 
 ACCEPTED = ("a 2-D array (NumPy, CuPy or another array-API library such as array_api_strict) or a scipy.sparse "
             "array or matrix (csr, csc, coo, lil, dok, bsr, dia)")

@@ -62,14 +62,8 @@ PEAK_BYTES_PER_ENTRY = 36
 #: edge mask and weights, csgraph's own copy): added to ``PEAK_BYTES_PER_ENTRY`` per output entry.
 #: tracemalloc, 3 sources, n = 300-1000: 23-38 bytes per edge at density 0.01, 48.6-48.9 at density 1.
 SPARSE_BYTES_PER_EDGE = 56
-#: Peak bytes per entry (n x n) of the min-plus path in the input's namespace, beyond the product
-#: workspace: the float64 lengths (computed in the weights), the int64 predecessors, the masks of
-#: building the weights, and the pointer doubling of the hop counts (int32 counts and pointers,
-#: their gathers, the int64 outputs). tracemalloc on NumPy (attention input, weight "inverse" and
-#: "given" undirected, n = 600, 1000, 1500) measured peaks of 40.0-40.1 n^2 bytes, workspace included
-#: (the hop count's phase: lengths, predecessors and six int32 arrays of the doubling); 42 leaves 5 %
-#: for other allocators (CuPy's pool rounds up), and the guard adds two workspaces (the product's
-#: temporary and its index arrays; at n = 300 the workspace is most of the 6.2 MB peak).
+#: Peak bytes per n x n entry of the min-plus path (lengths, predecessors, the hop count's doubling),
+#: plus two product workspaces: tracemalloc on NumPy measured 40.0-40.1 (n = 600-1500); 42 leaves 5 %.
 MIN_PLUS_BYTES_PER_ENTRY = 42
 #: Bytes of one (rows, n, block) temporary of the min-plus products, by where the arrays live: on the
 #: host (NumPy, array_api_strict) cache-sized, on a GPU (CuPy) large, so that each product is a few
