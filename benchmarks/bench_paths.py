@@ -236,7 +236,7 @@ def main(argv=None) -> int:
             r = density_row(A, ns.repeats, min_plus=not ns.no_min_plus, device=ns.device)
             s = r["seconds"]
 
-            def cols(key):
+            def cols(key, r=r, s=s):
                 if key not in r:
                     return f"{'-':>8} {'-':>6} {'-':>6}"
                 ok = r[key]["hop_mismatches"] == 0 and r[key]["length_difference"] < 4 * 1.5e-8

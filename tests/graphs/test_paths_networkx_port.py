@@ -122,7 +122,7 @@ def test_reconstruct_path(graphs, method):
 @pytest.mark.parametrize("method", METHODS)
 def test_cycle_weighted_weighted2(method):
     # test_dense.py TestFloyd.test_cycle, test_weighted, test_weighted2, test_weight_parameter
-    res, nodes = run(nx.cycle_graph(7), method)
+    res, _ = run(nx.cycle_graph(7), method)
     assert res.lengths[0, 3] == 3 and res.predecessors[0, 3] == 2 and res.lengths[0, 4] == 3
     XG3 = nx.Graph()
     XG3.add_weighted_edges_from([[0, 1, 2], [1, 2, 12], [2, 3, 1], [3, 4, 5], [4, 5, 1], [5, 0, 10]])
@@ -295,7 +295,7 @@ def test_not_connected(method):
     G = nx.complete_graph(6)
     G.add_edge(10, 11)
     G.add_edge(10, 12)
-    res, nodes = run(G, method, indices=0)
+    res, _ = run(G, method, indices=0)
     assert res.lengths.tolist() == [[0, 1, 1, 1, 1, 1, inf, inf, inf]]
     assert res.predecessors.tolist() == [[-1, 0, 0, 0, 0, 0, -1, -1, -1]]
     assert res.hops.tolist() == [[0, 1, 1, 1, 1, 1, -1, -1, -1]]
@@ -362,7 +362,7 @@ def test_weight_function():
 def test_unweighted(graphs, method):
     # test_unweighted.py TestUnweightedPath: test_bidirectional_shortest_path, test_shortest_path_length,
     # test_single_source_shortest_path(_length), test_all_pairs_shortest_path(_length)
-    res, nodes = run(graphs["cycle"], method, unweighted=True)
+    res, _ = run(graphs["cycle"], method, unweighted=True)
     assert path(res, 0, 3) == [0, 1, 2, 3] and path(res, 0, 4) == [0, 6, 5, 4] and res.lengths[0, 3] == 3
     assert dict(enumerate(res.lengths[0].tolist())) == {0: 0, 1: 1, 2: 2, 3: 3, 4: 3, 5: 2, 6: 1}
     grid, gnodes = run(graphs["grid"], method, unweighted=True)
@@ -381,5 +381,5 @@ def test_predecessor_and_cutoff(method):
     assert res.predecessors.tolist() == [[-1, 0, 1, 2]]
     cut, _ = run(nx.path_graph(4), method, indices=0, unweighted=True, limit=2)
     assert cut.lengths.tolist() == [[0, 1, 2, inf]] and path(cut, 0, 3) == [] and path(cut, 0, 2) == [0, 1, 2]
-    res, nodes = run(nx.grid_2d_graph(2, 2), method, indices=0, unweighted=True)
+    res, _ = run(nx.grid_2d_graph(2, 2), method, indices=0, unweighted=True)
     assert res.predecessors[0, 1] == 0 and res.predecessors[0, 2] == 0 and res.predecessors[0, 3] in (1, 2)
