@@ -104,3 +104,23 @@ def check_flag(name: str, value) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def dense_stochastic(A, *, what: str, name: str = "A"):
+    """:func:`spectral.scores.check_row_stochastic` for the analyses that need a dense ``A``; its namespace.
+
+    Raises
+    ------
+    spectral.validation.InputError
+        A scipy.sparse ``A`` (the message says to densify it and which functions take it as it is),
+        a type that is no array, or what ``check_row_stochastic`` refuses.
+    """
+    from spectral.scores import check_row_stochastic
+
+    if is_sparse(A):
+        raise InputError(f"{what} needs a dense {name} (NumPy, CuPy or another array-API array); convert the "
+                         f"scipy.sparse {name} with {name}.toarray() (shortest_paths and spectral_gap take it as it is)")
+    if not (isinstance(A, np.ndarray) or is_cupy_array(A) or hasattr(A, "__array_namespace__")):
+        raise InputError(f"{name} must be a 2-D array (NumPy, CuPy or another array-API library such as "
+                         f"array_api_strict), got {type(A).__module__}.{type(A).__name__}")
+    return check_row_stochastic(A, name=name)

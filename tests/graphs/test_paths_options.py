@@ -193,3 +193,22 @@ def test_edge_weights_and_to_networkx_take_given_and_sparse():
     assert set(g.edges) == {(0, 1), (1, 2), (2, 0)} and g.edges[0, 1]["weight"] == 0.0
     A = sp.csr_array(np.array([[0.2, 0.8], [0.0, 1.0]]))
     assert set(to_networkx(A).edges) == {(0, 1)} and edge_weights(A)[0, 1] == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize("call", [
+    lambda A: graphs.random_walk(A, start=0, steps=2, rng=0),
+    lambda A: graphs.sample_next(A, np.array([0]), rng=0),
+    lambda A: graphs.jump_lengths(A, np.zeros((2, 1)), size=3, rng=0),
+    lambda A: graphs.iterate_attention(A, np.ones((2, 1)), steps=2),
+    lambda A: graphs.ablate_edges(A, fraction=0.5, rng=0),
+    lambda A: graphs.ablate_nodes(A, fraction=0.0, rng=0),
+    lambda A: graphs.ablation_curve(A, [0.0], rng=0),
+], ids=["random_walk", "sample_next", "jump_lengths", "iterate_attention", "ablate_edges", "ablate_nodes",
+        "ablation_curve"])
+def test_dense_only_analyses_refuse_sparse_and_foreign_types(call):
+    A = np.full((2, 2), 0.5)
+    call(A)  # the dense input works
+    with pytest.raises(InputError, match=r"needs a dense A .* A.toarray\(\) \(shortest_paths and spectral_gap"):
+        call(sp.csr_array(A))
+    with pytest.raises(InputError, match="A must be a 2-D array .* got builtins.list"):
+        call(A.tolist())
