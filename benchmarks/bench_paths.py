@@ -5,6 +5,8 @@ Run from the repository root::
     python benchmarks/bench_paths.py                         # n = 1000, densities 0.01 .. 1, networkx on 50 sources
     python benchmarks/bench_paths.py --n 2000 --repeats 2    # a larger graph
     python benchmarks/bench_paths.py --nx-sources 0          # networkx on all n sources (minutes)
+    python benchmarks/bench_paths.py --device gpu            # also min-plus on a CuPy copy (a device run)
+    python benchmarks/bench_paths.py --no-min-plus           # skip the O(n^3) min-plus columns
 
 Graphs: dot-product attention of n Gaussian tokens in R^8, ``A = N_R(exp(x_i . x_j / sqrt d))``,
 with each row kept to its ``density (n - 1)`` largest scores and renormalised (density 1: the
@@ -21,6 +23,12 @@ the hop count of every shortest path, from ``A``.
   :func:`graphs.hops_from_predecessors`, and the call plus hops walked naively (one gather per level);
   and, for information, the fastest call with predecessors given the dense ``n x n`` weights (``inf``:
   no edge), the input a user with an attention matrix has, which csgraph converts itself;
+* min-plus: :func:`graphs.shortest_paths` with ``method="min-plus"`` (the blocked min-plus
+  Floyd-Warshall of :func:`graphs.paths.min_plus_floyd_warshall`, written with the array namespace of
+  its input: lengths, predecessors and hops, the same outputs as the toolkit) on the NumPy host, and
+  with ``--device gpu`` on a CuPy copy of ``A`` (made outside the timer, synchronised inside it):
+  the column a device run fills; its ratios are to the fastest csgraph call with predecessors plus
+  ``hops_from_predecessors`` (the same information) measured in the same run on the host;
 * networkx: ``all_pairs_dijkstra`` (lengths and paths, hops = path length - 1) on the complete
   graph (density 1), graph built outside the timer; with ``--nx-sources k`` the first k sources
   are timed and the time scaled by n / k (every source costs the same on a complete graph).
@@ -83,7 +91,24 @@ def _min_time(fn, times: list):
     return out
 
 
-def density_row(A: np.ndarray, repeats: int) -> dict:
+def _gpu_paths(A: np.ndarray):
+    """(callable timing min-plus on a CuPy copy of A, the copy); None without CuPy and a device."""
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    Ad = cp.asarray(A)
+    cp.cuda.Device().synchronize()
+
+    def run():
+        out = shortest_paths(Ad)
+        cp.cuda.Device().synchronize()
+        return out
+
+    return run
+
+
+def density_row(A: np.ndarray, repeats: int, *, min_plus: bool = True, device: str = "cpu") -> dict:
     from scipy import sparse
     from scipy.sparse.csgraph import dijkstra, floyd_warshall
 
@@ -96,7 +121,13 @@ def density_row(A: np.ndarray, repeats: int) -> dict:
     masked = np.ma.masked_array(w, mask=missing)
     t = {"toolkit": [], "dijkstra": [], "floyd-warshall": [], "dijkstra lengths": [], "floyd-warshall lengths": [],
          "dijkstra+hops": [], "floyd-warshall+hops": [], "dijkstra+naive": [], "floyd-warshall+naive": [],
-         "dijkstra dense": []}
+         "dijkstra dense": [], "min-plus": [], "min-plus gpu": []}
+    gpu = _gpu_paths(A) if device == "gpu" else None
+    if device == "gpu" and gpu is None:
+        raise SystemExit("--device gpu needs CuPy and a CUDA device")
+    if gpu is not None:
+        gpu()  # warm-up: CuPy compiles its kernels on the first call
+    mp = mg = None
     for _ in range(repeats):
         sp = _min_time(lambda: shortest_paths(A), t["toolkit"])
         ld, pd = _min_time(lambda: dijkstra(graph, directed=True, return_predecessors=True), t["dijkstra"])
@@ -111,10 +142,25 @@ def density_row(A: np.ndarray, repeats: int) -> dict:
             t0 = time.perf_counter()
             hd = naive_hops(pred)
             t[f"{name}+naive"].append(t[name][-1] + time.perf_counter() - t0)
-    best = {k: min(v) for k, v in t.items()}
+        if min_plus:
+            mp = _min_time(lambda: shortest_paths(A, method="min-plus"), t["min-plus"])
+        if gpu is not None:
+            mg = _min_time(gpu, t["min-plus gpu"])
+    best = {k: min(v) for k, v in t.items() if v}
     fastest = min(best["dijkstra"], best["floyd-warshall"])
     lengths = np.asarray(sp.lengths)
     fin = np.isfinite(ld)
+    with_hops = min(best["dijkstra+hops"], best["floyd-warshall+hops"])
+    extra = {}
+    for key, res in (("min-plus", mp), ("min-plus gpu", mg)):
+        if res is None:
+            continue
+        got = np.asarray(res.lengths.get() if hasattr(res.lengths, "get") else res.lengths)
+        hops = np.asarray(res.hops.get() if hasattr(res.hops, "get") else res.hops)
+        extra[key] = {"ratio_to_fastest_with_hops": best[key] / with_hops,
+                      "length_difference": float(np.max(np.abs(got[fin] - ld[fin]) / ld[fin].clip(1e-300)))
+                      if fin.any() else 0.0,
+                      "hop_mismatches": int(np.sum(hops != hd))}
     return {
         "edges": int(present.sum()), "seconds": best, "ratio_to_fastest_call": best["toolkit"] / fastest,
         "ratio_to_fastest_lengths_only": best["toolkit"] / min(best["dijkstra lengths"], best["floyd-warshall lengths"]),
@@ -123,7 +169,7 @@ def density_row(A: np.ndarray, repeats: int) -> dict:
         "ratio_to_fastest_with_naive_hops": best["toolkit"] / min(best["dijkstra+naive"], best["floyd-warshall+naive"]),
         "length_difference": float(np.max(np.abs(lengths[fin] - ld[fin]) / ld[fin].clip(1e-300))) if fin.any() else 0.0,
         "hop_mismatches": int(np.sum(np.asarray(sp.hops) != hd)), "max_hops": sp.max_hops(),
-        "mean_hops": sp.mean_hops(),
+        "mean_hops": sp.mean_hops(), **extra,
     }
 
 
@@ -156,6 +202,9 @@ def main(argv=None) -> int:
                         help="networkx sources to time and extrapolate from (0: all n; -1: skip networkx)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="write the numbers as JSON to this path")
+    parser.add_argument("--no-min-plus", action="store_true", help="skip the min-plus (O(n^3)) host column")
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                        help="gpu: also time min-plus on a CuPy copy of A (needs CuPy and a CUDA device)")
     ns = parser.parse_args(argv)
     densities = [float(v) for v in ns.densities.split(",")]
     if ns.n < 2 or ns.d < 1 or ns.repeats < 1 or not all(0 < v <= 1 for v in densities):
@@ -174,20 +223,31 @@ def main(argv=None) -> int:
     print("ratios: toolkit / fastest csgraph call with predecessors (the target's baseline), / fastest lengths-only "
           "call, / fastest call + hops_from_predecessors, / fastest call + naive hops, / fastest call with predecessors "
           "given the dense weights")
+    print("min-plus: seconds of method='min-plus' on the host (NumPy) and, with --device gpu, on CuPy; ratios to "
+          "the fastest csgraph call + hops_from_predecessors (the same outputs); agree: lengths within 4 sqrt(eps) "
+          "and hops equal to csgraph's")
     print(f"{'density':>8} {'edges':>9} {'toolkit':>8} {'dijkstra':>9} {'floyd-w':>8} {'call':>6} {'length':>6} "
-          f"{'+hops':>6} {'+naive':>6} {'dense':>6} {'agree':>6} {'max hops':>8}")
+          f"{'+hops':>6} {'+naive':>6} {'dense':>6} {'agree':>6} {'max hops':>8} {'min-plus':>8} {'ratio':>6} "
+          f"{'agree':>6} {'gpu mp':>8} {'ratio':>6} {'agree':>6}")
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for density in densities:
             A = attention(x, density)
-            r = density_row(A, ns.repeats)
+            r = density_row(A, ns.repeats, min_plus=not ns.no_min_plus, device=ns.device)
             s = r["seconds"]
+
+            def cols(key, r=r, s=s):
+                if key not in r:
+                    return f"{'-':>8} {'-':>6} {'-':>6}"
+                ok = r[key]["hop_mismatches"] == 0 and r[key]["length_difference"] < 4 * 1.5e-8
+                return (f"{s[key]:8.3f} {r[key]['ratio_to_fastest_with_hops']:6.2f} "
+                        f"{'yes' if ok else 'NO':>6}")
             print(f"{density:8.3g} {r['edges']:9d} {s['toolkit']:8.3f} {s['dijkstra']:9.3f} {s['floyd-warshall']:8.3f} "
                   f"{r['ratio_to_fastest_call']:6.2f} {r['ratio_to_fastest_lengths_only']:6.2f} "
                   f"{r['ratio_to_fastest_with_hops']:6.2f} "
                   f"{r['ratio_to_fastest_with_naive_hops']:6.2f} {r['ratio_to_fastest_dense_input']:6.2f} "
                   f"{'yes' if r['hop_mismatches'] == 0 and r['length_difference'] < 4 * 1.5e-8 else 'NO':>6} "
-                  f"{r['max_hops']:8d}", flush=True)
+                  f"{r['max_hops']:8d} {cols('min-plus')} {cols('min-plus gpu')}", flush=True)
             rows.append({"density": density, **r})
         worst = max(r["ratio_to_fastest_call"] for r in rows)
         missed = [f"{r['density']:g}" for r in rows if r["ratio_to_fastest_call"] > 1.2]

@@ -2,6 +2,8 @@
 
 ``A[i, j]`` is the attention of query i to key j, read as the transition matrix of a random walk
 and as a directed graph with edge weights ``1 / A_ij`` (FNA, "Mechanistic explanation").
+``spectral_gap`` and ``shortest_paths`` also take scipy.sparse matrices, and ``shortest_paths`` a
+general weight matrix as ``scipy.sparse.csgraph`` reads it (``weight="given"``).
 """
 
 from graphs.clusters import (
@@ -17,7 +19,16 @@ from graphs.clusters import (
     near_one_count,
 )
 from graphs.gap import SpectralGap, is_reversible, spectral_gap, stationary_distribution
-from graphs.paths import WEIGHTS, ShortestPaths, edge_weights, hops_from_predecessors, path, shortest_paths, to_networkx
+from graphs.paths import (
+    WEIGHTS,
+    ShortestPaths,
+    edge_weights,
+    hops_from_predecessors,
+    min_plus_floyd_warshall,
+    path,
+    shortest_paths,
+    to_networkx,
+)
 from graphs.walks import TAIL_METHODS, TailFit, empirical_ccdf, jump_lengths, random_walk, sample_next, tail_exponent
 
 __all__ = [
@@ -40,6 +51,7 @@ __all__ = [
     "is_reversible",
     "iterate_attention",
     "jump_lengths",
+    "min_plus_floyd_warshall",
     "near_one_count",
     "path",
     "random_walk",

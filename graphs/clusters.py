@@ -17,11 +17,11 @@ import math
 
 import numpy as np
 
+from graphs._inputs import dense_stochastic
 from graphs.gap import spectral_gap, stationary_distribution
 from graphs.paths import shortest_paths
 from spectral.backend import from_numpy, to_numpy
 from spectral.display import array_summary, result_repr
-from spectral.scores import check_row_stochastic
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real, check_reals
 
 __all__ = [
@@ -121,7 +121,7 @@ def iterate_attention(A, H, *, steps: int) -> IterationResult:
         Token features (values), same namespace as ``A``.
     steps : int >= 1
     """
-    xp = check_row_stochastic(A)
+    xp = dense_stochastic(A, what="iterate_attention")
     steps = check_int("steps", steps, low=1)
     if len(H.shape) != 2 or H.shape[0] != A.shape[0]:
         raise InputError(f"H must have shape ({A.shape[0]}, m) to match A, got {tuple(H.shape)}")
@@ -150,7 +150,7 @@ def ablate_edges(A, *, fraction: float, rng=None):
     attention mask of FNA Fig. 4). The diagonal is kept so no row becomes empty; a row without
     self-attention that loses every edge gets a self-loop. The mask is drawn on the host.
     """
-    xp = check_row_stochastic(A)
+    xp = dense_stochastic(A, what="ablate_edges")
     frac = _fraction(fraction)
     gen = as_generator(rng)
     n = A.shape[0]
@@ -178,7 +178,7 @@ def ablate_nodes(A, *, fraction: float, rng=None):
     -------
     (A_sub, kept) : the renormalised ``(m, m)`` matrix and the host index array of kept tokens.
     """
-    xp = check_row_stochastic(A)
+    xp = dense_stochastic(A, what="ablate_nodes")
     frac = _fraction(fraction)
     gen = as_generator(rng)
     n = A.shape[0]
@@ -222,7 +222,7 @@ def ablation_curve(A, fractions, *, kind: str = "edge", repeats: int = 5, rng=No
     The synthetic counterpart of FNA Fig. 4 (random edge removal); ``kind="node"`` removes tokens.
     Each fraction is repeated ``repeats`` times with independent masks from ``rng``.
     """
-    check_row_stochastic(A)
+    dense_stochastic(A, what="ablation_curve")
     kind = check_option("kind", kind, ABLATION_KINDS)
     repeats = check_int("repeats", repeats, low=1)
     if hasattr(fractions, "shape"):

@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
+from graphs._inputs import dense_stochastic
 from spectral.backend import array_namespace, from_numpy, to_numpy
 from spectral.display import result_repr
-from spectral.scores import check_row_stochastic
 from spectral.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = [
@@ -62,7 +62,7 @@ def sample_next(A, rows, *, rng=None, validate: bool = True):
     ``U ~ Uniform(0, 1)``; the count is clipped to ``n - 1`` against round-off in the last
     partial sum. Rows are processed in blocks of at most 2^22 entries.
     """
-    xp = check_row_stochastic(A) if validate else array_namespace(A)
+    xp = dense_stochastic(A, what="sample_next") if validate else array_namespace(A)
     n = A.shape[0]
     rows_np = np.asarray(to_numpy(rows), dtype=np.int64).reshape(-1)
     if rows_np.size and (rows_np.min() < 0 or rows_np.max() >= n):
@@ -101,7 +101,7 @@ def random_walk(A, *, start, steps: int, rng=None):
     array of int, shape (w, steps + 1)
         ``path[k, s]`` is the state of walker k after s steps (column 0 is ``start``).
     """
-    xp = check_row_stochastic(A)
+    xp = dense_stochastic(A, what="random_walk")
     steps = check_int("steps", steps, low=0)
     gen = as_generator(rng)
     if isinstance(start, (bool, np.bool_)):
@@ -140,7 +140,7 @@ def jump_lengths(A, points, *, size: int, rng=None, sources=None, metric=None):
     array of shape (size,)
         Jump lengths in ``A``'s namespace.
     """
-    xp = check_row_stochastic(A)
+    xp = dense_stochastic(A, what="jump_lengths")
     size = check_int("size", size, low=1)
     n = A.shape[0]
     if tuple(points.shape)[:1] != (n,) or len(points.shape) != 2:

@@ -60,8 +60,8 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
 
     Parameters
     ----------
-    C : array of shape (n, n)
-        Nonnegative scores.
+    C : array of shape (n, n), or scipy.sparse array/matrix
+        Nonnegative scores (a sparse ``C``: its stored positive entries, :func:`sparse_components`).
     symmetric : bool, optional
         ``True``: count connected components.  ``False``: count closed communicating classes
         (strong components with no edge leaving them), which is the multiplicity of eigenvalue 1
@@ -95,6 +95,15 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
     >>> count_components(np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
     2
     """
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None and sparse.issparse(C):
+        if symmetric is None:
+            diff = abs(C - C.T)
+            top = float(abs(C).max()) if C.nnz else 0.0
+            symmetric = top == 0.0 or float(diff.max()) <= symmetry_tolerance(C.dtype) * top
+        return sparse_components(C, symmetric=bool(symmetric))
     xp = array_namespace(C)
     if symmetric is None:
         symmetric = symmetry_defect(C) <= symmetry_tolerance(C.dtype)

@@ -101,6 +101,41 @@ def _is_operator(C) -> bool:
     return hasattr(C, "matvec") and hasattr(C, "row_sums") and not hasattr(C, "__array_namespace__")
 
 
+def _is_scipy_sparse(C) -> bool:
+    """A ``scipy.sparse`` array or matrix (SciPy looked up in ``sys.modules``, never imported here)."""
+    import sys
+
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(C)
+
+
+def _from_scipy_sparse(C, *, k, method, symmetric, max_memory):
+    """``(C, method, symmetric)`` for a scipy.sparse ``C``: a dense copy, or :class:`SparseScores`.
+
+    Dense copy (after the memory guard) for ``method="dense"``/``"circulant"`` and for ``"auto"`` with
+    ``k=None``; otherwise the stored matrix, symmetric when ``max|C - C^T| <= 4 sqrt(eps) max|C|`` (the
+    dense rule, :func:`spectral.scores.symmetry_tolerance`), and ``"lanczos"`` becomes ``"matrix-free"``
+    (ARPACK on the stored matrix is what Lanczos means there).
+    """
+    shape = tuple(C.shape)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise InputError(f"C must be a square (n, n) matrix, got shape {shape}")
+    if method in ("dense", "circulant") or (method == "auto" and k is None):
+        dtype = C.dtype if C.dtype in (np.float32, np.float64) else np.float64
+        return SparseScores(C.astype(dtype), symmetric=False).to_dense(max_bytes=max_memory), method, symmetric
+    stored = SparseScores(C.astype(np.float64) if C.dtype not in (np.float32, np.float64) else C, symmetric=False)
+    M = stored.matrix
+    top = float(np.max(np.abs(M.data))) if M.nnz else 0.0
+    diff = (M - M.T).tocsr()
+    defect = (float(np.max(np.abs(diff.data))) if diff.nnz else 0.0) / top if top > 0 else 0.0
+    is_sym = defect <= symmetry_tolerance(M.dtype)
+    if symmetric and not is_sym:
+        raise InputError(f"symmetric=True needs a symmetric sparse C (max|C - C^T| / max|C| = {defect:.3g}); "
+                         "use symmetric=None or False")
+    stored.symmetric = is_sym if symmetric is None else bool(symmetric)
+    return stored, ("matrix-free" if method == "lanczos" else method), stored.symmetric
+
+
 def _astype(x, dtype, xp, copy=False):
     if hasattr(xp, "astype"):
         return xp.astype(x, dtype, copy=copy)
@@ -154,8 +189,10 @@ def markov_spectrum(
 
     Parameters
     ----------
-    C : array of shape (n, n) or operator
-        Nonnegative finite scores (``C[i, j]``: query ``i``, key ``j``), or a
+    C : array of shape (n, n), scipy.sparse array/matrix, or operator
+        Nonnegative finite scores (``C[i, j]``: query ``i``, key ``j``), a
+        ``scipy.sparse`` array or matrix of them (csr, csc, coo, lil, ...; stored entries
+        only, wrapped as :class:`spectral.SparseScores`, see Notes), or a
         matrix-free operator with ``shape``, ``dtype``, ``matvec(v)``,
         ``row_sums()`` (and ``rmatvec(v)``, ``symmetric`` optionally), e.g.
         :class:`spectral.KernelOperator` (treated as symmetric when its keys
@@ -235,6 +272,11 @@ def markov_spectrum(
     ARPACK with device products); Lanczos runs ARPACK on NumPy and cupyx on CuPy arrays, and on a
     host copy of the stored conjugate for other namespaces; the symmetric matrix-free path
     stays in the input's namespace (block products, orthogonalisation, Ritz vectors).
+    A ``scipy.sparse`` ``C`` is wrapped as :class:`spectral.SparseScores` (its symmetry detected
+    with the same tolerance as a dense ``C``) and solved by ARPACK on the stored matrix
+    (``"matrix-free"``; ``"lanczos"`` names the same path there); ``method="dense"`` or
+    ``"circulant"``, and ``"auto"`` with ``k=None`` (every eigenvalue), densify it after the memory
+    guard.
     Connectivity: the components of the graph ``C > 0`` are counted before solving
     (:func:`spectral.count_components`; sparse scores: from their stored entries, O(nnz);
     other operators: none when the smallest off-diagonal score
@@ -263,6 +305,8 @@ def markov_spectrum(
         max_memory = check_real("max_memory", max_memory, low=0.0, low_open=True)
     if symmetric is not None and not isinstance(symmetric, bool):
         raise InputError(f"symmetric must be True, False or None, got {symmetric!r}")
+    if _is_scipy_sparse(C):
+        C, method, symmetric = _from_scipy_sparse(C, k=k, method=method, symmetric=symmetric, max_memory=max_memory)
     if _is_operator(C):
         spec, ncomp, exact = _operator_spectrum(C, k, method=method, vectors=vectors, strict=strict,
                                                 symmetric=symmetric, tol=tol, dtype=dtype, rng=rng,

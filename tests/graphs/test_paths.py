@@ -66,13 +66,13 @@ def test_both_algorithms_give_the_same_lengths_and_hops(rng, drop):
 
 def test_zero_weight_edges_are_kept():
     # neg-log weight of a one-hot row is -log 1 = 0: an edge of weight 0, not a missing edge; csgraph's
-    # Floyd-Warshall would read it as no edge, so auto takes Dijkstra even on this dense graph
+    # Floyd-Warshall reads a zero of a dense matrix as no edge, so auto takes Dijkstra on this dense graph
+    # and an explicit Floyd-Warshall gets the CSR lengths (explicit zeros are edges there)
     A = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
-    for method in ("auto", "dijkstra"):
+    for method in ("auto", "dijkstra", "floyd-warshall", "johnson", "min-plus"):
         sp = shortest_paths(A, weight="neg-log", method=method)
-        assert sp.lengths[0, 2] == 0.0 and sp.hops[0, 2] == 2 and path(sp, 0, 2) == [0, 1, 2]
-    with pytest.raises(InputError, match="floyd-warshall' cannot keep the zero-weight edges"):
-        shortest_paths(A, weight="neg-log", method="floyd-warshall")
+        assert sp.lengths[0, 2] == 0.0 and sp.hops[0, 2] == 2 and path(sp, 0, 2) == [0, 1, 2], method
+    assert shortest_paths(A, weight="neg-log").method == "dijkstra"
     assert shortest_paths(A, method="floyd-warshall").hops[0, 2] == 2  # inverse weights are never 0
 
 
@@ -212,7 +212,7 @@ def test_bad_weight_and_method():
     with pytest.raises(InputError, match="weight must be one of"):
         edge_weights(np.eye(2), weight="log")
     with pytest.raises(InputError, match="method must be one of"):
-        shortest_paths(np.eye(2), method="johnson")
+        shortest_paths(np.eye(2), method="bellman-ford")
 
 
 def test_repr_is_short():

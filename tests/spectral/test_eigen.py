@@ -463,3 +463,63 @@ def test_stored_sparse_non_convergence_is_a_convergence_error(sparse_scores, mon
     monkeypatch.setattr(sla, "eigsh", stalls)
     with pytest.raises(ConvergenceError, match=r"eigsh on the stored sparse scores.*did not converge.*try"):
         markov_spectrum(sparse_scores, 5, rng=0)
+
+
+# ----------------------------------------------------------------------------- scipy.sparse input
+
+
+@pytest.mark.parametrize("fmt", ["csr_array", "csc_array", "coo_array", "lil_array", "csr_matrix", "coo_matrix"])
+def test_scipy_sparse_input_is_the_stored_sparse_path(sparse_scores, fmt):
+    """A scipy.sparse C is wrapped as SparseScores: the same ARPACK path, the same eigenvalues bit for bit."""
+    import scipy.sparse as sp
+
+    M = getattr(sp, fmt)(sparse_scores.matrix)
+    spec = markov_spectrum(M, 6, rng=1)
+    same = markov_spectrum(sparse_scores, 6, rng=1)
+    assert spec.method == "matrix-free" and "ARPACK on the stored sparse scores" in spec.solver and spec.symmetric
+    assert np.array_equal(to_numpy(spec.eigenvalues), to_numpy(same.eigenvalues))
+    C = sparse_scores.matrix.toarray()
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - reference_real(C)[:6])) <= symmetric_tol(C)
+    lanczos = markov_spectrum(M, 6, method="lanczos", rng=1)  # Lanczos on the stored matrix: the same path
+    assert np.array_equal(to_numpy(lanczos.eigenvalues), to_numpy(same.eigenvalues))
+
+
+def test_scipy_sparse_all_eigenvalues_densify_after_the_guard(sparse_scores):
+    M = sparse_scores.matrix
+    C = M.toarray()
+    for kwargs in ({}, {"method": "dense"}):
+        spec = markov_spectrum(M, **kwargs)
+        assert spec.method == "dense" and to_numpy(spec.eigenvalues).shape == (400,)
+        assert np.array_equal(to_numpy(spec.eigenvalues), to_numpy(markov_spectrum(C).eigenvalues))
+    with pytest.raises(DenseMemoryError, match="dense copy of the sparse scores"):
+        markov_spectrum(M, method="dense", max_memory=1e5)
+
+
+def test_scipy_sparse_non_symmetric_takes_the_general_path():
+    import scipy.sparse as sp
+
+    C = sp.random_array((60, 60), density=0.2, random_state=3, format="csr") + sp.eye_array(60)
+    spec = markov_spectrum(C, 4, rng=0)
+    assert not spec.symmetric and spec.method == "matrix-free"
+    A = C.toarray() / C.toarray().sum(axis=1, keepdims=True)
+    ref = np.linalg.eigvals(A)
+    ref = ref[np.lexsort((-ref.imag, -ref.real, -np.abs(ref)))][:4]
+    # general ARPACK against numpy eigvals of the non-symmetric A: measured 3e-15; 1e-10 allows cond(V)
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - ref)) <= 1e-10
+    with pytest.raises(InputError, match="symmetric=True needs a symmetric sparse C"):
+        markov_spectrum(C, 4, symmetric=True)
+    with pytest.raises(InputError, match="square"):
+        markov_spectrum(sp.csr_array(np.ones((2, 3))), 1)
+
+
+def test_count_components_of_a_scipy_sparse_matrix():
+    import scipy.sparse as sp
+
+    from spectral import count_components
+
+    blocks = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    for fmt in ("csr_array", "coo_matrix", "lil_array"):
+        assert count_components(getattr(sp, fmt)(blocks)) == count_components(blocks) == 2
+    chain = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 1.0]])  # one closed class {2}
+    assert count_components(sp.csr_array(chain)) == count_components(chain) == 1
+    assert count_components(sp.csr_array(chain), symmetric=True) == count_components(chain, symmetric=True)
