@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from graphs._inputs import check_flag, input_kind, sparse_csr, sparse_stochastic
-from spectral.backend import array_namespace, from_numpy, is_cupy_array, to_numpy
+from spectral.backend import array_namespace, copy_of, creation_device, from_numpy, is_cupy_array, to_numpy
 from spectral.display import array_summary, result_repr
 from spectral.memory import check_memory, memory_device
 from spectral.scores import check_row_stochastic
@@ -712,15 +712,12 @@ def _workspace_bytes(A) -> int:
 
 
 def _device_kw(like) -> dict:
-    """``device=`` for array creation like ``like`` (not for NumPy or CuPy, whose creation takes no device)."""
-    if like is None or isinstance(like, np.ndarray) or is_cupy_array(like):
-        return {}
-    dev = getattr(like, "device", None)
-    return {} if dev is None else {"device": dev}
+    """``device=`` for array creation like ``like`` (:func:`spectral.backend.creation_device`)."""
+    return creation_device(like)
 
 
 # The bare CuPy module (what spectral.backend.array_namespace gives for a CuPy array) predates some
-# array-API names in CuPy 13 (``astype``, ``concat``, ``isdtype``, ``asarray(copy=)``); these four use
+# array-API names in CuPy 13 (``astype``, ``concat``, ``isdtype``, ``asarray(copy=)``); these use
 # the standard name when the namespace has it and CuPy's NumPy-style spelling otherwise.
 
 def _astype(x, dtype, xp):
@@ -732,10 +729,7 @@ def _concat(arrays, xp):
 
 
 def _copy(x, xp):
-    try:
-        return xp.asarray(x, copy=True)
-    except TypeError:  # CuPy 13: no copy= keyword
-        return x.copy()
+    return copy_of(x)
 
 
 def _real_dtype(A, xp) -> bool:

@@ -32,6 +32,8 @@ import numpy as np
 __all__ = [
     "array_namespace",
     "available_devices",
+    "copy_of",
+    "creation_device",
     "dtype_name",
     "eigh",
     "empty_on",
@@ -171,6 +173,39 @@ def _creation_on(fn_name: str, like, shape, dtype):
     if dev is None or dev == _default_device(xp):
         return getattr(xp, fn_name)(shape, dtype=dtype)
     return getattr(xp, fn_name)(shape, dtype=dtype, device=dev)
+
+
+def creation_device(like) -> dict:
+    """``{"device": ...}`` for a creation function making arrays beside ``like``, or ``{}`` where none is needed.
+
+    NumPy and CuPy (creation on the current device; bare CuPy takes no ``device=``) get ``{}``; another
+    namespace gets the keyword only when ``like`` is not on its default device, so a single-device
+    namespace never sees it (the rule of :func:`empty_on` and :func:`zeros_on`).
+    """
+    if like is None or isinstance(like, np.ndarray) or is_cupy_array(like):
+        return {}
+    dev = getattr(like, "device", None)
+    if dev is None or dev == _default_device(array_namespace(like)):
+        return {}
+    return {"device": dev}
+
+
+def copy_of(x):
+    """A copy of the array ``x`` in its own namespace and on its device.
+
+    NumPy and CuPy: ``x.copy()``. Other namespaces: ``asarray(x, copy=True)``, or, where ``copy=`` is
+    refused (bare CuPy's spelling, which the strict test stand-in imitates), a product with ones (a new
+    array bit for bit: ``-0.0``, ``inf`` and NaN kept).
+    """
+    if isinstance(x, np.ndarray) or is_cupy_array(x):
+        return x.copy()
+    xp = array_namespace(x)
+    try:
+        return xp.asarray(x, copy=True)
+    except TypeError:
+        if x.dtype == xp.bool:
+            return x & xp.ones_like(x)
+        return x * xp.ones_like(x)
 
 
 def empty_on(like, shape, dtype=None):

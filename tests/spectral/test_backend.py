@@ -128,3 +128,20 @@ def test_creation_on_a_device_without_device_keyword(strict_xp):
         assert type(made) is type(a) and made.device == a.device and tuple(made.shape) == (3, 2)
     np.testing.assert_array_equal(backend.to_numpy(backend.zeros_on(a, (2,), dtype=strict_xp.float32)), [0.0, 0.0])
     assert isinstance(backend.empty_on(np.ones(2), (4,)), np.ndarray)
+
+
+def test_copy_of_and_creation_device_keep_the_namespace_and_the_bits():
+    from spectral.backend import copy_of, creation_device
+
+    x = np.array([-0.0, np.inf, np.nan, 1.5])
+    y = copy_of(x)
+    assert y is not x and np.array_equal(np.signbit(y), np.signbit(x)) and np.isnan(y[2])
+    y[3] = 0.0
+    assert x[3] == 1.5  # a copy, not a view
+    assert creation_device(x) == {} and creation_device(None) == {}
+    xps = pytest.importorskip("array_api_strict")
+    a = xps.asarray([-0.0, 1.0])
+    b = copy_of(a)
+    assert b is not a and bool(xps.all(b == a)) and creation_device(a) == {}  # the default device: no keyword
+    other = xps.asarray([1.0], device=xps.Device("device1"))
+    assert creation_device(other) == {"device": other.device}
