@@ -51,7 +51,8 @@ def _print_rows(rows, quiet: bool) -> None:
         result = row.result
         printed = result.parameters.get("claim") == "printed"
         reading = paper_reading(ids, printed=printed) if ids else result.paper_reading()
-        print(f"{result.verdict:<5} {row.label:<{width}}  [{reading}]  {result.statement}")
+        tag = f"[{reading}]  " if reading else ""  # a contract check decides no ledger claim: no bracket
+        print(f"{result.verdict:<5} {row.label:<{width}}  {tag}{result.statement}")
         if not quiet:
             for failure in result.failures:
                 print(f"      {failure}")
