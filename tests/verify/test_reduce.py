@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from verify.core.reduce import count_bad, least, worst
+from verify.core.reduce import count_bad, least, share, worst
 
 NAN = float("nan")
 
@@ -70,3 +70,16 @@ def test_count_bad_integers_and_namespaces():
     xps = pytest.importorskip("array_api_strict")
     a = xps.asarray([1.0, NAN, 5.0])
     assert count_bad(a, a < 2.0) == 2
+
+
+def test_share_is_the_mean_or_nan():
+    a, b = np.array([2.0, 3.0, 0.5, 4.0]), np.array([1.0, 1.0, 1.0, 1.0])
+    assert share(a > b, a, b) == float(np.mean(a > b)) == 0.75
+    c = a.copy()
+    c[2] = NAN
+    assert math.isnan(share(c > b, c, b))  # not 0.75 (NaN > 1 is false)
+    c[2] = math.inf
+    assert share(c > b, c, b) == 1.0  # an infinity compares as a value
+    e = np.array([0.0, 3.0, NAN])
+    assert math.isnan(share(e == 0, e))
+    assert share(np.array([True, False]), np.array([1, 2])) == 0.5  # integer values are finite

@@ -12,7 +12,8 @@ measurement can pass:
 
 :func:`worst` and :func:`least` are ``max`` and ``min`` that return NaN as soon as one value is NaN
 (otherwise exactly Python's ``max``/``min``: the same value, of the same type); :func:`count_bad`
-counts the entries that fail a condition *or* are not finite. ``np.max``, ``np.min``, ``np.mean``
+counts the entries that fail a condition *or* are not finite; :func:`share` is the fraction of
+entries where a condition holds, NaN when a value it was computed from is NaN. ``np.max``, ``np.min``, ``np.mean``
 and ``np.maximum`` propagate NaN already and need no helper.
 """
 
@@ -22,7 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["count_bad", "least", "worst"]
+__all__ = ["count_bad", "least", "share", "worst"]
 
 _NO_DEFAULT = object()
 
@@ -129,3 +130,41 @@ def count_bad(values: Any, ok: Any) -> int:
         finite = xp.isfinite(values)
     bad = xp.logical_not(xp.logical_and(ok, finite))
     return int(xp.sum(xp.astype(bad, xp.int64)))
+
+
+def share(ok: Any, *values: Any) -> float:
+    """The fraction of entries where ``ok`` holds, or NaN when any entry of ``values`` is NaN.
+
+    ``ok`` is a condition computed from ``values`` (``mass_a > mass_b``, ``edges == 0``); a
+    comparison with a NaN is false (or true, for ``!=``), so ``mean(ok)`` would count a broken
+    measurement as an ordinary outcome and a claim "in 95 % of the draws" could still pass. An
+    infinity compares as a value (an eigengap ratio is ``inf`` where ``|eta_k| = 1``). Without a
+    NaN the result is exactly ``float(mean(ok))``.
+
+    Parameters
+    ----------
+    ok : array of bool
+        Where the condition holds.
+    *values : arrays
+        The measured values ``ok`` was computed from.
+
+    Returns
+    -------
+    float
+        ``mean(ok)``, or NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.array([2.0, 3.0, np.nan]), np.array([1.0, 1.0, 1.0])
+    >>> float(np.mean(a > b)), share(a > b, a, b)
+    (0.6666666666666666, nan)
+    """
+    from spectral.backend import array_namespace
+
+    xp = array_namespace(ok, *values)
+    for v in values:
+        v = xp.asarray(v)
+        if not (xp.isdtype(v.dtype, "bool") or xp.isdtype(v.dtype, "integral")) and bool(xp.any(xp.isnan(v))):
+            return math.nan
+    return float(xp.mean(xp.astype(xp.asarray(ok), xp.float64)))
