@@ -20,7 +20,6 @@ and ``np.maximum`` propagate NaN already and need no helper.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["count_bad", "least", "share", "worst"]
