@@ -169,7 +169,8 @@ def test_full_ladder_passes():
 
 def test_a_nan_control_eigenvalue_fails(inject_nan):
     # circulant_spectrum NaN at the second (last) control scale, after a finite first one: Python's max kept it
-    poisoned = inject_nan("spectral.circulant_spectrum", call=5, field="eigenvalues", at=3)  # k = 2 (of 0, 1, 1, 2, ...)
+    # eigenvalue 3 is frequency k = 2 (frequencies 0, 1, 1, 2, 2, ...)
+    poisoned = inject_nan("spectral.circulant_spectrum", call=5, field="eigenvalues", at=3)
     p = CHECK.params(**CHEAP)
     res = CHECK.assess(CHECK.measure(p), p)
     assert poisoned == [5]
