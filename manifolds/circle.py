@@ -25,6 +25,17 @@ __all__ = ["Circle"]
 TWO_PI = 2.0 * math.pi
 
 
+def row_angles(xp, x):
+    """``atan2(x_1, x_0)`` of the rows of ``x`` (shape ``(n, 2)``), NaN where a coordinate is NaN or inf.
+
+    ``atan2`` gives a finite angle for an infinite coordinate (``atan2(inf, 1) = pi / 2``): a point that
+    is not on the circle would pass as one.
+    """
+    t = xp.atan2(x[:, 1], x[:, 0])
+    finite = xp.logical_and(xp.isfinite(x[:, 0]), xp.isfinite(x[:, 1]))
+    return xp.where(finite, t, t * math.nan)
+
+
 class Circle(Sphere):
     """The unit circle S^1 = ``Sphere(1)``: ``dim = 1``, ``ambient_dim = 2``, ``volume = 2 pi``.
 
@@ -42,7 +53,7 @@ class Circle(Sphere):
     def angles(x):
         """Angles of the points ``x`` (shape ``(n, 2)``) in ``[0, 2 pi)``, shape ``(n,)``."""
         xp, x = Circle()._points(x)
-        t = xp.atan2(x[:, 1], x[:, 0])
+        t = row_angles(xp, x)  # NaN for a non-finite point
         t = xp.where(t < 0, t + 2.0 * math.pi, t)
         # t + 2 pi can round up to exactly 2 pi for t in (-1e-16, 0): wrap it to 0.
         return xp.where(t >= 2.0 * math.pi, t - 2.0 * math.pi, t)
@@ -69,7 +80,7 @@ class Circle(Sphere):
         rounding of angles near 2 pi). Invariant under scaling of the rows.
         """
         xp, x = Circle()._points(x)
-        return xp.atan2(x[:, 1], x[:, 0])
+        return row_angles(xp, x)  # NaN for a non-finite point
 
     @staticmethod
     def angle_distance(ta, tb):

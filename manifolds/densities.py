@@ -232,14 +232,16 @@ class Uniform(_CircleLaw, Density):
         return f"Uniform({self.manifold!r})"
 
     def log_pdf(self, x):
-        """``-log(volume)`` at every point."""
+        """``-log(volume)`` at every point (NaN at a point with a NaN or inf coordinate)."""
         xp, x = as_points(x, self.manifold.ambient_dim)
-        return xp.zeros_like(x[:, 0]) - self._log_vol
+        finite = xp.all(xp.isfinite(x), axis=1)
+        return xp.where(finite, xp.zeros_like(x[:, 0]) - self._log_vol, x[:, 0] * math.nan)
 
     def grad_log_pdf(self, x):
-        """Zero vectors."""
+        """Zero vectors (NaN at a point with a NaN or inf coordinate)."""
         xp, x = as_points(x, self.manifold.ambient_dim)
-        return xp.zeros_like(x)
+        finite = xp.all(xp.isfinite(x), axis=1)
+        return xp.where(finite[:, None], xp.zeros_like(x), x * math.nan)
 
     def _sample(self, n, rng):
         return self.manifold._sample_uniform(n, rng)
@@ -487,6 +489,8 @@ class GaussianMixture(Density):
             raise InputError(f"means must be a finite array of shape (K, d) with K, d >= 1, got shape {means.shape}")
         K, d = means.shape
         cov = np.asarray(covariances, dtype=np.float64)
+        if not np.all(np.isfinite(cov)):  # before broadcasting: inf * 0 off the diagonal would warn first
+            raise InputError("covariances must be finite")
         if cov.ndim == 0:
             cov = np.broadcast_to(cov * np.eye(d), (K, d, d)).copy()
         elif cov.shape == (K,):
@@ -497,8 +501,6 @@ class GaussianMixture(Density):
             raise InputError(
                 f"covariances must be a scalar or have shape ({K},), ({K}, {d}) or ({K}, {d}, {d}), got {cov.shape}"
             )
-        if not np.all(np.isfinite(cov)):
-            raise InputError("covariances must be finite")
         chol = np.empty_like(cov)
         for k in range(K):
             scale = np.max(np.abs(cov[k]))

@@ -96,8 +96,8 @@ def drift_pde_initial(theta, initial: str = "smooth", *, modes: int | None = Non
     theta = np.asarray(theta)
     if initial == "smooth":
         return np.cos(theta) + 0.5 * np.sin(2 * theta) + 0.3 * np.cos(3 * theta)
-    if modes is None:
-        return (np.abs(theta) < np.pi / 2).astype(float)
+    if modes is None:  # (a NaN or inf angle is NaN, not outside the step)
+        return np.where(np.isfinite(theta), (np.abs(theta) < np.pi / 2).astype(float), np.nan)
     k = np.arange(1, check_int("modes", modes, low=1) + 1)
     return 0.5 + np.cos(np.outer(theta, k)) @ (2 * np.sin(k * np.pi / 2) / (k * np.pi))
 

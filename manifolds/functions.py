@@ -31,7 +31,7 @@ import numpy as np
 from spectral.validation import InputError, check_int, check_real
 
 from .base import Manifold
-from .circle import Circle
+from .circle import Circle, row_angles
 from .euclidean import Euclidean
 from .points import as_points
 from .sphere import Sphere
@@ -87,7 +87,7 @@ class FourierMode(ManifoldFunction):
 
     def _theta(self, x):
         xp, x = as_points(x, 2)
-        return xp, x, xp.atan2(x[:, 1], x[:, 0])
+        return xp, x, row_angles(xp, x)  # NaN for a non-finite point
 
     def __call__(self, x):
         xp, x, t = self._theta(x)
@@ -352,7 +352,9 @@ class GaussianBump(ManifoldFunction):
         xp, x = as_points(x, self.center.shape[0])
         diff = xp.stack([x[:, k] - float(c) for k, c in enumerate(self.center)], axis=1)
         r2 = xp.sum(diff * diff, axis=1)
-        return xp, diff, r2, xp.exp(-r2 / (2.0 * self.width**2))
+        f = xp.exp(-r2 / (2.0 * self.width**2))
+        # exp(-inf) = 0 would pass a point with an infinite coordinate as a far one: NaN there
+        return xp, diff, r2, xp.where(xp.all(xp.isfinite(x), axis=1), f, f * math.nan)
 
     def __call__(self, x):
         return self._parts(x)[3]

@@ -237,6 +237,9 @@ def _phase(apply, Z, *, k, b, max_basis, tol, max_products, stall, xp):
             Uk = _cols(U, keep, V)  # thick restart (Q is orthogonal to the old basis)
             V, AV = V @ Uk, AV @ Uk
         W = apply(Q)
+        if not bool(xp.all(xp.isfinite(W))):  # else the Krylov space collapses into a misleading ConvergenceError
+            raise InputError(f"the block product apply(X) returned NaN or inf (product {products + 1}): the "
+                             "operator must be finite")
         products += 1
         columns += int(Q.shape[1])
         V, AV = _concat(V, Q, xp), _concat(AV, W, xp)
@@ -295,6 +298,8 @@ def block_eigsh(apply: Callable, n: int, k: int, *, like, apply_fast: Callable |
     ------
     spectral.validation.ConvergenceError
         The accurate phase did not reach ``tol`` within ``max_products`` products.
+    spectral.validation.InputError
+        A block product returned NaN or inf.
     """
     if not callable(apply) or (apply_fast is not None and not callable(apply_fast)):
         raise InputError("apply (and apply_fast) must be callables X -> S @ X")

@@ -24,8 +24,8 @@ import warnings
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
-from spectral.scores import symmetry_defect, symmetry_tolerance
+from spectral.backend import dtype_name, from_numpy, to_numpy
+from spectral.scores import scan_scores, symmetry_defect, symmetry_tolerance
 from spectral.validation import InputError, check_real
 
 __all__ = ["DisconnectedGraphError", "DisconnectedGraphWarning", "count_components"]
@@ -68,11 +68,17 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
         of a stochastic matrix.  ``None``: decide from ``C == C^T`` within 4 sqrt(eps) (relative).
     cmin : 0-d array or float, optional
         ``min(C)`` when a validation pass already has it: a positive minimum answers 1 without
-        another pass over ``C``.
+        another pass over ``C``. Without it, ``C`` is validated here.
 
     Returns
     -------
     int
+
+    Raises
+    ------
+    spectral.validation.InputError
+        (without ``cmin``) ``C`` not a square float matrix, or with NaN, inf or negative entries: the
+        graph of ``C > 0`` would drop a NaN score without a word.
 
     Notes
     -----
@@ -104,11 +110,13 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
             top = float(abs(C).max()) if C.nnz else 0.0
             symmetric = top == 0.0 or float(diff.max()) <= symmetry_tolerance(C.dtype) * top
         return sparse_components(C, symmetric=bool(symmetric))
-    xp = array_namespace(C)
-    if symmetric is None:
+    if cmin is None:  # a direct call: one validating pass (NaN, inf and negatives refused) gives min(C)
+        _, stats = scan_scores(C, square=True, symmetry=symmetric is None)
+        cmin = stats.cmin
+        if symmetric is None:
+            symmetric = stats.defect <= symmetry_tolerance(C.dtype)
+    elif symmetric is None:  # min(C) from the caller's validation pass
         symmetric = symmetry_defect(C) <= symmetry_tolerance(C.dtype)
-    if cmin is None:
-        cmin = xp.min(C)
     if float(cmin) > 0.0:
         return 1
     Ch = to_numpy(C)

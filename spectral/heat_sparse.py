@@ -80,6 +80,9 @@ def truncation_bound(nnz_per_row, kept_mass, n_cols, *, cutoff) -> float:
     n_cols = check_int("n_cols", n_cols, low=1)
     nnz = np.asarray(nnz_per_row, dtype=float)
     kept = np.asarray(kept_mass, dtype=float)
+    for name, value in (("nnz_per_row", nnz), ("kept_mass", kept)):  # an infinite row sum made the bound 0
+        if not np.all(np.isfinite(value)):
+            raise InputError(f"{name} must contain only finite values (no NaN or inf)")
     dropped = (n_cols - nnz) * math.exp(-(cutoff**2) / 2.0)
     return float(np.max(2.0 * dropped / kept))
 

@@ -169,7 +169,9 @@ def _row(row, results, setting, drift_limit) -> CalibrationRow:
         failed += record.passed is False
     if not values:
         raise InputError(f"{row.name} is not asserted at the setting {setting or 'defaults'}")
-    if sense == "within":  # the value nearest a bound of the interval
+    if any(math.isnan(v) for v in values):  # a NaN is the worst of all (min and max pass over it)
+        worst = math.nan
+    elif sense == "within":  # the value nearest a bound of the interval
         lo, hi = row.value
         worst = min(values, key=lambda v: min(v - lo, hi - v))
     else:

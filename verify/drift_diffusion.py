@@ -307,7 +307,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
             # R^2 has unbounded support: in the tails N p (2 pi eps) is tiny and the sampling error
             # ~ (N p eps^(d/2))^-1/2 eps^-1/2 dominates. D_ii - 1 (kernel mass of the other points)
             # is the data's own estimate of that neighbour count; keep points with >= min_degree.
-            keep = deg - 1.0 >= st["min_degree"]
+            # (a NaN degree is kept: its NaN operator row must reach the fit, not leave with the tails)
+            keep = ~(deg - 1.0 < st["min_degree"])
             kept = float(keep.mean())
         opk = op[keep]
         # least-squares coefficients op ~ A (1/2 Delta f) + B <grad log p, grad f>

@@ -22,6 +22,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Real
+from verify.core.reduce import share
 from verify.core.result import Recorder
 
 CHECK = Check("fig2bc", claims=("FNA-15",),
@@ -120,7 +121,8 @@ class Quantities:
 
     def draws_without_inter_edges(self, order: str) -> float:
         """Fraction of draws with no inter-cluster pair above the threshold (``order``: "alpha" or "2")."""
-        return float(np.mean(getattr(self, f"inter_edges_{order}") == 0))
+        edges = getattr(self, f"inter_edges_{order}")
+        return share(edges == 0, edges)  # NaN when a draw's attention was not finite
 
 
 @CHECK.measurement
@@ -149,8 +151,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
             for a in orders:
                 C = attention_scores(x, alpha=a, kappa=p.kappa)
                 A = to_numpy(row_normalize(C))
-                edges[a][s] = np.sum((A > p.threshold) & inter)
-                mass[a][s] = np.mean(np.sum(np.where(inter, A, 0.0), axis=1))
+                # a non-finite A gives no count (NaN > threshold is false) and no mass (where() drops an
+                # intra-cluster NaN): the draw's count and mass are NaN
+                finite = bool(np.all(np.isfinite(A)))
+                edges[a][s] = np.sum((A > p.threshold) & inter) if finite else np.nan
+                mass[a][s] = np.mean(np.sum(np.where(inter, A, 0.0), axis=1)) if finite else np.nan
                 with warnings.catch_warnings():
                     # a Gaussian kernel can underflow between far clusters: disconnected is data here
                     warnings.simplefilter("ignore", DisconnectedGraphWarning)
@@ -200,11 +205,13 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             rec.info(f"draws_without_inter_edges_{tag}", without)
         rec.info(f"inter_mass_mean_{tag}", float(getattr(q, f"inter_mass_{order}").mean()))
         rec.info(f"eigengap_ratio_k3_median_{tag}", float(np.median(getattr(q, f"eigengap_ratio_{order}"))))
-    rec.at_least("frac_draws_mass_alpha_gt_2", float(np.mean(q.inter_mass_alpha > q.inter_mass_2)),
+    rec.at_least("frac_draws_mass_alpha_gt_2", share(q.inter_mass_alpha > q.inter_mass_2, q.inter_mass_alpha,
+                                                     q.inter_mass_2),
                  CALIBRATION.get("frac_draws_mass_alpha_gt_2", p),
                  label=f"FNA-15: inter-cluster attention mass should be larger for alpha={alpha:g} than alpha=2",
                  hint=hint)
-    rec.at_least("frac_draws_eigengap_2_gt_alpha", float(np.mean(q.eigengap_ratio_2 > q.eigengap_ratio_alpha)),
+    rec.at_least("frac_draws_eigengap_2_gt_alpha", share(q.eigengap_ratio_2 > q.eigengap_ratio_alpha,
+                                                         q.eigengap_ratio_2, q.eigengap_ratio_alpha),
                  CALIBRATION.get("frac_draws_eigengap_2_gt_alpha", p),
                  label=f"FNA-15: the k=3 eigengap ratio should be larger for alpha=2 than alpha={alpha:g}",
                  hint=hint)

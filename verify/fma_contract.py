@@ -56,6 +56,7 @@ from verify.core.check import Check, Context
 from verify.core.implementation import Implementation, is_reference, load
 from verify.core.params import Flag, Int, Real, Text
 from verify.core.progress import progress
+from verify.core.reduce import least as _least, worst as _worst
 from verify.core.result import Recorder
 
 CHECK = Check("fma_contract", claims=("FMA-8",),
@@ -201,16 +202,6 @@ class Quantities:
     #: the largest per-level row sum (None for other implementations)
     per_level_row_sum_law_error: float | None = None
     per_level_row_sum_max: float | None = None
-
-
-def _worst(a: float, b: float) -> float:
-    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
-    return float(np.max((a, b)))
-
-
-def _least(a: float, b: float) -> float:
-    """min(a, b) that keeps a NaN."""
-    return float(np.min((a, b)))
 
 
 class _Probe:

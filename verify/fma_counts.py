@@ -29,6 +29,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Int, Ints
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 
 CHECK = Check("fma_counts", claims=("FMA-4", "FMA-12"),
@@ -182,9 +183,9 @@ def _ratios(cells, ranks, max_exponent, pooled) -> dict:
         for rank in ranks:
             ratios = [fma_groups(n, r=r).stored_scores(rank, downsample_queries=pooled) / (3 * r * n + 6 * rank * n / r)
                       for n in sizes if r <= n]
-            limit_dev = max(limit_dev, abs(ratios[-1] - 1.0))
+            limit_dev = worst(limit_dev, abs(ratios[-1] - 1.0))
             out[(r, rank)] = np.array(ratios)
-    return dict(count_over_bound=out, max_count_over_linear_bound=max(float(np.max(v)) for v in out.values()),
+    return dict(count_over_bound=out, max_count_over_linear_bound=worst(float(np.max(v)) for v in out.values()),
                 count_over_limit_deviation_at_n_max=limit_dev)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Ints
+from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
 CHECK = Check("fma_hmatrix", claims=("FMA-7", "FMA-9"),
@@ -130,7 +131,7 @@ def _far_blocks(p: Params) -> dict:
             ref = eq4_reference(q, k, v, h, normalisation=norm, pik=pik, piv=piv)
             out = fma_attention(q, k, v, r=r, p=rank_p, normalisation=norm, weights=weights)
             scale = float(np.max(np.abs(ref)))
-            worst_recon = max(worst_recon, float(np.max(np.abs(a @ v - ref))) / scale,
+            worst_recon = worst(worst_recon, float(np.max(np.abs(a @ v - ref))) / scale,
                               float(np.max(np.abs(out - ref))) / scale)
             for lev in range(1, h.depth):
                 for m, cols in enumerate(h.group_members[lev - 1]):
@@ -180,14 +181,14 @@ def _exactness(n, r, d, seed) -> dict:
             ref = softmax_attention(q, k, v, causal=causal)
             for norm in exact:
                 out = fma_attention(q, k, v, r=cell, normalisation=norm, causal=causal)
-                exact[norm] = max(exact[norm], float(np.max(np.abs(out - ref))))
+                exact[norm] = worst(exact[norm], float(np.max(np.abs(out - ref))))
     rng = child_rng(seed, "fma9b-base-blocks")
     q, v = rng.standard_normal((2, 64, d))
     k = rng.standard_normal((8, d))[np.arange(64) // 8]
     base_blocks = float(np.max(np.abs(fma_attention(q, k, v, r=8, normalisation="joint")
                                         - softmax_attention(q, k, v))))
-    return dict(n16_r8_max_deviation=max(small[(16, norm)] for norm in ("per-level", "joint")),
-                n24_r8_joint_deviation=min(small[(24, "joint")], small[(32, "joint")]),
+    return dict(n16_r8_max_deviation=worst(small[(16, norm)] for norm in ("per-level", "joint")),
+                n24_r8_joint_deviation=least(small[(24, "joint")], small[(32, "joint")]),
                 joint_deviation_group_constant_keys=exact["joint"],
                 per_level_deviation_group_constant_keys=exact["per-level"],
                 joint_deviation_keys_constant_on_base_blocks_n64_r8=base_blocks)

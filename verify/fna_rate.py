@@ -23,6 +23,7 @@ from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Flag, Int, Ints, Real, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
 
@@ -264,7 +265,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 control = 0.0
                 for s in scales[p.n_scales - p.control_scales:]:
                     lam = stable_eigenvalues(alpha, float(s), modes, h_ratio=8.0)
-                    control = max(control, float(np.max(np.abs(lam / np.array(modes, dtype=float) ** alpha - 1))))
+                    control = worst(control, float(np.max(np.abs(lam / np.array(modes, dtype=float) ** alpha - 1))))
         grid_error = alpha * (1 + alpha) / (12 * p.h_ratio**2)
         rates[alpha] = AlphaRate(bias=bias, discretisation_max=float(np.max(np.abs(disc))),
                                  grid_error_over_smallest_bias=grid_error / float(np.min(np.abs(bias))),

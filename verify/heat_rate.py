@@ -102,7 +102,8 @@ def _optimal_eps(d, mode, lam_limit, rng, xp, test_points, repeats):
     for i in range(len(n_grid)):
         j = int(np.clip(np.argmin(err[i]), 2, len(eps_grid) - 3))
         c = np.polyfit(le[j - 2:j + 3], err[i, j - 2:j + 3], 2)
-        stars.append(float(np.exp(-c[1] / (2 * c[0]))) if c[0] > 0 else float(eps_grid[j]))
+        # a NaN error gives NaN coefficients: eps* is NaN then, not the grid point (c[0] > 0 is false for NaN)
+        stars.append(float(np.exp(-c[1] / (2 * c[0]))) if not c[0] <= 0 else float(eps_grid[j]))
     return np.asarray(n_grid, dtype=float), np.asarray(stars)
 
 

@@ -184,7 +184,12 @@ def _centres(edges, shift):
 
 
 def _bin_masses(weights, dist, edges):
-    """sum of ``weights`` over the pairs whose distance falls in each bin."""
+    """sum of ``weights`` over the pairs whose distance falls in each bin; all NaN when a weight is not finite.
+
+    (A NaN attention entry outside the window would otherwise never reach a bin: the law is not measured then.)
+    """
+    if not np.all(np.isfinite(weights)):
+        return np.full(len(edges) - 1, np.nan)
     mass, _ = np.histogram(dist.ravel(), bins=edges, weights=weights.ravel())
     return mass
 

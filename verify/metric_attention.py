@@ -22,6 +22,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Int, Real
+from verify.core.reduce import count_bad
 from verify.core.result import Recorder
 
 CHECK = Check("metric_attention", claims=("DRIFT-14",), devices=("cpu", "gpu"))
@@ -127,7 +128,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         dxy, dyz, dxz = dist(gx, gy), dist(gy, gz), dist(gx, gz)
         scale = float(to_numpy(xp.max(dxy + dyz)))
         slack = 64 * float(np.finfo(np.float64).eps) * scale
-        violations = int(to_numpy(xp.sum(xp.astype(dxz > dxy + dyz + slack, xp.int64))))
+        # a NaN distance (or slack) compares false: count_bad counts it as a violation, not as a pass
+        violations = count_bad(dxz, dxz <= dxy + dyz + slack)
         raw = xp.sqrt(xp.sum((pts[0, ...] - pts[1, ...]) ** 2, axis=1))
         expansion_min = float(to_numpy(xp.min(xp.sqrt(xp.sum((gx - gy) ** 2, axis=1)) / raw)))
         # nearest tokens: metric attention vs dot-product scores with a random Q^T K on the sphere
@@ -177,7 +179,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
               label=f"random triples (of {p.triples}) violate the triangle inequality for the {p.distance} distance")
     lip = q.residual_lipschitz_bound
     rec.info("residual_lipschitz_bound", lip)
-    if lip < 1:
+    if not lip >= 1:  # a NaN bound is asserted (and fails), never skipped
         rec.at_least("min_expansion_ratio", q.min_expansion_ratio, 1.0 - lip - 1e-12,
                      why="|g(x) - g(y)| >= (1 - Lip h)|x - y| holds exactly for a residual map; 1e-12 is round-off",
                      label="injectivity bound broken: min |g(x) - g(y)|/|x - y| < 1 - Lip(h)")

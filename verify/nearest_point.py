@@ -24,6 +24,7 @@ from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
 
@@ -107,11 +108,11 @@ def _example3(claim, dim, trials, candidates, seed):
         if printed is not None:
             if claim == "printed":
                 y_formula = printed
-            err_sym = max(err_sym, float(np.linalg.norm(y_bf - y_formula)))
+            err_sym = worst(err_sym, float(np.linalg.norm(y_bf - y_formula)))
             # the printed formula is the argmax of the linear function, i.e. -y_bf
-            printed_is_argmax = max(printed_is_argmax, float(np.linalg.norm(printed + y_bf)))
+            printed_is_argmax = worst(printed_is_argmax, float(np.linalg.norm(printed + y_bf)))
         else:
-            err_general = max(err_general, float(np.linalg.norm(y_bf - y_formula)))
+            err_general = worst(err_general, float(np.linalg.norm(y_bf - y_formula)))
     # sanity case Q = K = I: M = I, the minimiser is x itself (the printed formula, a = -1, P = I, gives -x)
     x = _unit(child_rng(seed, "identity").standard_normal(dim))
     y_id = _brute_force_min(-x, cand)

@@ -27,6 +27,7 @@ from manifolds.references.neural import additive_score_loop, mlp_cases, mlp_scor
 from spectral.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
+from verify.core.reduce import least as _least, worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 from verify.neural_rank import Activations
@@ -40,16 +41,6 @@ CHECK = Check("neural_equivalence", claims=("NEURAL-2", "NEURAL-3"),
 #: (2 d' + h) eps ~ 2e-14 at h = 64; measured <= 8.2e-16 (NEURAL-3) and 8.9e-15 (NEURAL-2) over seeds 0-9,
 #: and <= 2e-15 with every activation (exp and square scores reach 10^2).
 _SAME_FUNCTION_TOL = 1e-12
-
-
-def _worst(a, b) -> float:
-    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
-    return float(np.max((a, b)))
-
-
-def _least(a, b) -> float:
-    """min(a, b) that keeps a NaN."""
-    return float(np.min((a, b)))
 
 
 def _bilinear_double_sum(x, M, y):

@@ -32,6 +32,7 @@ from spectral.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int
+from verify.core.reduce import worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
@@ -125,11 +126,6 @@ def fit_additive_relu(q, k, target, *, hidden, max_iter, rng):
     res = minimize(model.loss, theta0, args=(q, k, tc, float(np.sum(tc * tc))), jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "maxfun": 2 * max_iter, "gtol": 1e-12, "ftol": 1e-15})
     return res.x, model, int(res.nit)
-
-
-def _worst(a, b) -> float:
-    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
-    return float(np.max((a, b)))
 
 
 @CHECK.parameters

@@ -56,6 +56,7 @@ from verify.core.check import Check, Context
 from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Options, Text
+from verify.core.reduce import worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
@@ -74,11 +75,6 @@ _ALGEBRA_TOL = 1e-12
 def Activations(default, doc):  # noqa: N802 - reads as a declaration, like Ints
     """A declared tuple of activation names from ACTIVATIONS (comma-separated on the command line)."""
     return Options(default, ACTIVATIONS, doc)
-
-
-def _worst(a, b) -> float:
-    """max(a, b) that keeps a NaN (Python's max drops a NaN that comes second)."""
-    return float(np.max((a, b)))
 
 
 @CHECK.parameters
@@ -187,7 +183,6 @@ def _algebra(act, q, k, mlp):
     F = np.exp(q @ u.T) * (w * np.exp(b))
     G = np.exp(pk)
     return F @ G.T + b_a
-
 
 
 def _memory_estimate(p):

@@ -40,6 +40,7 @@ from spectral.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
+from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
 CHECK = Check("pde_stability", claims=("PDE-2", "PDE-10", "PDE-14"),
@@ -128,6 +129,13 @@ def _rho(m: np.ndarray) -> float:
     return float(np.max(np.abs(np.linalg.eigvals(m))))
 
 
+def _sym_norm(m: np.ndarray) -> float:
+    """Spectral norm of the symmetric part of ``m``; NaN when ``m`` is not finite (eigvalsh would raise)."""
+    if not np.all(np.isfinite(m)):
+        return math.nan
+    return float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (m + m.T)))))
+
+
 def _bisect(radius, lo: float, hi: float, tol: float) -> float:
     """Largest x in [lo, hi] with radius(x) <= 1 + tol (radius increasing past the threshold)."""
     for _ in range(45):
@@ -160,7 +168,7 @@ def _limits(sizes) -> dict:
     from manifolds.references.pde import closed_form_limit, stencil_matrix
     from spectral import stability_limit
 
-    worst = 0.0
+    worst_rel = 0.0
     for T in sizes:
         for b in ("periodic", "neumann", "reflect", "dirichlet", "fixed"):
             if b == "fixed" and T < 5:
@@ -168,7 +176,7 @@ def _limits(sizes) -> dict:
             for axis in ("key", "both"):
                 for pde in ("diffusion", "wave"):
                     got = stability_limit(pde, T=T, boundary=b, axis=axis)
-                    worst = max(worst, abs(got / closed_form_limit(pde, T, b, axis) - 1.0))
+                    worst_rel = worst(worst_rel, abs(got / closed_form_limit(pde, T, b, axis) - 1.0))
 
     # bisection on the spectral radius of step matrices built token by token (small T: dense eig)
     worst_d, worst_w = 0.0, 0.0
@@ -178,18 +186,18 @@ def _limits(sizes) -> dict:
         r_star = _bisect(lambda r: _rho(eye + r * lap), 0.2, 0.8, 1e-11)
         nu_star = _bisect(lambda nu: _rho(np.block([[eye + nu * nu * lap, eye], [nu * nu * lap, eye]])),
                           0.5, 1.5, 1e-7)
-        worst_d = max(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary=b) - 1.0))
-        worst_w = max(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary=b) - 1.0))
+        worst_d = worst(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary=b) - 1.0))
+        worst_w = worst(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary=b) - 1.0))
     T = 6
     lap = stencil_matrix(T, "neumann")
     lap2 = np.kron(lap, np.eye(T)) + np.kron(np.eye(T), lap)
     eye2 = np.eye(T * T)
     r_star = _bisect(lambda r: _rho(eye2 + r * lap2), 0.1, 0.5, 1e-11)
-    worst_d = max(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary="neumann", axis="both") - 1))
+    worst_d = worst(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary="neumann", axis="both") - 1))
     nu_star = _bisect(lambda nu: _rho(np.block([[eye2 + nu * nu * lap2, eye2], [nu * nu * lap2, eye2]])),
                       0.3, 1.2, 1e-7)
-    worst_w = max(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary="neumann", axis="both") - 1))
-    return dict(limit_vs_closed_form=worst,
+    worst_w = worst(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary="neumann", axis="both") - 1))
+    return dict(limit_vs_closed_form=worst_rel,
                 limit_neumann_T8=stability_limit("diffusion", T=8, boundary="neumann"),
                 limit_neumann_T64=stability_limit("diffusion", T=64, boundary="neumann"),
                 limit_periodic_T63=stability_limit("diffusion", T=63, boundary="periodic"),
@@ -208,8 +216,8 @@ def _growth(T, steps, seed) -> dict:
         below = evolve_attention(a0, steps=steps, alpha=0.99 * lim, boundary=b, axis=axis).attention
         above = evolve_attention(a0, steps=steps, alpha=1.01 * lim, boundary=b, axis=axis,
                                  allow_unstable=True).attention
-        bounded = max(bounded, float(np.linalg.norm(below)) / norm0)
-        grown = min(grown, float(np.max(np.abs(above))) / float(np.max(np.abs(a0))))
+        bounded = worst(bounded, float(np.linalg.norm(below)) / norm0)
+        grown = least(grown, float(np.max(np.abs(above))) / float(np.max(np.abs(a0))))
 
     lim = stability_limit("wave", T=T, boundary="neumann")
     nu = 0.99 * lim
@@ -263,16 +271,16 @@ def _norms(T, n_max, c) -> dict:
                 # memory, so the evolution continues from the previous checkpoint
                 m = evolve_attention(m, steps=n - done, alpha=r, boundary=b, allow_unstable=True).attention
                 done = n
-                n2 = float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (m + m.T)))))
+                n2 = _sym_norm(m)
                 if not unstable:
-                    dev_2 = max(dev_2, abs(n2 - 1.0))
+                    dev_2 = worst(dev_2, abs(n2 - 1.0))
                     if r <= 0.5:
-                        dev_1 = max(dev_1, abs(float(np.abs(m).sum(axis=0).max()) - 1.0),
+                        dev_1 = worst(dev_1, abs(float(np.abs(m).sum(axis=0).max()) - 1.0),
                                     abs(float(np.abs(m).sum(axis=1).max()) - 1.0))
                 else:
                     expect = abs(1.0 - r * mu_max) ** n
-                    growth_err = max(growth_err, abs(n2 / expect - 1.0))
-                    min_growth = min(min_growth, n2 ** (1.0 / n))
+                    growth_err = worst(growth_err, abs(n2 / expect - 1.0))
+                    min_growth = least(min_growth, n2 ** (1.0 / n))
 
     # the NaN explanation: learned alpha in [0.02, 0.15] (Fig. 13), dt <= 3, N_t = 8 steps
     T8 = 128
@@ -280,7 +288,7 @@ def _norms(T, n_max, c) -> dict:
     for a in (0.02, 0.085, 0.15):
         for dt in (0.5, 1.0, 2.0, 3.0):
             m8 = evolve_attention(np.eye(T8), steps=8, dt=dt, alpha=a, boundary="neumann").attention
-            worst8 = max(worst8, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (m8 + m8.T))))))
+            worst8 = worst(worst8, _sym_norm(m8))
 
     # the wave's A -> A map: W_n with A_n = A_0 W_n^T; sup_n |W_n|_2 vs (1 - c^2 mu_max dt^2 / 4)^(-1/2)
     bound = 1.0 / math.sqrt(1.0 - c * c * laplacian_eigenvalues(T, "neumann").max() / 4.0)
@@ -289,7 +297,7 @@ def _norms(T, n_max, c) -> dict:
     for _ in range(n_max):  # one step at a time, continuing from the returned velocity
         res = evolve_attention(res.attention, pde="wave", steps=1, c=c, boundary="neumann", velocity=res.velocity)
         w = res.attention
-        sup = max(sup, float(np.max(np.abs(np.linalg.eigvalsh(0.5 * (w + w.T))))))
+        sup = worst(sup, _sym_norm(w))
     return dict(contraction_norm2_deviation=dev_2, contraction_norm1_inf_deviation=dev_1,
                 unstable_norm_vs_closed_form=growth_err, unstable_norm_growth_per_step=min_growth,
                 max_norm_8_steps_learned_alpha=worst8, wave_map_sup_norm=sup, wave_map_bound=bound)
@@ -311,7 +319,7 @@ def _scaling(lengths, alpha) -> dict:
         dt_tok.append(r1 * 1.0 ** 2 / a_n)           # token units: ds = 1
         dt_norm.append(rn * (1.0 / N) ** 2 / a_n)    # positions in [0, 1]: ds = 1/N
         length_tok.append(math.sqrt(2.0 * a_n * 1.0) / (1.0 / N))  # sqrt(2 alpha t) / ds at t = 1
-    return dict(r_limit_spacing_dependence=max(r_ds), r_limit_offset=max(abs(r - 0.5) for r in r_max),
+    return dict(r_limit_spacing_dependence=worst(r_ds), r_limit_offset=worst(abs(r - 0.5) for r in r_max),
                 dt_max_slope_token_units=fit_power_law(lengths, dt_tok).slope,
                 dt_max_slope_normalised=fit_power_law(lengths, dt_norm).slope,
                 diffusion_length_tokens_spread=(max(length_tok) - min(length_tok)) / min(length_tok),

@@ -18,6 +18,7 @@ import numpy as np
 from spectral.validation import child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Ints, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 
 CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"),
@@ -113,17 +114,17 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     logits = (qx[rows, :] @ kx.T) / tau
                     soft = _softmax_rows(logits, xp)
                     gauss = _gaussian_rows(pairwise_sq_distance(qx[rows, :], kx), width_factor * tau, xp)
-                    err = max(err, float(to_numpy(xp.max(xp.abs(soft - gauss)))))
+                    err = worst(err, float(to_numpy(xp.max(xp.abs(soft - gauss)))))
                     qm = qex[rows, :] @ mx.T
                     logits_e = (qm @ km.T) / tau
                     soft_e = _softmax_rows(logits_e, xp)
-                    logit_scale = max(logit_scale, float(to_numpy(xp.max(xp.abs(logits)))),
+                    logit_scale = worst(logit_scale, float(to_numpy(xp.max(xp.abs(logits)))),
                                       float(to_numpy(xp.max(xp.abs(logits_e)))))
                     gauss_e = _gaussian_rows(pairwise_sq_distance(qm, km), width_factor * tau, xp)
-                    err_e = max(err_e, float(to_numpy(xp.max(xp.abs(soft_e - gauss_e)))))
+                    err_e = worst(err_e, float(to_numpy(xp.max(xp.abs(soft_e - gauss_e)))))
                 per_case[(d, tau)] = (err, err_e)
-                worst_sphere = max(worst_sphere, err)
-                worst_ellipsoid = max(worst_ellipsoid, err_e)
+                worst_sphere = worst(worst_sphere, err)
+                worst_ellipsoid = worst(worst_ellipsoid, err_e)
     return Quantities(max_error_sphere=worst_sphere, max_error_ellipsoid=worst_ellipsoid, max_abs_logit=logit_scale,
                       case_errors=per_case)
 

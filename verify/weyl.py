@@ -568,7 +568,10 @@ def _markov_eigenvalues(xp, p, method: str, timed=None):
             # against 4 s for a dense eigvalsh; the matrix-free block solver never stores C
             tol = MATRIX_FREE_TOL if method == "matrix-free" else 0.0
             spec = markov_spectrum(C, k, method=method, rng=child_rng(p.seed, "lanczos"), tol=tol)
-    return np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1], spec.method
+    eta = np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1]
+    # a NaN has no place in the order (sorted first, it took eta_0's place and left the generator spectrum
+    # one eigenvalue off): every eigenvalue is NaN then, which no diffusion spectrum has
+    return (np.full_like(eta, np.nan) if np.isnan(eta).any() else eta), spec.method
 
 
 def _operator(x, p, man):

@@ -1,7 +1,9 @@
 """Every numeric parameter of spectral's public functions refuses a bool (``True`` is not 1) with an
-InputError naming the parameter (issue: ``alpha=True`` used to be taken as 1.0)."""
+InputError naming the parameter (issue: ``alpha=True`` used to be taken as 1.0), and every exported name is
+held to NaN and inf: refused naming the input, or carried into the result (issue: no false PASS)."""
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -130,3 +132,202 @@ def test_every_exported_function_with_numeric_options_is_covered():
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)
                  or n in ("ResidualMLP", "ScoreMLP", "KernelOperator", "SparseScores")}
     assert callables <= covered | without_numeric, sorted(callables - covered - without_numeric)
+
+
+# ------------------------------------------------------------------------------------- NaN and inf
+# A non-finite number never passes: every numeric input of an exported function is refused with an
+# InputError naming it, or (where the function is elementwise) comes back as NaN or inf in the result.
+
+def _with(a, value, at=(1, 0)):
+    out = np.array(a, dtype=float, copy=True)
+    out[at] = value
+    return out
+
+
+def _sym(a, value):
+    out = np.array(a, dtype=float, copy=True)
+    out[1, 2] = out[2, 1] = value
+    return out
+
+
+def _dist(a, b):
+    return np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
+
+
+Q = np.random.default_rng(0).standard_normal((32, 4))
+Q2 = np.random.default_rng(1).standard_normal((64, 4))
+MLP = spectral.ScoreMLP(2, 2, 3, rng=0)
+
+
+def _mlp_with(value):
+    mlp = spectral.ScoreMLP(2, 2, 3, rng=0)
+    mlp.W_h = _with(mlp.W_h, value, (0, 0))
+    return mlp
+
+#: (exported name, call taking the value, the parameter the InputError names)
+REFUSED = [
+    ("fna_kernel", lambda v: spectral.fna_kernel(_sym(D, v), alpha=1.2, scale=1.0, dim=1), "dist"),
+    ("fna_kernel", lambda v: spectral.fna_kernel(D, alpha=v, scale=1.0, dim=1), "alpha"),
+    ("fna_kernel", lambda v: spectral.fna_kernel(D, alpha=1.2, scale=v, dim=1), "scale"),
+    ("fna_kernel", lambda v: spectral.fna_kernel(D, alpha=1.2, scale=1.0, dim=v), "dim"),
+    ("fna_profile", lambda v: spectral.fna_profile(_with(D, v), alpha=1.2, dim=1), "z"),
+    ("fna_profile", lambda v: spectral.fna_profile(D, alpha=v, dim=1), "alpha"),
+    ("fna_time", lambda v: spectral.fna_time(v, 1.2), "scale"),
+    ("fna_time", lambda v: spectral.fna_time(1.0, v), "alpha"),
+    ("paper_kappa", lambda v: spectral.paper_kappa(v, 1.2), "d"),
+    ("paper_kappa", lambda v: spectral.paper_kappa(2, v), "alpha"),
+    ("matched_half_width_kappa", lambda v: spectral.matched_half_width_kappa(v, 2, 1.2), "kappa1"),
+    ("matched_half_width_kappa", lambda v: spectral.matched_half_width_kappa(1.0, v, 1.2), "d"),
+    ("matched_half_width_kappa", lambda v: spectral.matched_half_width_kappa(1.0, 2, v), "alpha1"),
+    ("heat_kernel", lambda v: spectral.heat_kernel(_sym(D, v), eps=1.0), "dist"),
+    ("heat_kernel", lambda v: spectral.heat_kernel(D, eps=v), "eps"),
+    ("heat_time", lambda v: spectral.heat_time(v), "eps"),
+    ("heat_kernel_sparse", lambda v: spectral.heat_kernel_sparse(_with(X, v), eps=1.0), "x"),
+    ("heat_kernel_sparse", lambda v: spectral.heat_kernel_sparse(X, eps=v), "eps"),
+    ("heat_kernel_sparse", lambda v: spectral.heat_kernel_sparse(X, eps=1.0, cutoff=v), "cutoff"),
+    ("dot_product_scores", lambda v: spectral.dot_product_scores(_with(X, v)), "x"),
+    ("dot_product_scores", lambda v: spectral.dot_product_scores(X, y=_with(X, v)), "y"),
+    ("dot_product_scores", lambda v: spectral.dot_product_scores(X, temperature=v), "temperature"),
+    ("ResidualMLP", lambda v: spectral.ResidualMLP(2, 3, gain=v), "gain"),
+    ("ResidualMLP", lambda v: spectral.ResidualMLP(2, 3, rng=0)(_with(X, v)), "x"),
+    ("metric_kernel", lambda v: spectral.metric_kernel(_with(X, v), lambda z: z, eps=1.0), "x"),
+    ("metric_kernel", lambda v: spectral.metric_kernel(X, lambda z: z, eps=1.0, y=_with(X, v)), "y"),
+    ("metric_kernel", lambda v: spectral.metric_kernel(X, lambda z: z, eps=v), "eps"),
+    ("metric_kernel", lambda v: spectral.metric_kernel(X, lambda z: _with(z, v), eps=1.0), "feature_map"),
+    ("ScoreMLP", lambda v: spectral.neural_scores(X, X, _mlp_with(v)), "W1"),  # W_h = [W1 | W2]
+    ("neural_scores", lambda v: spectral.neural_scores(_with(X, v), X, MLP), "q"),
+    ("neural_scores", lambda v: spectral.neural_scores(X, _with(X, v), MLP), "k"),
+    ("KernelOperator", lambda v: _op().__class__(_with(X, v), kernel=abs, distance=_dist).row_sums(), "x"),
+    ("KernelOperator", lambda v: _op().matmat(_with(np.ones((6, 1)), v)), "X"),
+    ("pairwise", lambda v: spectral.pairwise(_with(X, v), kernel=abs, distance=_dist), "x"),
+    ("anisotropic_normalize", lambda v: spectral.anisotropic_normalize(_sym(C, v), 0.5), "C"),
+    ("anisotropic_normalize", lambda v: spectral.anisotropic_normalize(C, v), "a"),
+    ("row_normalize", lambda v: spectral.row_normalize(_with(C, v)), "C"),
+    ("symmetric_conjugate", lambda v: spectral.symmetric_conjugate(_sym(C, v)), "C"),
+    ("count_components", lambda v: spectral.count_components(_sym(C, v)), "C"),
+    ("sinkhorn", lambda v: spectral.sinkhorn(_sym(C, v)), "C"),
+    ("sinkhorn", lambda v: spectral.sinkhorn(C, tol=v), "tol"),
+    ("markov_spectrum", lambda v: spectral.markov_spectrum(_sym(C, v), 2), "C"),
+    ("markov_spectrum", lambda v: spectral.markov_spectrum(C, 2, tol=v), "tol"),
+    ("circulant_spectrum", lambda v: spectral.circulant_spectrum(_with(np.array([2.0, 1.0, 1.0]), v, 1), 2),
+     "first_row"),
+    ("generator_eigenvalues", lambda v: spectral.generator_eigenvalues(_with(np.array([1.0, 0.5, 0.2]), v, 1), 1.0),
+     "eta"),
+    ("generator_eigenvalues", lambda v: spectral.generator_eigenvalues(np.array([0.5]), v), "t"),
+    ("diffusion_map", lambda v: spectral.diffusion_map(_sym(C, v), n_components=2), "C"),
+    ("diffusion_map", lambda v: spectral.diffusion_map(C, n_components=2, a=v), "a"),
+    ("diffusion_map", lambda v: spectral.diffusion_map(C, n_components=2, tau=v), "tau"),
+    ("diffusion_map", lambda v: spectral.diffusion_map(C, n_components=2, tol=v), "tol"),
+    ("DiffusionMap", lambda v: spectral.diffusion_map(C, n_components=2).transition_matrix(v), "tau"),
+    ("DiffusionMap", lambda v: spectral.diffusion_map(C, n_components=2).transform(_with(C[:2], v, (0, 1))),
+     "scores"),
+    ("diffusion_distance", lambda v: spectral.diffusion_distance(_with(A, v), 1), "A"),
+    ("diffusion_distance", lambda v: spectral.diffusion_distance(A, v), "tau"),
+    ("heat_markov", lambda v: spectral.heat_markov(_with(X, v), eps=1.0), "x"),
+    ("heat_markov", lambda v: spectral.heat_markov(X, eps=v), "eps"),
+    ("heat_markov", lambda v: spectral.heat_markov(X, eps=1.0, a=v), "a"),
+    ("heat_markov", lambda v: spectral.heat_markov(X, eps=1.0, cutoff=v), "cutoff"),
+    ("truncation_bound", lambda v: spectral.truncation_bound(_with(np.ones(6), v, 1), np.ones(6), 6, cutoff=6.0),
+     "nnz_per_row"),
+    ("truncation_bound", lambda v: spectral.truncation_bound(np.ones(6), _with(np.ones(6), v, 1), 6, cutoff=6.0),
+     "kept_mass"),
+    ("truncation_bound", lambda v: spectral.truncation_bound(np.ones(6), np.ones(6), 6, cutoff=v), "cutoff"),
+    ("suggest_scale", lambda v: spectral.suggest_scale(_sym(D, v)), "dist"),
+    ("suggest_scale", lambda v: spectral.suggest_scale(D, per_decade=v), "per_decade"),
+    ("max_slope_bandwidth", lambda v: spectral.max_slope_bandwidth(_sym(D, v)), "dist"),
+    ("knn_distances", lambda v: spectral.knn_distances(_with(X, v), k=2), "x"),
+    ("knn_kernel", lambda v: spectral.knn_kernel(_with(X, v), k=2, eps=1.0), "x"),
+    ("knn_kernel", lambda v: spectral.knn_kernel(X, k=2, eps=v), "eps"),
+    ("dense_bytes", lambda v: spectral.dense_bytes(v), "n"),
+    ("check_dense_memory", lambda v: spectral.check_dense_memory(10, copies=v), "copies"),
+    ("check_memory", lambda v: spectral.check_memory(v, what="x"), "needed"),
+    ("check_memory", lambda v: spectral.check_memory(10, what="x", max_bytes=v), "max_bytes"),
+    ("format_bytes", lambda v: spectral.format_bytes(v), "nbytes"),
+    ("check_pairwise_memory", lambda v: spectral.check_pairwise_memory(10, 10, bytes_per_pair=v, what="x"),
+     "bytes_per_pair"),
+    ("block_eigsh", lambda v: spectral.block_eigsh(lambda Z: _with(C @ Z, v), 6, 2, like=C), "apply"),
+    ("block_eigsh", lambda v: spectral.block_eigsh(lambda Z: C @ Z, 6, 2, like=C, tol=v), "tol"),
+    ("block_workspace_bytes", lambda v: spectral.block_workspace_bytes(10, 2, itemsize=v), "itemsize"),
+    ("stability_limit", lambda v: spectral.stability_limit("diffusion", T=8, boundary="neumann", ds=v), "ds"),
+    ("laplacian_matrix", lambda v: spectral.laplacian_matrix(8, boundary="neumann", ds=v), "ds"),
+    ("evolve_attention", lambda v: spectral.evolve_attention(_with(A, v), steps=2), "A0"),
+    ("evolve_attention", lambda v: spectral.evolve_attention(A, steps=2, dt=v), "dt"),
+    ("evolve_attention", lambda v: spectral.evolve_attention(A, steps=2, alpha=v), "alpha"),
+    ("evolve_attention", lambda v: spectral.evolve_attention(A, pde="wave", steps=2, c=v), "c"),
+    ("evolve_attention", lambda v: spectral.evolve_attention(A, steps=2, beta=v), "beta"),
+    ("FactoredAttention", lambda v: spectral.evolve_attention(spectral.FactoredAttention(_with(X, v), X), steps=2),
+     "A0.query"),
+    ("fma_attention", lambda v: spectral.fma_attention(_with(Q, v), Q, Q, r=4), "q"),
+    ("fma_attention", lambda v: spectral.fma_attention(Q, _with(Q, v), Q, r=4), "k"),
+    ("fma_attention", lambda v: spectral.fma_attention(Q, Q, _with(Q, v), r=4), "v"),
+    ("fma_attention", lambda v: spectral.fma_attention(Q, Q, Q, r=4, p=1, weights=[
+        (_with(np.ones((1, 4)), v, (0, 1)), np.ones((1, 4))), (np.ones((1, 8)), np.ones((1, 8)))]), "weights"),
+    ("fma_matrix", lambda v: spectral.fma_matrix(_with(Q, v), Q, r=4), "q"),
+    ("fma_attention_2d", lambda v: spectral.fma_attention_2d(_with(Q2, v), Q2, Q2, r=2), "q"),
+    ("fma_matrix_2d", lambda v: spectral.fma_matrix_2d(Q2, _with(Q2, v), r=2), "k"),
+    ("fma_groups", lambda v: spectral.fma_groups(v, r=4), "n"),
+    ("fma_groups_2d", lambda v: spectral.fma_groups_2d(8, r=v), "r"),
+    ("fma_levels", lambda v: spectral.fma_levels(32, r=v), "r"),
+    ("fma_levels_2d", lambda v: spectral.fma_levels_2d(v, r=2), "width"),
+    ("fma_depth", lambda v: spectral.fma_depth(32, r=v), "r"),
+    ("FMAGroups", lambda v: spectral.fma_groups(32, r=4).stored_scores(v), "p"),
+]
+
+#: (exported name, call taking the value): elementwise, the NaN or inf comes back in the result
+PROPAGATED = [
+    ("HeatMarkov", lambda v: spectral.heat_markov(X, eps=1.0).apply(_with(np.ones(6), v, 1))),
+    ("KernelOperator", lambda v: spectral.KernelOperator(X, kernel=lambda d: _with(np.exp(-d), v),
+                                                         distance=_dist).row_sums()),
+    ("FactoredAttention", lambda v: spectral.FactoredAttention(_with(X, v), X).row_sums()),
+]
+
+#: exported names with no numeric input of their own (errors, warnings, results the library builds,
+#: device queries); SparseScores refuses non-finite entries of the matrix it wraps
+WITHOUT_NUMERIC_INPUT = {"DenseMemoryError", "DisconnectedGraphError", "DisconnectedGraphWarning", "BlockEigenResult",
+                         "GeneratorEigenvalues", "PDEEvolution", "ScaleSuggestion", "SinkhornResult", "Spectrum",
+                         "AttentionFlow", "TokenClusters",
+                         "available_memory_bytes", "device_memory_bytes", "memory_device", "memory_label"}
+
+
+def _sparse(value):
+    import scipy.sparse as sparse
+
+    m = sparse.csr_matrix(C)
+    m.data[3] = value
+    return spectral.SparseScores(m, symmetric=True)
+
+
+REFUSED.append(("SparseScores", _sparse, "matrix"))
+
+# the self-attention dynamics (SA paper): tokens on the sphere, refused when not finite
+_TOKENS = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.6, 0.8, 0.0]])
+REFUSED += [
+    ("attention_flow", lambda v: spectral.attention_flow(_with(_TOKENS, v), beta=1.0, times=[0.5]), "X0"),
+    ("attention_flow", lambda v: spectral.attention_flow(_TOKENS, beta=v, times=[0.5]), "beta"),
+    ("attention_velocity", lambda v: spectral.attention_velocity(_with(_TOKENS, v), beta=1.0), "X"),
+    ("attention_energy", lambda v: spectral.attention_energy(_with(_TOKENS, v), beta=1.0), "X"),
+    ("cluster_tokens", lambda v: spectral.cluster_tokens(_with(_TOKENS, v), tol=0.1), "X"),
+]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("fn, call, name", REFUSED, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name) in enumerate(REFUSED)])
+def test_non_finite_input_refused(fn, call, name, value):
+    with pytest.raises(InputError) as info:
+        call(value)
+    text = str(info.value)
+    assert re.search(rf"(^|\W){re.escape(name)}\W", text), text  # names the input
+    assert re.search(r"finite|NaN|got (nan|inf)", text), text  # and says why
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("fn, call", PROPAGATED, ids=[f"{i}-{fn}" for i, (fn, _) in enumerate(PROPAGATED)])
+def test_non_finite_input_propagated(fn, call, value):
+    assert not np.all(np.isfinite(np.asarray(call(value))))
+
+
+def test_every_exported_name_is_held_to_nan_and_inf():
+    held = {fn for fn, *_ in REFUSED} | {fn for fn, _ in PROPAGATED}
+    assert held <= set(spectral.__all__), sorted(held - set(spectral.__all__))
+    missing = set(spectral.__all__) - held - WITHOUT_NUMERIC_INPUT
+    assert not missing, sorted(missing)

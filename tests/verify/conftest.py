@@ -66,3 +66,67 @@ def command_options():
         return {opt for action in parser._actions for opt in action.option_strings}
 
     return options
+
+
+def _poisoned(out, value, at, field):
+    """``out`` with the entry at flat index ``at`` of its array (or of ``out.<field>``) set to ``value``."""
+    import dataclasses
+
+    import numpy as np
+
+    if field is not None:
+        inner = _poisoned(getattr(out, field), value, at, None)
+        if dataclasses.is_dataclass(out):
+            return dataclasses.replace(out, **{field: inner})
+        if hasattr(out, "_replace"):  # a named tuple
+            return out._replace(**{field: inner})
+        setattr(out, field, inner)
+        return out
+    if isinstance(out, (float, np.floating)) or (isinstance(out, np.ndarray) and out.ndim == 0):
+        return type(out)(value) if isinstance(out, (float, np.floating)) else np.asarray(value, dtype=out.dtype)
+    arr = np.array(out, dtype=np.result_type(np.asarray(out).dtype, np.float64), copy=True)
+    arr.reshape(-1)[at] = value
+    return arr
+
+
+@pytest.fixture
+def inject_nan(monkeypatch):
+    """``inject_nan("package.module.function", at=-1, call=None, field=None, value=nan)``: one NaN in its result.
+
+    The function the check measures is wrapped so that what it returns has the entry at flat index
+    ``at`` replaced by ``value`` (NaN unless told): the returned array, a returned float, or the array
+    in the attribute ``field`` of a returned object (a dataclass or named tuple is rebuilt). With
+    ``call`` (0-based) only that call is poisoned: a later call puts the NaN after finite values,
+    where Python's ``max`` drops it. Patch the name where the check looks it up (a function imported
+    inside ``measure`` is looked up in its package); ``target`` may name a method
+    (``"spectral.metric.ResidualMLP.__call__"``). Returns the list of the poisoned calls' indices,
+    to assert that the NaN was produced.
+    """
+    import importlib
+
+    def patch(target, *, at=-1, call=None, field=None, value=float("nan")):
+        parts = target.split(".")
+        for cut in range(len(parts) - 1, 0, -1):  # the longest importable prefix, then attributes (a class's method)
+            try:
+                owner = importlib.import_module(".".join(parts[:cut]))
+                break
+            except ImportError:
+                continue
+        for attr in parts[cut:-1]:
+            owner = getattr(owner, attr)
+        name = parts[-1]
+        real = getattr(owner, name)
+        count, poisoned = [0], []
+
+        def wrapped(*args, **kwargs):
+            out = real(*args, **kwargs)
+            i, count[0] = count[0], count[0] + 1
+            if call is None or i == call:
+                poisoned.append(i)
+                return _poisoned(out, value, at, field)
+            return out
+
+        monkeypatch.setattr(owner, name, wrapped)
+        return poisoned
+
+    return patch

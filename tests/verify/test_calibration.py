@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 
 import pytest
 
@@ -110,3 +111,22 @@ def test_calibrate_command_reports_drift_and_exits_by_the_worst(capsys, tmp_path
     assert calibrate.main(["no_such_check", "--quiet"]) == 2
     assert calibrate.main(["sphere_softmax", "--quiet"]) == 2  # a check without a table says so
     assert "has no calibration table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("values", [(0.2, math.nan), (math.nan, 0.2), (0.2, math.nan, 0.3)])
+@pytest.mark.parametrize("sense, tolerance", [("at_most", 1.0), ("at_least", 0.1), ("within", (0.0, 1.0))])
+def test_a_nan_measured_value_is_the_worst(values, sense, tolerance):
+    # Python's max and min pass over a NaN that is not first: the table showed a finite worst value
+    from verify import calibrate
+    from verify.core.result import Record
+
+    class Result:
+        def __init__(self, value):
+            self.rec = Record("x", value, sense, tolerance=tolerance)
+
+        def record(self, name):
+            return self.rec
+
+    row = Tolerance("x", tolerance, why="w", measured=0.5 if sense != "within" else None)
+    got = calibrate._row(row, [Result(v) for v in values], {}, 0.25)
+    assert math.isnan(got.worst) and got.failed == 1 and got.status == "EXCEEDS"

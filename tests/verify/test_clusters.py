@@ -180,3 +180,39 @@ def test_matrix_free_refusal_when_nothing_fits(available_memory):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, failed", [
+    # the heat kernel's spectrum: np.sort puts a NaN first (as eta_1), out of every gap ratio
+    (0, {"min_gap_ratio", "largest_gap_at_K"}),
+    # the two-stage collapse's spectrum: a NaN shifted eta_4 to another eigenvalue (or stopped the run)
+    (2, {"within_between_spread"}),
+    # the decay's spectrum: |eta_2| and the fit window's start
+    (3, {"decay_rate_relative_error"}),
+])
+def test_a_nan_eigenvalue_fails(inject_nan, call, failed):
+    poisoned = inject_nan("spectral.markov_spectrum", call=call, field="eigenvalues", at=5)
+    p = CHECK.params(method="matrix-free", **{**SMALL, "cluster_counts": (2,)})
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert set(_failed(res)) == failed
+
+
+def test_a_nan_residual_fails(free, monkeypatch):
+    # the last S h of the decay part (K = 2, Delta = 3) is NaN (earlier, the next product refuses it): the
+    # NaN residual left the fit window (res > 1e-12 res_0 is false for NaN), the rate came from the others
+    p, q = free
+    product, calls = check._MarkovProduct.__matmul__, [0]
+
+    def poisoned(self, h):
+        out = product(self, h)
+        calls[0] += 1
+        if calls[0] == q.stage_steps + 400:
+            out = out.copy()
+            out[3] = np.nan
+        return out
+
+    monkeypatch.setattr(check._MarkovProduct, "__matmul__", poisoned)
+    p = CHECK.params(method="matrix-free", **{**SMALL, "cluster_counts": (2,)})
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert np.isnan(res.quantities.residuals[-1]) and _failed(res) == ["decay_rate_relative_error"]

@@ -119,3 +119,13 @@ def test_unresolved_settings_are_refused(kwargs, match):
 def test_concentrated_density_passes_when_resolved():
     res = check.run(kappa=3.0, n=20000)
     assert res.passed, res.failures
+
+
+def test_a_nan_density_value_fails(small, inject_nan):
+    # p(x_i) on the quantile grid (manifolds.VonMises.pdf) NaN at one point: its bin's mean was NaN and
+    # the profile kept only the finite bins, so the deviation came from the others
+    p, _ = small
+    poisoned = inject_nan("manifolds.densities.VonMises.pdf", call=1, at=100)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [1]
+    assert [r.name for r in res.records if r.passed is False] == ["stationary_profile_deviation"]

@@ -109,3 +109,17 @@ def test_json_round_trip_gives_typed_quantities(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, at, failed", [
+    # draw 4, alpha = 2: a NaN on the diagonal (an intra-cluster pair) was neither an edge nor inter-cluster mass
+    (9, 0, {"frac_draws_mass_alpha_gt_2"}),
+    # draw 4, alpha = 1.2: a NaN inter-cluster weight was not counted as an edge
+    (8, 1, {"inter_edges_fraction_alpha1.2", "frac_draws_mass_alpha_gt_2"}),
+])
+def test_a_nan_attention_fails(inject_nan, call, at, failed):
+    poisoned = inject_nan("spectral.row_normalize", call=call, at=at)
+    p = CHECK.params(draws=10)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed

@@ -84,3 +84,15 @@ def test_json_round_trip_gives_typed_quantities(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+def test_a_nan_count_fails(small, inject_nan):
+    # FMAGroups.stored_scores NaN for r = 16, p = 4 at the largest n (after the finite p = 1 ratios): Python's
+    # max kept the earlier ones
+    p, q = small
+    poisoned = inject_nan("spectral.fma.FMAGroups.stored_scores", call=9)
+    ratios = check._ratios(p.count_cells, p.ranks, p.max_exponent, p.scheme == "linear")
+    res = CHECK.assess(dataclasses.replace(q, **ratios), p)  # measure() runs this part among others
+    assert poisoned == [9]
+    assert {r.name for r in res.records if r.passed is False} == {"max_count_over_linear_bound",
+                                                                  "count_over_limit_deviation_at_n_max"}

@@ -94,3 +94,18 @@ def test_json_round_trip_gives_typed_quantities(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, part, failed", [
+    (3, "far_blocks", {"max_relative_reconstruction_error"}),   # p = 2, joint (after finite errors)
+    (1, "exactness", {"n16_r8_max_deviation"}),                # m = 16, joint
+    (5, "exactness", {"n24_r8_joint_deviation"}),              # m = 32, joint: min(x, nan) kept x
+    (11, "exactness", {"joint_deviation_group_constant_keys"}),  # (100, 5), not causal, joint
+])
+def test_a_nan_from_fma_attention_fails(small, inject_nan, call, part, failed):
+    p, q = small
+    poisoned = inject_nan("spectral.fma_attention", call=call, at=7)
+    parts = {"far_blocks": lambda: check._far_blocks(p), "exactness": lambda: check._exactness(p.n, p.r, p.d, p.seed)}
+    res = CHECK.assess(dataclasses.replace(q, **parts[part]()), p)  # measure() runs these parts in turn
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed

@@ -95,3 +95,13 @@ def test_cli(capsys):
     capsys.readouterr()
     assert check.main(["--lengths", "8", "--cells", "9"]) == 2
     assert "cells" in capsys.readouterr().err
+
+
+def test_a_nan_causal_output_fails(small, inject_nan):
+    # fma_attention's output with later tokens replaced (cut 7, joint, p = 2) NaN after a finite per-level
+    # difference: Python's max kept 0.0
+    p, q = small
+    poisoned = inject_nan("spectral.fma_attention", call=5, at=0)
+    res = CHECK.assess(dataclasses.replace(q, **check._causal(p.seed)), p)  # measure() runs this part last
+    assert poisoned == [5]
+    assert [r.name for r in res.records if r.passed is False] == ["causal_future_influence"]

@@ -165,3 +165,13 @@ def test_full_ladder_passes():
     r = fna_rate.run(full=True)
     assert r.passed, r.failures
     assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
+
+
+def test_a_nan_control_eigenvalue_fails(inject_nan):
+    # circulant_spectrum NaN at the second (last) control scale, after a finite first one: Python's max kept it
+    # eigenvalue 3 is frequency k = 2 (frequencies 0, 1, 1, 2, 2, ...)
+    poisoned = inject_nan("spectral.circulant_spectrum", call=5, field="eigenvalues", at=3)
+    p = CHECK.params(**CHEAP)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [5]
+    assert _failed(res) == {"stable_control_bias_a1.8"}

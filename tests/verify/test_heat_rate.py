@@ -108,3 +108,17 @@ def test_optimal_eps_exponent():
     assert res.passed, res.failures
     assert res.record("S1_optimal_eps_slope").deciding and res.record("S2_optimal_eps_slope").deciding
     assert res.quantities.manifolds[1].optimal_eps.shape[0] == 2
+
+
+def test_a_nan_error_gives_a_nan_optimal_eps(monkeypatch):
+    # --full: eps* from a parabola through the total error around its minimum; a NaN error gives NaN
+    # coefficients, and "c[0] > 0 else the grid point" replaced the NaN by a finite eps* (the fit then passed)
+    def errors(rng, xt, ft, d, mode, n_grid, eps_grid, repeats, xp, *, target):
+        le = np.log(eps_grid)
+        sq = np.exp(2 * (le - le[8]) ** 2)[None, :] * np.ones((len(n_grid), 1)) * (repeats * 4)
+        sq[2, 8] = np.nan  # one sample size's error at the minimum
+        return sq
+
+    monkeypatch.setattr(check, "_squared_errors", errors)
+    n, stars = check._optimal_eps(1, 2, -2.0, np.random.default_rng(0), np, 4, 5)
+    assert np.isnan(stars[2]) and np.allclose(np.delete(stars, 2), np.geomspace(0.005, 0.5, 16)[8])

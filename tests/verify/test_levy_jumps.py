@@ -155,3 +155,15 @@ def test_dense_refusal_names_the_matrix_free_path_and_real_options(available_mem
     with pytest.raises(DenseMemoryError, match=r"matrix-free .* even --jumps 0 does not fit now$"):
         lj.run(method="matrix-free")
 
+
+
+@pytest.mark.parametrize("method", ["dense", "matrix-free"])
+def test_a_nan_attention_entry_fails(inject_nan, method):
+    # row_normalize NaN at (0, 400): the distance pi (> r_max = 3) falls in no bin of the window, so the
+    # histogram dropped it (a NaN below the window spreads through its cumulative sums) and the alpha = 2 window
+    # mass stayed 0
+    poisoned = inject_nan("spectral.row_normalize", call=0, at=400)
+    p = CHECK.params(**CHEAP, alphas=(2.0,), method=method)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [0]
+    assert [r.name for r in res.records if r.passed is False] == ["circle_window_mass_a2"]

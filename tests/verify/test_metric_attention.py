@@ -116,3 +116,19 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("target, call, name", [
+    # g(z) of the third point set: one NaN distance made the slack NaN and every comparison false (0 violations)
+    ("spectral.metric.ResidualMLP.__call__", 2, "triangle_violations"),
+    # g of the tokens: a NaN distance row is not its own nearest point
+    ("spectral.metric.ResidualMLP.__call__", 3, "metric_not_self_fraction"),
+    # a NaN Lipschitz bound is not ">= 1" (injectivity then went unasserted): the bound is asserted and fails
+    ("spectral.metric.ResidualMLP.residual_lipschitz_bound", 0, "min_expansion_ratio"),
+])
+def test_a_nan_from_the_toolkit_fails(inject_nan, target, call, name):
+    poisoned = inject_nan(target, call=call, at=5)
+    p = CHECK.params(triples=200)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [name]

@@ -220,3 +220,23 @@ def test_full_protocol_passes():
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+def test_a_nan_gap_fails(small, inject_nan):
+    # graphs.spectral_gap NaN for FNA under equal kappa (n = 32, second token set): "NaN > gap LA" is false, which
+    # lowered the fraction and passed the reversal's at_most
+    p, q = small
+    poisoned = inject_nan("graphs.spectral_gap", call=10, field="gap")
+    graphs, _ = check._graphs(p)
+    res = CHECK.assess(dataclasses.replace(q, graphs=graphs), p)  # measure() runs this part first
+    assert poisoned == [10]
+    assert [r.name for r in res.records if r.passed is False] == ["frac_gap_fna_gt_local_equal_gaussian_d8"]
+
+
+def test_a_nan_profile_value_fails(small, inject_nan):
+    # fna_profile NaN at the second dimension, after a finite first one: Python's max kept the first
+    p, q = small
+    poisoned = inject_nan("spectral.fna_profile", call=1)
+    res = CHECK.assess(dataclasses.replace(q, fna16_identity_error=check._identity_error(p.alpha, (8, 32))), p)
+    assert poisoned == [1]
+    assert [r.name for r in res.records if r.passed is False] == ["fna16_identity_error"]

@@ -99,3 +99,17 @@ def test_json_round_trip_gives_typed_quantities(fast):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         CHECK.params(**kwargs)
+
+
+@pytest.mark.parametrize("call, name", [(2, "example3_symmetric"), (3, "example3_general"),
+                                        (6, "example3_identity_case")])
+def test_a_nan_minimiser_fails(fast, inject_nan, call, name):
+    # trial 2 (symmetric) and 3 (general) come after finite distances: max(err, nan) kept err
+    p, q = fast
+    poisoned = inject_nan("verify.nearest_point._brute_force_min", call=call, at=0)
+    err_sym, err_general, sanity, argmax = check._example3(p.claim, p.dim, p.trials, p.candidates, p.seed)
+    q = dataclasses.replace(q, example3_symmetric=err_sym, example3_general=err_general,
+                            example3_identity_case=sanity, printed_minus_argmax=argmax)
+    res = CHECK.assess(q, p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [name]

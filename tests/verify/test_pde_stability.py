@@ -86,3 +86,26 @@ def test_nan_never_passes(fast):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("target, call, part, failed", [
+    # a NaN limit after finite ones (Python's max(worst, nan) kept worst): the closed forms, then a bisection
+    ("spectral.stability_limit", 3, "limits", {"limit_vs_closed_form_max_relative_error"}),
+    ("spectral.stability_limit", 43, "limits", {"wave_limit_vs_bisection"}),
+    # evolve_attention: a NaN below the limit (neumann), a NaN above it (min(grown, nan) kept grown)
+    ("spectral.evolve_attention", 2, "growth", {"diffusion_growth_below_limit"}),
+    ("spectral.evolve_attention", 3, "growth", {"diffusion_growth_above_limit"}),
+    # the refinement's norms: the last checkpoint of r = 0.1 (stable) and of r = 0.55 (unstable), periodic
+    ("spectral.evolve_attention", 13, "norms", {"contraction_norm2_deviation", "contraction_norm1_inf_deviation"}),
+    ("spectral.evolve_attention", 48, "norms", {"unstable_norm_vs_closed_form", "unstable_norm_growth_per_step"}),
+])
+def test_a_nan_from_the_toolkit_fails(fast, inject_nan, target, call, part, failed):
+    p, q = fast
+    field = "attention" if target.endswith("evolve_attention") else None
+    poisoned = inject_nan(target, call=call, field=field, at=5)
+    parts = {"limits": lambda: check._limits(p.sizes),
+             "growth": lambda: check._growth(p.growth_size, p.growth_steps, p.seed),
+             "norms": lambda: check._norms(p.norm_size, p.norm_steps, p.c)}
+    res = CHECK.assess(dataclasses.replace(q, **parts[part]()), p)  # measure() runs these parts in turn
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed

@@ -92,3 +92,15 @@ def test_memory_stays_near_n_squared():
         tracemalloc.stop()
     assert CHECK.assess(q, p).passed
     assert peak < 120e6, peak
+
+
+@pytest.mark.parametrize("call", [0, 3])  # the first comparison, and one after finite errors were kept
+def test_a_nan_distance_fails(inject_nan, call):
+    # one NaN squared distance (the toolkit's manifolds.pairwise_sq_distance) gives a NaN error in that row
+    # block: the worst error must keep it (Python's max(0.0, nan) is 0.0) and fail the sphere record
+    poisoned = inject_nan("manifolds.pairwise_sq_distance", call=call)
+    p = CHECK.params(n=16, dims=(3,))
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    bad = [r.name for r in res.records if r.passed is False]
+    assert bad == (["max_error_sphere"] if call % 2 == 0 else ["max_error_ellipsoid"]), bad

@@ -637,3 +637,13 @@ def test_refusals_name_real_options(available_memory, command_options, capsys, a
 def test_bad_input(kwargs, word):
     with pytest.raises(InputError, match=word):
         weyl.run(**kwargs)
+
+
+@pytest.mark.parametrize("method, target", [("circulant", "spectral.circulant_spectrum"),
+                                            ("dense", "spectral.markov_spectrum")])
+def test_a_nan_eigenvalue_fails(inject_nan, method, target):
+    # a NaN Markov eigenvalue sorted first, in eta_0's place: the generator spectrum was read one eigenvalue off
+    poisoned = inject_nan(target, field="eigenvalues", at=7)
+    r = _run(alpha=1.2, n=200, method=method)
+    assert poisoned == [0]
+    assert _failed(r) == {"diffusion_spectrum"} and "min eta = nan" in r.failures[0]

@@ -10,6 +10,7 @@
 * :mod:`verify.core.claims` the claims ledger, :mod:`verify.core.claims_doc` its documents,
   :mod:`verify.core.api_doc` the API reference (docs/api.md);
 * :mod:`verify.core.memory` memory first in the checks, :mod:`verify.core.fits` power-law fits,
+  :mod:`verify.core.reduce` reductions that keep a NaN (``worst``, ``least``, ``count_bad``),
   :mod:`verify.core.provenance` versions, :mod:`verify.core.threads` BLAS threads.
 
 The checks themselves are the modules ``verify.<name>`` (``python -m verify.<name>``).
