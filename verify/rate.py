@@ -88,17 +88,28 @@ def load_function(name: str):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> RateQuantities:
     """The user's error at every size and repeat; an exception it raises becomes one line naming it."""
-    fn = load_function(p.error)
+    from verify.core.implementation import ImplementationError
+
+    try:
+        fn = load_function(p.error)
+    except InputError as exc:  # the user's module: one line naming it (exit 2)
+        raise ImplementationError(str(exc)) from None
     random = takes_rng(fn)
 
     def guarded(n, *rng):
         try:
             return fn(n, *rng)
         except Exception as exc:  # noqa: BLE001 - the user's function: one line naming it (exit 2)
-            raise InputError(f"error function {p.error} raised {type(exc).__name__} at n = {n}: {exc}") from None
+            raise ImplementationError(f"error function {p.error} raised {type(exc).__name__} at n = {n}: "
+                                      f"{exc}") from None
 
     with ctx.timed("errors"):
-        return measure_rate(guarded, p.sizes, repeats=p.repeats, seed=p.seed, random=random, label=p.error)
+        try:
+            return measure_rate(guarded, p.sizes, repeats=p.repeats, seed=p.seed, random=random, label=p.error)
+        except ImplementationError:
+            raise
+        except InputError as exc:  # what the user's function returned is not an error value: exit 2
+            raise ImplementationError(str(exc)) from None
 
 
 @CHECK.assertions

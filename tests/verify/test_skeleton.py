@@ -185,3 +185,47 @@ def test_typed_quantities_survive_json():
 
     result = CheckResult.from_json(TOY.assess(q, p).to_json())
     assert type(result.quantities) is ToyQuantities
+
+
+STOPS = Check("skeleton_stops", claims=())
+
+
+@STOPS.parameters
+class StopParams:
+    mode: str = Choice("nan", ("nan", "user", "fine"), "What the measurement meets")
+
+
+@dataclasses.dataclass(frozen=True)
+class StopQuantities:
+    x: float
+
+
+@STOPS.measurement
+def stop_measure(p: StopParams, ctx) -> StopQuantities:
+    from spectral.validation import check_real
+    from verify.core.implementation import ImplementationError
+
+    if p.mode == "user":
+        raise ImplementationError("implementation 'mymod:f' raised ValueError: no")
+    # a toolkit routine refusing a value the measurement produced (here a NaN)
+    return StopQuantities(check_real("x", float("nan") if p.mode == "nan" else 1.0))
+
+
+@STOPS.assertions
+def stop_assess(q: StopQuantities, p: StopParams, rec) -> str:
+    rec.close("x", q.x, 1.0, atol=1e-12, why="exact")
+    return "x is 1"
+
+
+def test_a_measurement_a_toolkit_routine_stops_fails_and_says_why(capsys):
+    res = STOPS.run()
+    assert not res.passed and [r.name for r in res.records] == ["measurement_completed"]
+    assert "the measurement stopped: x must be a finite real number" in res.final_line()
+    assert STOPS.main(["--quiet"]) == 1  # a failed check, not bad input
+    assert STOPS.run(mode="fine").passed
+    from verify.core.implementation import ImplementationError
+
+    with pytest.raises(ImplementationError, match="mymod:f"):  # the user's code failing stays exit 2
+        STOPS.run(mode="user")
+    assert STOPS.main(["--mode", "user", "--quiet"]) == 2
+    assert "mymod:f" in capsys.readouterr().err

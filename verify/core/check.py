@@ -339,8 +339,30 @@ class Check:
     def _execute(self, **kwargs) -> CheckResult:
         p = self.choose(self.params(**kwargs))
         ctx = Context(p.device)
-        q = self.measure(p, ctx=ctx)
+        try:
+            q = self.measure(p, ctx=ctx)
+        except InputError as exc:
+            from verify.core.implementation import ImplementationError
+
+            if isinstance(exc, ImplementationError):  # the user's code failed: one line, exit 2
+                raise
+            # the parameters were accepted (validated and resolved above), so a toolkit routine that refuses a
+            # value inside the measurement refuses what the measurement produced (a NaN, an infinity): the
+            # claim was not established, which is a failure of the check, never a pass
+            return self._stopped(p, exc, ctx)
         return self.assess(q, p, timings=ctx.timings, notes=ctx.notes)
+
+    def _stopped(self, p, exc: Exception, ctx: Context) -> CheckResult:
+        """The result of a measurement a toolkit routine stopped: one failed record saying why."""
+        rec = Recorder(params=p, check=self.name)
+        rec.holds("measurement_completed", False,
+                  why="every accepted parameter set must measure to the end; a toolkit routine refused a value the "
+                      "measurement itself produced",
+                  label=f"the measurement stopped: {' '.join(str(exc).split())}")
+        findings = rec.finish(f"the measurement of {self.name} did not complete")
+        return CheckResult(check=self.name, claims=self.claims, statement=findings.statement,
+                           records=findings.records, parameters=_parameters(p), timings=dict(ctx.timings),
+                           versions=versions(), notes=tuple(ctx.notes))
 
     @property
     def run(self) -> Callable[..., CheckResult]:
