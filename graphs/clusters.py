@@ -118,7 +118,8 @@ def iterate_attention(A, H, *, steps: int) -> IterationResult:
     A : array of shape (n, n)
         Row-stochastic, irreducible.
     H : array of shape (n, m)
-        Token features (values), same namespace as ``A``.
+        Token features (values), same namespace as ``A``. They are not checked: a NaN or inf in
+        ``H`` is carried into the result (every residual and the rate are NaN).
     steps : int >= 1
     """
     xp = dense_stochastic(A, what="iterate_attention")

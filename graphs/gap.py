@@ -177,10 +177,17 @@ def is_reversible(A, pi=None) -> bool:
     A : array of shape (n, n) or scipy.sparse array/matrix
         Row-stochastic matrix.
     pi : array of shape (n,), optional
-        Its stationary distribution (computed when not given).
+        Its stationary distribution (computed when not given); finite (a NaN compared false, so
+        the answer was ``False`` whatever ``A``).
     """
     kind, a = _stochastic(A)
-    p = _stationary_host(a, kind) if pi is None else np.asarray(to_numpy(pi), dtype=np.float64).reshape(-1)
+    if pi is None:
+        p = _stationary_host(a, kind)
+    else:
+        p = np.asarray(to_numpy(pi), dtype=np.float64).reshape(-1)
+        if p.shape != (a.shape[0],) or not np.all(np.isfinite(p)):
+            raise InputError(f"pi must be a finite array of shape ({a.shape[0]},), got shape {tuple(p.shape)}"
+                             + ("" if np.all(np.isfinite(p)) else " with NaN or inf entries"))
     return _reversible_host(a, kind, p)
 
 

@@ -139,21 +139,21 @@ def _unmasked(A):
     return A.filled(0) if isinstance(A, np.ma.MaskedArray) else A
 
 
-def _check_indices(indices, n: int):
-    """``indices`` as a host int64 array of shape (m,) with entries in [0, n), or None."""
+def _check_indices(indices, n: int, name: str = "indices"):
+    """``indices`` (called ``name`` in messages) as a host int64 array of shape (m,) in [0, n), or None."""
     if indices is None:
         return None
     if isinstance(indices, (bool, np.bool_)):
-        raise InputError(f"indices must be a node index or a 1-D sequence of node indices in [0, {n - 1}], "
+        raise InputError(f"{name} must be a node index or a 1-D sequence of node indices in [0, {n - 1}], "
                          f"got {indices!r}")
     idx = np.asarray(to_numpy(indices) if hasattr(indices, "shape") else indices)
     if idx.ndim == 0:
         idx = idx.reshape(1)
     if idx.ndim != 1 or idx.size == 0 or not (np.issubdtype(idx.dtype, np.integer)):
-        raise InputError(f"indices must be a node index or a non-empty 1-D sequence of integer node indices in "
+        raise InputError(f"{name} must be a node index or a non-empty 1-D sequence of integer node indices in "
                          f"[0, {n - 1}], got {indices!r}")
     if idx.min() < 0 or idx.max() >= n:
-        raise InputError(f"indices must be node indices in [0, {n - 1}], got range [{idx.min()}, {idx.max()}]")
+        raise InputError(f"{name} must be node indices in [0, {n - 1}], got range [{idx.min()}, {idx.max()}]")
     return idx.astype(np.int64)
 
 
@@ -306,6 +306,11 @@ def hops_from_predecessors(predecessors, sources=None) -> np.ndarray:
     in the processor's cache (about 1.5x faster than whole-matrix passes at n = 1000-2000).
     """
     pred = np.asarray(to_numpy(predecessors))
+    if not (np.issubdtype(pred.dtype, np.integer) or pred.dtype == np.bool_):
+        # a float matrix (a NaN among the indices, say) has no node index to follow
+        nonfinite = " with NaN or inf entries" if pred.dtype.kind in "fc" and not np.all(np.isfinite(pred)) else ""
+        raise InputError(f"predecessors must be an integer matrix of node indices (negative for none), got dtype "
+                         f"{pred.dtype}{nonfinite}")
     if sources is None:
         if pred.ndim != 2 or pred.shape[0] != pred.shape[1]:
             raise InputError(f"predecessors must be a square (n, n) integer matrix, got shape {pred.shape}")
@@ -316,7 +321,7 @@ def hops_from_predecessors(predecessors, sources=None) -> np.ndarray:
         raise InputError(f"predecessors entries must be node indices in [0, {n - 1}] or negative")
     src = None
     if sources is not None:
-        src = _check_indices(sources, n)
+        src = _check_indices(sources, n, "sources")
         if src.size != pred.shape[0]:
             raise InputError(f"sources must have one entry per row of predecessors ({pred.shape[0]}), got {src.size}")
     return _hops_and_predecessors(pred, src)[0]
@@ -818,8 +823,9 @@ def min_plus_floyd_warshall(W, *, block: int | None = None, workspace_bytes: int
     Raises
     ------
     spectral.validation.InputError
-        ``W`` is not a square float64 matrix, or it has a negative cycle (a negative length on the
-        diagonal of the result).
+        ``W`` is not a square float64 matrix, it holds a NaN (a NaN length compares false, so the paths
+        through that edge would be dropped while the others came back finite), or it has a negative cycle
+        (a negative length on the diagonal of the result).
 
     Notes
     -----
@@ -846,6 +852,8 @@ def min_plus_floyd_warshall(W, *, block: int | None = None, workspace_bytes: int
     xp = array_namespace(W)
     if len(W.shape) != 2 or W.shape[0] != W.shape[1] or W.dtype != xp.float64:
         raise InputError(f"W must be a square float64 matrix, got shape {tuple(W.shape)} and dtype {W.dtype}")
+    if bool(xp.any(xp.isnan(W))):
+        raise InputError("W must not contain NaN (inf is no edge)")
     key = _where(W)
     b = MIN_PLUS_BLOCK[key] if block is None else check_int("block", block, low=1)
     budget = MIN_PLUS_WORKSPACE_BYTES[key] if workspace_bytes is None else check_int("workspace_bytes",

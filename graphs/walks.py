@@ -37,6 +37,14 @@ TAIL_METHODS = ("ccdf", "truncated-pareto", "hill")
 _BLOCK_ENTRIES = 1 << 22
 
 
+def _token_indices(name: str, values) -> np.ndarray:
+    """``values`` as a 1-D int64 host array; a NaN or inf is refused (its cast to an integer is garbage)."""
+    arr = np.asarray(to_numpy(values)).reshape(-1)
+    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        raise InputError(f"{name} must be token indices, got NaN or inf")
+    return arr.astype(np.int64)
+
+
 def sample_next(A, rows, *, rng=None, validate: bool = True):
     """Draw one successor ``J ~ A[i, :]`` for each row index ``i`` in ``rows``.
 
@@ -64,7 +72,7 @@ def sample_next(A, rows, *, rng=None, validate: bool = True):
     """
     xp = dense_stochastic(A, what="sample_next") if validate else array_namespace(A)
     n = A.shape[0]
-    rows_np = np.asarray(to_numpy(rows), dtype=np.int64).reshape(-1)
+    rows_np = _token_indices("rows", rows)
     if rows_np.size and (rows_np.min() < 0 or rows_np.max() >= n):
         raise InputError(f"rows must be token indices in [0, {n - 1}], got range [{rows_np.min()}, {rows_np.max()}]")
     u_np = as_generator(rng).random(rows_np.size)
@@ -106,7 +114,7 @@ def random_walk(A, *, start, steps: int, rng=None):
     gen = as_generator(rng)
     if isinstance(start, (bool, np.bool_)):
         raise InputError(f"start must be one or more token indices, got {start!r}")
-    state = np.asarray(to_numpy(start), dtype=np.int64).reshape(-1)
+    state = _token_indices("start", start)
     n = A.shape[0]
     if state.size == 0 or state.min() < 0 or state.max() >= n:
         raise InputError(f"start must be one or more token indices in [0, {n - 1}], got {start!r}")
@@ -124,7 +132,8 @@ def jump_lengths(A, points, *, size: int, rng=None, sources=None, metric=None):
     A : array of shape (n, n)
         Row-stochastic attention matrix.
     points : array of shape (n, dim)
-        Token positions ``x_i`` (same namespace as ``A``).
+        Token positions ``x_i`` (same namespace as ``A``). They are not checked: a NaN or inf
+        coordinate is carried into every jump length that starts or ends at its token.
     size : int
         Number of jumps to draw (>= 1).
     rng : numpy.random.Generator or int, optional
@@ -149,7 +158,7 @@ def jump_lengths(A, points, *, size: int, rng=None, sources=None, metric=None):
     if sources is None:
         src_np = gen.integers(0, n, size=size)
     else:
-        src_np = np.asarray(to_numpy(sources), dtype=np.int64).reshape(-1)
+        src_np = _token_indices("sources", sources)
         if src_np.size != size:
             raise InputError(f"sources must have {size} entries (size), got {src_np.size}")
     src = from_numpy(src_np, like=A)
@@ -165,7 +174,9 @@ def empirical_ccdf(samples):
     """Sorted samples ``r`` and the empirical survival function ``P(R > r)`` at each of them.
 
     Host function (NumPy). The survival at the k-th smallest of N samples is ``(N - k) / N``
-    (k = 1..N), so the largest sample has survival 0; plot ``r[:-1]`` on log axes.
+    (k = 1..N), so the largest sample has survival 0; plot ``r[:-1]`` on log axes. Samples are not
+    checked: an inf is sorted last and a NaN after it (``np.sort``), so a non-finite sample is
+    carried into ``r`` (its survival is that of a largest sample).
     """
     r = np.sort(np.asarray(to_numpy(samples), dtype=float).reshape(-1))
     n = r.size

@@ -35,6 +35,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, Reals
+from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
 CHECK = Check("pde_causal", claims=("PDE-15", "PDE-17"), devices=("cpu", "gpu"),
@@ -175,12 +176,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 for n in steps:
                     a = evolve_attention(a0, steps=n, dt=dt, alpha=alpha, axis=axis, boundary=b).attention
                     mass = xp.sum(xp.where(future, a, 0.0), axis=1)
-                    min_leak = min(min_leak, _scalar(xp.max(mass[: T - 1])))
+                    min_leak = least(min_leak, _scalar(xp.max(mass[: T - 1])))
                     far = beyond[n]
                     if b == "periodic":
-                        wrap = max(wrap, _scalar(xp.max(xp.abs(a[far]))))
+                        wrap = worst(wrap, _scalar(xp.max(xp.abs(a[far]))))
                     else:
-                        max_beyond = max(max_beyond, _scalar(xp.max(xp.abs(a[far]))))
+                        max_beyond = worst(max_beyond, _scalar(xp.max(xp.abs(a[far]))))
                     if axis == "key" and b == "neumann":
                         future_mass[n] = mass
         # exact first-step leak (interior tokens, cell-centred Neumann)
@@ -192,20 +193,20 @@ def measure(p: Params, ctx: Context) -> Quantities:
             """``a[rows, cols]`` (a gather from the flattened matrix: the array API has no paired indexing)."""
             return xp.take(xp.reshape(a, (-1,)), xp.asarray(rows * T + cols))
 
-        first_err = max(_scalar(xp.max(xp.abs(entries(a_key, ii, ii + 1) - r * entries(a0, ii, ii)))),
-                        _scalar(xp.max(xp.abs(entries(a_query, ii, ii + 1) - r * entries(a0, ii + 1, ii + 1)))))
+        first_err = worst(_scalar(xp.max(xp.abs(entries(a_key, ii, ii + 1) - r * entries(a0, ii, ii)))),
+                          _scalar(xp.max(xp.abs(entries(a_query, ii, ii + 1) - r * entries(a0, ii + 1, ii + 1)))))
         # re-masking after every step, with and without row renormalisation
         remask_future, renorm_dev, plain_loss = 0.0, 0.0, 0.0
         for axis in ("key", "query", "both"):
             for renorm in (False, True):
                 a = evolve_attention(a0, steps=max(steps), dt=dt, alpha=alpha, axis=axis, causal_remask=True,
                                      renormalize=renorm).attention
-                remask_future = max(remask_future, _scalar(xp.max(xp.abs(a[future]))))
+                remask_future = worst(remask_future, _scalar(xp.max(xp.abs(a[future]))))
                 sums = xp.sum(a, axis=1)
                 if renorm:
-                    renorm_dev = max(renorm_dev, _scalar(xp.max(xp.abs(sums - 1.0))))
+                    renorm_dev = worst(renorm_dev, _scalar(xp.max(xp.abs(sums - 1.0))))
                 elif axis == "key":
-                    plain_loss = max(plain_loss, _scalar(xp.max(1.0 - sums)))
+                    plain_loss = worst(plain_loss, _scalar(xp.max(1.0 - sums)))
     with ctx.timed("oracle"):
         ppl_leak, ppl_mask = _oracle(a0, dt, alpha, p.vocab, p.seed, max(steps), xp)
     with ctx.timed("causal_stencil"):
@@ -295,8 +296,8 @@ def _stencil(alphas, n, seed) -> dict:
     min_excess = np.inf
     for a in (*alphas, 1e-3, 0.5, 1.0):
         g = np.abs(1.0 + a * (1.0 - np.exp(-1j * theta)) ** 2)
-        worst_sym = max(worst_sym, abs(float(g.max()) - (1.0 + 4.0 * a)))
-        min_excess = min(min_excess, float(g.max()) - 1.0)
+        worst_sym = worst(worst_sym, abs(float(g.max()) - (1.0 + 4.0 * a)))
+        min_excess = least(min_excess, float(g.max()) - 1.0)
     L = 1024
     x0 = child_rng(seed, "sequence").standard_normal(L)
     nyq = (-1.0) ** np.arange(L)
@@ -305,7 +306,7 @@ def _stencil(alphas, n, seed) -> dict:
     nyq_err, growth = 0.0, {}
     for a in alphas:
         z = _causal_stencil_fast(nyq, a, n)
-        nyq_err = max(nyq_err, float(np.max(np.abs(z[2 * n:] / nyq[2 * n:] / (1 + 4 * a) ** n - 1.0))))
+        nyq_err = worst(nyq_err, float(np.max(np.abs(z[2 * n:] / nyq[2 * n:] / (1 + 4 * a) ** n - 1.0))))
         xr = _causal_stencil_fast(x0, a, n)
         growth[a] = float(np.linalg.norm(xr) / np.linalg.norm(x0))
     # centred stencil with r <= 1/2 (as a key factor column) and the re-masked causal step stay bounded

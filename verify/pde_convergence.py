@@ -28,6 +28,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Real
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 
 CHECK = Check("pde_convergence", claims=("PDE-13",),
@@ -140,9 +141,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
             th = th - eta * (x.T @ (x @ th - y))
             exc = float(loss(th)) - l_star
             losses.append(exc)
-            r16 = max(r16, exc / (q ** t * l0))
-            r15p = max(r15p, float(np.sum((th - theta_proj) ** 2)) / (q ** t * d0_proj))
-            r15mn = max(r15mn, float(np.sum((th - theta_mn) ** 2)) / (q ** t * d0_mn))
+            r16 = worst(r16, exc / (q ** t * l0))
+            r15p = worst(r15p, float(np.sum((th - theta_proj) ** 2)) / (q ** t * d0_proj))
+            r15mn = worst(r15mn, float(np.sum((th - theta_mn) ** 2)) / (q ** t * d0_mn))
     with ctx.timed("sgd"):
         eta_s = 0.5 / mu
         srng = child_rng(p.seed, "minibatches")

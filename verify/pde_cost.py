@@ -36,6 +36,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints
+from verify.core.reduce import count_bad, least, worst
 from verify.core.result import Recorder
 
 CHECK = Check("pde_cost", claims=("PDE-16", "PDE-18"),
@@ -116,7 +117,8 @@ class Quantities:
     #: affine fit a T + b of the banded flops: its slope and max relative residual
     banded_flops_per_token: float
     banded_flops_affine_residual: float
-    #: entries where the stored sparse pattern differs from the band pattern dilated by one token per side and step
+    #: entries where the stored sparse pattern differs from the band pattern dilated by one token per side and step,
+    #: and stored entries that are not finite
     fill_in_pattern_mismatches: int
     #: max |width of an interior band row - (w + 2 N_t)|
     band_width_error: int
@@ -164,7 +166,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 ref = _dilate_columns(ref, 1)
                 got = np.zeros((T, T), dtype=bool)
                 got[s.nonzero()] = True
-                pattern_mismatch += int(np.count_nonzero(got != ref))
+                # a stored NaN is non-zero, so it sat in the pattern: count it as a mismatch (entries are positive)
+                pattern_mismatch += int(np.count_nonzero(got != ref)) + count_bad(s.data, True)
             row = T // 2  # an interior band row, away from the global columns and the ends
             cols = s[[row], :].nonzero()[1]
             cols = cols[cols >= n_global + steps]  # leave out the dilated global columns
@@ -213,8 +216,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 aq = evolve_attention(a, steps=n, alpha=r, axis="query", boundary=b).attention
                 ak = evolve_attention(a, steps=n, alpha=r, axis="key", boundary=b).attention
                 scale = float(np.linalg.norm(h_out))
-                q_err = max(q_err, float(np.linalg.norm(aq @ v - h_out)) / scale)
-                k_diff = min(k_diff, float(np.linalg.norm(ak @ v - h_out)) / scale)
+                q_err = worst(q_err, float(np.linalg.norm(aq @ v - h_out)) / scale)
+                k_diff = least(k_diff, float(np.linalg.norm(ak @ v - h_out)) / scale)
     return Quantities(
         dense_flops=dense_flops, banded_flops=banded_flops, factored_flops=factored_flops,
         dense_flop_exponent=fit_power_law(list(dense_flops), list(dense_flops.values())).slope,
@@ -222,7 +225,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         factored_flop_exponent=fit_power_law(list(factored_flops), list(factored_flops.values())).slope,
         banded_flops_per_token=affine.slope, banded_flops_affine_residual=resid,
         fill_in_pattern_mismatches=pattern_mismatch, band_width_error=width_err,
-        factored_vs_dense_relative=max(diffs),
+        factored_vs_dense_relative=worst(diffs),
         reflect_factored_row_sum_deviation=float(np.max(np.abs(reflect.row_sums() - 1.0))),
         factored_renormalised_row_sum_deviation=float(np.max(np.abs(renorm.row_sums() - 1.0))),
         query_axis_output_identity=q_err, key_axis_output_difference=float(k_diff))

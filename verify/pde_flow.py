@@ -39,6 +39,7 @@ from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
 
@@ -286,8 +287,8 @@ def _hybrid(T, steps_list, seed) -> dict:
         dist_true.append(d_true)
         dist_flow.append(d_flow)
         if n > 0:
-            decay_ratio = max(decay_ratio, d_flow / (eps0 * (1 - r * mu1) ** n))
-            triangle_excess = max(triangle_excess, d_true - (eps0 + float(np.linalg.norm(et - a_true))))
+            decay_ratio = worst(decay_ratio, d_flow / (eps0 * (1 - r * mu1) ** n))
+            triangle_excess = worst(triangle_excess, d_true - (eps0 + float(np.linalg.norm(et - a_true))))
     # the unbiased setting (random scores without a distance bias, same surrogate): no approximation at all
     a_rand = softmax_attention(child_rng(seed, "hybrid-unbiased"), T)
     return dict(hybrid_distance_to_true=np.array(dist_true), hybrid_distance_to_flow=np.array(dist_flow),

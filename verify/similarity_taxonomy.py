@@ -16,6 +16,7 @@ here use the same convention.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Int, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 
 CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",),
@@ -224,9 +226,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
             # between independent starts, so the comparison is made at the same basin)
             # one thread: OpenMP threads for 300 points cost 0.1 s per fit on a loaded 2-core machine (3 ms
             # on one), and their partial sums arrive in a varying order (centres differ by ~1e-15)
-            with threadpool_limits(limits=1):
-                km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
-            to_kmeans[mm] = float(max(_match(cb, km), _match(cp, km)))
+            if np.all(np.isfinite(cb)):
+                with threadpool_limits(limits=1):
+                    km = KMeans(n_clusters=3, init=cb, n_init=1, tol=1e-12, max_iter=500).fit(blobs).cluster_centers_
+            else:  # KMeans refuses a NaN start (ValueError): no Lloyd fixed point, a NaN distance
+                km = np.full_like(cb, np.nan)
+            to_kmeans[mm] = float(worst(_match(cb, km), _match(cp, km)))
     return Quantities(composition_error=errors, fcm_centre_gap=fcm_diff, fcm_to_kmeans=to_kmeans)
 
 
@@ -268,11 +273,13 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
 
 
 def _match(a, b):
-    """Largest centre distance after matching rows of ``a`` to rows of ``b`` (Hungarian)."""
+    """Largest centre distance after matching rows of ``a`` to rows of ``b`` (Hungarian); NaN for a NaN centre."""
     from scipy.optimize import linear_sum_assignment
     from scipy.spatial.distance import cdist
 
     cost = cdist(a, b)
+    if not np.all(np.isfinite(cost)):  # linear_sum_assignment refuses it (ValueError)
+        return math.nan
     r, c = linear_sum_assignment(cost)
     return float(cost[r, c].max())
 

@@ -90,3 +90,13 @@ def test_json_round_trip_gives_typed_quantities(default):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         CHECK.params(**kwargs)
+
+
+def test_a_nan_quadrature_fails(inject_nan):
+    # no reduction drops a NaN here: one NaN quadrature (the third eps, 1-D and 2-D) reaches each Richardson limit
+    poisoned = [inject_nan(f"verify.appendix_c._ratio_{dim}", call=2) for dim in ("1d", "2d")]
+    p = CHECK.params()
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [[2], [2]]
+    failed = [r.name for r in res.records if r.passed is False]
+    assert failed == ["coefficient_1d", "coefficient_2d"] and all(math.isnan(res.measured[n]) for n in failed)

@@ -146,3 +146,51 @@ def test_memory_refused_before_sampling(available_memory):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         levy.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, failed", [
+    (3, "c_dalpha_rel_err_origin"),  # d = 2, alpha = 1: after d = 1, where Python's max kept the finite error
+    (7, "c_1alpha_rel_err_x"),       # the 1-D x != 0 constant of the second alpha
+])
+def test_a_nan_constant_fails(small, inject_nan, call, failed):
+    p, q = small
+    poisoned = inject_nan("verify.levy.fractional_constant", call=call)
+    worst0, worst1 = levy._constant((0.5, 1.0), 1.0)
+    res = CHECK.assess(dataclasses.replace(q, c_dalpha_rel_err_origin=worst0, c_1alpha_rel_err_x=worst1), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [failed]
+    assert "nan" in res.failures[0]
+
+
+@pytest.mark.parametrize("call, failed", [
+    # scipy's quad, 64 calls in _poisson's order: the corrected masses (d = 1, 2, 3; 4 pieces each), the printed
+    # masses to 1e8 and 1e4 (8 per d), the printed masses to 1e8, 5 Fourier transforms, 11 convolution pieces
+    (4, "poisson_corrected_mass_err"),                # d = 2: Python's max over d kept d = 1's error
+    (20, "poisson_printed_mass_growth_1e4_to_1e8"),   # d = 2: min over d kept the finite growth of d = 1
+    (49, "poisson_corrected_ft_err"),                 # xi = 0.5
+    (55, "poisson_corrected_semigroup_err"),          # x = 0.5
+])
+def test_a_nan_quadrature_fails(small, inject_nan, call, failed):
+    p, q = small
+    poisoned = inject_nan("scipy.integrate.quad", call=call, at=0)  # (value, error estimate): the value
+    res = CHECK.assess(dataclasses.replace(q, **levy._poisson()), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [failed]
+
+
+def test_a_nan_printed_mass_fails_the_printed_claim(small, inject_nan):
+    p, q = small
+    poisoned = inject_nan("scipy.integrate.quad", call=40, at=0)  # d = 2's printed mass to 1e8 (min over d)
+    printed = dataclasses.replace(p, claim="printed")
+    res = CHECK.assess(dataclasses.replace(q, **levy._poisson()), printed)
+    assert poisoned == [40]
+    assert res.record("poisson_printed_mass_R1e8").passed is False
+    assert np.isnan(res.measured["poisson_printed_mass_R1e8"])
+
+
+def test_a_nan_sample_stops_the_measurement_as_a_failure(inject_nan):
+    # a NaN increment: the tail fit refuses the samples; the run FAILS (exit 1), it does not pass
+    poisoned = inject_nan("manifolds.stable.cms_sample", at=5)
+    r = levy.run(alphas=(1.2,), n_samples=100_000, n_ks=100, high_alphas=(3.0,))
+    assert poisoned == [0] and not r.passed
+    assert [x.name for x in r.records] == ["measurement_completed"] and "finite" in r.failures[0]

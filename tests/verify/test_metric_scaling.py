@@ -90,3 +90,39 @@ def test_one_mode_makes_each_record_once(small):
     one = dataclasses.replace(q, generator={m: v[:1] for m, v in q.generator.items()})
     res = CHECK.assess(one, dataclasses.replace(p, modes=1))
     assert res.passed and "ratio_m4_mode1" in res.measured
+
+
+TINY = {"n": 500, "eps": 1e-3, "modes": 2, "scales": (1.0, 2.0)}
+
+
+def test_a_nan_kernel_entry_fails(inject_nan):
+    # m = 2's scaled kernel (call 2): Python's max kept m = 1's finite difference
+    poisoned = inject_nan("spectral.heat_kernel", call=2, at=17)
+    p = CHECK.params(**TINY)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [2]
+    assert [r.name for r in res.records if r.passed is False] == ["entrywise_max_difference"]
+    assert np.isnan(res.measured["entrywise_max_difference"])
+
+
+def test_a_nan_eigenvalue_fails_as_nan(monkeypatch):
+    # ARPACK returns one NaN eigenvalue for m = 2 (its second call): sorted first and dropped with the top
+    # eigenvalue 1, it shifted the modes (a finite deviation 1.0); kept last, the deviation is NaN
+    import scipy.sparse.linalg
+
+    real, calls = scipy.sparse.linalg.eigsh, []
+
+    def eigsh(*args, **kwargs):
+        vals, vecs = real(*args, **kwargs)
+        calls.append(len(calls))
+        if len(calls) == 2:
+            vals = vals.copy()
+            vals[0] = np.nan
+        return vals, vecs
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", eigsh)
+    p = CHECK.params(**TINY)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert calls == [0, 1]
+    assert [r.name for r in res.records if r.passed is False] == ["max_relative_ratio_deviation"]
+    assert np.isnan(res.measured["max_relative_ratio_deviation"])

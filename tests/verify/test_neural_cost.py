@@ -110,3 +110,24 @@ def test_a_toolkit_returning_nan_fails(monkeypatch):
     p = CHECK.params(**SMALL)
     res = CHECK.assess(CHECK.measure(p), p)
     assert res.record("toolkit_vs_loop").passed is False
+
+
+def test_a_nan_score_after_finite_ones_fails(inject_nan):
+    # neural_scores: concat then factored per d' (2, 16); the second d''s factored scores (call 3) come after
+    # finite errors, where Python's max dropped a NaN
+    poisoned = inject_nan("spectral.neural_scores", call=3, at=2)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [3]
+    assert [r.name for r in res.records if r.passed is False] == ["toolkit_vs_loop"]
+    assert np.isnan(res.measured["toolkit_vs_loop"])
+
+
+def test_a_nan_parameter_count_fails(small, inject_nan):
+    # the vision count (third call) enters the smallest ratio after finite ones (Python's min kept 14.0)
+    p, q = small
+    poisoned = inject_nan("verify.neural_cost.per_pair_parameters", call=2)
+    res = CHECK.assess(dataclasses.replace(q, **check._paper_arithmetic()), p)
+    assert poisoned == [2]
+    assert [r.name for r in res.records if r.passed is False] == ["per_pair_over_reported"]
+    assert np.isnan(res.measured["per_pair_over_reported"])

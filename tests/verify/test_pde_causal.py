@@ -152,3 +152,40 @@ def test_computes_in_the_given_namespace(small, strict_xp, monkeypatch):
             assert have == want, field.name
     verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
     assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+
+
+def _leak_call(axis, boundary, k):
+    """Index of evolve_attention's call for (axis, boundary, k-th step count) at SMALL: 2 step counts per pair."""
+    return (("key", "query", "both").index(axis) * 5 + check._BOUNDARIES.index(boundary)) * 2 + k
+
+
+T = SMALL["size"]
+
+
+@pytest.mark.parametrize("call, at, failed", [
+    # leak loop (30 calls): a NaN just ahead of the diagonal (row 5), and in the far corner (0, T - 1); Python's
+    # min / max over the loop kept the finite values of the earlier calls
+    (_leak_call("key", "neumann", 1), 5 * T + 6, {"min_future_mass"}),
+    (_leak_call("query", "dirichlet", 0), T - 1, {"min_future_mass", "weight_beyond_steps_non_periodic"}),
+    (_leak_call("both", "periodic", 1), T - 1, {"min_future_mass", "periodic_wraparound_weight"}),
+    # the first step on the query axis (call 30 is the key axis's), then re-masking: key, query, both axes, each
+    # without and with renormalisation (calls 32-37); a NaN in the past of the query axis's renormalised rows
+    (31, 5 * T + 6, {"first_step_leak_error"}),
+    (35, 6 * T + 5, {"remasked_renormalised_row_sum_deviation"}),
+])
+def test_a_nan_in_the_evolution_fails(inject_nan, call, at, failed):
+    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=at)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed
+
+
+def test_a_nan_in_the_causal_stencil_fails(small, inject_nan):
+    # _stencil: the loop-vs-shifted comparison (call 0), then per alpha the Nyquist sequence and a random one; the
+    # second alpha's Nyquist error came after a finite one
+    p, q = small
+    poisoned = inject_nan("verify.pde_causal._causal_stencil_fast", call=3, at=300)
+    res = CHECK.assess(dataclasses.replace(q, **check._stencil(p.stencil_alphas, p.stencil_steps, p.seed)), p)
+    assert poisoned == [3]
+    assert [r.name for r in res.records if r.passed is False] == ["nyquist_growth_relative_error"]

@@ -161,3 +161,41 @@ def test_computes_in_the_given_namespace(on_device):
         np.testing.assert_allclose(got.fig16[pde].min_entry, rows.min_entry, rtol=0, atol=1e-15)
     verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
     assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+
+
+#: evolve_attention is called 4 times per (pde, boundary, axis) in the order of _PDES, _BOUNDARIES, _AXES (the
+#: steps 1, 4, 20, then one step), 240 calls in all at one size; then the positivity thresholds (240-244)
+TINY = {"sizes": (16,), "steps": (1, 4, 20)}
+
+
+def _call(pde, boundary, axis, k):
+    return (((check._PDES.index(pde) * 5 + check._BOUNDARIES.index(boundary)) * 3 + check._AXES.index(axis)) * 4
+            + k)
+
+
+@pytest.mark.parametrize("target, call, failed", [
+    # diffusion, key axis, periodic, N_t = 4: Python's max / min over the steps kept N_t = 1's row sums / entries
+    ("spectral.evolve_attention", _call("diffusion", "periodic", "key", 1),
+     {"diffusion_conserving_row_sum_deviation", "diffusion_min_entry"}),
+    # ghost reflection, key axis: the non-conserving change, the trapezoid sums
+    ("spectral.evolve_attention", _call("diffusion", "reflect", "key", 1),
+     {"nonconserving_min_row_sum_change", "reflect_key_trapezoid_sum_change", "diffusion_min_entry"}),
+    # the reaction's one step at Neumann ends, after the periodic ones
+    ("spectral.evolve_attention", _call("reaction-diffusion", "neumann", "key", 3),
+     {"reaction_one_step_increment_error", "reaction_min_row_sum_increment"}),
+    # one step from A = I at both-axes r = 1/4 and 0.3 (min / max with the key-axis value)
+    ("spectral.evolve_attention", 242, {"identity_min_entry_at_threshold"}),
+    ("spectral.evolve_attention", 243, {"identity_min_entry_beyond_threshold"}),
+    # the reference operator (one per PDE and boundary): a NaN made its column sums "non-zero", so the reaction's
+    # Neumann increment was not measured; for the linear PDEs it reaches the predicted change
+    ("manifolds.references.pde.stencil_matrix", 2 * 5 + 1, {"reaction_one_step_increment_error"}),
+    ("manifolds.references.pde.stencil_matrix", 3, {"one_step_row_sum_change_error"}),
+])
+def test_a_nan_from_the_toolkit_fails(inject_nan, target, call, failed):
+    field = "attention" if target.endswith("evolve_attention") else None
+    poisoned = inject_nan(target, call=call, field=field, at=21)
+    p = CHECK.params(**TINY)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed
+    assert all(np.isnan(res.measured[name]) for name in failed)

@@ -87,3 +87,19 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, failed", [
+    # GD's reductions: np.sum gives L* (call 0), L(theta_0) (1), the two initial distances (2, 3), then per step t
+    # the loss (4 + 3 (t - 1)) and the two distances; a NaN at t = 3, after finite ratios Python's max kept
+    (10, "gd_eq16_max_ratio"),
+    (11, "gd_eq15_projected_max_ratio"),
+    (12, "gd_eq15_min_norm_max_ratio"),
+])
+def test_a_nan_in_gradient_descent_fails(inject_nan, call, failed):
+    # the check computes with NumPy alone (no toolkit routine): the NaN comes from the sum a ratio is made of
+    poisoned = inject_nan("numpy.sum", call=call)
+    p = CHECK.params(n=50, p=10, rank=5, sgd_steps=500, chains=8)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [failed] and np.isnan(res.measured[failed])

@@ -6,6 +6,7 @@ printed claim, and to quantities a wrong implementation would give.
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from spectral.validation import InputError
@@ -96,3 +97,39 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+#: evolve_attention at SMALL (steps 4): per size 4 dense, 4 sparse and 4 factored steps (0-35); factored against
+#: dense for neumann, reflect, periodic (36-41), reflect and renormalised (42, 43); then per boundary (periodic,
+#: neumann, reflect, dirichlet, fixed) and n = 1..8 the query- and key-axis evolutions (44 + 16 b + 2 (n - 1) + axis)
+@pytest.mark.parametrize("call, failed", [
+    (39, "factored_vs_dense_relative"),         # reflect's dense reference: Python's max over boundaries kept neumann's
+    (44 + 16 + 4, "query_axis_output_identity"),  # neumann, n = 3: after finite errors
+    (44 + 16 + 5, "key_axis_output_difference"),  # min over the loop kept the finite differences
+])
+def test_a_nan_from_the_toolkit_fails(inject_nan, call, failed):
+    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=70)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [failed] and np.isnan(res.measured[failed])
+
+
+def test_a_nan_stored_in_the_band_fails(monkeypatch):
+    # the last sparse step at T = 64 (call 7) stores a NaN inside the band: it is non-zero, so the pattern matched
+    import spectral
+
+    real, calls = spectral.evolve_attention, []
+
+    def evolve(*args, **kwargs):
+        res = real(*args, **kwargs)
+        calls.append(len(calls))
+        if len(calls) == 8:
+            res.attention.data[10] = np.nan
+        return res
+
+    monkeypatch.setattr(spectral, "evolve_attention", evolve)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert [r.name for r in res.records if r.passed is False] == ["fill_in_pattern_mismatches"]
+    assert res.measured["fill_in_pattern_mismatches"] == 1

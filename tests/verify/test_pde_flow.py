@@ -92,3 +92,19 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, failed", [
+    # _hybrid evolves A_final (even calls) and E_T A_true (odd calls) at N_t = 0, 4, 64, 256: a NaN at N_t = 256
+    # (the last, so that no later step refuses it). In E_T A_true, the contraction ratio and the triangle excess
+    # are NaN and Python's max kept those of N_t = 4 and 64; in A_final, the distances to A_true too
+    (7, {"contraction_bound_ratio", "triangle_bound_excess"}),
+    (6, {"contraction_bound_ratio", "triangle_bound_excess", "hybrid_error_min_increment",
+         "hybrid_error_fraction_of_limit"}),
+])
+def test_a_nan_in_the_hybrid_evolution_fails(small, inject_nan, call, failed):
+    p, q = small
+    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=100)
+    res = CHECK.assess(dataclasses.replace(q, **check._hybrid(p.hybrid_size, p.hybrid_steps, p.seed)), p)
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed

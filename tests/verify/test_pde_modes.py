@@ -138,3 +138,19 @@ def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
     assert got.eq21_violating_modes == ref.eq21_violating_modes and got.eq21_predicted_modes == ref.eq21_predicted_modes
     verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
     assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+
+
+@pytest.mark.parametrize("call, at, failed", [
+    # evolve_attention, 4 calls per rate (L = 1, its one-step column, L = 4, L = 16), then r = 1/2's one step (16),
+    # then eq. (21) at r = 0.05, 0.25, 0.3, 0.45, 0.5 (17-21). r = 0.05, L = 16: a NaN in column 0 makes every mode
+    # factor NaN; Python's max kept L = 1 and 4's errors, and the small-L x^2 error (NaN > 0 is false) went unrecorded
+    (3, 5 * 32, {"mode_factor_vs_closed_form", "ratio_vs_series", "leading_order_error_small_Lx2"}),
+    # r = 0.3: a NaN coefficient was no violation of eq. (21) (cn > bound is false), so every mode obeyed it
+    (19, 40, {"eq21_violation_set_mismatches", "eq21_violations_r0.3"}),
+])
+def test_a_nan_from_the_toolkit_fails(inject_nan, call, at, failed):
+    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=at)
+    p = CHECK.params(size=32)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert {r.name for r in res.records if r.passed is False} == failed

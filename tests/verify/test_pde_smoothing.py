@@ -127,3 +127,16 @@ def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
     assert got.rho == ref.rho and got.lambda_min == ref.lambda_min
     verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
     assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+
+
+def test_a_nan_curve_fails_and_is_named(small, inject_nan):
+    # the last checkpoint of periodic diffusion (its first track, one evolve_attention call per checkpoint): under
+    # the printed claim its bound ratio is NaN, and the failure names the run (NaN > 1 is false: it was left out)
+    p, last = small[0], len(small[1].steps) - 1
+    poisoned = inject_nan("spectral.evolve_attention", call=last, field="attention", at=70)
+    q = CHECK.measure(p)
+    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
+    assert poisoned == [last]
+    assert np.isnan(res.measured["printed_max_bound_ratio"]) and "diffusion (periodic)" in res.failures[0]
+    corrected = CHECK.assess(q, p)
+    assert [r.name for r in corrected.records if r.passed is False] == ["spectral_rate_bound_ratio"]

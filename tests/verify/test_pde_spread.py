@@ -101,3 +101,37 @@ def test_json_round_trip(small):
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+def test_a_nan_inside_the_evolved_delta_fails(inject_nan):
+    # _evolve_rows (the toolkit's evolved key factor): one call per rate and checkpoint, the saturation run, then
+    # the delta after N_t = 1, 2, 4 steps. A NaN at N_t = 2 within 2 tokens of the centre was no entry beyond N_t
+    p = CHECK.params(**SMALL)
+    ns = np.unique(np.round(np.geomspace(1, p.steps, 24)).astype(int))
+    call = len(p.rates) * len(ns) + 1 + 1
+    poisoned = inject_nan("verify.pde_spread._evolve_rows", call=call, at=p.size // 2 + 1)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == ["nonzero_beyond_steps"]
+    assert res.measured["nonzero_beyond_steps"] == 1
+
+
+def test_a_nan_wave_front_stops_the_measurement_as_a_failure(monkeypatch):
+    # np.argmax returns a NaN's position: a NaN in the last wave profile made a finite front there
+    import spectral
+
+    real, waves = spectral.evolve_attention, []
+    last = 1 + len(range(200, min(2001, int((SMALL["size"] / 2 - 60) / check._C)), 200))
+
+    def evolve(*args, **kwargs):
+        res = real(*args, **kwargs)
+        if kwargs.get("pde") == "wave":
+            waves.append(len(waves))
+            if len(waves) == last:
+                res.attention.key[SMALL["size"] // 2 + 230, 0] = np.nan  # ahead of the front (~180)
+        return res
+
+    monkeypatch.setattr(spectral, "evolve_attention", evolve)
+    res = check.run(**SMALL)
+    assert len(waves) == last and not res.passed
+    assert [r.name for r in res.records] == ["measurement_completed"] and "finite" in res.failures[0]

@@ -99,3 +99,19 @@ def test_operators_small_example():
 def test_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         check.run(**kwargs)
+
+
+@pytest.mark.parametrize("call, failed", [
+    # _fcm runs Bezdek's update then the printed one per m (1.05, 2): the printed centres at m = 1.05 (call 1)
+    # entered Python's max after Bezdek's finite distance to k-means; at m = 2 (call 3) the matching refused them
+    (1, "fcm_to_kmeans_m1.05"),
+    (3, "fcm_centre_gap_m2"),
+    # Bezdek's centres at m = 1.05: k-means refused to start from them (ValueError, a traceback)
+    (0, "fcm_to_kmeans_m1.05"),
+])
+def test_a_nan_fcm_centre_fails(inject_nan, call, failed):
+    poisoned = inject_nan("verify.similarity_taxonomy._fcm", call=call, at=2)
+    p = CHECK.params(**SMALL)
+    res = CHECK.assess(CHECK.measure(p), p)
+    assert poisoned == [call]
+    assert [r.name for r in res.records if r.passed is False] == [failed] and np.isnan(res.measured[failed])
