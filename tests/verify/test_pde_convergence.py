@@ -103,3 +103,11 @@ def test_a_nan_in_gradient_descent_fails(inject_nan, call, failed):
     res = CHECK.assess(CHECK.measure(p), p)
     assert poisoned == [call]
     assert [r.name for r in res.records if r.passed is False] == [failed] and np.isnan(res.measured[failed])
+
+
+def test_eq16_is_not_compared_below_the_rounding_of_the_loss():
+    # rank 10: the excess loss reaches 2 ulp of L* = 20 while the bound falls below it; the ratio of rounding to
+    # the bound (1.74 before the floor) is not a violation of eq. (16)
+    p = check.CHECK.params(rank=10, sgd_steps=500, chains=8)
+    q = check.CHECK.measure(p)
+    assert q.gd_eq16_max_ratio < 1.0 and check.CHECK.assess(q, p).record("gd_eq16_max_ratio").passed
