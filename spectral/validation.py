@@ -95,7 +95,8 @@ def check_real(name: str, value, *, low=None, high=None, low_open: bool = False,
         raise InputError(f"{name} must be a real number in {interval}, got {value!r}")
     v = float(value)
     if math.isnan(v) or (finite and not math.isfinite(v)):
-        raise InputError(f"{name} must be a finite real number in {interval}, got {v!r}")
+        kind = "a finite real number" if finite else "a real number (not NaN)"
+        raise InputError(f"{name} must be {kind} in {interval}, got {v!r}")
     if low is not None and (v <= low if low_open else v < low):
         raise InputError(f"{name} must be in {interval}, got {v!r}")
     if high is not None and (v >= high if high_open else v > high):
