@@ -24,6 +24,7 @@ its own error.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,7 +32,9 @@ from spectral.validation import InputError
 from verify.core.claims import LEDGER, available_checks, load_check, setting, settings
 from verify.core.result import CheckResult
 
-__all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate"]
+__all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate", "measured", "measurement_fixture",
+           "failed_records", "assert_passes", "assert_fails", "assert_nan_fails", "assert_same_quantities",
+           "assert_round_trip", "assert_refused", "assert_same_records"]
 
 _BY_ID = {c.id: c for c in LEDGER}
 
@@ -181,3 +184,337 @@ def assert_rate(error, sizes, *, claimed: float, kind: str = "equal", **options)
     if not res.passed:
         raise AssertionError(f"rate {res.status}: {res.message}\n{res.summary()}")
     return res
+
+
+# -- testing a check of your own ---------------------------------------------------------------------
+# A check's tests measure once at small settings and hold ``assess`` to those quantities, to the printed
+# claim and to quantities a wrong implementation gives (docs/checks.md, "Tests"). The helpers below are
+# that pattern, for the toolkit's checks and for a check a user declares with verify.core.check.Check.
+
+def measured(check, /, *, xp=None, **params):
+    """``(p, q)``: the parameters ``check.params(**params)`` and the quantities measured with them.
+
+    Parameters
+    ----------
+    check : verify.core.check.Check
+        The check (``verify.weyl.CHECK``, or one of your own).
+    xp : array namespace, optional
+        Another array namespace to measure in (``array_api_strict``), as ``Check.measure`` takes it.
+    **params
+        The check's parameters; the rest keep their defaults.
+
+    Returns
+    -------
+    tuple
+        ``(p, q)``: the validated, resolved parameters and the typed quantities.
+
+    Examples
+    --------
+    >>> from verify.appendix_c import CHECK
+    >>> p, q = measured(CHECK, c=3.0)
+    >>> res = assert_passes(CHECK, q, p)
+    >>> sorted(failed_records(CHECK.assess(q, dataclasses.replace(p, claim="printed"))))
+    ['coefficient_1d', 'coefficient_2d']
+    """
+    p = check.params(**params)
+    return p, check.measure(p, xp=xp)
+
+
+def measurement_fixture(check, /, **params):
+    """A module-scoped pytest fixture giving :func:`measured` ``(check, **params)``: one measurement per file.
+
+    Assign it to the fixture's name at the top of a test file; every test asking for that name gets the
+    same ``(p, q)``, measured once::
+
+        from verify.testing import measurement_fixture
+
+        small = measurement_fixture(CHECK, n=64, draws=3)
+
+        def test_small_settings_pass(small):
+            p, q = small
+            assert_passes(CHECK, q, p)
+
+    Parameters
+    ----------
+    check : verify.core.check.Check
+        The check.
+    **params
+        Its (small) parameters.
+
+    Returns
+    -------
+    function
+        A pytest fixture with ``scope="module"``, named by the attribute it is assigned to.
+    """
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def fixture():
+        return measured(check, **params)
+
+    fixture.__doc__ = f"``(p, q)`` of {check.name} measured once at {params or 'its defaults'}."
+    return fixture
+
+
+def failed_records(result) -> set[str]:
+    """The names of the records of ``result`` (a CheckResult) that failed.
+
+    See :func:`measured` for an example.
+    """
+    return {r.name for r in result.records if r.passed is False}
+
+
+def assert_passes(check, q, p, /):
+    """Assess ``q`` measured with ``p``; assert that every deciding record held and return the result.
+
+    The AssertionError lists the failed assertions (``result.failures``).
+    """
+    res = check.assess(q, p)
+    assert res.passed, res.failures
+    return res
+
+
+def _names(record) -> set[str]:
+    return {record} if isinstance(record, str) else set(record)
+
+
+def assert_fails(check, q, p, record, /, *, only: bool = False, **changes):
+    """Assess ``q`` with fields changed; assert that the run failed and that ``record`` failed.
+
+    The negative control of one assertion: a quantity a wrong implementation would give must make that
+    assertion (not merely some other one) fail.
+
+    Parameters
+    ----------
+    check : verify.core.check.Check
+        The check.
+    q, p
+        Quantities and the parameters they were measured with (``p`` may be altered too:
+        ``dataclasses.replace(p, claim="printed")``).
+    record : str or iterable of str
+        The record(s) that must fail.
+    only : bool
+        Also assert that no other record failed.
+    **changes
+        Fields of ``q`` to replace (``dataclasses.replace(q, **changes)``); none to assess ``q`` as it is.
+
+    Returns
+    -------
+    CheckResult
+        The failed result, for further assertions (``result.failures`` says why).
+
+    Examples
+    --------
+    >>> from verify.appendix_c import CHECK
+    >>> p, q = measured(CHECK)
+    >>> res = assert_fails(CHECK, q, p, "coefficient_2d", only=True, coefficient_2d=q.coefficient_2d * 1.01)
+    >>> res = assert_nan_fails(CHECK, q, p, "coefficient_2d", "coefficient_2d")
+    """
+    res = check.assess(dataclasses.replace(q, **changes) if changes else q, p)
+    names, failed = _names(record), failed_records(res)
+    for name in names:
+        res.record(name)  # KeyError naming the records when there is no such record
+    assert not res.passed, f"{check.name} passed with {', '.join(changes) or 'these quantities'} changed"
+    assert names <= failed, f"{sorted(names - failed)} did not fail; failed: {sorted(failed)}"
+    if only:
+        assert failed == names, f"{sorted(failed - names)} failed too"
+    return res
+
+
+def _nan_in(value, at):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        out = np.array(value, dtype=np.result_type(value.dtype, np.float64), copy=True)
+        if at is None:
+            out[...] = np.nan
+        else:
+            out.reshape(-1)[at] = np.nan
+        return out
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)):
+        return float("nan")
+    raise TypeError(f"no NaN can be put in a {type(value).__name__}; pass the changed field to assert_fails")
+
+
+def assert_nan_fails(check, q, p, field, record, /, *, key=None, at=None, only: bool = False):
+    """Put a NaN into the field ``field`` of ``q``; assert that the run failed and that ``record`` failed.
+
+    A non-finite measured value never passes (``Record.passed``): this holds a check to it for one
+    field, so that a NaN cannot vanish on its way to the deciding record (``max(0.0, nan)`` is 0.0).
+
+    Parameters
+    ----------
+    check, q, p
+        As in :func:`assert_fails`.
+    field : str
+        The field of ``q``: a number (it becomes NaN), an array (every entry, or the entry at flat
+        index ``at``) or, with ``key``, a dictionary whose value at ``key`` is such a number or array.
+    record : str or iterable of str
+        The record(s) that must fail.
+    key : optional
+        The dictionary key of the value to poison.
+    at : int, optional
+        The flat index of the one entry set to NaN; every entry when not given.
+    only : bool
+        Also assert that no other record failed.
+
+    Returns
+    -------
+    CheckResult
+        The failed result.
+
+    See :func:`assert_fails` for an example.
+    """
+    value = getattr(q, field)
+    if key is None:
+        value = _nan_in(value, at)
+    else:
+        value = {**value, key: _nan_in(value[key], at)}
+    return assert_fails(check, q, p, record, only=only, **{field: value})
+
+
+def assert_same_quantities(a, b, /) -> None:
+    """Assert that two quantities are the same: types, dictionary keys, array shapes and every value.
+
+    Dataclasses field by field (of the same class), dictionaries key by key, tuples and lists entry by
+    entry, arrays by shape, kind of dtype and values, numbers by kind and value; a NaN equals a NaN.
+    The AssertionError names the first difference by its path (``q.rates[1.8].exponent[0]``).
+    """
+    where = _difference(a, b, "q")
+    assert where is None, where
+
+
+def _kind(x) -> str:
+    import numpy as np
+
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, (int, np.integer)):
+        return "int"
+    if isinstance(x, (float, np.floating)):
+        return "float"
+    if isinstance(x, (complex, np.complexfloating)):
+        return "complex"
+    if isinstance(x, tuple):
+        return "(" + ",".join(_kind(v) for v in x) + ")"
+    return type(x).__name__
+
+
+def _difference(a, b, at: str):  # noqa: PLR0911 - one return per kind of value
+    import dataclasses
+    import math
+
+    import numpy as np
+
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        if type(b) is not type(a):
+            return f"{at}: {type(a).__name__} became {type(b).__name__}"
+        for f in dataclasses.fields(a):
+            found = _difference(getattr(a, f.name), getattr(b, f.name), f"{at}.{f.name}")
+            if found:
+                return found
+        return None
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or set(a) != set(b):
+            return f"{at}: keys {sorted(map(repr, a))} became {sorted(map(repr, b)) if isinstance(b, dict) else b!r}"
+        kinds = {k: _kind(k) for k in b}
+        for k, v in a.items():
+            if _kind(k) != kinds[k]:
+                return f"{at}: key {k!r} ({_kind(k)}) became {kinds[k]}"
+            found = _difference(v, b[k], f"{at}[{k!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(a, (tuple, list)):
+        if type(b) is not type(a) or len(a) != len(b):
+            return f"{at}: {type(a).__name__} of {len(a)} became {b!r}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = _difference(x, y, f"{at}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            got = f"{b.dtype} {b.shape}" if isinstance(b, np.ndarray) else type(b).__name__
+            return f"{at}: array {a.dtype} {a.shape} became {got}"
+        if not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
+            return f"{at}: values differ"
+        return None
+    if _kind(a) != _kind(b):
+        return f"{at}: {_kind(a)} became {_kind(b)}"
+    if isinstance(a, (float, np.floating)) and math.isnan(a) and math.isnan(b):
+        return None
+    return None if a == b else f"{at}: {a!r} became {b!r}"
+
+
+def assert_round_trip(check, q, p, /):
+    """Write the result of ``q`` as JSON and read it back; assert that nothing changed and return it.
+
+    The records read back equal the records written, and the quantities are the same
+    (:func:`assert_same_quantities`: their types too, so a figure drawn from a saved result reads the
+    same fields as one drawn from a fresh run).
+
+    Returns
+    -------
+    CheckResult
+        The result read back; ``.quantities`` are the typed quantities.
+
+    Examples
+    --------
+    >>> from verify.appendix_c import CHECK
+    >>> p, q = measured(CHECK)
+    >>> back = assert_round_trip(CHECK, q, p)
+    >>> type(back.quantities) is type(q)
+    True
+    """
+    res = check.assess(q, p)
+    back = CheckResult.from_json(res.to_json())
+    assert back.records == res.records, "the records read back differ"
+    assert_same_quantities(q, back.quantities)
+    return back
+
+
+def assert_refused(call, match: str, /, **kwargs):
+    """Assert that ``call(**kwargs)`` refuses the input: an InputError whose message matches ``match``.
+
+    ``call`` is a check's ``run`` (or ``CHECK.params``, which validates without measuring); ``match`` is a
+    regular expression searched in the message, usually the parameter's name. Another exception
+    propagates with its traceback.
+
+    Returns
+    -------
+    InputError
+        The error, for further assertions on its message.
+
+    Examples
+    --------
+    >>> from verify import appendix_c
+    >>> err = assert_refused(appendix_c.run, "eps_max", eps_max=0.5)
+    >>> err = assert_refused(appendix_c.CHECK.params, "claim", claim="paper")
+    """
+    import re
+
+    try:
+        call(**kwargs)
+    except InputError as exc:
+        assert re.search(match, str(exc)), f"the InputError {str(exc)!r} does not match {match!r}"
+        return exc
+    raise AssertionError(f"{getattr(call, '__name__', call)}({kwargs}) did not refuse the input (expected {match!r})")
+
+
+def assert_same_records(ref, got, /, *, rel: float = 1e-6, abs: float = 1e-12) -> None:  # noqa: A002 - pytest's names
+    """Assert that two results of a check agree: the same verdict, and each record's measured value.
+
+    Booleans, strings and integers must be equal; numbers (and sequences of numbers) agree within
+    ``rel`` and ``abs`` (``pytest.approx``). For a check run in two array namespaces or on two devices
+    (``CHECK.measure(p, xp=array_api_strict)`` against NumPy).
+    """
+    import pytest
+
+    assert got.verdict == ref.verdict, (ref.verdict, got.verdict, got.failures)
+    for rec in ref.records:
+        other = got.record(rec.name).measured
+        if isinstance(rec.measured, (bool, str, int)):
+            assert other == rec.measured, rec.name
+        else:
+            assert other == pytest.approx(rec.measured, rel=rel, abs=abs), rec.name
