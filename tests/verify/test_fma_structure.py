@@ -10,24 +10,19 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import fma_structure as check
-from verify.core.result import CheckResult
+from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
 
 CHECK = check.CHECK
 SMALL = {"lengths": (64, 100, 24), "cells": (4, 5, 8), "max_exponent": 9, "count_cells": (16,)}
 
 
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass_with_the_paper_numbers(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["max_sources_n1024_r64"] == 199  # <= 3r + 3(L-1) = 201
     assert res.record("max_groups_per_level").measured == 3
     assert res.measured["causal_future_influence"] == 0.0
@@ -37,10 +32,8 @@ def test_small_settings_pass_with_the_paper_numbers(small):
 
 
 def test_group_length_windows_fail():
-    p = CHECK.params(**{**SMALL, "window": "group-length"})
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"uncovered_keys", "untiled_far_sets", "toolkit_level_mismatches"} <= failed
+    p, q = measured(CHECK, **{**SMALL, "window": "group-length"})
+    res = assert_fails(CHECK, q, p, {"uncovered_keys", "untiled_far_sets", "toolkit_level_mismatches"})
     assert any("FMA-1" in f for f in res.failures)
 
 
@@ -64,17 +57,15 @@ def test_group_length_windows_fail():
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **alter(q)), p)
-    assert not res.passed and res.record(name).passed is False
+    assert_fails(CHECK, q, p, name, **alter(q))
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and type(back.quantities.sets) is check.SetDefects
-    assert back.quantities.sets == q.sets
-    assert np.array_equal(back.quantities.levels[(64, 4)], q.levels[(64, 4)])
-    assert np.array_equal(back.quantities.max_sources[(16, 4)], q.max_sources[(16, 4)])
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert type(back.sets) is check.SetDefects and back.sets == q.sets
+    assert np.array_equal(back.levels[(64, 4)], q.levels[(64, 4)])
+    assert np.array_equal(back.max_sources[(16, 4)], q.max_sources[(16, 4)])
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -83,8 +74,7 @@ def test_json_round_trip_gives_typed_quantities(small):
     ({"ranks": ()}, "ranks"), ({"window": "groups"}, "window"), ({"count_cells": (0,)}, "count_cells"),
 ])
 def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+    assert_refused(check.run, match, **kwargs)
 
 
 def test_cli(capsys):
@@ -102,6 +92,6 @@ def test_a_nan_causal_output_fails(small, inject_nan):
     # difference: Python's max kept 0.0
     p, q = small
     poisoned = inject_nan("spectral.fma_attention", call=5, at=0)
-    res = CHECK.assess(dataclasses.replace(q, **check._causal(p.seed)), p)  # measure() runs this part last
+    causal = check._causal(p.seed)  # measure() runs this part last
     assert poisoned == [5]
-    assert [r.name for r in res.records if r.passed is False] == ["causal_future_influence"]
+    assert_fails(CHECK, q, p, "causal_future_influence", only=True, **causal)

@@ -12,29 +12,19 @@ import pytest
 
 import spectral
 from manifolds.references.neural import ACTIVATIONS
-from spectral.validation import InputError
 from verify import neural_equivalence as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_refused, assert_round_trip,
+                            measured, measurement_fixture)
 
 CHECK = check.CHECK
 SMALL = dict(n=12, m=9, d=8, d_prime=(2,), hidden=(4,))
-
-
-@pytest.fixture(scope="module")
-def small():
-    # the identity of concatenation and additive attention holds for every activation
-    p = CHECK.params(**SMALL, activations=ACTIVATIONS)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+# the identity of concatenation and additive attention holds for every activation
+small = measurement_fixture(CHECK, **SMALL, activations=ACTIVATIONS)
 
 
 def test_small_settings_pass_for_every_activation(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     # a random rank-d' form has almost all of its weight off the diagonal: cross-index terms interact
     assert q.min_cross_index_fraction > 0.5
     assert q.single_cross_term_error <= res.record("single_cross_term_error").tolerance
@@ -42,8 +32,8 @@ def test_small_settings_pass_for_every_activation(small):
 
 def test_printed_statements_fail(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(res) == {"printed_cross_index_fraction", "printed_concat_differs_from_additive"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                 {"printed_cross_index_fraction", "printed_concat_differs_from_additive"}, only=True)
 
 
 def test_swapped_query_and_key_blocks_fail(monkeypatch):
@@ -56,9 +46,8 @@ def test_swapped_query_and_key_blocks_fail(monkeypatch):
         return real(q, k, other, **kwargs)
 
     monkeypatch.setattr(spectral, "neural_scores", swapped)
-    p = CHECK.params(**SMALL, activations=("tanh",))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert _failed(res) == {"toolkit_factored_vs_loop", "toolkit_concat_vs_loop"}
+    p, q = measured(CHECK, **SMALL, activations=("tanh",))
+    assert_fails(CHECK, q, p, {"toolkit_factored_vs_loop", "toolkit_concat_vs_loop"}, only=True)
 
 
 @pytest.mark.parametrize("field, value", [
@@ -68,20 +57,18 @@ def test_swapped_query_and_key_blocks_fail(monkeypatch):
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, field, value):
     p, q = small
-    assert _failed(CHECK.assess(dataclasses.replace(q, **{field: value}), p)) == {field}
+    assert_fails(CHECK, q, p, field, only=True, **{field: value})
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, concat_vs_additive=float("nan")), p)
-    assert res.record("concat_vs_additive").passed is False
+    assert_nan_fails(CHECK, q, p, "concat_vs_additive", "concat_vs_additive")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and back.quantities == q
-    assert back.parameters["activations"] == list(ACTIVATIONS)
+    back = assert_round_trip(CHECK, q, p)
+    assert back.quantities == q and back.parameters["activations"] == list(ACTIVATIONS)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -89,5 +76,4 @@ def test_json_round_trip_gives_typed_quantities(small):
     ({"activations": ("sigmoid",)}, "activations"), ({"activations": 3}, "activations"), ({"n": 1}, "n"),
     ({"m": 1}, "m"), ({"d": 1}, "d")])
 def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+    assert_refused(check.run, name, **kwargs)
