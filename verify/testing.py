@@ -503,16 +503,19 @@ def assert_refused(call, match: str, /, **kwargs):
 
 
 def assert_same_records(ref, got, /, *, rel: float = 1e-6, abs: float = 1e-12) -> None:  # noqa: A002 - pytest's names
-    """Assert that two results of a check agree: the same verdict, and each record's measured value.
+    """Assert that two results of a check agree: the same records in the same order, each with the same
+    outcome and measured value, and so the same verdict.
 
     Booleans, strings and integers must be equal; numbers (and sequences of numbers) agree within
-    ``rel`` and ``abs`` (``pytest.approx``). For a check run in two array namespaces or on two devices
-    (``CHECK.measure(p, xp=array_api_strict)`` against NumPy).
+    ``rel`` and ``abs`` (``pytest.approx``). For a check run in two array namespaces, on two devices
+    (``CHECK.measure(p, xp=array_api_strict)`` against NumPy) or by two computing paths.
     """
     import pytest
 
     assert got.verdict == ref.verdict, (ref.verdict, got.verdict, got.failures)
+    assert [r.name for r in got.records] == [r.name for r in ref.records]
     for rec in ref.records:
+        assert got.record(rec.name).passed == rec.passed, rec.name
         other = got.record(rec.name).measured
         if isinstance(rec.measured, (bool, str, int)):
             assert other == rec.measured, rec.name

@@ -9,24 +9,17 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import fma_hmatrix as check
-from verify.core.result import CheckResult
+from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
 
 CHECK = check.CHECK
 SMALL = {"n": 64}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["far_blocks_tested"] > 0
     assert res.measured["max_far_block_rank_minus_p"] == 0  # rank p is attained, not just bounded
     assert {rank for (rank_p, rank) in q.block_ranks if rank_p == 4} == {4}
@@ -36,17 +29,14 @@ def test_small_settings_pass(small):
 
 
 def test_dense_softmax_matrix_fails_the_rank_test():
-    p = CHECK.params(n=64, ranks=(1,), matrix="full")
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"max_far_block_rank_minus_p", "max_relative_reconstruction_error"} <= failed
+    p, q = measured(CHECK, n=64, ranks=(1,), matrix="full")
+    assert_fails(CHECK, q, p, {"max_far_block_rank_minus_p", "max_relative_reconstruction_error"})
 
 
 def test_printed_per_level_is_not_exact(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"per_level_deviation_group_constant_keys"}
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "per_level_deviation_group_constant_keys",
+                       only=True)
     assert res.record("per_level_deviation_group_constant_keys").measured > 0.5
 
 
@@ -74,16 +64,13 @@ def test_printed_run_agrees_with_the_ledger(small):
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert not res.passed and res.record(name).passed is False
+    assert_fails(CHECK, q, p, name, **{field: value})
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert back.quantities.block_ranks == q.block_ranks
-    assert np.array_equal(back.quantities.fig7_matrix, q.fig7_matrix)
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert back.block_ranks == q.block_ranks and np.array_equal(back.fig7_matrix, q.fig7_matrix)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -92,8 +79,7 @@ def test_json_round_trip_gives_typed_quantities(small):
     ({"claim": "paper"}, "claim"),
 ])
 def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+    assert_refused(check.run, match, **kwargs)
 
 
 @pytest.mark.parametrize("call, part, failed", [
@@ -106,6 +92,6 @@ def test_a_nan_from_fma_attention_fails(small, inject_nan, call, part, failed):
     p, q = small
     poisoned = inject_nan("spectral.fma_attention", call=call, at=7)
     parts = {"far_blocks": lambda: check._far_blocks(p), "exactness": lambda: check._exactness(p.n, p.r, p.d, p.seed)}
-    res = CHECK.assess(dataclasses.replace(q, **parts[part]()), p)  # measure() runs these parts in turn
+    changes = parts[part]()  # measure() runs these parts in turn
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True, **changes)
