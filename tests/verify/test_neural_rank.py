@@ -10,28 +10,18 @@ import numpy as np
 import pytest
 
 import spectral
-from spectral.validation import InputError
 from verify import neural_rank as check
-from verify.core.result import CheckResult
+from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
 
 CHECK = check.CHECK
 SMALL = dict(n=64, d=16, d_prime=(2, 8), hidden=(1, 4))
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def _alter(q, activation, **changes):
-    """q with the first case of ``activation`` (d' = 2, h = 1) changed."""
+    """The change of q's first case of ``activation`` (d' = 2, h = 1)."""
     key = (activation, 2, 1)
-    return dataclasses.replace(q, cases={**q.cases, key: dataclasses.replace(q.cases[key], **changes)})
+    return {"cases": {**q.cases, key: dataclasses.replace(q.cases[key], **changes)}}
 
 
 def _ranks(r, value):
@@ -39,14 +29,13 @@ def _ranks(r, value):
 
 
 def _ranked(q, activation, value, field="ranks"):
-    """q with the ranks (at every cut) of the first case of ``activation`` set to ``value``."""
+    """The change of q's ranks (at every cut) of the first case of ``activation`` set to ``value``."""
     return _alter(q, activation, **{field: _ranks(q.cases[activation, 2, 1].ranks, value)})
 
 
 def test_small_settings_pass_with_the_algebraic_ranks(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["logit_ranks_numpy/1e-10/1e-6"] == "/".join([str(min(p.d, p.n))] * 3)
     for (act, dp, h), c in q.cases.items():
         if act == "square":  # g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
@@ -61,8 +50,7 @@ def test_small_settings_pass_with_the_algebraic_ranks(small):
 
 def test_printed_low_rank_reading_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(res) == {"printed_max_rank_over_2d_prime"}
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "printed_max_rank_over_2d_prime", only=True)
     assert "not low rank" in res.final_line()
 
 
@@ -83,8 +71,7 @@ def test_printed_reading_holds_for_identity_only(small):
     # streams, so the identity cases of the full measurement are those of a run with identity alone
     p, q = small
     only = dataclasses.replace(q, cases={key: c for key, c in q.cases.items() if key[0] == "identity"})
-    res = CHECK.assess(only, dataclasses.replace(p, activations=("identity",), claim="printed"))
-    assert res.passed, res.failures
+    assert_passes(CHECK, only, dataclasses.replace(p, activations=("identity",), claim="printed"))
 
 
 def test_wrong_score_function_fails(monkeypatch):
@@ -94,9 +81,8 @@ def test_wrong_score_function_fails(monkeypatch):
         return real(q, k, mlp, **kwargs) + 1e-3 * np.tanh(q[:, :1] @ k[:, :1].T * 3.0)
 
     monkeypatch.setattr(spectral, "neural_scores", perturbed)
-    p = CHECK.params(**SMALL, activations=("identity", "square"))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert {"identity_algebra_residual", "identity_rank_deviation", "square_algebra_residual"} <= _failed(res)
+    p, q = measured(CHECK, **SMALL, activations=("identity", "square"))
+    assert_fails(CHECK, q, p, {"identity_algebra_residual", "identity_rank_deviation", "square_algebra_residual"})
 
 
 def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
@@ -104,18 +90,16 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
     monkeypatch.setattr(spectral, "neural_scores",
                         lambda q, k, mlp, **kw: real(q, k, mlp, **kw) if mlp.activation != "relu"
                         else real(q, k, spectral.ScoreMLP(mlp.d_q, mlp.d_k, mlp.hidden, rng=0, activation="identity")))
-    p = CHECK.params(**SMALL, activations=("relu",))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert _failed(res) == {"relu_min_rank_h4"}
+    p, q = measured(CHECK, **SMALL, activations=("relu",))
+    res = assert_fails(CHECK, q, p, "relu_min_rank_h4", only=True)
     assert "ReLU scores with h >= 4 have rank below n/2" in res.final_line()
 
 
 @pytest.mark.parametrize("alter, name", [
-    (lambda q: dataclasses.replace(q, logits=_ranks(q.logits, 15)), "logit_rank_deviation"),
-    (lambda q: dataclasses.replace(q, projected={**q.projected, 8: _ranks(q.projected[8], 7)}),
-     "projected_rank_deviation"),
-    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, numpy_default=40)), "softmax_rank_numpy"),
-    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, at_1e10=40)), "softmax_rank_1e-10"),
+    (lambda q: {"logits": _ranks(q.logits, 15)}, "logit_rank_deviation"),
+    (lambda q: {"projected": {**q.projected, 8: _ranks(q.projected[8], 7)}}, "projected_rank_deviation"),
+    (lambda q: {"softmax": dataclasses.replace(q.softmax, numpy_default=40)}, "softmax_rank_numpy"),
+    (lambda q: {"softmax": dataclasses.replace(q.softmax, at_1e10=40)}, "softmax_rank_1e-10"),
     (lambda q: _alter(q, "exp", algebra_residual=1e-9), "exp_algebra_residual"),
     (lambda q: _alter(q, "identity", query_dependence=1e-9), "identity_query_dependence"),
     (lambda q: _ranked(q, "identity", 3), "identity_rank_deviation"),
@@ -127,19 +111,18 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
     p, q = small
-    assert _failed(CHECK.assess(alter(q), p)) == {name}
+    assert_fails(CHECK, q, p, name, only=True, **alter(q))
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(_alter(q, "square", algebra_residual=float("nan")), p)
-    assert res.record("square_algebra_residual").passed is False
+    assert_fails(CHECK, q, p, "square_algebra_residual", **_alter(q, "square", algebra_residual=float("nan")))
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
-    assert type(back) is type(q) and set(back.projected) == {2, 8}
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.projected) == {2, 8}
     assert list(back.cases) == list(q.cases)  # keys (activation, d', h) read back as typed tuples, in order
     assert all(type(c) is check.ScoreCase and type(c.ranks) is check.Ranks for c in back.cases.values())
     assert [c.ranks.text() for c in back.cases.values()] == [c.ranks.text() for c in q.cases.values()]
@@ -153,8 +136,7 @@ def test_json_round_trip_gives_typed_quantities(small):
     ({"activations": ("softplus",)}, "activations"), ({"activations": ()}, "activations"), ({"n": 8}, "n"),
     ({"claim": "paper"}, "claim"), ({"d_prime": (2.5,)}, "d_prime")])
 def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+    assert_refused(check.run, name, **kwargs)
 
 
 def test_cli_exit_codes(capsys):
@@ -169,5 +151,4 @@ def test_cli_exit_codes(capsys):
 
 @pytest.mark.parametrize("hidden", [(4, True), ()])
 def test_hidden_widths_are_integers_and_not_empty(hidden):
-    with pytest.raises(InputError, match="hidden"):
-        check.run(hidden=hidden)
+    assert_refused(check.run, "hidden", hidden=hidden)
