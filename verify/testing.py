@@ -192,7 +192,11 @@ def assert_rate(error, sizes, *, claimed: float, kind: str = "equal", **options)
 # that pattern, for the toolkit's checks and for a check a user declares with verify.core.check.Check.
 
 def measured(check, /, *, xp=None, **params):
-    """``(p, q)``: the parameters ``check.params(**params)`` and the quantities measured with them.
+    """``(p, q)``: the parameters of ``check`` and the quantities measured with them, as ``run`` measures them.
+
+    The parameters are validated and resolved (``check.params(**params)``), and the computing path is chosen
+    the way ``run`` chooses it (``check.choose``: ``method="auto"`` resolved, a path that would not fit in
+    memory refused before anything is allocated).
 
     Parameters
     ----------
@@ -206,7 +210,7 @@ def measured(check, /, *, xp=None, **params):
     Returns
     -------
     tuple
-        ``(p, q)``: the validated, resolved parameters and the typed quantities.
+        ``(p, q)``: the resolved parameters (the path taken among them) and the typed quantities.
 
     Examples
     --------
@@ -216,7 +220,7 @@ def measured(check, /, *, xp=None, **params):
     >>> sorted(failed_records(CHECK.assess(q, dataclasses.replace(p, claim="printed"))))
     ['coefficient_1d', 'coefficient_2d']
     """
-    p = check.params(**params)
+    p = check.choose(check.params(**params))
     return p, check.measure(p, xp=xp)
 
 
