@@ -34,7 +34,8 @@ from verify.core.result import CheckResult
 
 __all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate", "measured", "measurement_fixture",
            "failed_records", "assert_passes", "assert_fails", "assert_nan_fails", "assert_same_quantities",
-           "assert_round_trip", "assert_refused", "assert_same_records"]
+           "assert_round_trip", "assert_refused", "assert_same_records", "changed_fields", "negative_controls",
+           "refusals", "assert_printed_agrees"]
 
 _BY_ID = {c.id: c for c in LEDGER}
 
@@ -325,6 +326,30 @@ def assert_fails(check, q, p, record, /, *, only: bool = False, **changes):
     return res
 
 
+def assert_printed_agrees(check, q, p, /, *, holding=()):
+    """Assess ``q`` as printed (``claim="printed"``); assert that the run agrees with the ledger's verdicts.
+
+    The ledger says, claim by claim, whether the paper's printed statement holds; the printed run of a
+    check must fail where a claim is false as printed and pass the assertions of a claim that holds
+    (:func:`verify.core.claims.printed_disagreements` finds none). ``holding`` names claims whose
+    assertions must all pass in that run (:func:`verify.core.claims.claim_records`).
+
+    Returns
+    -------
+    CheckResult
+        The printed run's result (``result.final_line()`` states the ledger's verdicts).
+    """
+    from verify.core.claims import claim_records, printed_disagreements
+
+    res = check.assess(q, dataclasses.replace(p, claim="printed"))
+    disagreements = printed_disagreements(res)
+    assert disagreements == [], disagreements
+    for cid in holding:
+        failed = [r.name for r in claim_records(res, cid) if r.passed is not True]
+        assert not failed, f"{cid} holds as printed, but {', '.join(failed)} did not pass"
+    return res
+
+
 def _nan_in(value, at):
     import numpy as np
 
@@ -340,23 +365,69 @@ def _nan_in(value, at):
     raise TypeError(f"no NaN can be put in a {type(value).__name__}; pass the changed field to assert_fails")
 
 
-def assert_nan_fails(check, q, p, field, record, /, *, key=None, at=None, only: bool = False):
-    """Put a NaN into the field ``field`` of ``q``; assert that the run failed and that ``record`` failed.
+def changed_fields(q, changes, /) -> dict:
+    """The fields of ``q`` to replace (for :func:`assert_fails`) so that each value of ``changes`` stands at its path.
+
+    A key of ``changes`` is a field name, or a path into the quantities: a tuple whose first entry is a
+    field and whose later entries are dictionary keys (in a dictionary) or field names (in a dataclass).
+    Nothing in ``q`` is modified: the dictionaries and dataclasses on the path are copied.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Law:
+    ...     exponent: float
+    ...     mass: float
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Q:
+    ...     laws: dict
+    ...     gap: float
+    >>> q = Q({1.2: Law(1.21, 0.5), 2.0: Law(2.0, 0.0)}, 0.01)
+    >>> changed_fields(q, {("laws", 1.2, "exponent"): 1.5, "gap": 0.2})
+    {'laws': {1.2: Law(exponent=1.5, mass=0.5), 2.0: Law(exponent=2.0, mass=0.0)}, 'gap': 0.2}
+    """
+    out: dict = {}
+    for key, value in changes.items():
+        path = (key,) if isinstance(key, str) else tuple(key)
+        field = path[0]
+        out[field] = _put(out[field] if field in out else getattr(q, field), path[1:], value)
+    return out
+
+
+def _put(obj, path, value):
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(obj, Mapping):
+        return {**obj, head: _put(obj[head], rest, value)}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{head: _put(getattr(obj, head), rest, value)})
+    raise TypeError(f"cannot go into a {type(obj).__name__} at {head!r}: paths go through dictionaries and dataclasses")
+
+
+def _at(obj, path):
+    for step in path:
+        obj = obj[step] if isinstance(obj, Mapping) else getattr(obj, step)
+    return obj
+
+
+def assert_nan_fails(check, q, p, field, record, /, *, at=None, only: bool = False):
+    """Put a NaN into the quantity ``field`` of ``q``; assert that the run failed and that ``record`` failed.
 
     A non-finite measured value never passes (``Record.passed``): this holds a check to it for one
-    field, so that a NaN cannot vanish on its way to the deciding record (``max(0.0, nan)`` is 0.0).
+    quantity, so that a NaN cannot vanish on its way to the deciding record (``max(0.0, nan)`` is 0.0).
 
     Parameters
     ----------
     check, q, p
         As in :func:`assert_fails`.
-    field : str
-        The field of ``q``: a number (it becomes NaN), an array (every entry, or the entry at flat
-        index ``at``) or, with ``key``, a dictionary whose value at ``key`` is such a number or array.
+    field : str or tuple
+        The quantity: a field of ``q``, or a path to a value inside one (:func:`changed_fields`:
+        ``("rates", 1.8, "bias")``). A number becomes NaN; an array gets NaN at every entry, or at the flat
+        index ``at``.
     record : str or iterable of str
         The record(s) that must fail.
-    key : optional
-        The dictionary key of the value to poison.
     at : int, optional
         The flat index of the one entry set to NaN; every entry when not given.
     only : bool
@@ -369,12 +440,81 @@ def assert_nan_fails(check, q, p, field, record, /, *, key=None, at=None, only: 
 
     See :func:`assert_fails` for an example.
     """
-    value = getattr(q, field)
-    if key is None:
-        value = _nan_in(value, at)
-    else:
-        value = {**value, key: _nan_in(value[key], at)}
-    return assert_fails(check, q, p, record, only=only, **{field: value})
+    path = (field,) if isinstance(field, str) else tuple(field)
+    return assert_fails(check, q, p, record, only=only, **changed_fields(q, {path: _nan_in(_at(q, path), at)}))
+
+
+def negative_controls(check, fixture: str, cases, /, *, only: bool = False):
+    """A parametrized pytest test: each case's altered quantities make its record fail (:func:`assert_fails`).
+
+    Every deciding assertion of a check must fail on a quantity a wrong implementation gives; this is that
+    test, one parametrized case per assertion, on the measurement of a module fixture::
+
+        small = measurement_fixture(CHECK, n=64)
+
+        test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+            ({"slope": 1.3}, "slope_gap"),                                  # fields replaced
+            ({("fits", 1.2, "exponent"): 1.5}, "exponent_a1.2"),           # a value inside a field
+            (lambda q: {"errors": q.errors * 2}, "max_error"),              # computed from q
+            ({"slope": float("nan")}, "slope_gap"),                         # a NaN never passes
+        ], only=True)
+
+    Parameters
+    ----------
+    check : verify.core.check.Check
+        The check.
+    fixture : str
+        The name of the fixture giving ``(p, q)`` (:func:`measurement_fixture`).
+    cases : list of tuple
+        ``(change, record)``: ``change`` what to replace in ``q``, as a dictionary (keys: field names, or
+        paths into the quantities as :func:`changed_fields` takes them) or as a function of ``q`` returning
+        the fields to replace; ``record`` the record (or records) that must fail.
+    only : bool
+        Also assert that no other record failed.
+
+    Returns
+    -------
+    function
+        The test, to assign to a ``test_...`` name of the test module.
+    """
+    import pytest
+
+    @pytest.mark.parametrize("change, record", cases)
+    def test(request, change, record):
+        p, q = request.getfixturevalue(fixture)
+        assert_fails(check, q, p, record, only=only, **(change(q) if callable(change) else changed_fields(q, change)))
+
+    test.__doc__ = f"{check.name}: each assertion fails on the quantity a wrong implementation gives."
+    return test
+
+
+def refusals(call, cases, /):
+    """A parametrized pytest test: each case's parameters are refused (:func:`assert_refused`).
+
+    ::
+
+        test_bad_input = refusals(CHECK.run, [({"n": 1}, "n"), ({"alpha": 3.0}, "alpha")])
+
+    Parameters
+    ----------
+    call : callable
+        A check's ``run`` (or ``CHECK.params``, which validates without measuring).
+    cases : list of tuple
+        ``(kwargs, match)``: the parameters, and the words (a regular expression) the InputError must say.
+
+    Returns
+    -------
+    function
+        The test, to assign to a ``test_...`` name of the test module.
+    """
+    import pytest
+
+    @pytest.mark.parametrize("kwargs, match", cases)
+    def test(kwargs, match):
+        assert_refused(call, match, **kwargs)
+
+    test.__doc__ = "Bad input is refused with an InputError naming the parameter."
+    return test
 
 
 def assert_same_quantities(a, b, /) -> None:

@@ -13,8 +13,8 @@ import pytest
 
 from spectral.memory import DenseMemoryError
 from verify import clusters as check
-from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, assert_same_quantities,
-                            measured, measurement_fixture)
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_quantities, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 # the matrix-free path costs ~0.1 s per block eigensolve here: one separation, 30 points per cluster
@@ -75,18 +75,15 @@ def test_matrix_free_equals_dense(dense, free):
     assert np.max(np.abs(qf.residuals - qd.residuals)) <= 1e-12 * qd.residuals[0]
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"gap_ratios": {**q.gap_ratios, "heat": np.array([45.0, 1e4])}}, "min_gap_ratio"),
-    (lambda q: {"gap_ratios": {**q.gap_ratios, "heat": np.array([np.nan, 1e4])}}, "min_gap_ratio"),
-    (lambda q: {"largest_gap_at_k": {**q.largest_gap_at_k, "heat": 1}}, "largest_gap_at_K"),
-    (lambda q: {"within_between_spread": 0.06}, "within_between_spread"),
-    (lambda q: {"within_between_spread": float("nan")}, "within_between_spread"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "dense", [
+    ({("gap_ratios", "heat"): np.array([45.0, 1e4])}, "min_gap_ratio"),
+    ({("gap_ratios", "heat"): np.array([np.nan, 1e4])}, "min_gap_ratio"),
+    ({("largest_gap_at_k", "heat"): 1}, "largest_gap_at_K"),
+    ({"within_between_spread": 0.06}, "within_between_spread"),
+    ({"within_between_spread": float("nan")}, "within_between_spread"),
     (lambda q: {"decay_rate": 1.02 * q.abs_eta2}, "decay_rate_relative_error"),
-    (lambda q: {"decay_rate": float("nan")}, "decay_rate_relative_error"),  # fewer than 4 points to fit
-])
-def test_each_assertion_fails_on_a_wrong_quantity(dense, change, name):
-    p, q = dense
-    assert_fails(CHECK, q, p, name, only=True, **change(q))
+    ({"decay_rate": float("nan")}, "decay_rate_relative_error"),  # fewer than 4 points to fit
+], only=True)
 
 
 def test_computes_in_the_given_namespace(dense, strict_xp):
@@ -147,13 +144,11 @@ def test_matrix_free_refusal_when_nothing_fits(available_memory):
         check.run(method="matrix-free", **SMALL)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"separations": (0.1,)}, "separations"), ({"kernel": "dp"}, "kernel"),
-                                           ({"draws": 0}, "draws"), ({"cluster_counts": (1,)}, "cluster_counts"),
-                                           ({"cluster_counts": ()}, "cluster_counts"),
-                                           ({"min_gap_ratio": 0.5}, "min_gap_ratio"),
-                                           ({"method": "lanczos"}, "method")])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
+test_bad_input = refusals(check.run, [
+    ({"separations": (0.1,)}, "separations"), ({"kernel": "dp"}, "kernel"), ({"draws": 0}, "draws"),
+    ({"cluster_counts": (1,)}, "cluster_counts"), ({"cluster_counts": ()}, "cluster_counts"),
+    ({"min_gap_ratio": 0.5}, "min_gap_ratio"), ({"method": "lanczos"}, "method"),
+])
 
 
 @pytest.mark.parametrize("call, failed", [

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from verify import fma_counts as check
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 #: r = 16 is within 1 % of its limit from n = 2^12 on (r = 128 needs 2^16: the default)
@@ -43,18 +44,15 @@ def test_small_n_is_not_yet_linear():
     assert "outside the calibrated range" in res.failures[0]  # max_exponent < 16
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("queries_of_a_block_with_different_groups", 1, "queries_of_a_block_with_different_groups"),
-    ("count_mismatches", 1, "count_mismatches"),
-    ("max_count_over_linear_bound", 1.001, "max_count_over_linear_bound"),
-    ("count_over_limit_deviation_at_n_max", 0.02, "count_over_limit_deviation_at_n_max"),
-    ("count_over_limit_deviation_at_n_max", float("nan"), "count_over_limit_deviation_at_n_max"),
-    ("near_count_mismatches", 1, "near_count_mismatches"),
-    ("level_count_mismatches", 1, "level_count_mismatches"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"queries_of_a_block_with_different_groups": 1}, "queries_of_a_block_with_different_groups"),
+    ({"count_mismatches": 1}, "count_mismatches"),
+    ({"max_count_over_linear_bound": 1.001}, "max_count_over_linear_bound"),
+    ({"count_over_limit_deviation_at_n_max": 0.02}, "count_over_limit_deviation_at_n_max"),
+    ({"count_over_limit_deviation_at_n_max": float("nan")}, "count_over_limit_deviation_at_n_max"),
+    ({"near_count_mismatches": 1}, "near_count_mismatches"),
+    ({"level_count_mismatches": 1}, "level_count_mismatches"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, **{field: value})
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -65,12 +63,10 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert np.array_equal(back.count_over_bound[(16, 4)], q.count_over_bound[(16, 4)])
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"max_exponent": 8}, "max_exponent"), ({"count_cells": (300,)}, "count_cells"), ({"ranks": (0,)}, "ranks"),
     ({"reference_lengths": (8,)}, "reference_lengths"), ({"scheme": "quadratic"}, "scheme"),
 ])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
 
 
 def test_a_nan_count_fails(small, inject_nan):

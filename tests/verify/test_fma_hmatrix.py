@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from verify import fma_hmatrix as check
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_printed_agrees, assert_fails, assert_passes, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
-SMALL = {"n": 64}
-small = measurement_fixture(CHECK, **SMALL)
+small = measurement_fixture(CHECK, n=64)
 
 
 def test_small_settings_pass(small):
@@ -43,28 +43,21 @@ def test_printed_per_level_is_not_exact(small):
 def test_printed_run_agrees_with_the_ledger(small):
     # FMA-9 is partly false as printed (group-constant keys are exact only with the joint softmax, not with the
     # per-level normalisation of eqs. 4 and 6), FMA-7 holds as printed: only FMA-9's printed part fails
-    from verify.core.claims import claim_records, printed_disagreements
-
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert printed_disagreements(res) == []
-    assert all(r.passed for r in claim_records(res, "FMA-7"))
+    res = assert_printed_agrees(CHECK, q, p, holding=("FMA-7",))
     assert "[paper: FMA-7 holds as printed; FMA-9 partly false as printed]" in res.final_line()
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("max_far_block_rank_minus_p", 1, "max_far_block_rank_minus_p"),
-    ("max_relative_reconstruction_error", 1e-10, "max_relative_reconstruction_error"),
-    ("n16_r8_max_deviation", 1e-6, "n16_r8_max_deviation"),
-    ("n24_r8_joint_deviation", 1e-3, "n24_r8_joint_deviation"),
-    ("joint_deviation_group_constant_keys", 1e-6, "joint_deviation_group_constant_keys"),
-    ("per_level_deviation_group_constant_keys", 1e-3, "per_level_deviation_group_constant_keys"),
-    ("max_relative_reconstruction_error", float("nan"), "max_relative_reconstruction_error"),
-    ("n24_r8_joint_deviation", float("nan"), "n24_r8_joint_deviation"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"max_far_block_rank_minus_p": 1}, "max_far_block_rank_minus_p"),
+    ({"max_relative_reconstruction_error": 1e-10}, "max_relative_reconstruction_error"),
+    ({"n16_r8_max_deviation": 1e-6}, "n16_r8_max_deviation"),
+    ({"n24_r8_joint_deviation": 1e-3}, "n24_r8_joint_deviation"),
+    ({"joint_deviation_group_constant_keys": 1e-6}, "joint_deviation_group_constant_keys"),
+    ({"per_level_deviation_group_constant_keys": 1e-3}, "per_level_deviation_group_constant_keys"),
+    ({"max_relative_reconstruction_error": float("nan")}, "max_relative_reconstruction_error"),
+    ({"n24_r8_joint_deviation": float("nan")}, "n24_r8_joint_deviation"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, **{field: value})
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -73,13 +66,10 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert back.block_ranks == q.block_ranks and np.array_equal(back.fig7_matrix, q.fig7_matrix)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"n": 32}, "n"), ({"r": 4}, "r"), ({"r": 64, "n": 256}, "r"), ({"ranks": (9,)}, "ranks"),
-    ({"ranks": (0,)}, "ranks"), ({"d": 1}, "d"), ({"matrix": "dense"}, "matrix"),
-    ({"claim": "paper"}, "claim"),
+    ({"ranks": (0,)}, "ranks"), ({"d": 1}, "d"), ({"matrix": "dense"}, "matrix"), ({"claim": "paper"}, "claim"),
 ])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
 
 
 @pytest.mark.parametrize("call, part, failed", [

@@ -7,18 +7,13 @@ stencils); the assertions are held to those quantities, to the printed claim and
 import dataclasses
 
 import numpy as np
-import pytest
-
 from verify import fma_quadtree as check
 from verify.fma_structure import SetDefects
-from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, failed_records, measured,
-                            measurement_fixture)
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, failed_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
-SMALL = {"widths": (14, 24), "cells": (4, 4), "stencil_length": 128}
-
-
-small = measurement_fixture(CHECK, **SMALL)
+small = measurement_fixture(CHECK, widths=(14, 24), cells=(4, 4), stencil_length=128)
 
 
 def test_small_settings_pass_with_the_paper_configuration(small):
@@ -46,25 +41,22 @@ def test_no_stencil_level_is_named():
     assert not res.passed and "no width/cell pair" in " ".join(res.failures)
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: {"sets": dataclasses.replace(q.sets, uncovered=1)}, "uncovered_pixels"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, doubled=1)}, "pixels_in_two_sets"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, untiled=1)}, "untiled_far_sets"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, non_nested=1)}, "non_nested_windows"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, max_groups=28)}, "max_squares_per_level"),
-    (lambda q: {"max_source_excess": 1}, "max_source_excess"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, level_mismatches=1)}, "toolkit_level_mismatches"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, group_mismatches=1)}, "toolkit_square_mismatches"),
-    (lambda q: {"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
-    (lambda q: {"near_stencils_interior": 2}, "near_stencils_interior"),
-    (lambda q: {"level1_footprint_shapes": ((6, 6, 36), (5, 6, 30))}, "level1_footprint_6x6"),
-    (lambda q: {"far_stencils_2d": {1: 1}}, "far_stencils_2d_level1"),
-    (lambda q: {"far_stencils_1d": {1: 1}}, "far_stencils_1d_level1"),
-    (lambda q: {"far_stencils_2d": {}}, "stencil_levels_present"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("sets", "uncovered"): 1}, "uncovered_pixels"),
+    ({("sets", "doubled"): 1}, "pixels_in_two_sets"),
+    ({("sets", "untiled"): 1}, "untiled_far_sets"),
+    ({("sets", "non_nested"): 1}, "non_nested_windows"),
+    ({("sets", "max_groups"): 28}, "max_squares_per_level"),
+    ({"max_source_excess": 1}, "max_source_excess"),
+    ({("sets", "level_mismatches"): 1}, "toolkit_level_mismatches"),
+    ({("sets", "group_mismatches"): 1}, "toolkit_square_mismatches"),
+    ({"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
+    ({"near_stencils_interior": 2}, "near_stencils_interior"),
+    ({"level1_footprint_shapes": ((6, 6, 36), (5, 6, 30))}, "level1_footprint_6x6"),
+    ({"far_stencils_2d": {1: 1}}, "far_stencils_2d_level1"),
+    ({"far_stencils_1d": {1: 1}}, "far_stencils_1d_level1"),
+    ({"far_stencils_2d": {}}, "stencil_levels_present"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, **alter(q))
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -75,13 +67,11 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert back.level1_footprint_shapes == ((6, 6, 36),)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"widths": (14, 24), "cells": (4,)}, "cells"), ({"widths": (8,), "cells": (9,)}, "cells"),
     ({"widths": (65,), "cells": (4,)}, "widths"), ({"stencil_length": 8}, "stencil_length"),
     ({"stencil_cell": 64}, "stencil_cell"), ({"claim": "paper"}, "claim"),
 ])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
 
 
 def test_shares_the_set_comparison_with_fma_structure():

@@ -12,8 +12,8 @@ import pytest
 
 from spectral.memory import DenseMemoryError
 from verify import fna_rate
-from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, failed_records, measured,
-                            measurement_fixture)
+from verify.testing import (changed_fields, assert_fails, assert_passes, assert_round_trip, failed_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = fna_rate.CHECK
 CHEAP = dict(alphas=(1.8,), n_scales=4, scale_min=1e-3)
@@ -45,17 +45,19 @@ def test_printed_rate_fails(cheap):
     assert not r.record("amplitude_a1.8_k2").deciding  # the printed claim states no amplitude
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda r: dict(discretisation_max=1e-3), "discretisation_max_a1.8"),
-    (lambda r: dict(exponent=(0.3, r.exponent[1])), "exponent_a1.8_k2"),
-    (lambda r: dict(amplitude=(r.amplitude[0], 1.5 * r.bias_constant)), "amplitude_a1.8_k5"),
-    (lambda r: dict(stable_control_bias=1e-6), "stable_control_bias_a1.8"),
-    (lambda r: dict(exponent=(math.nan, r.exponent[1]), amplitude=(math.nan, r.amplitude[1])), "exponent_a1.8_k2"),
+def _rate(**change):
+    """The change of the alpha = 1.8 rate's fields, each a function of that rate."""
+    return lambda q: changed_fields(q, {("rates", 1.8, k): f(q.rates[1.8]) for k, f in change.items()})
+
+
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "cheap", [
+    ({("rates", 1.8, "discretisation_max"): 1e-3}, "discretisation_max_a1.8"),
+    (_rate(exponent=lambda r: (0.3, r.exponent[1])), "exponent_a1.8_k2"),
+    (_rate(amplitude=lambda r: (r.amplitude[0], 1.5 * r.bias_constant)), "amplitude_a1.8_k5"),
+    ({("rates", 1.8, "stable_control_bias"): 1e-6}, "stable_control_bias_a1.8"),
+    (_rate(exponent=lambda r: (math.nan, r.exponent[1]), amplitude=lambda r: (math.nan, r.amplitude[1])),
+     "exponent_a1.8_k2"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(cheap, change, name):
-    p, q = cheap
-    rate = dataclasses.replace(q.rates[1.8], **change(q.rates[1.8]))
-    assert_fails(CHECK, q, p, name, rates={1.8: rate})
 
 
 def test_nan_exponent_names_the_sign_change(cheap):
@@ -133,15 +135,13 @@ def test_the_grid_is_refused_before_it_is_built(available_memory):
         CHECK.choose(CHECK.params(scale_min=4e-5))
 
 
-@pytest.mark.parametrize("kwargs, word", [
+test_bad_input = refusals(CHECK.params, [
     (dict(alphas=(2.0,)), "alphas"), (dict(alphas=(1.0,)), "alphas"), (dict(alphas=()), "alphas"),
     (dict(modes=(0,)), "modes"), (dict(modes=()), "modes"), (dict(modes=(2.5,)), "modes"),
     (dict(n_scales=2), "n_scales"), (dict(claim="paper"), "claim"), (dict(scale_min=0.0), "scale_min"),
     (dict(scale_max=1e-4), "scale_max"), (dict(h_ratio=16.0), "h_ratio"),
     (dict(scale_min=1e-6, h_ratio=512.0), "grid points"), (dict(control_scales=7), "control_scales"),
 ])
-def test_bad_input(kwargs, word):
-    assert_refused(CHECK.params, word, **kwargs)
 
 
 @pytest.mark.slow

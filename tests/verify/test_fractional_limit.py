@@ -13,7 +13,8 @@ import pytest
 
 from spectral.memory import DenseMemoryError
 from verify import fractional_limit as fl
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = fl.CHECK
 CHEAP = dict(densities=("cosine",), queries=16, iid_n=0)
@@ -52,16 +53,12 @@ def test_printed_and_wrong_limits_fail(small, claim, operator):
     assert r.measured["rel_l2_vs_theorem2_cosine"] < r.record("rel_l2_cosine").tolerance
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda d: dict(rel_l2={**d.rel_l2, "theorem2": 0.05}), "rel_l2_cosine"),
-    (lambda d: dict(rel_l2={**d.rel_l2, "theorem2": math.nan}), "rel_l2_cosine"),
-    (lambda d: dict(constant_times_M0=0.95), "constant_times_M0_cosine"),
-    (lambda d: dict(constant_times_M0=-1.0), "constant_times_M0_cosine"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("densities", "cosine", "rel_l2", "theorem2"): 0.05}, "rel_l2_cosine"),
+    ({("densities", "cosine", "rel_l2", "theorem2"): math.nan}, "rel_l2_cosine"),
+    ({("densities", "cosine", "constant_times_M0"): 0.95}, "constant_times_M0_cosine"),
+    ({("densities", "cosine", "constant_times_M0"): -1.0}, "constant_times_M0_cosine"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    d = q.densities["cosine"]
-    assert_fails(CHECK, q, p, name, densities={"cosine": dataclasses.replace(d, **change(d))})
 
 
 def test_a_wrong_constant_sign_says_so(small):
@@ -131,14 +128,12 @@ def test_memory_is_refused_before_the_grid_exists(available_memory, command_opti
     assert set(re.findall(r"--[a-z][a-z0-9-]*", message)) <= command_options("fractional_limit")
 
 
-@pytest.mark.parametrize("kwargs, word", [
+test_bad_input = refusals(CHECK.params, [
     (dict(alpha=2.5), "alpha"), (dict(alpha=1.0), "alpha"), (dict(scale=1.0), "scale"), (dict(n=10), "n"),
     (dict(queries=2), "queries"), (dict(n=1000, queries=2000), "queries"), (dict(mode=0), "mode"),
     (dict(densities=("gauss",)), "densities"), (dict(densities=()), "densities"), (dict(claim="theorem2"), "claim"),
     (dict(iid_n=10), "iid_n"), (dict(iid_scale=1.0), "iid_scale"),
 ])
-def test_bad_input(kwargs, word):
-    assert_refused(CHECK.params, word, **kwargs)
 
 
 def test_densities_on_the_command_line(capsys):

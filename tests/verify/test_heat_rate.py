@@ -11,18 +11,13 @@ import numpy as np
 import pytest
 
 from verify import heat_rate as check
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"repeats": 12, "test_points": 16}
 TINY = {"repeats": 4, "test_points": 4}
 small = measurement_fixture(CHECK, **SMALL)
-
-
-def _fit(q, d, what, slope):
-    m = q.manifolds[d]
-    changed = dataclasses.replace(m, **{what: dataclasses.replace(getattr(m, what), slope=slope)})
-    return {"manifolds": {**q.manifolds, d: changed}}
 
 
 def test_singer_rates_pass(small):
@@ -58,13 +53,12 @@ def test_a_wrong_continuum_operator_fails(monkeypatch):
     assert_fails(CHECK, q, p, {"S1_bias_slope", "S2_bias_slope"})
 
 
-@pytest.mark.parametrize("d, what, slope, name", [(1, "bias_slope", 0.5, "S1_bias_slope"),
-                                                  (2, "variance_eps_slope", -1.5, "S2_variance_eps_slope"),
-                                                  (1, "variance_N_slope", -1.0, "S1_variance_N_slope"),
-                                                  (2, "variance_N_slope", math.nan, "S2_variance_N_slope")])
-def test_each_assertion_fails_on_a_wrong_quantity(small, d, what, slope, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, **_fit(q, d, what, slope))
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("manifolds", 1, "bias_slope", "slope"): 0.5}, "S1_bias_slope"),
+    ({("manifolds", 2, "variance_eps_slope", "slope"): -1.5}, "S2_variance_eps_slope"),
+    ({("manifolds", 1, "variance_N_slope", "slope"): -1.0}, "S1_variance_N_slope"),
+    ({("manifolds", 2, "variance_N_slope", "slope"): math.nan}, "S2_variance_N_slope"),
+])
 
 
 def test_computes_in_the_given_namespace(strict_xp):
@@ -85,10 +79,10 @@ def test_json_round_trip_gives_typed_quantities(small):
     np.testing.assert_array_equal(m.variance_rms, q.manifolds[2].variance_rms)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"variance_law": "x"}, "variance_law"), ({"test_points": 1}, "test_points"),
-                                           ({"repeats": 1}, "repeats"), ({"bias_order": 0.0}, "bias_order")])
-def test_bad_input(kwargs, match):
-    assert_refused(CHECK.params, match, **kwargs)
+test_bad_input = refusals(CHECK.params, [
+    ({"variance_law": "x"}, "variance_law"), ({"test_points": 1}, "test_points"), ({"repeats": 1}, "repeats"),
+    ({"bias_order": 0.0}, "bias_order"),
+])
 
 
 @pytest.mark.slow

@@ -4,7 +4,6 @@ The measurement runs once per path (dense, matrix-free) at small settings; the a
 those quantities and to quantities a wrong implementation would give.
 """
 
-import dataclasses
 import re
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 from spectral.memory import DenseMemoryError
 from verify import levy_jumps as lj
 from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, assert_same_records,
-                            measured, measurement_fixture)
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = lj.CHECK
 CHEAP = dict(circle_n=800, circle_scale=0.12, circle_window=(0.6, 3.0), torus_n=800, torus_scale=0.02,
@@ -63,22 +62,15 @@ def test_ambient_dimension_fails(method):
     assert rec.measured == pytest.approx(2.2, abs=rec.tolerance)
 
 
-def _law(q, alpha, **change):
-    return {"laws": {**q.laws, alpha: dataclasses.replace(q.laws[alpha], **change)}}
-
-
-@pytest.mark.parametrize("alpha, change, name", [
-    (1.2, {"circle_exponent": 1.25}, "circle_exponent_a1.2"),
-    (1.2, {"torus_exponent": 1.35}, "torus_exponent_a1.2"),
-    (1.2, {"torus_continuum_exponent": 1.0}, "torus_minus_continuum_a1.2"),
-    (1.2, {"sampled_exponent": 3.0}, "sampled_exponent_a1.2"),
-    (2.0, {"circle_mass": np.full(12, 1e-3)}, "circle_window_mass_a2"),
-    (2.0, {"torus_mass": np.full(12, 1e-3)}, "torus_window_mass_a2"),
-    (1.2, {"circle_exponent": float("nan")}, "circle_exponent_a1.2"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "dense", [
+    ({("laws", 1.2, "circle_exponent"): 1.25}, "circle_exponent_a1.2"),
+    ({("laws", 1.2, "torus_exponent"): 1.35}, "torus_exponent_a1.2"),
+    ({("laws", 1.2, "torus_continuum_exponent"): 1.0}, "torus_minus_continuum_a1.2"),
+    ({("laws", 1.2, "sampled_exponent"): 3.0}, "sampled_exponent_a1.2"),
+    ({("laws", 2.0, "circle_mass"): np.full(12, 1e-3)}, "circle_window_mass_a2"),
+    ({("laws", 2.0, "torus_mass"): np.full(12, 1e-3)}, "torus_window_mass_a2"),
+    ({("laws", 1.2, "circle_exponent"): float("nan")}, "circle_exponent_a1.2"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(dense, alpha, change, name):
-    p, q = dense
-    assert_fails(CHECK, q, p, name, **_law(q, alpha, **change))
 
 
 def test_an_uncalibrated_alpha_takes_the_next_row():
@@ -101,14 +93,12 @@ def test_window_inside_the_core_is_refused(kwargs):
     assert_refused(lj.run, "tail regime", **kwargs)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(lj.run, [
     ({"alphas": (2.5,)}, "alphas"), ({"circle_window": (0.01, 1.0)}, "circle_window"),
     ({"circle_window": (0.3,)}, "circle_window"), ({"torus_window": (0.1, 0.6)}, "torus_window"),
     ({"torus_n": 5}, "torus_n"), ({"jumps": -1}, "jumps"), ({"dim_offset": -1.0}, "dim_offset"),
     ({"method": "lanczos"}, "method"),
 ])
-def test_bad_input(kwargs, match):
-    assert_refused(lj.run, match, **kwargs)
 
 
 # ------------------------------------------------------------------------------ --method and memory

@@ -10,16 +10,12 @@ import numpy as np
 import pytest
 
 from verify import neural_expressivity as check
-from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_refused, assert_round_trip,
-                            failed_records, measured, measurement_fixture)
+from verify.testing import (changed_fields, assert_fails, assert_nan_fails, assert_passes, assert_round_trip,
+                            failed_records, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=12, hidden=16, max_iter=40)
 small = measurement_fixture(CHECK, **SMALL)
-
-
-def _replace(q, field, key, value):
-    return {field: {**getattr(q, field), key: value}}
 
 
 def test_small_settings_pass(small):
@@ -62,28 +58,27 @@ def test_one_hidden_unit_fails_and_says_why():
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, field, key, value, name):
     p, q = small
-    res = assert_fails(CHECK, q, p, name, **_replace(q, field, key, value))
+    res = assert_fails(CHECK, q, p, name, **changed_fields(q, {(field, key): value}))
     # a lower bilinear floor also raises the MLP's ratio to it; nothing else fails
     assert failed_records(res) <= {name, "mlp_over_bilinear_residual"}
 
 
-@pytest.mark.parametrize("field, name", [("bilinear_residual_l2_squared", "bilinear_residual_l2_squared"),
-                                         ("toolkit_evaluation_error", "toolkit_evaluation_error")])
-def test_rounding_level_assertions_fail_beyond_rounding(small, field, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, only=True, **{field: 1e-9})
+test_rounding_level_assertions_fail_beyond_rounding = negative_controls(CHECK, "small", [
+    ({"bilinear_residual_l2_squared": 1e-9}, "bilinear_residual_l2_squared"),
+    ({"toolkit_evaluation_error": 1e-9}, "toolkit_evaluation_error"),
+], only=True)
 
 
 def test_a_stalled_fit_says_raise_max_iter(small):
     p, q = small
-    res = assert_fails(CHECK, q, p, "mlp_over_bilinear_residual", **_replace(q, "mlp_residual", "f3", 0.9),
-                       **_replace(q, "lbfgs_iterations", "f3", p.max_iter))
+    res = assert_fails(CHECK, q, p, "mlp_over_bilinear_residual",
+                       **changed_fields(q, {("mlp_residual", "f3"): 0.9, ("lbfgs_iterations", "f3"): p.max_iter}))
     assert "used all 40 iterations: raise max_iter" in res.final_line()
 
 
 def test_nan_never_passes(small):
     p, q = small
-    assert_nan_fails(CHECK, q, p, "mlp_residual", {"mlp_residual_f2", "mlp_over_bilinear_residual"}, key="f2")
+    assert_nan_fails(CHECK, q, p, ("mlp_residual", "f2"), {"mlp_residual_f2", "mlp_over_bilinear_residual"})
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -91,7 +86,6 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert assert_round_trip(CHECK, q, p).quantities == q
 
 
-@pytest.mark.parametrize("kwargs, name", [({"d_prime": 1}, "d_prime"), ({"hidden": 0}, "hidden"),
-                                          ({"max_iter": 0}, "max_iter"), ({"n": 4}, "n")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    assert_refused(check.run, name, **kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"d_prime": 1}, "d_prime"), ({"hidden": 0}, "hidden"), ({"max_iter": 0}, "max_iter"), ({"n": 4}, "n"),
+])

@@ -11,26 +11,22 @@ import pytest
 
 import spectral
 from verify import neural_rank as check
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_printed_agrees, assert_fails, assert_nan_fails, assert_passes, assert_refused,
+                            assert_round_trip, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=64, d=16, d_prime=(2, 8), hidden=(1, 4))
 small = measurement_fixture(CHECK, **SMALL)
 
 
-def _alter(q, activation, **changes):
-    """The change of q's first case of ``activation`` (d' = 2, h = 1)."""
-    key = (activation, 2, 1)
-    return {"cases": {**q.cases, key: dataclasses.replace(q.cases[key], **changes)}}
+def _case(activation, field):
+    """The path to a field of the first case of ``activation`` (d' = 2, h = 1)."""
+    return "cases", (activation, 2, 1), field
 
 
-def _ranks(r, value):
-    return dataclasses.replace(r, numpy_default=value, at_1e10=value, at_1e6=value)
-
-
-def _ranked(q, activation, value, field="ranks"):
-    """The change of q's ranks (at every cut) of the first case of ``activation`` set to ``value``."""
-    return _alter(q, activation, **{field: _ranks(q.cases[activation, 2, 1].ranks, value)})
+def _ranks(*path, value):
+    """The ranks at ``path`` set to ``value`` at every cut."""
+    return {(*path, cut): value for cut in ("numpy_default", "at_1e10", "at_1e6")}
 
 
 def test_small_settings_pass_with_the_algebraic_ranks(small):
@@ -57,12 +53,8 @@ def test_printed_low_rank_reading_fails(small):
 def test_printed_run_agrees_with_the_ledger(small):
     # NEURAL-4 is partly false as printed ('low-rank for a small d'' is not true of the score matrix), NEURAL-1
     # holds as printed: the printed run fails on NEURAL-4's part only, and says so in the README's words
-    from verify.core.claims import claim_records, printed_disagreements
-
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert printed_disagreements(res) == []
-    assert all(r.passed for r in claim_records(res, "NEURAL-1"))
+    res = assert_printed_agrees(CHECK, q, p, holding=("NEURAL-1",))
     assert "[paper: NEURAL-1 holds as printed; NEURAL-4 partly false as printed]" in res.final_line()
 
 
@@ -95,28 +87,25 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
     assert "ReLU scores with h >= 4 have rank below n/2" in res.final_line()
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: {"logits": _ranks(q.logits, 15)}, "logit_rank_deviation"),
-    (lambda q: {"projected": {**q.projected, 8: _ranks(q.projected[8], 7)}}, "projected_rank_deviation"),
-    (lambda q: {"softmax": dataclasses.replace(q.softmax, numpy_default=40)}, "softmax_rank_numpy"),
-    (lambda q: {"softmax": dataclasses.replace(q.softmax, at_1e10=40)}, "softmax_rank_1e-10"),
-    (lambda q: _alter(q, "exp", algebra_residual=1e-9), "exp_algebra_residual"),
-    (lambda q: _alter(q, "identity", query_dependence=1e-9), "identity_query_dependence"),
-    (lambda q: _ranked(q, "identity", 3), "identity_rank_deviation"),
-    (lambda q: _ranked(q, "square", 4), "square_rank_deviation"),
-    (lambda q: _ranked(q, "exp", 3), "exp_rank_excess"),
-    (lambda q: _ranked(q, "exp", 2, field="ranks_without_b_a"), "exp_rank_excess_without_b_a"),
-    (lambda q: _ranked(q, "tanh", 10), "tanh_rank_tolerance_dependent"),
-    (lambda q: _alter(q, "gelu", shift=1e-9), "softmax_shift_invariance"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, only=True, **alter(q))
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    (_ranks("logits", value=15), "logit_rank_deviation"),
+    (_ranks("projected", 8, value=7), "projected_rank_deviation"),
+    ({("softmax", "numpy_default"): 40}, "softmax_rank_numpy"),
+    ({("softmax", "at_1e10"): 40}, "softmax_rank_1e-10"),
+    ({_case("exp", "algebra_residual"): 1e-9}, "exp_algebra_residual"),
+    ({_case("identity", "query_dependence"): 1e-9}, "identity_query_dependence"),
+    (_ranks(*_case("identity", "ranks"), value=3), "identity_rank_deviation"),
+    (_ranks(*_case("square", "ranks"), value=4), "square_rank_deviation"),
+    (_ranks(*_case("exp", "ranks"), value=3), "exp_rank_excess"),
+    (_ranks(*_case("exp", "ranks_without_b_a"), value=2), "exp_rank_excess_without_b_a"),
+    (_ranks(*_case("tanh", "ranks"), value=10), "tanh_rank_tolerance_dependent"),
+    ({_case("gelu", "shift"): 1e-9}, "softmax_shift_invariance"),
+], only=True)
 
 
 def test_nan_never_passes(small):
     p, q = small
-    assert_fails(CHECK, q, p, "square_algebra_residual", **_alter(q, "square", algebra_residual=float("nan")))
+    assert_nan_fails(CHECK, q, p, _case("square", "algebra_residual"), "square_algebra_residual")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
@@ -131,12 +120,11 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert np.array_equal(back.softmax.singular, q.softmax.singular)
 
 
-@pytest.mark.parametrize("kwargs, name", [
+test_bad_input_names_the_parameter = refusals(check.run, [
     ({"d_prime": (0,)}, "d_prime"), ({"d_prime": (17,), "d": 16}, "d_prime"), ({"hidden": (0,)}, "hidden"),
     ({"activations": ("softplus",)}, "activations"), ({"activations": ()}, "activations"), ({"n": 8}, "n"),
-    ({"claim": "paper"}, "claim"), ({"d_prime": (2.5,)}, "d_prime")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    assert_refused(check.run, name, **kwargs)
+    ({"claim": "paper"}, "claim"), ({"d_prime": (2.5,)}, "d_prime"),
+])
 
 
 def test_cli_exit_codes(capsys):

@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from verify import pde_stability as check
-from verify.testing import assert_fails, assert_nan_fails, assert_passes, assert_refused, measured, measurement_fixture
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 FAST = {"sizes": (8, 63), "growth_steps": 400, "norm_size": 32, "norm_steps": 16, "lengths": (64, 256, 1024)}
@@ -48,17 +49,14 @@ def test_a_wrong_stability_limit_fails(monkeypatch):
                                "wave_limit_vs_bisection"})
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("contraction_norm2_deviation", 1e-6, "contraction_norm2_deviation"),
-    ("diffusion_growth_below_limit", 1.5, "diffusion_growth_below_limit"),
-    ("wave_at_limit_growth_ratio", 1.0, "wave_at_limit_growth_ratio"),
-    ("dt_max_slope_token_units", 1.0, "dt_max_slope_token_units"),
-    ("unstable_norm_growth_per_step", 1.0, "unstable_norm_growth_per_step"),
-    ("wave_map_sup_norm", 1.0, "wave_map_sup_norm"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "fast", [
+    ({"contraction_norm2_deviation": 1e-6}, "contraction_norm2_deviation"),
+    ({"diffusion_growth_below_limit": 1.5}, "diffusion_growth_below_limit"),
+    ({"wave_at_limit_growth_ratio": 1.0}, "wave_at_limit_growth_ratio"),
+    ({"dt_max_slope_token_units": 1.0}, "dt_max_slope_token_units"),
+    ({"unstable_norm_growth_per_step": 1.0}, "unstable_norm_growth_per_step"),
+    ({"wave_map_sup_norm": 1.0}, "wave_map_sup_norm"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(fast, field, value, name):
-    p, q = fast
-    assert_fails(CHECK, q, p, name, **{field: value})
 
 
 def test_nan_never_passes(fast):
@@ -66,11 +64,10 @@ def test_nan_never_passes(fast):
     assert_nan_fails(CHECK, q, p, "limit_vs_closed_form", "limit_vs_closed_form_max_relative_error")
 
 
-@pytest.mark.parametrize("kwargs, match", [({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"),
-                                           ({"alpha": 0.0}, "alpha"), ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"),
-                                           ({"norm_steps": 4}, "norm_steps")])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
+test_bad_input = refusals(check.run, [
+    ({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
+    ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"), ({"norm_steps": 4}, "norm_steps"),
+])
 
 
 @pytest.mark.parametrize("target, call, part, failed", [

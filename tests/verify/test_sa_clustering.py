@@ -7,12 +7,10 @@ the tokens still move toward a weighted average, so they still cluster.
 """
 
 import numpy as np
-import pytest
-
 import spectral
 from verify import sa_clustering as check
-from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_refused, assert_round_trip,
-                            assert_same_records, failed_records, measured, measurement_fixture)
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, assert_same_records,
+                            failed_records, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=8, dims=(3,), betas=(0.0, 1.0), draws=3, t_max=64.0)
@@ -43,23 +41,20 @@ def test_no_projection_leaves_the_sphere(monkeypatch):
     assert_fails(CHECK, q, p, "norm_error")
 
 
-@pytest.mark.parametrize("alter, name", [
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     (lambda q: {"counts": {**q.counts, (3, 1.0, "softmax"): np.full((q.times.size, 3), 2)}},
      "draws_not_in_one_cluster"),
     (lambda q: {"final_diameter": {**q.final_diameter, (3, 0.0, "uniform"): np.array([0, 0, 0.1])}},
      "largest_final_diameter"),
-    (lambda q: {"energy_decrease": {**q.energy_decrease, (3, 1.0, "uniform"): 1e-6}}, "energy_relative_decrease"),
-    (lambda q: {"norm_error": 1e-9}, "norm_error"),
-    (lambda q: {"antipodal_speed": 1e-3}, "antipodal_speed"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, only=True, **alter(q))
+    ({("energy_decrease", (3, 1.0, "uniform")): 1e-6}, "energy_relative_decrease"),
+    ({"norm_error": 1e-9}, "norm_error"),
+    ({"antipodal_speed": 1e-3}, "antipodal_speed"),
+], only=True)
 
 
 def test_nan_never_passes(small):
     p, q = small
-    assert_nan_fails(CHECK, q, p, "energy_decrease", "energy_relative_decrease", key=(3, 0.0, "softmax"))
+    assert_nan_fails(CHECK, q, p, ("energy_decrease", (3, 0.0, "softmax")), "energy_relative_decrease")
 
 
 def test_json_round_trip_and_full_tier(small):
@@ -70,10 +65,10 @@ def test_json_round_trip_and_full_tier(small):
     assert (full.n, full.dims) == (1024, (3, 16, 64))
 
 
-@pytest.mark.parametrize("kwargs, name", [({"dims": (1,)}, "dims"), ({"n": 1}, "n"), ({"tol": 0.0}, "tol"),
-                                          ({"betas": (9.0,)}, "betas"), ({"betas": (-1.0,)}, "betas")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    assert_refused(check.run, name, **kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"dims": (1,)}, "dims"), ({"n": 1}, "n"), ({"tol": 0.0}, "tol"), ({"betas": (9.0,)}, "betas"),
+    ({"betas": (-1.0,)}, "betas"),
+])
 
 
 def test_cli_exit_codes(capsys):

@@ -9,8 +9,8 @@ import pytest
 
 import spectral
 from verify import sa_metastability as check
-from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_refused, assert_round_trip,
-                            assert_same_records, measured, measurement_fixture)
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, assert_same_records,
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=4, betas=(2.0, 4.0), phase_n=8, phase_betas=(1.0, 16.0), draws=4, phase_t=32.0)
@@ -48,18 +48,15 @@ def test_an_ignored_beta_has_no_plateaus(monkeypatch):
              {"sa_plateau_grows_with_beta", "phase_count_increases_with_beta", "phase_mean_count_at_largest_beta"})
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: {"rho_trajectory_error": {**q.rho_trajectory_error, (4.0, "softmax"): 1e-5}}, "rho_trajectory_error"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("rho_trajectory_error", (4.0, "softmax")): 1e-5}, "rho_trajectory_error"),
     (lambda q: {"merge_time": {**q.merge_time, (2.0, "uniform"): 2.0 * q.merge_time[2.0, "uniform"]}},
      "total_merge_time_relative_error"),
-    (lambda q: {"phase_counts": {**q.phase_counts, 16.0: np.ones(4, dtype=int)}}, "phase_count_increases_with_beta"),
+    ({("phase_counts", 16.0): np.ones(4, dtype=int)}, "phase_count_increases_with_beta"),
     (lambda q: {"phase_counts": {**q.phase_counts, 1.0: np.array([1, 2, 1, 1])}},
      "phase_multi_cluster_draws_at_smallest_beta"),
-    (lambda q: {"phase_cluster_radius": {**q.phase_cluster_radius, 16.0: 0.2}}, "phase_cluster_radius"),
+    ({("phase_cluster_radius", 16.0): 0.2}, "phase_cluster_radius"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert_fails(CHECK, q, p, name, **alter(q))
 
 
 def test_growth_assertions_fail_on_wrong_times(small):
@@ -70,7 +67,7 @@ def test_growth_assertions_fail_on_wrong_times(small):
 
 def test_nan_never_passes(small):
     p, q = small
-    assert_nan_fails(CHECK, q, p, "rho_trajectory_error", "rho_trajectory_error", key=(2.0, "softmax"))
+    assert_nan_fails(CHECK, q, p, ("rho_trajectory_error", (2.0, "softmax")), "rho_trajectory_error")
 
 
 def test_json_round_trip_and_full_tier(small):
@@ -81,11 +78,10 @@ def test_json_round_trip_and_full_tier(small):
     assert (full.phase_n, full.phase_d, full.draws) == (32, 2, 2048)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"betas": (4.0, 2.0)}, "betas"),
-                                          ({"phase_betas": (2.0, 1.0)}, "phase_betas"), ({"cap": 0.0}, "cap"),
-                                          ({"rho0": 0.95}, "rho0")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    assert_refused(check.run, name, **kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"betas": (4.0, 2.0)}, "betas"), ({"phase_betas": (2.0, 1.0)}, "phase_betas"), ({"cap": 0.0}, "cap"),
+    ({"rho0": 0.95}, "rho0"),
+])
 
 
 @pytest.mark.slow  # array_api_strict costs ~20 us per operation: several seconds for these runs

@@ -8,7 +8,8 @@ altered quantities.
 import pytest
 
 from verify import sphere_softmax as check
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, measured, measurement_fixture
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 64, "dims": (3, 8)}
@@ -35,12 +36,12 @@ def test_printed_identity_and_unequal_norms_fail(kwargs):
     assert any(f.startswith("sphere:") for f in res.failures)
 
 
-@pytest.mark.parametrize("field, value", [("max_error_sphere", 1e-9), ("max_error_ellipsoid", 1e-9),
-                                          ("max_error_sphere", float("nan")),
-                                          ("max_error_ellipsoid", float("nan"))])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value):
-    p, q = small
-    assert_fails(CHECK, q, p, field, only=True, **{field: value})
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"max_error_sphere": 1e-9}, "max_error_sphere"),
+    ({"max_error_ellipsoid": 1e-9}, "max_error_ellipsoid"),
+    ({"max_error_sphere": float("nan")}, "max_error_sphere"),
+    ({"max_error_ellipsoid": float("nan")}, "max_error_ellipsoid"),
+], only=True)
 
 
 def test_computes_in_the_given_namespace(small, strict_xp):
@@ -56,11 +57,10 @@ def test_json_round_trip(small):
     assert back.quantities == q  # (d, tau) keys and (sphere, ellipsoid) pairs typed again
 
 
-@pytest.mark.parametrize("kwargs, match", [({"taus": (0.0,)}, "taus"), ({"dims": (1,)}, "dims"), ({"dims": ()}, "dims"),
-                                           ({"claim": "paper"}, "claim"), ({"key_norms": "x"}, "key_norms"),
-                                           ({"n": 1}, "n must")])
-def test_bad_input(kwargs, match):
-    assert_refused(check.run, match, **kwargs)
+test_bad_input = refusals(check.run, [
+    ({"taus": (0.0,)}, "taus"), ({"dims": (1,)}, "dims"), ({"dims": ()}, "dims"), ({"claim": "paper"}, "claim"),
+    ({"key_norms": "x"}, "key_norms"), ({"n": 1}, "n must"),
+])
 
 
 def test_memory_stays_near_n_squared():

@@ -13,11 +13,13 @@ import pytest
 
 from spectral.validation import InputError
 from verify.core.check import Check, Context
+from verify.core.claims import load_check
 from verify.core.params import Int, Real
 from verify.core.reduce import worst
-from verify.testing import (assert_claims, assert_fails, assert_nan_fails, assert_passes, assert_refused,
-                            assert_round_trip, assert_same_quantities, assert_same_records, failed_records, measured,
-                            measurement_fixture, resolve_checks)
+from verify.testing import (assert_claims, assert_fails, assert_nan_fails, assert_passes, assert_printed_agrees,
+                            assert_refused, assert_round_trip, assert_same_quantities, assert_same_records,
+                            changed_fields, failed_records, measured, measurement_fixture, negative_controls, refusals,
+                            resolve_checks)
 
 
 def test_ids_and_names_resolve_to_checks_once():
@@ -173,10 +175,10 @@ def test_assert_nan_fails_puts_the_nan_where_told(toy):
     assert np.isnan(res.quantities.errors).all()
     res = assert_nan_fails(TOY, q, p, "errors", "worst_error", at=2)
     assert np.isnan(res.quantities.errors).tolist() == [False, False, True, False, False, False]
-    res = assert_nan_fails(TOY, q, p, "by_beta", "worst_by_beta", key=1.0, at=-1, only=True)
+    res = assert_nan_fails(TOY, q, p, ("by_beta", 1.0), "worst_by_beta", at=-1, only=True)
     assert np.isnan(res.quantities.by_beta[1.0][-1]) and not np.isnan(res.quantities.by_beta[0.5]).any()
     assert np.isnan(res.quantities.by_beta[1.0]).sum() == 1 and not np.isnan(q.by_beta[1.0]).any()  # q unchanged
-    res = assert_nan_fails(TOY, q, p, "counts", "bad_counts", key=(3, "b"))  # an integer becomes NaN
+    res = assert_nan_fails(TOY, q, p, ("counts", (3, "b")), "bad_counts")  # an integer becomes NaN
     assert np.isnan(res.quantities.counts[3, "b"])
     with pytest.raises(TypeError, match="no NaN can be put in a dict"):
         assert_nan_fails(TOY, q, p, "by_beta", "worst_by_beta")
@@ -226,3 +228,68 @@ def test_assert_same_records_compares_verdicts_and_values(toy):
         assert_same_records(ref, TOY.assess(dataclasses.replace(q, gap=q.gap * 1.01), p))
     with pytest.raises(AssertionError, match="PASS"):
         assert_same_records(ref, TOY.assess(dataclasses.replace(q, gap=0.5), p))
+    one, other = (TOY.assess(dataclasses.replace(q, **change), p) for change in ({"gap": 0.5}, {"errors": q.errors + 1}))
+    with pytest.raises(AssertionError, match="gap"):  # both fail, on different records
+        assert_same_records(one, other)
+    printed = TOY.assess(q, dataclasses.replace(p, claim="printed"))  # one record more
+    with pytest.raises(AssertionError):
+        assert_same_records(printed, TOY.assess(dataclasses.replace(q, gap=0.5), p))
+
+
+def test_changed_fields_follow_paths_through_dictionaries_and_dataclasses(toy):
+    p, q = toy
+    changes = changed_fields(q, {("by_beta", 0.5): np.zeros(6), ("by_beta", 1.0): np.ones(6), "gap": 0.2})
+    assert set(changes) == {"by_beta", "gap"} and changes["gap"] == 0.2
+    assert changes["by_beta"][0.5].tolist() == [0.0] * 6 and changes["by_beta"][1.0].tolist() == [1.0] * 6
+    assert q.by_beta[1.0][0] == pytest.approx(0.01) and q.gap == 0.01  # q itself is unchanged
+    inner = changed_fields(dataclasses.replace(q, counts={"a": ToyParams()}), {("counts", "a", "n"): 9})
+    assert inner["counts"]["a"] == ToyParams(n=9)
+    with pytest.raises(TypeError, match="cannot go into a ndarray at 0"):
+        changed_fields(q, {("errors", 0): 1.0})
+    with pytest.raises(KeyError):
+        changed_fields(q, {("by_beta", 2.0, "x"): 1.0})
+
+
+test_negative_controls_make_one_case_per_assertion = negative_controls(TOY, "toy", [
+    ({"gap": 0.5}, "gap"),
+    ({("by_beta", 0.5): np.full(6, 0.2)}, "worst_by_beta"),
+    (lambda q: {"errors": q.errors + 1}, "worst_error"),
+    ({("counts", (2, "a")): 1}, "bad_counts"),
+], only=True)
+
+test_refusals_make_one_case_per_input = refusals(TOY.params, [({"n": 1}, "n must"), ({"gap": 2.0}, "gap")])
+
+
+def test_the_made_tests_fail_on_a_wrong_case(toy):
+    made = negative_controls(TOY, "toy", [])
+
+    class Request:
+        @staticmethod
+        def getfixturevalue(name):
+            assert name == "toy"
+            return toy
+
+    made(Request(), {"gap": 0.5}, "gap")
+    with pytest.raises(AssertionError, match="testing_toy passed with gap changed"):
+        made(Request(), {"gap": 0.05}, "gap")
+    with pytest.raises(AssertionError, match=r"\['gap'\] failed too"):
+        negative_controls(TOY, "toy", [], only=True)(Request(), {"gap": 0.5, "errors": toy[1].errors + 1},
+                                                     "worst_error")
+    assert [m.args for m in made.pytestmark] == [("change, record", [])]
+    with pytest.raises(AssertionError, match="did not refuse the input"):
+        refusals(TOY.params, [])({"n": 5}, "n")
+
+
+appendix = measurement_fixture(load_check("appendix_c").CHECK)
+
+
+def test_assert_printed_agrees_with_the_ledger(appendix):
+    check = load_check("appendix_c").CHECK
+    p, q = appendix
+    res = assert_printed_agrees(check, q, p)  # DRIFT-13 is false as printed: the printed run fails
+    assert not res.passed and res.parameters["claim"] == "printed"
+    with pytest.raises(AssertionError, match="DRIFT-13 holds as printed, but coefficient_1d, coefficient_2d did"):
+        assert_printed_agrees(check, q, p, holding=("DRIFT-13",))
+    as_printed = dataclasses.replace(q, coefficient_1d=q.printed_1d, coefficient_2d=q.printed_2d)
+    with pytest.raises(AssertionError, match="false as printed .*, but the printed run of appendix_c passes"):
+        assert_printed_agrees(check, as_printed, p)
