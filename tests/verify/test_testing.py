@@ -228,7 +228,7 @@ def test_assert_same_records_compares_verdicts_and_values(toy):
         assert_same_records(ref, TOY.assess(dataclasses.replace(q, gap=q.gap * 1.01), p))
     with pytest.raises(AssertionError, match="PASS"):
         assert_same_records(ref, TOY.assess(dataclasses.replace(q, gap=0.5), p))
-    one, other = (TOY.assess(dataclasses.replace(q, **change), p) for change in ({"gap": 0.5}, {"errors": q.errors + 1}))
+    one, other = (TOY.assess(dataclasses.replace(q, **c), p) for c in ({"gap": 0.5}, {"errors": q.errors + 1}))
     with pytest.raises(AssertionError, match="gap"):  # both fail, on different records
         assert_same_records(one, other)
     printed = TOY.assess(q, dataclasses.replace(p, claim="printed"))  # one record more
