@@ -20,6 +20,14 @@ S^1; :func:`verify.core.claims.setting`): a ledger id runs its check in that set
 it once per setting its claims need. A check that fails raises ``AssertionError`` listing what
 failed, with the ledger's verdict on the paper; a check that cannot run (bad input, no GPU) raises
 its own error.
+
+For the tests of a check (the toolkit's, or one you declare with :class:`verify.core.check.Check`): the
+module-scoped measurement (:func:`measurement_fixture`, :func:`measured`) and assertions on what it
+measured: :func:`assert_passes`, :func:`assert_fails` (a negative control: altered quantities make a named
+record fail), :func:`assert_nan_fails`, :func:`assert_round_trip` (JSON), :func:`assert_refused` (bad
+input), the parametrized tests :func:`negative_controls` and :func:`refusals`, and
+:func:`assert_same_quantities`, :func:`assert_same_records`, :func:`assert_printed_agrees`,
+:func:`changed_fields`, :func:`failed_records` (docs/checks.md, "Tests").
 """
 
 from __future__ import annotations
@@ -319,7 +327,7 @@ def assert_fails(check, q, p, record, /, *, only: bool = False, **changes):
     names, failed = _names(record), failed_records(res)
     for name in names:
         res.record(name)  # KeyError naming the records when there is no such record
-    assert not res.passed, f"{check.name} passed with {', '.join(changes) or 'these quantities'} changed"
+    assert not res.passed, f"{check.name} passed" + (f" with {', '.join(changes)} changed" if changes else "")
     assert names <= failed, f"{sorted(names - failed)} did not fail; failed: {sorted(failed)}"
     if only:
         assert failed == names, f"{sorted(failed - names)} failed too"
