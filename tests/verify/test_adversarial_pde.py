@@ -10,7 +10,7 @@ import pytest
 
 from verify import pde_contract as check
 from verify.core.implementation import ImplementationError
-from verify.testing import (changed_fields, assert_passes, assert_round_trip, failed_records, measurement_fixture,
+from verify.testing import (assert_passes, assert_round_trip, changed_fields, failed_records, measurement_fixture,
                             negative_controls, refusals)
 
 CHECK = check.CHECK

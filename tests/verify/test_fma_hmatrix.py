@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from verify import fma_hmatrix as check
-from verify.testing import (assert_printed_agrees, assert_fails, assert_passes, assert_round_trip, measured,
+from verify.testing import (assert_fails, assert_passes, assert_printed_agrees, assert_round_trip, measured,
                             measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK

@@ -12,7 +12,7 @@ import pytest
 
 from spectral.memory import DenseMemoryError
 from verify import fna_rate
-from verify.testing import (changed_fields, assert_fails, assert_passes, assert_round_trip, failed_records, measured,
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, changed_fields, failed_records, measured,
                             measurement_fixture, negative_controls, refusals)
 
 CHECK = fna_rate.CHECK

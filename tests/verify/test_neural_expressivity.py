@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from verify import neural_expressivity as check
-from verify.testing import (changed_fields, assert_fails, assert_nan_fails, assert_passes, assert_round_trip,
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, changed_fields,
                             failed_records, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK

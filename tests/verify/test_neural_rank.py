@@ -11,7 +11,7 @@ import pytest
 
 import spectral
 from verify import neural_rank as check
-from verify.testing import (assert_printed_agrees, assert_fails, assert_nan_fails, assert_passes, assert_refused,
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_printed_agrees, assert_refused,
                             assert_round_trip, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK

@@ -8,9 +8,8 @@ off, no projection) measured at a smaller setting.
 import numpy as np
 import spectral
 from verify import sa_equiangular as check
-from verify.testing import (changed_fields, assert_fails, assert_nan_fails, assert_passes, assert_round_trip,
-                            assert_same_records, failed_records, measured, measurement_fixture, negative_controls,
-                            refusals)
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, assert_same_records,
+                            changed_fields, failed_records, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(betas=(0.0, 4.0), sizes=(4,), t_max=2.0, rtol=1e-10, gram_n=4)
