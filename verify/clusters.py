@@ -341,15 +341,6 @@ class _MarkovProduct:
         return self.op.matmat(h) / self.degrees
 
 
-def _path_bytes(method: str, n: int) -> int:
-    """Estimated peak bytes of the eigengap loop on ``n`` points (the largest data set) on ``method``."""
-    if method == "dense":
-        return DENSE_FIXED_BYTES + DENSE_BYTES_PER_PAIR * n * n
-    from spectral import block_workspace_bytes
-
-    return block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
-
-
 run = CHECK.run
 
 

@@ -74,21 +74,23 @@ def sign_codes(lines, x, y):
     return code
 
 
+def _intersections(lines):
+    """``(i, j, v)`` for each pair ``i < j`` of non-parallel lines ``a x + c y + b = 0`` and their crossing ``v``."""
+    h = len(lines)
+    for i in range(h):
+        for j in range(i + 1, h):
+            A = lines[[i, j], :2]
+            if abs(np.linalg.det(A)) < 1e-14:
+                continue
+            yield i, j, np.linalg.solve(A, -lines[[i, j], 2])
+
+
 def crossings(lines, w):
     """(L, I): lines crossing the open square (-w, w)^2 and pairwise intersections inside it."""
     corners = np.array([[-w, -w], [-w, w], [w, -w], [w, w]])
     vals = corners @ lines[:, :2].T + lines[:, 2]
     crossing = (vals.min(axis=0) < 0) & (vals.max(axis=0) > 0)
-    inside = 0
-    h = len(lines)
-    for i in range(h):
-        for j in range(i + 1, h):
-            A = lines[[i, j], :2]
-            det = np.linalg.det(A)
-            if abs(det) < 1e-14:
-                continue
-            p = np.linalg.solve(A, -lines[[i, j], 2])
-            inside += int(np.all(np.abs(p) < w))
+    inside = sum(int(np.all(np.abs(p) < w)) for _, _, p in _intersections(lines))
     return int(crossing.sum()), inside, crossing
 
 
@@ -117,15 +119,10 @@ def cell_samples(lines, w):
         eps = 0.25 * room(v, incident) / max(np.linalg.norm(u) for u in vectors)
         points.extend(v + eps * u for u in vectors)
 
+    for i, j, v in _intersections(lines):
+        if np.all(np.abs(v) < w):
+            add(v, (i, j), [sa * dirs[i] + sb * dirs[j] for sa in (1, -1) for sb in (1, -1)])
     h = len(lines)
-    for i in range(h):
-        for j in range(i + 1, h):
-            A = lines[[i, j], :2]
-            if abs(np.linalg.det(A)) < 1e-14:
-                continue
-            v = np.linalg.solve(A, -lines[[i, j], 2])
-            if np.all(np.abs(v) < w):
-                add(v, (i, j), [sa * dirs[i] + sb * dirs[j] for sa in (1, -1) for sb in (1, -1)])
     sides = [(np.array([1.0, 0.0]), 0, -w), (np.array([-1.0, 0.0]), 0, w),
              (np.array([0.0, 1.0]), 1, -w), (np.array([0.0, -1.0]), 1, w)]  # inward normal, axis, value
     for i in range(h):

@@ -8,9 +8,9 @@ float array. The implementations live in this module and are named as ``<this mo
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import fma_contract as check
 from verify.core.implementation import ImplementationError
+from verify.testing import assert_refused, failed_records
 
 SMALL = {"n": 64, "d": 8, "draws": 1}
 
@@ -173,13 +173,12 @@ def test_negative_weights_fail():
 
 
 def test_clipped_values_fail_linearity_only():
-    res = _run(clipped_values)
-    assert [r.name for r in res.records if r.passed is False] == ["linearity_error"]
+    assert failed_records(_run(clipped_values)) == {"linearity_error"}
 
 
 def test_mutating_the_inputs_fails_and_names_them():
     res = _run(mutates_inputs)
-    assert [r.name for r in res.records if r.passed is False] == ["arguments_unchanged"]
+    assert failed_records(res) == {"arguments_unchanged"}
     assert res.quantities.mutated == ("k",) and "changed its argument(s) k" in res.failures[0]
 
 
@@ -191,7 +190,7 @@ def test_causal_probe_catches_weight_on_the_next_token():
 
 def test_causal_probe_catches_a_peek_at_later_queries():
     res = _run(peeks_at_next_query, causal=True)
-    assert [r.name for r in res.records if r.passed is False] == ["causal_perturbation"]
+    assert failed_records(res) == {"causal_perturbation"}
     assert res.record("future_weight").passed  # no weight on later values: only the perturbation sees it
 
 
@@ -231,8 +230,7 @@ def test_cli_third_party(capsys):
     ({"claim": "printed"}, "claim picks the normalisation"),
 ])
 def test_options_of_the_builtins_are_refused_for_a_third_party(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        _run(dense, **kwargs)
+    assert_refused(_run, match, fn=dense, **kwargs)
 
 
 def test_a_module_that_fails_to_import_is_one_line(tmp_path, monkeypatch):

@@ -4,15 +4,14 @@ The contract of f(q, k, mlp): finite scores equal to eq. 4 on sampled pairs, arg
 its scores the rank bounds of NEURAL-4 by activation. Each wrong function must fail for its own reason.
 """
 
-import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import neural_rank as check
 from verify.core.implementation import ImplementationError
+from verify.testing import assert_passes, assert_refused, failed_records, measurement_fixture, negative_controls
 
 CHECK = check.CHECK
 SMALL = {"n": 128, "d": 16, "d_prime": (2,), "hidden": (1, 4)}
@@ -97,15 +96,10 @@ def _run(fn, **kwargs):
     return check.run(implementation=_name(fn), **{**SMALL, **kwargs})
 
 
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
-
-
 @pytest.mark.parametrize("name", [_name(dense_eq4), "spectral:neural_scores"])
 def test_correct_score_functions_hold_the_contract(name):
     res = check.run(implementation=name, **SMALL)
-    assert res.passed, res.failures
-    assert res.final_line().startswith(f"PASS neural_rank [contract on {name}: holds]")
+    assert res.passed and res.final_line().startswith(f"PASS neural_rank [contract on {name}: holds]"), res.failures
     assert res.measured["reference_pair_error"] < 1e-14 and res.measured["non_finite_scores"] == 0
 
 
@@ -118,32 +112,32 @@ def test_the_toolkit_run_is_unchanged_by_the_option():
 @pytest.mark.parametrize("fn", [all_nan, nan_for_exp])
 def test_non_finite_scores_never_pass(fn):
     res = _run(fn)
-    assert "non_finite_scores" in _failed(res) and res.measured["non_finite_scores"] > 0
+    assert "non_finite_scores" in failed_records(res) and res.measured["non_finite_scores"] > 0
     assert res.final_line().startswith(f"FAIL neural_rank [contract on {_name(fn)}: violated]")
 
 
 def test_a_nan_in_one_case_leaves_the_others_ranked():
     res = _run(nan_for_exp)
-    assert _failed(res) == {"non_finite_scores"}
+    assert failed_records(res) == {"non_finite_scores"}
     assert "square_rank_deviation" in res.measured and "exp_rank_excess" not in res.measured
 
 
 @pytest.mark.parametrize("fn", [forgets_hidden_bias, erf_gelu])
 def test_subtly_wrong_scores_fail_eq4(fn):
     res = _run(fn)
-    assert "reference_pair_error" in _failed(res)
+    assert "reference_pair_error" in failed_records(res)
     assert res.measured["reference_pair_error"] > 1e-6
 
 
 def test_a_separable_score_fails_the_relu_rank():
     res = _run(separable)
-    assert {"relu_min_rank_h4", "reference_pair_error"} <= _failed(res)
+    assert {"relu_min_rank_h4", "reference_pair_error"} <= failed_records(res)
 
 
 @pytest.mark.parametrize("fn, names", [(mutates_weights, "mlp"), (mutates_queries, "q")])
 def test_changing_the_arguments_fails(fn, names):
     res = _run(fn)
-    assert _failed(res) == {"arguments_unchanged"}, res.failures
+    assert failed_records(res) == {"arguments_unchanged"}, res.failures
     assert res.quantities.mutated == (names,)
 
 
@@ -158,21 +152,22 @@ def test_functions_that_are_not_the_contracts_give_one_line_errors(fn, match):
 
 
 def test_bad_implementation_names():
-    with pytest.raises(InputError, match="'toolkit' or 'package.module:function'"):
-        check.run(implementation="mine")
-    with pytest.raises(InputError, match="not callable"):
-        check.run(implementation="math:pi")
+    assert_refused(check.run, "'toolkit' or 'package.module:function'", implementation="mine")
+    assert_refused(check.run, "not callable", implementation="math:pi")
+right = measurement_fixture(CHECK, implementation=_name(dense_eq4), **SMALL)
 
 
-@pytest.mark.parametrize("field, value, name", [("non_finite_scores", 1, "non_finite_scores"),
-                                                ("reference_pair_error", 1e-9, "reference_pair_error"),
-                                                ("reference_pair_error", float("nan"), "reference_pair_error"),
-                                                ("mutated", ("k",), "arguments_unchanged")])
-def test_each_contract_assertion_fails_on_a_wrong_quantity(field, value, name):
-    p = CHECK.params(implementation=_name(dense_eq4), **SMALL)
-    q = CHECK.measure(p)
-    assert CHECK.assess(q, p).passed
-    assert CHECK.assess(dataclasses.replace(q, **{field: value}), p).record(name).passed is False
+def test_the_right_function_passes(right):
+    p, q = right
+    assert_passes(CHECK, q, p)
+
+
+test_each_contract_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "right", [
+    ({"non_finite_scores": 1}, "non_finite_scores"),
+    ({"reference_pair_error": 1e-9}, "reference_pair_error"),
+    ({"reference_pair_error": float("nan")}, "reference_pair_error"),
+    ({"mutated": ("k",)}, "arguments_unchanged"),
+])
 
 
 def test_cli(capsys):

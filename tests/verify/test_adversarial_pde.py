@@ -5,14 +5,13 @@ Small settings: T = 8 and 9 (even and odd: the periodic limit moves), 10 conserv
 (42 steps per stability probe).
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_contract as check
 from verify.core.implementation import ImplementationError
+from verify.testing import (assert_passes, assert_round_trip, changed_fields, failed_records, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"sizes": (8, 9), "steps": 10, "margin": 0.2}
@@ -109,26 +108,16 @@ def only_periodic(a, *, r, axis, boundary):
     if boundary != "periodic":
         raise NotImplementedError(f"boundary {boundary!r}")
     return _step(a, r, axis, boundary)
-
-
-@pytest.fixture(scope="module")
-def toolkit():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+toolkit = measurement_fixture(CHECK, **SMALL)
 
 
 def _run(fn, **kwargs):
     return check.run(implementation=_name(fn), **{**SMALL, **kwargs})
 
 
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
-
-
 def test_the_toolkit_step_holds(toolkit):
     p, q = toolkit
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.final_line().startswith("PASS pde_contract: ")  # a contract decides no ledger claim
     assert q.limit[("key", "periodic", 8)] == pytest.approx(0.5) and q.limit[("both", "periodic", 8)] == 0.25
     assert q.limit[("key", "periodic", 9)] > 0.5  # odd T: mu_max = 4 sin^2(4 pi / 9) < 4
@@ -148,7 +137,7 @@ def test_a_step_for_some_boundaries_is_held_to_those_only():
 @pytest.mark.parametrize("fn", [all_nan, nan_on_dirichlet])
 def test_non_finite_steps_never_pass(fn):
     res = _run(fn)
-    assert "non_finite_outputs" in _failed(res) and res.measured["non_finite_outputs"] > 0
+    assert "non_finite_outputs" in failed_records(res) and res.measured["non_finite_outputs"] > 0
     assert res.final_line().startswith(f"FAIL pde_contract [contract on {_name(fn)}: violated]")
 
 
@@ -156,22 +145,22 @@ def test_non_finite_steps_never_pass(fn):
                                        (axes_swapped, "axis")])
 def test_wrong_stencils_fail_the_reference_step(fn, where):
     res = _run(fn)
-    assert "step_error" in _failed(res) and where in res.record("step_error").label
+    assert "step_error" in failed_records(res) and where in res.record("step_error").label
     assert res.measured["step_error"] > 1e-3
 
 
 def test_a_clamped_r_passes_one_step_but_not_the_stability_limit():
     res = _run(clamped_r)
-    assert _failed(res) == {"unstable_growth_rate"}
+    assert failed_records(res) == {"unstable_growth_rate"}
 
 
 def test_leaking_mass_fails_conservation():
     res = _run(leaks_mass)
-    assert "conserving_row_sum_deviation" in _failed(res)
+    assert "conserving_row_sum_deviation" in failed_records(res)
 
 
 def test_mutating_the_input_fails():
-    assert _failed(_run(mutates)) == {"arguments_unchanged"}
+    assert failed_records(_run(mutates)) == {"arguments_unchanged"}
 
 
 @pytest.mark.parametrize("fn, match", [
@@ -183,45 +172,37 @@ def test_steps_that_are_not_the_contracts_give_one_line_errors(fn, match):
         _run(fn)
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("non_finite_outputs", 1, "non_finite_outputs"), ("mutating_calls", 1, "arguments_unchanged"),
+test_counts_fail_their_records = negative_controls(CHECK, "toolkit", [
+    ({"non_finite_outputs": 1}, "non_finite_outputs"), ({"mutating_calls": 1}, "arguments_unchanged"),
 ])
-def test_counts_fail_their_records(toolkit, field, value, name):
-    p, q = toolkit
-    assert CHECK.assess(dataclasses.replace(q, **{field: value}), p).record(name).passed is False
 
 
-@pytest.mark.parametrize("table, value, name", [
-    ("step_error", 1e-12, "step_error"), ("step_error", float("nan"), "step_error"),
-    ("row_sum_deviation", 1e-9, "conserving_row_sum_deviation"),
-    ("row_sum_deviation", float("nan"), "conserving_row_sum_deviation"),
-    ("stable_rate", 1.2, "stable_growth_rate"), ("stable_rate", float("nan"), "stable_growth_rate"),
-    ("unstable_rate", 1.0, "unstable_growth_rate"), ("unstable_rate", float("nan"), "unstable_growth_rate"),
+def _first(table, value):
+    """The first entry of the table ``table`` of q set to ``value``."""
+    return lambda q: changed_fields(q, {(table, next(iter(getattr(q, table)))): value})
+
+
+test_one_bad_entry_of_a_table_fails_its_record = negative_controls(CHECK, "toolkit", [
+    (_first("step_error", 1e-12), "step_error"), (_first("step_error", float("nan")), "step_error"),
+    (_first("row_sum_deviation", 1e-9), "conserving_row_sum_deviation"),
+    (_first("row_sum_deviation", float("nan")), "conserving_row_sum_deviation"),
+    (_first("stable_rate", 1.2), "stable_growth_rate"), (_first("stable_rate", float("nan")), "stable_growth_rate"),
+    (_first("unstable_rate", 1.0), "unstable_growth_rate"),
+    (_first("unstable_rate", float("nan")), "unstable_growth_rate"),
 ])
-def test_one_bad_entry_of_a_table_fails_its_record(toolkit, table, value, name):
-    p, q = toolkit
-    values = dict(getattr(q, table))
-    values[next(iter(values))] = value
-    res = CHECK.assess(dataclasses.replace(q, **{table: values}), p)
-    assert res.record(name).passed is False
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"implementation": "euler"}, "'toolkit' or 'package.module:function'"), ({"r": 0.3}, "r"),
     ({"sizes": (3,)}, "sizes"), ({"axes": ("rows",)}, "axes"), ({"boundaries": ()}, "boundaries"),
     ({"margin": 0.0}, "margin"), ({"steps": 0}, "steps"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_json_round_trip(toolkit):
-    from verify.core.result import CheckResult
-
     p, q = toolkit
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert back.quantities.step_error == q.step_error and back.quantities.limit == q.limit
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert back.step_error == q.step_error and back.limit == q.limit
 
 
 def test_cli(capsys):

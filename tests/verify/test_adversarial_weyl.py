@@ -6,14 +6,13 @@ wrong profile must fail for its own reason, at the calibrated circle grid (n = 1
 the grid tolerances were measured at). The profiles live in this module (``<module>:<function>``).
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import weyl as check
 from verify.core.implementation import ImplementationError
+from verify.testing import (assert_passes, assert_refused, failed_records, measured, measurement_fixture,
+                            negative_controls)
 
 CHECK = check.CHECK
 SMALL = {"n": 1000}
@@ -76,12 +75,7 @@ def integer_profile(z):
 
 def raises(z):
     raise RuntimeError("profile needs torch")
-
-
-@pytest.fixture(scope="module")
-def right():
-    p = CHECK.params(kernel=_name(fna_1_2), **SMALL)
-    return p, CHECK.measure(p)
+right = measurement_fixture(CHECK, kernel=_name(fna_1_2), **SMALL)
 
 
 def _run(fn, **kwargs):
@@ -90,8 +84,7 @@ def _run(fn, **kwargs):
 
 def test_the_fna_profile_holds_the_contract(right):
     p, q = right
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.final_line().startswith(f"PASS weyl [contract on {_name(fna_1_2)}: holds]: contract of the profile")
     assert q.reference_quadrature_error < 1e-10 and abs(q.best_fit_alpha - 1.2) < 0.005
 
@@ -99,7 +92,7 @@ def test_the_fna_profile_holds_the_contract(right):
 def test_the_user_profile_matches_the_toolkit_kernel(right):
     # the same profile as the built-in Phi_1.2: the same spectrum to rounding, and the same continuum reference
     p, q = right
-    builtin = CHECK.measure(CHECK.params(**SMALL))
+    _, builtin = measured(CHECK, **SMALL)
     assert np.allclose(q.lambda_j, builtin.lambda_j, rtol=1e-10, atol=0)
     assert np.allclose(q.reference, builtin.reference, rtol=1e-12, atol=0)
 
@@ -114,14 +107,12 @@ def test_other_profiles_and_paths_hold(fn, kwargs):
 @pytest.mark.parametrize("fn", [fna_1_25, ambient_dimension])
 def test_a_profile_of_another_order_fails_the_best_fit_only(fn):
     res = _run(fn)
-    assert [r.name for r in res.records if r.passed is False] == ["best_fit_alpha"]
+    assert failed_records(res) == {"best_fit_alpha"}
     assert res.final_line().startswith(f"FAIL weyl [contract on {_name(fn)}: violated]")
 
 
 def test_a_truncated_tail_is_not_resolved_and_not_of_order_alpha():
-    res = _run(truncated_tail)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"reference_quadrature_error", "best_fit_alpha"} <= failed
+    assert {"reference_quadrature_error", "best_fit_alpha"} <= failed_records(_run(truncated_tail))
 
 
 @pytest.mark.parametrize("fn, words", [(nan_profile, "NaN or inf"), (nan_at_zero, "the first at z = 0"),
@@ -148,24 +139,20 @@ def test_profiles_that_are_not_the_contracts_give_one_line_errors(fn, match):
     ({"paper_setting": True}, "paper_setting"), ({"device": "gpu"}, "runs on the host"),
 ])
 def test_options_of_the_builtin_kernels_are_refused(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        _run(fna_1_2, **kwargs)
+    assert_refused(_run, match, fn=fna_1_2, **kwargs)
 
 
 def test_unknown_kernel_names_the_forms():
-    with pytest.raises(InputError, match="'fna', 'softmax' or 'package.module:function'"):
-        check.run(kernel="nope")
-    with pytest.raises(InputError, match="cannot be loaded"):
-        check.run(kernel="no_such_module_xyz:phi")
+    assert_refused(check.run, "'fna', 'softmax' or 'package.module:function'", kernel="nope")
+    assert_refused(check.run, "cannot be loaded", kernel="no_such_module_xyz:phi")
 
 
-@pytest.mark.parametrize("field, value", [("reference_quadrature_error", 1e-3),
-                                          ("reference_quadrature_error", float("nan")),
-                                          ("shape_error", float("nan")), ("best_fit_alpha", float("nan"))])
-def test_each_contract_assertion_fails_on_a_wrong_quantity(right, field, value):
-    p, q = right
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert res.record(field).passed is False
+test_each_contract_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "right", [
+    ({"reference_quadrature_error": 1e-3}, "reference_quadrature_error"),
+    ({"reference_quadrature_error": float("nan")}, "reference_quadrature_error"),
+    ({"shape_error": float("nan")}, "shape_error"),
+    ({"best_fit_alpha": float("nan")}, "best_fit_alpha"),
+])
 
 
 def test_cli(capsys):

@@ -4,35 +4,20 @@ The measurement runs once at small settings; the assertions are held to those qu
 printed exponent, to a wrong invariant density and to altered quantities.
 """
 
-import dataclasses
-
-import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import conformal as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, assert_same_quantities,
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 1000, "bins": 8}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _same(a, b):
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        assert (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y), f.name
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_corrected_statement_passes(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     for n in (1, 3, 4):
         assert res.measured[f"theorem4_n{n}_remainder_at_point"] == 0.0
     assert res.measured["n2_f_lap_minus_lap_is_zero"] is True  # no conformal form in n = 2
@@ -43,76 +28,60 @@ def test_corrected_statement_passes(small):
 
 
 def test_printed_exponent_fails():
-    p = CHECK.params(claim="printed", **SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert not res.passed
+    p, q = measured(CHECK, claim="printed", **SMALL)
+    # the heat-conduction form and the invariant measure do not depend on the exponent
+    res = assert_fails(CHECK, q, p, {"theorem4_n1_remainder_at_point", "theorem4_n3_remainder_at_point",
+                                     "theorem4_n4_remainder_at_point", "s1_spectrum_relative_error"}, only=True)
     for n in (1, 3, 4):  # every dimension fails on its own record
         rec = res.record(f"theorem4_n{n}_remainder_at_point")
         assert rec.passed is False and rec.measured > 0.1
     assert res.record("s1_spectrum_relative_error").passed is False
     assert sum("Theorem 4" in f for f in res.failures) == 3
-    # the heat-conduction form and the invariant measure do not depend on the exponent
-    assert {r.name for r in res.records if r.passed is False} == {
-        "theorem4_n1_remainder_at_point", "theorem4_n3_remainder_at_point", "theorem4_n4_remainder_at_point",
-        "s1_spectrum_relative_error"}
 
 
 def test_wrong_invariant_density_fails():
-    p = CHECK.params(weight_power=1.0, **SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert {r.name for r in res.records if r.passed is False} == {"at_asymmetry_in_L2_p^w",
-                                                                  "stationary_profile_deviation"}
+    p, q = measured(CHECK, weight_power=1.0, **SMALL)
+    res = assert_fails(CHECK, q, p, {"at_asymmetry_in_L2_p^w", "stationary_profile_deviation"}, only=True)
     assert any("symmetric" in f for f in res.failures) and any("stationary density" in f for f in res.failures)
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"heat_form_remainder": {**q.heat_form_remainder, 3: "Derivative(u(x1), x1)"}}, "heat_form_n3_is_zero"),
-    (lambda q: {"n2_f_lap_minus_lap": "exp(2*lam(x1, x2))"}, "n2_f_lap_minus_lap_is_zero"),
-    (lambda q: {"theorem4_remainder": {**q.theorem4_remainder, 4: 1e-300}}, "theorem4_n4_remainder_at_point"),
-    (lambda q: {"theorem4_remainder": {**q.theorem4_remainder, 1: float("nan")}}, "theorem4_n1_remainder_at_point"),
-    (lambda q: {"s1_spectrum_relative_error": 0.01}, "s1_spectrum_relative_error"),
-    (lambda q: {"at_asymmetry": 1e-6}, "at_asymmetry_in_L2_p^w"),
-    (lambda q: {"reversibility_defect": 1e-12}, "reversibility_defect"),
-    (lambda q: {"reversibility_defect": float("nan")}, "reversibility_defect"),
-    (lambda q: {"stationary_profile_deviation": 0.05}, "stationary_profile_deviation"),
-    (lambda q: {"stationary_profile_deviation": float("nan")}, "stationary_profile_deviation"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert [r.name for r in res.records if r.passed is False] == [name]
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("heat_form_remainder", 3): "Derivative(u(x1), x1)"}, "heat_form_n3_is_zero"),
+    ({"n2_f_lap_minus_lap": "exp(2*lam(x1, x2))"}, "n2_f_lap_minus_lap_is_zero"),
+    ({("theorem4_remainder", 4): 1e-300}, "theorem4_n4_remainder_at_point"),
+    ({("theorem4_remainder", 1): float("nan")}, "theorem4_n1_remainder_at_point"),
+    ({"s1_spectrum_relative_error": 0.01}, "s1_spectrum_relative_error"),
+    ({"at_asymmetry": 1e-6}, "at_asymmetry_in_L2_p^w"),
+    ({"reversibility_defect": 1e-12}, "reversibility_defect"),
+    ({"reversibility_defect": float("nan")}, "reversibility_defect"),
+    ({"stationary_profile_deviation": 0.05}, "stationary_profile_deviation"),
+    ({"stationary_profile_deviation": float("nan")}, "stationary_profile_deviation"),
+], only=True)
 
 
 def test_computes_in_the_given_namespace(small, strict_xp):
     p, q = small
     got = CHECK.measure(p, xp=strict_xp)
     assert {"asarray", "exp", "clip", "sum"} <= strict_xp.used
-    _same(got, q)  # array_api_strict wraps numpy: the same numbers
+    assert_same_quantities(q, got)  # array_api_strict wraps numpy: the same numbers
 
 
 def test_json_round_trip(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    _same(back.quantities, q)
+    assert_round_trip(CHECK, q, p)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"kappa": 0.0}, "kappa"), ({"n": 10}, "n must"), ({"n": 1000, "bins": 100}, "bins"),
     ({"claim": "literal"}, "claim"), ({"eps": 2.0}, "eps must"), ({"weight_power": 5.0}, "weight_power"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"kappa": 3.0}, "n too small for kappa and eps"),
                                            ({"kappa": 2.0, "eps": 0.02}, "eps too large for kappa")])
 def test_unresolved_settings_are_refused(kwargs, match):
     # measured: kappa = 3, n = 4000, eps = 1e-3 gave a 0.58 profile deviation (grid gap 4.9 sqrt(eps))
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+    assert_refused(check.run, match, **kwargs)
 
 
 @pytest.mark.slow
@@ -124,8 +93,8 @@ def test_concentrated_density_passes_when_resolved():
 def test_a_nan_density_value_fails(small, inject_nan):
     # p(x_i) on the quantile grid (manifolds.VonMises.pdf) NaN at one point: its bin's mean was NaN and
     # the profile kept only the finite bins, so the deviation came from the others
-    p, _ = small
+    p, _ = small  # resolved before the NaN is injected (resolve() calls the pdf too)
     poisoned = inject_nan("manifolds.densities.VonMises.pdf", call=1, at=100)
-    res = CHECK.assess(CHECK.measure(p), p)
+    q = CHECK.measure(p)
     assert poisoned == [1]
-    assert [r.name for r in res.records if r.passed is False] == ["stationary_profile_deviation"]
+    assert_fails(CHECK, q, p, "stationary_profile_deviation", only=True)

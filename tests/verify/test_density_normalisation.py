@@ -14,35 +14,20 @@ import numpy as np
 import pytest
 
 from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
 from verify import density_normalisation as dn
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, failed_records,
+                            measured, measurement_fixture, refusals)
 
 CHECK = dn.CHECK
 SMALL = dict(densities=("cosine",), n=1000)
 GIB = 1 << 30
-
-
-def _failed(result):
-    return {r.name for r in result.records if r.passed is False}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL, method="dense")
-    return p, CHECK.measure(p)
-
-
-@pytest.fixture(scope="module")
-def matrix_free():
-    p = CHECK.params(**SMALL, method="matrix-free")
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL, method="dense")
+matrix_free = measurement_fixture(CHECK, **SMALL, method="matrix-free")
 
 
 def test_small_setting_passes(small):
     p, q = small
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     m = r.measured
     for a in (0, 0.5, 1):
         law = r.record(f"law_slope_cosine_alpha2_a{a:g}")
@@ -54,8 +39,8 @@ def test_small_setting_passes(small):
 
 def test_eq43_as_printed_fails(small):
     p, q = small
-    r = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(r) == {f"column_sum_slope_cosine_alpha{al:g}_a{a:g}" for al in (1.2, 2) for a in (0, 0.5, 1)}
+    r = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                     {f"column_sum_slope_cosine_alpha{al:g}_a{a:g}" for al in (1.2, 2) for a in (0, 0.5, 1)}, only=True)
     assert all("eq. (43) as printed" in f for f in r.failures)
     assert r.record("column_sum_slope_cosine_alpha2_a0").expected == 1.0
     assert not r.record("column_sum_max_dev_cosine_alpha2_a0").deciding
@@ -63,9 +48,9 @@ def test_eq43_as_printed_fails(small):
 
 def test_density_independent_law_fails(small):
     p, q = small
-    r = CHECK.assess(q, dataclasses.replace(p, law="rho"))
     # a = 0 gives rho^1 (passes); a = 1/2 and a = 1 fail
-    assert _failed(r) == {f"law_slope_cosine_alpha{al:g}_a{a:g}" for al in (1.2, 2) for a in (0.5, 1)}, r.failures
+    r = assert_fails(CHECK, q, dataclasses.replace(p, law="rho"),
+                     {f"law_slope_cosine_alpha{al:g}_a{a:g}" for al in (1.2, 2) for a in (0.5, 1)}, only=True)
     assert all("stationary law" in f for f in r.failures)
 
 
@@ -81,32 +66,27 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
     grid = q.grids["cosine"]
     wrong = dataclasses.replace(grid.normalisations[2.0, 0.5], **{field: value})
     grid = dataclasses.replace(grid, normalisations={**grid.normalisations, (2.0, 0.5): wrong})
-    r = CHECK.assess(dataclasses.replace(q, grids={"cosine": grid}), p)
-    assert _failed(r) == {name}
+    assert_fails(CHECK, q, p, name, only=True, grids={"cosine": grid})
 
 
 def test_unresolved_grid_fails_and_says_why():
     # n = 500 at s = 0.02: widest grid gap 2.2 s, stationary-law slope 0.79-0.82 instead of 1
-    p = CHECK.params(n=500, method="dense")
-    r = CHECK.assess(CHECK.measure(p), p)
-    assert not r.passed
-    assert all("grid gap / scale" in f for f in r.failures), r.failures
+    p, q = measured(CHECK, n=500, method="dense")
+    r = CHECK.assess(q, p)
+    assert not r.passed and all("grid gap / scale" in f for f in r.failures), r.failures
 
 
 def test_matrix_free_gives_the_dense_numbers(small, matrix_free):
     (pd, qd), (pf, qf) = small, matrix_free
     dense, free = CHECK.assess(qd, pd), CHECK.assess(qf, pf)
     assert qf.method == "matrix-free" and free.parameters["method"] == "matrix-free"
-    assert [r.name for r in free.records] == [r.name for r in dense.records]
     # measured: every record within 1.1e-15 absolute (the residuals are rounding noise of ~1e-15 on
     # both paths; slopes and column sums agree to ~1e-16), the pi vectors within 3.5e-15 relative
-    for r in dense.records:
-        assert free.record(r.name).measured == pytest.approx(r.measured, rel=1e-12, abs=1e-13), r.name
-        assert free.record(r.name).passed == r.passed, r.name
+    assert_same_records(dense, free, rel=1e-12, abs=1e-13)
     for key, norm in qd.grids["cosine"].normalisations.items():
         np.testing.assert_allclose(qf.grids["cosine"].normalisations[key].pi, norm.pi, rtol=1e-12)
     printed = CHECK.assess(qf, dataclasses.replace(pf, claim="printed"))
-    assert _failed(printed) == _failed(CHECK.assess(qd, dataclasses.replace(pd, claim="printed")))
+    assert failed_records(printed) == failed_records(CHECK.assess(qd, dataclasses.replace(pd, claim="printed")))
 
 
 def test_auto_takes_the_matrix_free_path_when_dense_does_not_fit(available_memory):
@@ -133,8 +113,7 @@ def test_dense_refusal_names_the_matrix_free_path_and_real_options(available_mem
 @pytest.mark.parametrize("method, names", [("dense", {"asarray", "abs", "minimum", "sum", "max"}),
                                            ("matrix-free", {"asarray", "abs", "minimum", "sum", "stack", "concat"})])
 def test_computes_in_the_given_namespace(strict_xp, method, names):
-    p = CHECK.params(densities=("cosine",), alphas=(2.0,), n=400, method=method)
-    ref = CHECK.measure(p)
+    p, ref = measured(CHECK, densities=("cosine",), alphas=(2.0,), n=400, method=method)
     got = CHECK.measure(p, xp=strict_xp)
     assert names <= strict_xp.used
     for key, norm in ref.grids["cosine"].normalisations.items():
@@ -144,20 +123,14 @@ def test_computes_in_the_given_namespace(strict_xp, method, names):
 
 def test_json_round_trip_keeps_the_typed_quantities(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q)
-    assert set(back.quantities.grids["cosine"].normalisations) == set(q.grids["cosine"].normalisations)
-    np.testing.assert_array_equal(back.quantities.grids["cosine"].normalisations[1.2, 1.0].pi,
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.grids["cosine"].normalisations) == set(q.grids["cosine"].normalisations)
+    np.testing.assert_array_equal(back.grids["cosine"].normalisations[1.2, 1.0].pi,
                                   q.grids["cosine"].normalisations[1.2, 1.0].pi)
-    assert back.records == res.records
 
 
-@pytest.mark.parametrize("kwargs, word", [
+test_bad_input = refusals(CHECK.params, [
     (dict(exponents=(1.5,)), "exponents"), (dict(exponents=()), "exponents"), (dict(alphas=(0.2,)), "alphas"),
     (dict(n=10), "n"), (dict(scale=1.0), "scale"), (dict(law="x"), "law"), (dict(claim="paper"), "claim"),
     (dict(densities=("normal",)), "densities"), (dict(densities=()), "densities"), (dict(method="qr"), "method"),
 ])
-def test_bad_input(kwargs, word):
-    with pytest.raises(InputError, match=word):
-        CHECK.params(**kwargs)

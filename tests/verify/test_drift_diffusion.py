@@ -11,35 +11,18 @@ import math
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import drift_diffusion as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, measured,
+                            measurement_fixture, negative_controls)
 
 CHECK = check.CHECK
-SMALL = {"tiers": ("circle_grid", "sphere_continuum"), "grid_n": 2000}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-@pytest.fixture(scope="module")
-def half():
-    """The Coifman-Lafon kernel a = 0.5 on the grid."""
-    p = CHECK.params(tiers=("circle_grid",), grid_n=2000, a=0.5)
-    return p, CHECK.measure(p)
-
-
-def _tier(q, tier="circle_grid", **changes):
-    return dataclasses.replace(q, tiers={**q.tiers, tier: dataclasses.replace(q.tiers[tier], **changes)})
+small = measurement_fixture(CHECK, tiers=("circle_grid", "sphere_continuum"), grid_n=2000)
+half = measurement_fixture(CHECK, tiers=("circle_grid",), grid_n=2000, a=0.5)  # the Coifman-Lafon kernel a = 0.5
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     coef = res.record("circle_grid_drift_coef")  # drift 2 in (1/2)(Delta + 2 <., .>): B = 1
     assert coef.expected == 1.0 and abs(coef.measured - 1.0) <= coef.tolerance
     assert res.record("sphere_continuum_remainder_slope").passed
@@ -56,10 +39,8 @@ def test_small_settings_pass(small):
                                     {"wrong_limit": "missing_half"}, {"wrong_limit": "sign_flip"}])
 def test_printed_and_wrong_limits_fail(small, change):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, **change))
-    assert not res.passed
-    rms = res.record("circle_grid_relative_rms")
-    assert rms.passed is False and rms.measured > 0.3  # measured >= 0.35 for every wrong limit
+    res = assert_fails(CHECK, q, dataclasses.replace(p, **change), "circle_grid_relative_rms")
+    assert res.record("circle_grid_relative_rms").measured > 0.3  # measured >= 0.35 for every wrong limit
     assert any("relative RMS" in f for f in res.failures)
     # the continuum tier sees only the Laplacian coefficient: O(eps) remainder (slope 1) for missing_half
     assert res.record("sphere_continuum_remainder_slope").passed is (change.get("wrong_limit") != "missing_half")
@@ -67,53 +48,42 @@ def test_printed_and_wrong_limits_fail(small, change):
 
 def test_coifman_lafon_family(half):
     p, q = half
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.record("circle_grid_drift_coef").expected == 0.5
-    wrong = CHECK.assess(q, dataclasses.replace(p, claim="printed"))  # drift (1-a) instead of 2(1-a): fails
-    assert not wrong.passed and wrong.record("circle_grid_drift_coef").passed is False
+    # drift (1-a) instead of 2(1-a): fails
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "circle_grid_drift_coef")
 
 
 def test_a_wrong_kernel_fails(half):
     """The kernel normalised with a = 0.5 asserted as a = 0 (plain attention): the drift is half of it."""
     p, q = half
-    res = CHECK.assess(q, dataclasses.replace(p, a=0.0))
-    assert {r.name for r in res.records if r.passed is False} == {"circle_grid_drift_coef"}
+    res = assert_fails(CHECK, q, dataclasses.replace(p, a=0.0), "circle_grid_drift_coef", only=True)
     assert res.record("circle_grid_drift_coef").measured == pytest.approx(0.5, abs=0.005)
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: _tier(q, laplacian_coef=0.99), "circle_grid_laplacian_coef"),
-    (lambda q: _tier(q, drift_coef=0.99), "circle_grid_drift_coef"),
-    (lambda q: _tier(q, relative_rms={**q.tiers["circle_grid"].relative_rms, "corrected": 0.02}),
-     "circle_grid_relative_rms"),
-    (lambda q: dataclasses.replace(q, continuum_slope={k: 1.0 for k in q.continuum_slope}),
-     "sphere_continuum_remainder_slope"),
-    (lambda q: _tier(q, drift_coef=math.nan), "circle_grid_drift_coef"),
-    (lambda q: dataclasses.replace(q, continuum_slope={k: math.nan for k in q.continuum_slope}),
-     "sphere_continuum_remainder_slope"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("tiers", "circle_grid", "laplacian_coef"): 0.99}, "circle_grid_laplacian_coef"),
+    ({("tiers", "circle_grid", "drift_coef"): 0.99}, "circle_grid_drift_coef"),
+    ({("tiers", "circle_grid", "relative_rms", "corrected"): 0.02}, "circle_grid_relative_rms"),
+    (lambda q: {"continuum_slope": {k: 1.0 for k in q.continuum_slope}}, "sphere_continuum_remainder_slope"),
+    ({("tiers", "circle_grid", "drift_coef"): math.nan}, "circle_grid_drift_coef"),
+    (lambda q: {"continuum_slope": {k: math.nan for k in q.continuum_slope}}, "sphere_continuum_remainder_slope"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    res = CHECK.assess(alter(q), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert isinstance(back.quantities.grid, check.Grid) and isinstance(back.quantities.grid.theta, np.ndarray)
-    assert set(back.quantities.continuum_slope) == {1.0, 2.0}
-    assert back.quantities.tiers["circle_grid"] == q.tiers["circle_grid"]
-    np.testing.assert_array_equal(back.quantities.grid.operator, q.grid.operator)
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert isinstance(back.grid, check.Grid) and isinstance(back.grid.theta, np.ndarray)
+    assert set(back.continuum_slope) == {1.0, 2.0} and back.tiers["circle_grid"] == q.tiers["circle_grid"]
+    np.testing.assert_array_equal(back.grid.operator, q.grid.operator)
 
 
 def test_streamed_tiers_compute_in_the_given_namespace(strict_xp):
     # the i.i.d. tiers' streamed kernel runs on arrays of the given namespace and gives numpy's quantities up
     # to summation order (measured: equal or 1 ulp apart)
-    p = CHECK.params(tiers=("sphere_iid",), sphere_iid_n=1000)
-    ref = CHECK.measure(p).tiers["sphere_iid"]
+    p, ref = measured(CHECK, tiers=("sphere_iid",), sphere_iid_n=1000)
+    ref = ref.tiers["sphere_iid"]
     got = CHECK.measure(p, xp=strict_xp).tiers["sphere_iid"]
     assert "asarray" in strict_xp.used
     assert got.drift_coef == pytest.approx(ref.drift_coef, rel=1e-12)
@@ -132,8 +102,7 @@ def test_streamed_tiers_compute_in_the_given_namespace(strict_xp):
                                            ({"tiers": ("sphere_continuum",), "claim": "printed"},
                                             "cannot test the 'printed' limit")])
 def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        CHECK.params(**kwargs)
+    assert_refused(CHECK.params, match, **kwargs)
 
 
 def test_tiers_on_the_command_line(capsys):
@@ -149,6 +118,6 @@ def test_a_nan_point_of_the_kernel_fails(inject_nan):
     p = CHECK.params(tiers=("mixture_mild",), mixture_mild_n=2000)  # passes: drift coefficient 1.12, 20 % kept
     inject_nan("spectral.heat_markov", field="_rows", at=7)
     poisoned = inject_nan("spectral.heat_markov", field="degrees", at=7)
-    res = CHECK.assess(CHECK.measure(p), p)
+    q = CHECK.measure(p)
     assert poisoned == [0]
-    assert [r.name for r in res.records if r.passed is False] == ["mixture_mild_drift_coef"]
+    assert_fails(CHECK, q, p, "mixture_mild_drift_coef", only=True)

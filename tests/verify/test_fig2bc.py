@@ -11,22 +11,16 @@ import pytest
 
 from spectral.validation import InputError
 from verify import fig2bc as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
-SMALL = {"draws": 50}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, draws=50)
 
 
 def test_small_setting_passes_and_reports_counts(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     m = res.measured
     # at kappa = 1 alpha = 2 draws ~30 inter-cluster edges on average, and never none
     assert 15 < m["inter_edges_mean_alpha2"] < 60
@@ -49,66 +43,53 @@ def test_labels_follow_the_mixture():
 
 def test_printed_claim_fails_at_kappa_1_and_small_kappa(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert [r.name for r in res.records if r.passed is False] == ["draws_without_inter_edges_alpha2"]
+    printed = dataclasses.replace(p, claim="printed")
+    res = assert_fails(CHECK, q, printed, "draws_without_inter_edges_alpha2", only=True)
     assert "printed claim" in res.failures[0]
     # even kappa = 0.5 leaves inter-cluster edges in some draws (12 %)
-    p_half = CHECK.params(draws=100, kappa=0.5, claim="printed")
-    assert CHECK.assess(CHECK.measure(p_half), p_half).record("draws_without_inter_edges_alpha2").passed is False
+    p_half, q_half = measured(CHECK, draws=100, kappa=0.5, claim="printed")
+    assert_fails(CHECK, q_half, p_half, "draws_without_inter_edges_alpha2")
 
 
 def test_printed_claim_holds_for_equilateral_layout():
-    p = CHECK.params(draws=50, layout="equilateral", claim="printed")
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.passed, res.failures
-    assert res.measured["draws_without_inter_edges_alpha2"] == 1.0
+    p, q = measured(CHECK, draws=50, layout="equilateral", claim="printed")
+    assert assert_passes(CHECK, q, p).measured["draws_without_inter_edges_alpha2"] == 1.0
 
 
 def test_wide_kernel_fails_and_says_why():
     # kappa = 3 is 0.87 of the closest cluster-mean distance: alpha = 2 is no longer local there
-    p = CHECK.params(kappa=3.0, draws=40)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert not res.passed
-    assert all("not local at the cluster scale" in f for f in res.failures)
+    p, q = measured(CHECK, kappa=3.0, draws=40)
+    res = CHECK.assess(q, p)
+    assert not res.passed and all("not local at the cluster scale" in f for f in res.failures)
     assert res.measured["kappa_over_cluster_spacing"] == pytest.approx(3.0 / 12**0.5)
     assert any("outside the calibrated range" in n for n in res.notes)  # calibrated for kappa <= 1
 
 
-@pytest.mark.parametrize("change, name", [
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     (lambda q: {"inter_mass_alpha": q.inter_mass_2, "inter_mass_2": q.inter_mass_alpha}, "frac_draws_mass_alpha_gt_2"),
     (lambda q: {"eigengap_ratio_alpha": q.eigengap_ratio_2, "eigengap_ratio_2": q.eigengap_ratio_alpha},
      "frac_draws_eigengap_2_gt_alpha"),
     (lambda q: {"inter_edges_alpha": q.inter_edges_alpha * 0.9}, "inter_edges_fraction_alpha1.2"),
     (lambda q: {"inter_mass_alpha": np.full_like(q.inter_mass_alpha, np.nan)}, "frac_draws_mass_alpha_gt_2"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, inter_edges_alpha=np.full_like(q.inter_edges_alpha, np.nan)), p)
-    assert res.record("inter_edges_fraction_alpha1.2").passed is False
+    assert_nan_fails(CHECK, q, p, "inter_edges_alpha", "inter_edges_fraction_alpha1.2")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    np.testing.assert_array_equal(back.quantities.attention_2, q.attention_2)
-    assert back.quantities.labels.dtype.kind == "i" and back.quantities.cluster_spacing == q.cluster_spacing
+    back = assert_round_trip(CHECK, q, p).quantities
+    np.testing.assert_array_equal(back.attention_2, q.attention_2)
+    assert back.labels.dtype.kind == "i" and back.cluster_spacing == q.cluster_spacing
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"alpha": 2.0}, "alpha"), ({"n": 3}, "n must"), ({"draws": 5}, "draws"),
-    ({"threshold": 0.0}, "threshold"), ({"layout": "x"}, "layout"), ({"claim": "paper"}, "claim"),
+test_bad_input = refusals(check.run, [
+    ({"alpha": 2.0}, "alpha"), ({"n": 3}, "n must"), ({"draws": 5}, "draws"), ({"threshold": 0.0}, "threshold"),
+    ({"layout": "x"}, "layout"), ({"claim": "paper"}, "claim"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 @pytest.mark.parametrize("call, at, failed", [
@@ -119,7 +100,6 @@ def test_bad_input(kwargs, match):
 ])
 def test_a_nan_attention_fails(inject_nan, call, at, failed):
     poisoned = inject_nan("spectral.row_normalize", call=call, at=at)
-    p = CHECK.params(draws=10)
-    res = CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, draws=10)
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True)

@@ -5,34 +5,28 @@ The implementation is part of the measurement (and, for "fma", so is the claim):
 once at a small n; the assertions are held to those quantities and to altered ones.
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from spectral.validation import InputError
 from verify import fma_contract as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 256, "draws": 1}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
+causal = measurement_fixture(CHECK, **SMALL, causal=True)
 
 
 def _measured(**kwargs):
-    p = CHECK.params(**{**SMALL, **kwargs})
-    return CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, **{**SMALL, **kwargs})
+    return CHECK.assess(q, p)
 
 
 def test_joint_fma_passes(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["per_level_row_sum_max"] == pytest.approx(4.0)  # 1 + 3 far levels at n = 256, r = 16
     assert q.label == "toolkit FMA (joint)" and q.row_sums_v_ones.shape == (256,)
 
@@ -45,8 +39,8 @@ def test_printed_per_level_fails_with_rows_equal_to_the_depth():
 
 
 def test_summed_coarse_values_fail():
-    res = _measured(implementation="summed-coarse")
-    assert not res.passed and res.record("max_row_deviation_from_1_with_v_ones").passed is False
+    p, q = measured(CHECK, **SMALL, implementation="summed-coarse")
+    res = assert_fails(CHECK, q, p, "max_row_deviation_from_1_with_v_ones")
     assert res.measured["row_min_with_v_ones"] > 1.5  # (Z_near + sum e^s |G|) / (Z_near + sum e^s)
     assert "per_level_row_sum_law_error" not in res.measured
 
@@ -98,22 +92,18 @@ def test_summed_coarse_reference_by_hand():
     assert np.all(out[:, 0] > 1.0) and np.all(out[:, 0] < 2 * r * 2)
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("max_row_deviation_from_1_with_v_ones", 1e-9, "max_row_deviation_from_1_with_v_ones"),
-    ("max_row_deviation_from_1_with_v_ones", float("nan"), "max_row_deviation_from_1_with_v_ones"),
-    ("min_effective_weight", -1e-9, "min_effective_weight"),
-    ("min_effective_weight", float("nan"), "min_effective_weight"),
-    ("per_level_row_sum_law_error", 1e-9, "per_level_row_sum_law_error"),
-    ("per_level_row_sum_law_error", float("nan"), "per_level_row_sum_law_error"),
-    ("non_finite_outputs", 1, "non_finite_outputs"),
-    ("linearity_error", 1e-9, "linearity_error"),
-    ("linearity_error", float("nan"), "linearity_error"),
-    ("mutating_calls", 1, "arguments_unchanged"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"max_row_deviation_from_1_with_v_ones": 1e-9}, "max_row_deviation_from_1_with_v_ones"),
+    ({"max_row_deviation_from_1_with_v_ones": float("nan")}, "max_row_deviation_from_1_with_v_ones"),
+    ({"min_effective_weight": -1e-9}, "min_effective_weight"),
+    ({"min_effective_weight": float("nan")}, "min_effective_weight"),
+    ({"per_level_row_sum_law_error": 1e-9}, "per_level_row_sum_law_error"),
+    ({"per_level_row_sum_law_error": float("nan")}, "per_level_row_sum_law_error"),
+    ({"non_finite_outputs": 1}, "non_finite_outputs"),
+    ({"linearity_error": 1e-9}, "linearity_error"),
+    ({"linearity_error": float("nan")}, "linearity_error"),
+    ({"mutating_calls": 1}, "arguments_unchanged"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 @pytest.mark.parametrize("field, value", [("future_weight", 1e-9), ("future_weight", float("nan")),
@@ -121,41 +111,29 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
 def test_causal_assertions_fail_on_a_wrong_quantity(causal, field, value):
     p, q = causal
     assert CHECK.assess(q, p).passed
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert not res.passed and res.record(field).passed is False
-
-
-@pytest.fixture(scope="module")
-def causal():
-    p = CHECK.params(**SMALL, causal=True)
-    return p, CHECK.measure(p)
+    assert_fails(CHECK, q, p, field, **{field: value})
 
 
 def test_causal_toolkit_fma_passes_with_exact_zeros_ahead(causal):
     p, q = causal
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    assert_passes(CHECK, q, p)
     assert q.future_weight == 0.0 and q.causal_perturbation == 0.0  # masked, and its shift ignores later tokens
     assert q.label == "toolkit FMA (joint, causal)"
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and back.quantities.label == q.label
-    assert np.array_equal(back.quantities.row_sums_v_ones, q.row_sums_v_ones)
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert back.label == q.label and np.array_equal(back.row_sums_v_ones, q.row_sums_v_ones)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"implementation": "nope"}, "implementation"), ({"implementation": "nosuchmodule_xyz:f"}, "implementation"),
     ({"implementation": "numpy:pi"}, "implementation"), ({"n": 8}, "n"), ({"r": 0}, "r"), ({"r": 2000}, "r"),
     ({"d": 0}, "d"), ({"scale": 0.0}, "scale"), ({"draws": 0}, "draws"), ({"claim": "paper"}, "claim"),
     ({"implementation": "summed-coarse", "causal": True}, "causal"),
     ({"implementation": "summed-coarse", "claim": "printed"}, "claim"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_cli(capsys):

@@ -5,29 +5,19 @@ The measurement runs once at small settings; the assertions are held to those qu
 wrong hierarchy would give.
 """
 
-import dataclasses
-
 import numpy as np
-import pytest
-
-from spectral.validation import InputError
 from verify import fma_structure as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"lengths": (64, 100, 24), "cells": (4, 5, 8), "max_exponent": 9, "count_cells": (16,)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass_with_the_paper_numbers(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["max_sources_n1024_r64"] == 199  # <= 3r + 3(L-1) = 201
     assert res.record("max_groups_per_level").measured == 3
     assert res.measured["causal_future_influence"] == 0.0
@@ -37,54 +27,44 @@ def test_small_settings_pass_with_the_paper_numbers(small):
 
 
 def test_group_length_windows_fail():
-    p = CHECK.params(**{**SMALL, "window": "group-length"})
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"uncovered_keys", "untiled_far_sets", "toolkit_level_mismatches"} <= failed
+    p, q = measured(CHECK, **{**SMALL, "window": "group-length"})
+    res = assert_fails(CHECK, q, p, {"uncovered_keys", "untiled_far_sets", "toolkit_level_mismatches"})
     assert any("FMA-1" in f for f in res.failures)
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: {"sets": dataclasses.replace(q.sets, uncovered=1)}, "uncovered_keys"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, doubled=2)}, "keys_in_two_sets"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, untiled=1)}, "untiled_far_sets"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, max_groups=4)}, "max_groups_per_level"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, non_nested=1)}, "non_nested_windows"),
-    (lambda q: {"python_set_mismatches": 1}, "python_set_mismatches"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, level_mismatches=1)}, "toolkit_level_mismatches"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, group_mismatches=1)}, "toolkit_group_mismatches"),
-    (lambda q: {"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
-    (lambda q: {"sets": dataclasses.replace(q.sets, straddling=1)}, "straddling_groups"),
-    (lambda q: {"max_source_excess": 1}, "max_source_excess"),
-    (lambda q: {"max_total_over_memory_bound": 1.01}, "max_total_over_memory_bound"),
-    (lambda q: {"max_total_over_memory_bound": float("nan")}, "max_total_over_memory_bound"),
-    (lambda q: {"table6_levels": {**q.table6_levels, 64: 5}}, "levels_n1024_r64"),
-    (lambda q: {"causal_future_influence": 1e-17}, "causal_future_influence"),
-    (lambda q: {"causal_future_influence": float("nan")}, "causal_future_influence"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("sets", "uncovered"): 1}, "uncovered_keys"),
+    ({("sets", "doubled"): 2}, "keys_in_two_sets"),
+    ({("sets", "untiled"): 1}, "untiled_far_sets"),
+    ({("sets", "max_groups"): 4}, "max_groups_per_level"),
+    ({("sets", "non_nested"): 1}, "non_nested_windows"),
+    ({"python_set_mismatches": 1}, "python_set_mismatches"),
+    ({("sets", "level_mismatches"): 1}, "toolkit_level_mismatches"),
+    ({("sets", "group_mismatches"): 1}, "toolkit_group_mismatches"),
+    ({"source_count_mismatches": 1}, "toolkit_source_count_mismatches"),
+    ({("sets", "straddling"): 1}, "straddling_groups"),
+    ({"max_source_excess": 1}, "max_source_excess"),
+    ({"max_total_over_memory_bound": 1.01}, "max_total_over_memory_bound"),
+    ({"max_total_over_memory_bound": float("nan")}, "max_total_over_memory_bound"),
+    ({("table6_levels", 64): 5}, "levels_n1024_r64"),
+    ({"causal_future_influence": 1e-17}, "causal_future_influence"),
+    ({"causal_future_influence": float("nan")}, "causal_future_influence"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **alter(q)), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and type(back.quantities.sets) is check.SetDefects
-    assert back.quantities.sets == q.sets
-    assert np.array_equal(back.quantities.levels[(64, 4)], q.levels[(64, 4)])
-    assert np.array_equal(back.quantities.max_sources[(16, 4)], q.max_sources[(16, 4)])
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert type(back.sets) is check.SetDefects and back.sets == q.sets
+    assert np.array_equal(back.levels[(64, 4)], q.levels[(64, 4)])
+    assert np.array_equal(back.max_sources[(16, 4)], q.max_sources[(16, 4)])
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"lengths": (64, 32), "cells": (4,)}, "cells"), ({"lengths": (8,), "cells": (9,)}, "cells"),
-    ({"lengths": (0,), "cells": (1,)}, "lengths"), ({"max_exponent": 7}, "max_exponent"),
-    ({"ranks": ()}, "ranks"), ({"window": "groups"}, "window"), ({"count_cells": (0,)}, "count_cells"),
+    ({"lengths": (0,), "cells": (1,)}, "lengths"), ({"max_exponent": 7}, "max_exponent"), ({"ranks": ()}, "ranks"),
+    ({"window": "groups"}, "window"), ({"count_cells": (0,)}, "count_cells"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_cli(capsys):
@@ -102,6 +82,6 @@ def test_a_nan_causal_output_fails(small, inject_nan):
     # difference: Python's max kept 0.0
     p, q = small
     poisoned = inject_nan("spectral.fma_attention", call=5, at=0)
-    res = CHECK.assess(dataclasses.replace(q, **check._causal(p.seed)), p)  # measure() runs this part last
+    causal = check._causal(p.seed)  # measure() runs this part last
     assert poisoned == [5]
-    assert [r.name for r in res.records if r.passed is False] == ["causal_future_influence"]
+    assert_fails(CHECK, q, p, "causal_future_influence", only=True, **causal)

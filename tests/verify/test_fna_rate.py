@@ -11,28 +11,18 @@ import numpy as np
 import pytest
 
 from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
 from verify import fna_rate
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, changed_fields, failed_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = fna_rate.CHECK
 CHEAP = dict(alphas=(1.8,), n_scales=4, scale_min=1e-3)
-
-
-def _failed(result):
-    return {r.name for r in result.records if r.passed is False}
-
-
-@pytest.fixture(scope="module")
-def cheap():
-    p = CHECK.params(**CHEAP)
-    return p, CHECK.measure(p)
+cheap = measurement_fixture(CHECK, **CHEAP)
 
 
 def test_cheap_ladder_passes_with_exponent_two_minus_alpha(cheap):
     p, q = cheap
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     for k in (2, 5):
         exponent = r.record(f"exponent_a1.8_k{k}")
         assert exponent.expected == pytest.approx(0.2) and exponent.passed
@@ -48,33 +38,34 @@ def test_cheap_ladder_passes_with_exponent_two_minus_alpha(cheap):
 
 def test_printed_rate_fails(cheap):
     p, q = cheap
-    r = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(r) == {"exponent_a1.8_k2", "exponent_a1.8_k5"}
+    r = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {"exponent_a1.8_k2", "exponent_a1.8_k5"},
+                     only=True)
     assert all("t = s^alpha" in f for f in r.failures)
     assert r.record("exponent_a1.8_k2").expected == pytest.approx(1.8)
     assert not r.record("amplitude_a1.8_k2").deciding  # the printed claim states no amplitude
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda r: dict(discretisation_max=1e-3), "discretisation_max_a1.8"),
-    (lambda r: dict(exponent=(0.3, r.exponent[1])), "exponent_a1.8_k2"),
-    (lambda r: dict(amplitude=(r.amplitude[0], 1.5 * r.bias_constant)), "amplitude_a1.8_k5"),
-    (lambda r: dict(stable_control_bias=1e-6), "stable_control_bias_a1.8"),
-    (lambda r: dict(exponent=(math.nan, r.exponent[1]), amplitude=(math.nan, r.amplitude[1])), "exponent_a1.8_k2"),
+def _rate(**change):
+    """The change of the alpha = 1.8 rate's fields, each a function of that rate."""
+    return lambda q: changed_fields(q, {("rates", 1.8, k): f(q.rates[1.8]) for k, f in change.items()})
+
+
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "cheap", [
+    ({("rates", 1.8, "discretisation_max"): 1e-3}, "discretisation_max_a1.8"),
+    (_rate(exponent=lambda r: (0.3, r.exponent[1])), "exponent_a1.8_k2"),
+    (_rate(amplitude=lambda r: (r.amplitude[0], 1.5 * r.bias_constant)), "amplitude_a1.8_k5"),
+    ({("rates", 1.8, "stable_control_bias"): 1e-6}, "stable_control_bias_a1.8"),
+    (_rate(exponent=lambda r: (math.nan, r.exponent[1]), amplitude=lambda r: (math.nan, r.amplitude[1])),
+     "exponent_a1.8_k2"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(cheap, change, name):
-    p, q = cheap
-    rate = dataclasses.replace(q.rates[1.8], **change(q.rates[1.8]))
-    r = CHECK.assess(dataclasses.replace(q, rates={1.8: rate}), p)
-    assert not r.passed and r.record(name).passed is False
 
 
 def test_nan_exponent_names_the_sign_change(cheap):
     # the bias without the C' term changes sign on the ladder: nothing is fitted, and the failure says why
     p, q = cheap
     rate = dataclasses.replace(q.rates[1.8], exponent=(math.nan, math.nan), amplitude=(math.nan, math.nan))
-    r = CHECK.assess(dataclasses.replace(q, rates={1.8: rate}), p)
-    assert _failed(r) == {f"{kind}_a1.8_k{k}" for kind in ("exponent", "amplitude") for k in (2, 5)}
+    r = assert_fails(CHECK, q, p, {f"{kind}_a1.8_k{k}" for kind in ("exponent", "amplitude") for k in (2, 5)},
+                     only=True, rates={1.8: rate})
     assert all("changes sign on the ladder" in f for f in r.failures)
 
 
@@ -83,9 +74,8 @@ def test_coarser_grid_than_claimed_fails_on_discretisation(monkeypatch):
     # discretisation record, bounded by 2 alpha (1 + alpha) / (12 h_ratio^2), catches it (~4.5x over)
     size = fna_rate._grid_size
     monkeypatch.setattr(fna_rate, "_grid_size", lambda scale, h_ratio: size(scale, h_ratio / 3))
-    p = CHECK.params(**CHEAP, control_scales=0)
-    r = CHECK.assess(CHECK.measure(p), p)
-    assert "discretisation_max_a1.8" in _failed(r)
+    p, q = measured(CHECK, **CHEAP, control_scales=0)
+    r = assert_fails(CHECK, q, p, "discretisation_max_a1.8")
     assert "not discretisation-free" in " ".join(r.failures)
 
 
@@ -102,8 +92,7 @@ def test_full_resolves_the_ladder(monkeypatch):
     assert p.scale_min == pytest.approx(3e-5) and p.n_scales == 10 and p.h_ratio == 64.0
     q = CHECK.measure(p)
     assert q.scales.size == 10
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     assert r.parameters["scale_min"] == pytest.approx(3e-5) and r.parameters["n_scales"] == 10
 
 
@@ -117,7 +106,7 @@ def test_a_ladder_below_the_grid_error_fails_and_names_the_grid():
     q = CHECK.measure(p)
     r = CHECK.assess(q, p)
     assert not r.passed and q.rates[1.2].grid_error_over_smallest_bias > 0.1
-    assert all("a1.2" in name for name in _failed(r)), _failed(r)
+    assert all("a1.2" in name for name in failed_records(r)), failed_records(r)
     assert "outside the measured regime: the grid error" in " ".join(r.failures)
     assert "raise --h-ratio or --scale-min" in " ".join(r.failures)
 
@@ -133,11 +122,9 @@ def test_computes_in_the_given_namespace(cheap, strict_xp):
 
 def test_json_round_trip_keeps_the_typed_quantities(cheap):
     p, q = cheap
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and list(back.quantities.rates) == [1.8]
-    np.testing.assert_array_equal(back.quantities.rates[1.8].bias, q.rates[1.8].bias)
-    assert back.records == res.records
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert list(back.rates) == [1.8]
+    np.testing.assert_array_equal(back.rates[1.8].bias, q.rates[1.8].bias)
 
 
 def test_the_grid_is_refused_before_it_is_built(available_memory):
@@ -148,16 +135,13 @@ def test_the_grid_is_refused_before_it_is_built(available_memory):
         CHECK.choose(CHECK.params(scale_min=4e-5))
 
 
-@pytest.mark.parametrize("kwargs, word", [
+test_bad_input = refusals(CHECK.params, [
     (dict(alphas=(2.0,)), "alphas"), (dict(alphas=(1.0,)), "alphas"), (dict(alphas=()), "alphas"),
     (dict(modes=(0,)), "modes"), (dict(modes=()), "modes"), (dict(modes=(2.5,)), "modes"),
     (dict(n_scales=2), "n_scales"), (dict(claim="paper"), "claim"), (dict(scale_min=0.0), "scale_min"),
     (dict(scale_max=1e-4), "scale_max"), (dict(h_ratio=16.0), "h_ratio"),
     (dict(scale_min=1e-6, h_ratio=512.0), "grid points"), (dict(control_scales=7), "control_scales"),
 ])
-def test_bad_input(kwargs, word):
-    with pytest.raises(InputError, match=word):
-        CHECK.params(**kwargs)
 
 
 @pytest.mark.slow
@@ -171,7 +155,6 @@ def test_a_nan_control_eigenvalue_fails(inject_nan):
     # circulant_spectrum NaN at the second (last) control scale, after a finite first one: Python's max kept it
     # eigenvalue 3 is frequency k = 2 (frequencies 0, 1, 1, 2, 2, ...)
     poisoned = inject_nan("spectral.circulant_spectrum", call=5, field="eigenvalues", at=3)
-    p = CHECK.params(**CHEAP)
-    res = CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, **CHEAP)
     assert poisoned == [5]
-    assert _failed(res) == {"stable_control_bias_a1.8"}
+    assert_fails(CHECK, q, p, "stable_control_bias_a1.8", only=True)

@@ -12,29 +12,20 @@ import numpy as np
 import pytest
 
 from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
 from verify import fractional_limit as fl
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = fl.CHECK
 CHEAP = dict(densities=("cosine",), queries=16, iid_n=0)
 SMALL = dict(CHEAP, iid_n=1000)
 
-
-def _failed(result):
-    return {r.name for r in result.records if r.passed is False}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_setting_passes(small):
     p, q = small
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     m = r.measured
     limit = r.record("rel_l2_cosine")
     assert limit.measured <= limit.tolerance / 2  # 0.008 against 0.03
@@ -56,24 +47,18 @@ def test_small_setting_passes(small):
                                              ("wrong-sign", "wrong-sign"), ("spectral", "spectral")])
 def test_printed_and_wrong_limits_fail(small, claim, operator):
     p, q = small
-    r = CHECK.assess(q, dataclasses.replace(p, claim=claim))
-    assert _failed(r) == {"rel_l2_cosine"}, r.failures
+    r = assert_fails(CHECK, q, dataclasses.replace(p, claim=claim), {"rel_l2_cosine"}, only=True)
     assert f"'{operator}' limit" in r.failures[0] and "not resolved" not in r.failures[0]
     assert not r.record("constant_times_M0_cosine").deciding  # the constant is asserted for "corrected" only
     assert r.measured["rel_l2_vs_theorem2_cosine"] < r.record("rel_l2_cosine").tolerance
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda d: dict(rel_l2={**d.rel_l2, "theorem2": 0.05}), "rel_l2_cosine"),
-    (lambda d: dict(rel_l2={**d.rel_l2, "theorem2": math.nan}), "rel_l2_cosine"),
-    (lambda d: dict(constant_times_M0=0.95), "constant_times_M0_cosine"),
-    (lambda d: dict(constant_times_M0=-1.0), "constant_times_M0_cosine"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("densities", "cosine", "rel_l2", "theorem2"): 0.05}, "rel_l2_cosine"),
+    ({("densities", "cosine", "rel_l2", "theorem2"): math.nan}, "rel_l2_cosine"),
+    ({("densities", "cosine", "constant_times_M0"): 0.95}, "constant_times_M0_cosine"),
+    ({("densities", "cosine", "constant_times_M0"): -1.0}, "constant_times_M0_cosine"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    d = q.densities["cosine"]
-    r = CHECK.assess(dataclasses.replace(q, densities={"cosine": dataclasses.replace(d, **change(d))}), p)
-    assert not r.passed and r.record(name).passed is False
 
 
 def test_a_wrong_constant_sign_says_so(small):
@@ -86,17 +71,15 @@ def test_a_wrong_constant_sign_says_so(small):
 @pytest.mark.parametrize("value", [0.7, math.nan])
 def test_iid_assertion_fails_on_a_wrong_quantity(small, value):
     p, q = small
-    r = CHECK.assess(dataclasses.replace(q, iid=dataclasses.replace(q.iid, rel_l2=value)), p)
-    assert _failed(r) == {"iid_rel_l2_cosine"}
+    assert_fails(CHECK, q, p, "iid_rel_l2_cosine", only=True, iid=dataclasses.replace(q.iid, rel_l2=value))
 
 
 @pytest.mark.parametrize("kwargs, why", [({"alpha": 1.9}, "finite-s bias"), ({"n": 20_000}, "discretisation")])
 def test_unresolved_setting_fails_and_says_why(kwargs, why):
     # measured: alpha = 1.9 at s = 2e-4 has exact finite-s bias 0.49; n = 2e4 puts the grid gap at 3 s
-    p = CHECK.params(**CHEAP, **kwargs)
-    r = CHECK.assess(CHECK.measure(p), p)
-    assert not r.passed
-    assert all("not resolved" in f and why in f for f in r.failures), r.failures
+    p, q = measured(CHECK, **CHEAP, **kwargs)
+    r = CHECK.assess(q, p)
+    assert not r.passed and all("not resolved" in f and why in f for f in r.failures), r.failures
 
 
 def test_iid_stream_does_not_depend_on_the_grid_part(small):
@@ -119,8 +102,7 @@ def test_limits_of_a_uniform_density_lose_their_density_terms():
 
 
 def test_computes_in_the_given_namespace(strict_xp):
-    p = CHECK.params(**dict(CHEAP, iid_n=500, n=20000, scale=2e-3))
-    ref = CHECK.measure(p)
+    p, ref = measured(CHECK, **dict(CHEAP, iid_n=500, n=20000, scale=2e-3))
     got = CHECK.measure(p, xp=strict_xp)
     assert {"asarray", "abs", "minimum", "sum", "take", "concat"} <= strict_xp.used
     # array_api_strict wraps numpy: the same kernel rows and products, the same numbers
@@ -130,12 +112,9 @@ def test_computes_in_the_given_namespace(strict_xp):
 
 def test_json_round_trip_keeps_the_typed_quantities(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and type(back.quantities.iid) is fl.IidPart
-    np.testing.assert_array_equal(back.quantities.densities["cosine"].limits["theorem2"],
-                                  q.densities["cosine"].limits["theorem2"])
-    assert back.records == res.records
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert type(back.iid) is fl.IidPart
+    np.testing.assert_array_equal(back.densities["cosine"].limits["theorem2"], q.densities["cosine"].limits["theorem2"])
 
 
 def test_memory_is_refused_before_the_grid_exists(available_memory, command_options):
@@ -149,15 +128,12 @@ def test_memory_is_refused_before_the_grid_exists(available_memory, command_opti
     assert set(re.findall(r"--[a-z][a-z0-9-]*", message)) <= command_options("fractional_limit")
 
 
-@pytest.mark.parametrize("kwargs, word", [
+test_bad_input = refusals(CHECK.params, [
     (dict(alpha=2.5), "alpha"), (dict(alpha=1.0), "alpha"), (dict(scale=1.0), "scale"), (dict(n=10), "n"),
     (dict(queries=2), "queries"), (dict(n=1000, queries=2000), "queries"), (dict(mode=0), "mode"),
     (dict(densities=("gauss",)), "densities"), (dict(densities=()), "densities"), (dict(claim="theorem2"), "claim"),
     (dict(iid_n=10), "iid_n"), (dict(iid_scale=1.0), "iid_scale"),
 ])
-def test_bad_input(kwargs, word):
-    with pytest.raises(InputError, match=word):
-        CHECK.params(**kwargs)
 
 
 def test_densities_on_the_command_line(capsys):

@@ -10,31 +10,19 @@ import math
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import heat_rate as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"repeats": 12, "test_points": 16}
 TINY = {"repeats": 4, "test_points": 4}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _fit(q, d, what, slope):
-    m = q.manifolds[d]
-    changed = dataclasses.replace(m, **{what: dataclasses.replace(getattr(m, what), slope=slope)})
-    return dataclasses.replace(q, manifolds={**q.manifolds, d: changed})
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_singer_rates_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     for d, want in ((1, -0.75), (2, -1.0)):
         rec = res.record(f"S{d}_variance_eps_slope")
         assert rec.expected == want and abs(rec.measured - want) <= rec.tolerance
@@ -44,15 +32,15 @@ def test_singer_rates_pass(small):
 
 def test_wrong_variance_law_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, variance_law="d_over_2"))  # the true exponents miss it by >= 0.2
-    assert {r.name for r in res.records if r.passed is False} == {"S1_variance_eps_slope", "S2_variance_eps_slope"}
+    # the true exponents miss it by >= 0.2
+    res = assert_fails(CHECK, q, dataclasses.replace(p, variance_law="d_over_2"),
+                       {"S1_variance_eps_slope", "S2_variance_eps_slope"}, only=True)
     assert sum("sampling-error exponent in eps" in f for f in res.failures) == 2
 
 
 def test_wrong_bias_order_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, bias_order=2.0))
-    assert {r.name for r in res.records if r.passed is False} == {"S1_bias_slope", "S2_bias_slope"}
+    assert_fails(CHECK, q, dataclasses.replace(p, bias_order=2.0), {"S1_bias_slope", "S2_bias_slope"}, only=True)
 
 
 def test_a_wrong_continuum_operator_fails(monkeypatch):
@@ -61,24 +49,20 @@ def test_a_wrong_continuum_operator_fails(monkeypatch):
 
     true = manifolds.heat_kernel_eigenvalue
     monkeypatch.setattr(manifolds, "heat_kernel_eigenvalue", lambda d, mode, e: true(d, mode, e) * (1 + e))
-    p = CHECK.params(**TINY)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.record("S1_bias_slope").passed is False and res.record("S2_bias_slope").passed is False
+    p, q = measured(CHECK, **TINY)
+    assert_fails(CHECK, q, p, {"S1_bias_slope", "S2_bias_slope"})
 
 
-@pytest.mark.parametrize("d, what, slope, name", [(1, "bias_slope", 0.5, "S1_bias_slope"),
-                                                  (2, "variance_eps_slope", -1.5, "S2_variance_eps_slope"),
-                                                  (1, "variance_N_slope", -1.0, "S1_variance_N_slope"),
-                                                  (2, "variance_N_slope", math.nan, "S2_variance_N_slope")])
-def test_each_assertion_fails_on_a_wrong_quantity(small, d, what, slope, name):
-    p, q = small
-    res = CHECK.assess(_fit(q, d, what, slope), p)
-    assert not res.passed and res.record(name).passed is False
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("manifolds", 1, "bias_slope", "slope"): 0.5}, "S1_bias_slope"),
+    ({("manifolds", 2, "variance_eps_slope", "slope"): -1.5}, "S2_variance_eps_slope"),
+    ({("manifolds", 1, "variance_N_slope", "slope"): -1.0}, "S1_variance_N_slope"),
+    ({("manifolds", 2, "variance_N_slope", "slope"): math.nan}, "S2_variance_N_slope"),
+])
 
 
 def test_computes_in_the_given_namespace(strict_xp):
-    p = CHECK.params(**TINY)
-    ref = CHECK.measure(p)
+    p, ref = measured(CHECK, **TINY)
     got = CHECK.measure(p, xp=strict_xp)
     assert {"asarray", "exp", "atan2", "sum"} <= strict_xp.used
     for d in (1, 2):  # array_api_strict wraps numpy: the same numbers
@@ -88,18 +72,17 @@ def test_computes_in_the_given_namespace(strict_xp):
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and set(back.quantities.manifolds) == {1, 2}
-    m = back.quantities.manifolds[2]
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.manifolds) == {1, 2}
+    m = back.manifolds[2]
     assert isinstance(m, check.Manifold) and isinstance(m.bias_slope, check.Fit) and m.optimal_eps is None
     np.testing.assert_array_equal(m.variance_rms, q.manifolds[2].variance_rms)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"variance_law": "x"}, "variance_law"), ({"test_points": 1}, "test_points"),
-                                           ({"repeats": 1}, "repeats"), ({"bias_order": 0.0}, "bias_order")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        CHECK.params(**kwargs)
+test_bad_input = refusals(CHECK.params, [
+    ({"variance_law": "x"}, "variance_law"), ({"test_points": 1}, "test_points"), ({"repeats": 1}, "repeats"),
+    ({"bias_order": 0.0}, "bias_order"),
+])
 
 
 @pytest.mark.slow

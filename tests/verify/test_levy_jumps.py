@@ -4,38 +4,28 @@ The measurement runs once per path (dense, matrix-free) at small settings; the a
 those quantities and to quantities a wrong implementation would give.
 """
 
-import dataclasses
 import re
 
 import numpy as np
 import pytest
 
 from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
 from verify import levy_jumps as lj
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, assert_same_records,
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = lj.CHECK
 CHEAP = dict(circle_n=800, circle_scale=0.12, circle_window=(0.6, 3.0), torus_n=800, torus_scale=0.02,
              torus_window=(0.15, 0.45), jumps=0)
 SMALL = dict(CHEAP, alphas=(1.2, 2.0), jumps=5000)
 GIB = 1 << 30
+dense = measurement_fixture(CHECK, **SMALL, method="dense")
+free = measurement_fixture(CHECK, **SMALL, method="matrix-free")
 
 
-@pytest.fixture(scope="module")
-def paths():
-    """{method: (params, quantities)} at the small setting on both paths."""
-    out = {}
-    for method in ("dense", "matrix-free"):
-        p = CHECK.params(**SMALL, method=method)
-        out[method] = (p, CHECK.measure(p))
-    return out
-
-
-def test_small_setting_passes(paths):
-    p, q = paths["dense"]
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+def test_small_setting_passes(dense):
+    p, q = dense
+    res = assert_passes(CHECK, q, p)
     m = res.measured
     # the exact S^1 law is much closer than its tolerance (grid term only)
     assert abs(m["circle_exponent_a1.2"] - 1.2) < res.record("circle_exponent_a1.2").tolerance / 4
@@ -46,17 +36,14 @@ def test_small_setting_passes(paths):
     assert q.laws[2.0].circle_exponent is None and q.laws[1.2].circle_mass.shape == (12,)
 
 
-def test_matrix_free_gives_the_dense_numbers(paths):
-    (pd, qd), (pf, qf) = paths["dense"], paths["matrix-free"]
+def test_matrix_free_gives_the_dense_numbers(dense, free):
+    (pd, qd), (pf, qf) = dense, free
     dense, free = CHECK.assess(qd, pd), CHECK.assess(qf, pf)
     assert dense.parameters["method"] == "dense" and free.parameters["method"] == "matrix-free"
-    assert [r.name for r in free.records] == [r.name for r in dense.records]
     # measured: the sampled jumps are the same draws (equal exponents); the bin masses differ by the
     # order of the histogram sums only: exponents within 1.4e-14, the alpha = 2 window mass (1.4e-12)
     # within 5.6e-17, the mass arrays within 7.4e-14 of their largest entry
-    for r in dense.records:
-        assert free.record(r.name).measured == pytest.approx(r.measured, rel=1e-12, abs=1e-13), r.name
-        assert free.record(r.name).passed == r.passed, r.name
+    assert_same_records(dense, free, rel=1e-12, abs=1e-13)
     assert free.measured["sampled_exponent_a1.2"] == dense.measured["sampled_exponent_a1.2"]
     for alpha, law in qd.laws.items():
         if alpha >= 2:  # the window masses of alpha = 2 are round-off (1.4e-12 and 0): compared by the records
@@ -70,31 +57,20 @@ def test_matrix_free_gives_the_dense_numbers(paths):
 @pytest.mark.parametrize("method", ["dense", "matrix-free"])
 def test_ambient_dimension_fails(method):
     # d_M + 1 (the FNA-10 trap) gives tail exponent alpha + 1
-    p = CHECK.params(**CHEAP, alphas=(1.2,), dim_offset=1.0, method=method)
-    r = CHECK.assess(CHECK.measure(p), p)
-    assert not r.passed
-    rec = r.record("circle_exponent_a1.2")
-    assert rec.passed is False and rec.measured == pytest.approx(2.2, abs=rec.tolerance)
-    assert r.record("torus_exponent_a1.2").passed is False
+    p, q = measured(CHECK, **CHEAP, alphas=(1.2,), dim_offset=1.0, method=method)
+    rec = assert_fails(CHECK, q, p, {"circle_exponent_a1.2", "torus_exponent_a1.2"}).record("circle_exponent_a1.2")
+    assert rec.measured == pytest.approx(2.2, abs=rec.tolerance)
 
 
-def _law(q, alpha, **change):
-    return dataclasses.replace(q, laws={**q.laws, alpha: dataclasses.replace(q.laws[alpha], **change)})
-
-
-@pytest.mark.parametrize("alpha, change, name", [
-    (1.2, {"circle_exponent": 1.25}, "circle_exponent_a1.2"),
-    (1.2, {"torus_exponent": 1.35}, "torus_exponent_a1.2"),
-    (1.2, {"torus_continuum_exponent": 1.0}, "torus_minus_continuum_a1.2"),
-    (1.2, {"sampled_exponent": 3.0}, "sampled_exponent_a1.2"),
-    (2.0, {"circle_mass": np.full(12, 1e-3)}, "circle_window_mass_a2"),
-    (2.0, {"torus_mass": np.full(12, 1e-3)}, "torus_window_mass_a2"),
-    (1.2, {"circle_exponent": float("nan")}, "circle_exponent_a1.2"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "dense", [
+    ({("laws", 1.2, "circle_exponent"): 1.25}, "circle_exponent_a1.2"),
+    ({("laws", 1.2, "torus_exponent"): 1.35}, "torus_exponent_a1.2"),
+    ({("laws", 1.2, "torus_continuum_exponent"): 1.0}, "torus_minus_continuum_a1.2"),
+    ({("laws", 1.2, "sampled_exponent"): 3.0}, "sampled_exponent_a1.2"),
+    ({("laws", 2.0, "circle_mass"): np.full(12, 1e-3)}, "circle_window_mass_a2"),
+    ({("laws", 2.0, "torus_mass"): np.full(12, 1e-3)}, "torus_window_mass_a2"),
+    ({("laws", 1.2, "circle_exponent"): float("nan")}, "circle_exponent_a1.2"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(paths, alpha, change, name):
-    p, q = paths["dense"]
-    res = CHECK.assess(_law(q, alpha, **change), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_an_uncalibrated_alpha_takes_the_next_row():
@@ -103,32 +79,26 @@ def test_an_uncalibrated_alpha_takes_the_next_row():
     assert tol.name == "circle_exponent_a1.3" and tol.value == 0.02 and "not calibrated" in tol.why
 
 
-def test_json_round_trip_gives_typed_quantities(paths):
-    p, q = paths["dense"]
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    assert set(back.quantities.laws) == {1.2, 2.0} and type(back.quantities.laws[1.2]) is lj.JumpLaw
-    assert back.quantities.laws[1.2].sampled_in_window == q.laws[1.2].sampled_in_window
-    np.testing.assert_array_equal(back.quantities.laws[1.2].torus_mass, q.laws[1.2].torus_mass)
+def test_json_round_trip_gives_typed_quantities(dense):
+    p, q = dense
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.laws) == {1.2, 2.0} and type(back.laws[1.2]) is lj.JumpLaw
+    assert back.laws[1.2].sampled_in_window == q.laws[1.2].sampled_in_window
+    np.testing.assert_array_equal(back.laws[1.2].torus_mass, q.laws[1.2].torus_mass)
 
 
 @pytest.mark.parametrize("kwargs", [{"circle_scale": 0.1}, {"torus_scale": 0.03}])
 def test_window_inside_the_core_is_refused(kwargs):
     # measured: r_min / scale = 3 (circle) and 3.3 (torus) failed (tail not reached)
-    with pytest.raises(InputError, match="tail regime"):
-        lj.run(**kwargs)
+    assert_refused(lj.run, "tail regime", **kwargs)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(lj.run, [
     ({"alphas": (2.5,)}, "alphas"), ({"circle_window": (0.01, 1.0)}, "circle_window"),
     ({"circle_window": (0.3,)}, "circle_window"), ({"torus_window": (0.1, 0.6)}, "torus_window"),
     ({"torus_n": 5}, "torus_n"), ({"jumps": -1}, "jumps"), ({"dim_offset": -1.0}, "dim_offset"),
     ({"method": "lanczos"}, "method"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        lj.run(**kwargs)
 
 
 # ------------------------------------------------------------------------------ --method and memory
@@ -163,7 +133,6 @@ def test_a_nan_attention_entry_fails(inject_nan, method):
     # histogram dropped it (a NaN below the window spreads through its cumulative sums) and the alpha = 2 window
     # mass stayed 0
     poisoned = inject_nan("spectral.row_normalize", call=0, at=400)
-    p = CHECK.params(**CHEAP, alphas=(2.0,), method=method)
-    res = CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, **CHEAP, alphas=(2.0,), method=method)
     assert poisoned == [0]
-    assert [r.name for r in res.records if r.passed is False] == ["circle_window_mass_a2"]
+    assert_fails(CHECK, q, p, "circle_window_mass_a2", only=True)

@@ -15,7 +15,8 @@ import pytest
 from spectral.memory import DenseMemoryError
 from spectral.validation import InputError
 from verify import multiscale as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, changed_fields, failed_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 MIB = 1 << 20
@@ -24,18 +25,12 @@ MIB = 1 << 20
 CHEAP = dict(datasets=("gaussian",), dims=(8,), draws=2, dm_dims=(8,), dm_n=200, alphas=(1.2, 2.0))
 #: the measurement of this module: n up to 64 and 100 diffusion-map tokens still hold every asserted statement
 SMALL = dict(CHEAP, sizes=(32, 64), dm_n=100)
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL, method="dense")
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL, method="dense")
 
 
 def test_cheap_setting_passes(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     rev = res.record("frac_gap_fna_gt_local_equal_gaussian_d8")
     assert rev.sense == "at_most" and rev.measured <= rev.tolerance
     m = res.measured
@@ -51,67 +46,51 @@ def test_cheap_setting_passes(small):
 
 def test_printed_claim_fails_under_equal_kappa(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert not res.passed
-    failed = [r.name for r in res.records if r.passed is False]
-    assert failed and all("_equal_" in name for name in failed)  # paper and matched protocols still pass
-    assert "frac_gap_fna_gt_local_equal_gaussian_d8" in failed
-    assert "hops_fna_worst_n_equal_gaussian_d8" in failed
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                       {"frac_gap_fna_gt_local_equal_gaussian_d8", "hops_fna_worst_n_equal_gaussian_d8"})
+    assert all("_equal_" in name for name in failed_records(res))  # paper and matched protocols still pass
     assert all(f.startswith("(printed claim)") for f in res.failures)
 
 
 def test_low_dimension_fails_and_says_why():
     # d = 4: FNA entropy 0.987 < 0.99 and worst hops 1.05 > 1.01 (distances do not concentrate)
-    p = CHECK.params(**{**SMALL, "dims": (4,)})
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert not res.passed
-    assert all("d = 4 < 8" in f for f in res.failures), res.failures
+    p, q = measured(CHECK, **{**SMALL, "dims": (4,)})
+    res = CHECK.assess(q, p)
+    assert not res.passed and all("d = 4 < 8" in f for f in res.failures), res.failures
     # off the calibrated grid (d = 4, n = 64) each record takes its family's row under its own name
     assert "was not calibrated" in res.record("entropy_fna_gaussian_d4_n64").why
 
 
-def _stats(q, key, **change):
-    return dataclasses.replace(q, graphs={**q.graphs, key: dataclasses.replace(q.graphs[key], **change)})
+def _graph(n, protocol, kernel, statistic):
+    """The path to a statistic of the graphs of the Gaussian tokens in d = 8."""
+    return "graphs", ("gaussian", 8, n, protocol, kernel), statistic
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: _stats(q, ("gaussian", 8, 64, "paper", "fna"), entropy=np.full(2, 0.98)),
-     "entropy_fna_gaussian_d8_n64"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), hops_mean=np.full(2, 1.05)),
-     "hops_fna_worst_n_paper_gaussian_d8"),
-    (lambda q: _stats(_stats(q, ("gaussian", 8, 32, "paper", "local"), hops_mean=np.full(2, 1.0)),
-                      ("gaussian", 8, 64, "paper", "local"), hops_mean=np.full(2, 1.0)),
-     "hops_local_paper_gaussian_d8"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "paper", "fna"), gap=np.zeros(2)),
-     "frac_gap_fna_gt_local_paper_gaussian_d8"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), gap=np.ones(2)),
-     "frac_gap_fna_gt_local_equal_gaussian_d8"),
-    (lambda q: _stats(q, ("gaussian", 8, 32, "equal", "fna"), hops_mean=np.ones(2)),
-     "frac_hops_fna_gt_local_equal_gaussian_d8"),
-    (lambda q: dataclasses.replace(q, diffusion_maps={8: dataclasses.replace(
-        q.diffusion_maps[8], spread_fna=2 * q.diffusion_maps[8].spread_local)}), "dm_spread_ratio_d8"),
-    (lambda q: dataclasses.replace(q, diffusion_maps={8: dataclasses.replace(
-        q.diffusion_maps[8], eta_fna=0.5 * q.diffusion_maps[8].eta_fna)}), "dm_ratio_vs_eta_log_d8"),
-    (lambda q: dataclasses.replace(q, fna16_identity_error=1e-6), "fna16_identity_error"),
-    (lambda q: dataclasses.replace(q, fna16_identity_error=float("nan")), "fna16_identity_error"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({_graph(64, "paper", "fna", "entropy"): np.full(2, 0.98)}, "entropy_fna_gaussian_d8_n64"),
+    ({_graph(32, "paper", "fna", "hops_mean"): np.full(2, 1.05)}, "hops_fna_worst_n_paper_gaussian_d8"),
+    ({_graph(32, "paper", "local", "hops_mean"): np.full(2, 1.0), _graph(64, "paper", "local", "hops_mean"):
+      np.full(2, 1.0)}, "hops_local_paper_gaussian_d8"),
+    ({_graph(32, "paper", "fna", "gap"): np.zeros(2)}, "frac_gap_fna_gt_local_paper_gaussian_d8"),
+    ({_graph(32, "equal", "fna", "gap"): np.ones(2)}, "frac_gap_fna_gt_local_equal_gaussian_d8"),
+    ({_graph(32, "equal", "fna", "hops_mean"): np.ones(2)}, "frac_hops_fna_gt_local_equal_gaussian_d8"),
+    (lambda q: changed_fields(q, {("diffusion_maps", 8, "spread_fna"): 2 * q.diffusion_maps[8].spread_local}),
+     "dm_spread_ratio_d8"),
+    (lambda q: changed_fields(q, {("diffusion_maps", 8, "eta_fna"): 0.5 * q.diffusion_maps[8].eta_fna}),
+     "dm_ratio_vs_eta_log_d8"),
+    ({"fna16_identity_error": 1e-6}, "fna16_identity_error"),
+    ({"fna16_identity_error": float("nan")}, "fna16_identity_error"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(change(q), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    assert set(back.quantities.graphs) == set(q.graphs)
-    assert type(back.quantities.diffusion_maps[8]) is check.DiffusionMap
-    ex = back.quantities.examples["paper"]
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.graphs) == set(q.graphs) and type(back.diffusion_maps[8]) is check.DiffusionMap
+    ex = back.examples["paper"]
     assert ex.pair == q.examples["paper"].pair and isinstance(ex.pair[0], int)
     np.testing.assert_array_equal(ex.paths["dp"], q.examples["paper"].paths["dp"])
-    np.testing.assert_array_equal(back.quantities.hops_vs_n("gaussian", 8, "equal", "fna", p.sizes),
+    np.testing.assert_array_equal(back.hops_vs_n("gaussian", 8, "equal", "fna", p.sizes),
                                   q.hops_vs_n("gaussian", 8, "equal", "fna", p.sizes))
 
 
@@ -161,7 +140,7 @@ def test_auto_takes_matrix_free_and_printed_claim_still_fails(small, available_m
     assert free.method == "matrix-free"
     res = CHECK.assess(dataclasses.replace(q, diffusion_maps=check._diffusion_maps(free)), free)
     assert res.parameters["method"] == "matrix-free" and not res.passed
-    failed = [r.name for r in res.records if r.passed is False]
+    failed = failed_records(res)
     assert failed and all("_equal_" in name for name in failed)
     assert res.record("dm_spread_ratio_d8").passed and res.record("dm_ratio_vs_eta_log_d8").passed
 
@@ -210,16 +189,13 @@ def test_full_protocol_passes():
     assert res.parameters["sizes"] == (32, 64, 128, 256, 512) and res.parameters["draws"] == 20
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"alpha": 2.0}, "alpha"), ({"dims": (1,)}, "dims"), ({"sizes": (64,)}, "sizes"),
-    ({"sizes": (128, 64)}, "sizes"), ({"draws": 1}, "draws"), ({"datasets": ("x",)}, "datasets"),
-    ({"datasets": ()}, "datasets"), ({"alphas": (1.2,)}, "alphas"), ({"dm_eps": 0.0}, "dm_eps"),
-    ({"claim": "ledger"}, "claim"), ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"),
-    ({"dm_n": 60000}, "dm_n"), ({"method": "lanczos"}, "method"),
+test_bad_input = refusals(check.run, [
+    ({"alpha": 2.0}, "alpha"), ({"dims": (1,)}, "dims"), ({"sizes": (64,)}, "sizes"), ({"sizes": (128, 64)}, "sizes"),
+    ({"draws": 1}, "draws"), ({"datasets": ("x",)}, "datasets"), ({"datasets": ()}, "datasets"),
+    ({"alphas": (1.2,)}, "alphas"), ({"dm_eps": 0.0}, "dm_eps"), ({"claim": "ledger"}, "claim"),
+    ({"dm_dims": (300,)}, "dm_dims"), ({"dm_n": 10}, "dm_n"), ({"dm_n": 60000}, "dm_n"),
+    ({"method": "lanczos"}, "method"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_a_nan_gap_fails(small, inject_nan):
@@ -228,15 +204,14 @@ def test_a_nan_gap_fails(small, inject_nan):
     p, q = small
     poisoned = inject_nan("graphs.spectral_gap", call=10, field="gap")
     graphs, _ = check._graphs(p)
-    res = CHECK.assess(dataclasses.replace(q, graphs=graphs), p)  # measure() runs this part first
-    assert poisoned == [10]
-    assert [r.name for r in res.records if r.passed is False] == ["frac_gap_fna_gt_local_equal_gaussian_d8"]
+    assert poisoned == [10]  # measure() runs this part first
+    assert_fails(CHECK, q, p, "frac_gap_fna_gt_local_equal_gaussian_d8", only=True, graphs=graphs)
 
 
 def test_a_nan_profile_value_fails(small, inject_nan):
     # fna_profile NaN at the second dimension, after a finite first one: Python's max kept the first
     p, q = small
     poisoned = inject_nan("spectral.fna_profile", call=1)
-    res = CHECK.assess(dataclasses.replace(q, fna16_identity_error=check._identity_error(p.alpha, (8, 32))), p)
+    error = check._identity_error(p.alpha, (8, 32))
     assert poisoned == [1]
-    assert [r.name for r in res.records if r.passed is False] == ["fna16_identity_error"]
+    assert_fails(CHECK, q, p, "fna16_identity_error", only=True, fna16_identity_error=error)

@@ -8,33 +8,21 @@ quantities, to the printed claim, and to quantities a wrong implementation would
 import dataclasses
 
 import numpy as np
-import pytest
-
 import spectral
 from manifolds.references.neural import ACTIVATIONS
-from spectral.validation import InputError
 from verify import neural_equivalence as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=12, m=9, d=8, d_prime=(2,), hidden=(4,))
-
-
-@pytest.fixture(scope="module")
-def small():
-    # the identity of concatenation and additive attention holds for every activation
-    p = CHECK.params(**SMALL, activations=ACTIVATIONS)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+# the identity of concatenation and additive attention holds for every activation
+small = measurement_fixture(CHECK, **SMALL, activations=ACTIVATIONS)
 
 
 def test_small_settings_pass_for_every_activation(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     # a random rank-d' form has almost all of its weight off the diagonal: cross-index terms interact
     assert q.min_cross_index_fraction > 0.5
     assert q.single_cross_term_error <= res.record("single_cross_term_error").tolerance
@@ -42,8 +30,8 @@ def test_small_settings_pass_for_every_activation(small):
 
 def test_printed_statements_fail(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(res) == {"printed_cross_index_fraction", "printed_concat_differs_from_additive"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                 {"printed_cross_index_fraction", "printed_concat_differs_from_additive"}, only=True)
 
 
 def test_swapped_query_and_key_blocks_fail(monkeypatch):
@@ -56,38 +44,36 @@ def test_swapped_query_and_key_blocks_fail(monkeypatch):
         return real(q, k, other, **kwargs)
 
     monkeypatch.setattr(spectral, "neural_scores", swapped)
-    p = CHECK.params(**SMALL, activations=("tanh",))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert _failed(res) == {"toolkit_factored_vs_loop", "toolkit_concat_vs_loop"}
+    p, q = measured(CHECK, **SMALL, activations=("tanh",))
+    assert_fails(CHECK, q, p, {"toolkit_factored_vs_loop", "toolkit_concat_vs_loop"}, only=True)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("bilinear_realisation_error", 1e-9), ("interaction_coefficient_error", 1e-9), ("single_cross_term_error", 1e-12),
-    ("l2_expansion_error", 1e-11), ("l2_softmax_difference", 1e-11), ("concat_vs_additive", 1e-9),
-    ("toolkit_concat_vs_loop", 1e-9), ("toolkit_factored_vs_loop", 1e-9), ("output_bias_cancels", 1e-12),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value):
-    p, q = small
-    assert _failed(CHECK.assess(dataclasses.replace(q, **{field: value}), p)) == {field}
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"bilinear_realisation_error": 1e-9}, "bilinear_realisation_error"),
+    ({"interaction_coefficient_error": 1e-9}, "interaction_coefficient_error"),
+    ({"single_cross_term_error": 1e-12}, "single_cross_term_error"),
+    ({"l2_expansion_error": 1e-11}, "l2_expansion_error"),
+    ({"l2_softmax_difference": 1e-11}, "l2_softmax_difference"),
+    ({"concat_vs_additive": 1e-9}, "concat_vs_additive"),
+    ({"toolkit_concat_vs_loop": 1e-9}, "toolkit_concat_vs_loop"),
+    ({"toolkit_factored_vs_loop": 1e-9}, "toolkit_factored_vs_loop"),
+    ({"output_bias_cancels": 1e-12}, "output_bias_cancels"),
+], only=True)
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, concat_vs_additive=float("nan")), p)
-    assert res.record("concat_vs_additive").passed is False
+    assert_nan_fails(CHECK, q, p, "concat_vs_additive", "concat_vs_additive")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and back.quantities == q
-    assert back.parameters["activations"] == list(ACTIVATIONS)
+    back = assert_round_trip(CHECK, q, p)
+    assert back.quantities == q and back.parameters["activations"] == list(ACTIVATIONS)
 
 
-@pytest.mark.parametrize("kwargs, name", [
+test_bad_input_names_the_parameter = refusals(check.run, [
     ({"d_prime": (0,)}, "d_prime"), ({"d_prime": (9,), "d": 8}, "d_prime"), ({"hidden": (0,)}, "hidden"),
     ({"activations": ("sigmoid",)}, "activations"), ({"activations": 3}, "activations"), ({"n": 1}, "n"),
-    ({"m": 1}, "m"), ({"d": 1}, "d")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+    ({"m": 1}, "m"), ({"d": 1}, "d"),
+])

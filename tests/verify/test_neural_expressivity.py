@@ -9,28 +9,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import neural_expressivity as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, changed_fields,
+                            failed_records, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=12, hidden=16, max_iter=40)
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _replace(q, field, key, value):
-    return dataclasses.replace(q, **{field: {**getattr(q, field), key: value}})
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     gain = res.record("mlp_over_bilinear_residual")
     assert gain.measured <= gain.tolerance
     assert list(q.mlp_residual) == list(check.TARGETS)
@@ -53,9 +43,8 @@ def test_fit_is_deterministic_per_seed(small):
 
 
 def test_one_hidden_unit_fails_and_says_why():
-    p = CHECK.params(**{**SMALL, "hidden": 1})
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.record("mlp_over_bilinear_residual").passed is False
+    p, q = measured(CHECK, **{**SMALL, "hidden": 1})
+    res = assert_fails(CHECK, q, p, "mlp_over_bilinear_residual")
     assert "too few" in res.final_line()
 
 
@@ -69,42 +58,34 @@ def test_one_hidden_unit_fails_and_says_why():
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(small, field, key, value, name):
     p, q = small
-    res = CHECK.assess(_replace(q, field, key, value), p)
-    assert res.record(name).passed is False
+    res = assert_fails(CHECK, q, p, name, **changed_fields(q, {(field, key): value}))
     # a lower bilinear floor also raises the MLP's ratio to it; nothing else fails
-    assert {r.name for r in res.records if r.passed is False} <= {name, "mlp_over_bilinear_residual"}
+    assert failed_records(res) <= {name, "mlp_over_bilinear_residual"}
 
 
-@pytest.mark.parametrize("field, name", [("bilinear_residual_l2_squared", "bilinear_residual_l2_squared"),
-                                         ("toolkit_evaluation_error", "toolkit_evaluation_error")])
-def test_rounding_level_assertions_fail_beyond_rounding(small, field, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **{field: 1e-9}), p)
-    assert {r.name for r in res.records if r.passed is False} == {name}
+test_rounding_level_assertions_fail_beyond_rounding = negative_controls(CHECK, "small", [
+    ({"bilinear_residual_l2_squared": 1e-9}, "bilinear_residual_l2_squared"),
+    ({"toolkit_evaluation_error": 1e-9}, "toolkit_evaluation_error"),
+], only=True)
 
 
 def test_a_stalled_fit_says_raise_max_iter(small):
     p, q = small
-    q = _replace(_replace(q, "mlp_residual", "f3", 0.9), "lbfgs_iterations", "f3", p.max_iter)
-    res = CHECK.assess(q, p)
-    assert res.record("mlp_over_bilinear_residual").passed is False
+    res = assert_fails(CHECK, q, p, "mlp_over_bilinear_residual",
+                       **changed_fields(q, {("mlp_residual", "f3"): 0.9, ("lbfgs_iterations", "f3"): p.max_iter}))
     assert "used all 40 iterations: raise max_iter" in res.final_line()
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(_replace(q, "mlp_residual", "f2", float("nan")), p)
-    assert res.record("mlp_residual_f2").passed is False and res.record("mlp_over_bilinear_residual").passed is False
+    assert_nan_fails(CHECK, q, p, ("mlp_residual", "f2"), {"mlp_residual_f2", "mlp_over_bilinear_residual"})
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
-    assert type(back) is type(q) and back == q
+    assert assert_round_trip(CHECK, q, p).quantities == q
 
 
-@pytest.mark.parametrize("kwargs, name", [({"d_prime": 1}, "d_prime"), ({"hidden": 0}, "hidden"),
-                                          ({"max_iter": 0}, "max_iter"), ({"n": 4}, "n")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"d_prime": 1}, "d_prime"), ({"hidden": 0}, "hidden"), ({"max_iter": 0}, "max_iter"), ({"n": 4}, "n"),
+])

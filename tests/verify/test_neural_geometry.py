@@ -11,30 +11,23 @@ import numpy as np
 import pytest
 
 import spectral
-from spectral.validation import InputError
 from verify import neural_geometry as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(grid=101, surface_grid=31)
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 @pytest.fixture(scope="module", params=["tanh", "gelu"])
 def smooth(request):
-    p = CHECK.params(activation=request.param, **SMALL)
-    return p, CHECK.measure(p)
+    return measured(CHECK, activation=request.param, **SMALL)
 
 
 def test_small_settings_count_every_cell(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     c, h = q.cells, p.hidden
     # the sign-pattern enumeration equals 1 + L + I and respects 1 + h + C(h, 2)
     assert c.regions_by_sign_patterns == 1 + c.lines_crossing_square + c.crossings_inside_square
@@ -54,12 +47,10 @@ def test_arrangement_of_two_lines():
 
 def test_smooth_sigma_has_no_creases_and_the_printed_sharp_edges_fail(smooth):
     p, q = smooth
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert q.cells is None and res.record("smooth_curvature_growth").measured < 1.5
-    assert CheckResult.from_json(res.to_json()).quantities.cells is None
-    printed = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert {r.name for r in printed.records if r.passed is False} == {"printed_sharp_edges"}
+    assert assert_round_trip(CHECK, q, p).quantities.cells is None
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "printed_sharp_edges", only=True)
 
 
 def test_printed_sharp_edges_hold_for_relu(small):
@@ -68,70 +59,55 @@ def test_printed_sharp_edges_hold_for_relu(small):
 
 
 def test_no_crease_in_the_square_fails_and_says_why():
-    p = CHECK.params(hidden=1, half_width=0.1, seed=3, **SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert not res.passed
-    assert "no crease line crosses the square" in res.final_line()
+    p, q = measured(CHECK, hidden=1, half_width=0.1, seed=3, **SMALL)
+    res = CHECK.assess(q, p)
+    assert not res.passed and "no crease line crosses the square" in res.final_line()
 
 
 def test_wrong_surface_fails(monkeypatch):
     real = spectral.neural_scores
     monkeypatch.setattr(spectral, "neural_scores", lambda q, k, mlp, **kw: real(q, k, mlp, **kw) + 1e-3 * q[:, :1])
-    p = CHECK.params(**SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert {r.name for r in res.records if r.passed is False} == {"surface_formula_error"}
+    p, q = measured(CHECK, **SMALL)
+    assert_fails(CHECK, q, p, "surface_formula_error", only=True)
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("surface_formula_error", 1e-9, "surface_formula_error"),
-    ("dp_hessian_deviation", 1e-6, "dp_hessian_deviation"),
-    ("curvature_growth", 1.0, "crease_curvature_growth"),
-    ("cells.cell_hessian_max", 1.0, "cell_hessian_max"),
-    ("cells.regions_by_sign_patterns", 1, "regions_by_sign_patterns"),
-    ("cells.grid_patterns_are_cells", False, "grid_patterns_are_cells"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value, name):
-    p, q = small
-    if field.startswith("cells."):
-        q = dataclasses.replace(q, cells=dataclasses.replace(q.cells, **{field[6:]: value}))
-    else:
-        q = dataclasses.replace(q, **{field: value})
-    res = CHECK.assess(q, p)
-    assert {r.name for r in res.records if r.passed is False} == {name}
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"surface_formula_error": 1e-9}, "surface_formula_error"),
+    ({"dp_hessian_deviation": 1e-6}, "dp_hessian_deviation"),
+    ({"curvature_growth": 1.0}, "crease_curvature_growth"),
+    ({("cells", "cell_hessian_max"): 1.0}, "cell_hessian_max"),
+    ({("cells", "regions_by_sign_patterns"): 1}, "regions_by_sign_patterns"),
+    ({("cells", "grid_patterns_are_cells"): False}, "grid_patterns_are_cells"),
+], only=True)
 
 
 def test_more_cells_than_the_bound_fail(small):
     p, q = small
     many = dataclasses.replace(q.cells, crossings_inside_square=200, regions_by_sign_patterns=201 +
                                q.cells.lines_crossing_square)
-    res = CHECK.assess(dataclasses.replace(q, cells=many), p)
-    assert {r.name for r in res.records if r.passed is False} == {"regions_vs_bound"}
+    assert_fails(CHECK, q, p, "regions_vs_bound", only=True, cells=many)
 
 
 def test_creases_on_a_smooth_surface_fail(smooth):
     p, q = smooth
-    res = CHECK.assess(dataclasses.replace(q, curvature_growth=4.0), p)
-    assert {r.name for r in res.records if r.passed is False} == {"smooth_curvature_growth"}
+    assert_fails(CHECK, q, p, "smooth_curvature_growth", only=True, curvature_growth=4.0)
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, curvature_growth=float("nan")), p)
-    assert res.record("crease_curvature_growth").passed is False
+    assert_nan_fails(CHECK, q, p, "curvature_growth", "crease_curvature_growth")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
-    assert type(back) is type(q) and type(back.cells) is check.Cells
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert type(back.cells) is check.Cells
     assert back.cells.regions_by_sign_patterns == q.cells.regions_by_sign_patterns
     assert np.array_equal(back.z_na, q.z_na)
     assert np.array_equal(back.cells.creases_xyz, q.cells.creases_xyz, equal_nan=True)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"hidden": 0}, "hidden"), ({"hidden": 63}, "hidden"),
-                                          ({"activation": "exp"}, "activation"), ({"half_width": 0.0}, "half_width"),
-                                          ({"grid": 10}, "grid"), ({"surface_grid": 5}, "surface_grid")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"hidden": 0}, "hidden"), ({"hidden": 63}, "hidden"), ({"activation": "exp"}, "activation"),
+    ({"half_width": 0.0}, "half_width"), ({"grid": 10}, "grid"), ({"surface_grid": 5}, "surface_grid"),
+])

@@ -10,43 +10,28 @@ import numpy as np
 import pytest
 
 import spectral
-from spectral.validation import InputError
 from verify import neural_rank as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_printed_agrees, assert_refused,
+                            assert_round_trip, measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=64, d=16, d_prime=(2, 8), hidden=(1, 4))
+small = measurement_fixture(CHECK, **SMALL)
 
 
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+def _case(activation, field):
+    """The path to a field of the first case of ``activation`` (d' = 2, h = 1)."""
+    return "cases", (activation, 2, 1), field
 
 
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
-
-
-def _alter(q, activation, **changes):
-    """q with the first case of ``activation`` (d' = 2, h = 1) changed."""
-    key = (activation, 2, 1)
-    return dataclasses.replace(q, cases={**q.cases, key: dataclasses.replace(q.cases[key], **changes)})
-
-
-def _ranks(r, value):
-    return dataclasses.replace(r, numpy_default=value, at_1e10=value, at_1e6=value)
-
-
-def _ranked(q, activation, value, field="ranks"):
-    """q with the ranks (at every cut) of the first case of ``activation`` set to ``value``."""
-    return _alter(q, activation, **{field: _ranks(q.cases[activation, 2, 1].ranks, value)})
+def _ranks(*path, value):
+    """The ranks at ``path`` set to ``value`` at every cut."""
+    return {(*path, cut): value for cut in ("numpy_default", "at_1e10", "at_1e6")}
 
 
 def test_small_settings_pass_with_the_algebraic_ranks(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["logit_ranks_numpy/1e-10/1e-6"] == "/".join([str(min(p.d, p.n))] * 3)
     for (act, dp, h), c in q.cases.items():
         if act == "square":  # g 1^T + 1 c^T + Q M K^T, rank M = min(d', h)
@@ -61,20 +46,15 @@ def test_small_settings_pass_with_the_algebraic_ranks(small):
 
 def test_printed_low_rank_reading_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert _failed(res) == {"printed_max_rank_over_2d_prime"}
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "printed_max_rank_over_2d_prime", only=True)
     assert "not low rank" in res.final_line()
 
 
 def test_printed_run_agrees_with_the_ledger(small):
     # NEURAL-4 is partly false as printed ('low-rank for a small d'' is not true of the score matrix), NEURAL-1
     # holds as printed: the printed run fails on NEURAL-4's part only, and says so in the README's words
-    from verify.core.claims import claim_records, printed_disagreements
-
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert printed_disagreements(res) == []
-    assert all(r.passed for r in claim_records(res, "NEURAL-1"))
+    res = assert_printed_agrees(CHECK, q, p, holding=("NEURAL-1",))
     assert "[paper: NEURAL-1 holds as printed; NEURAL-4 partly false as printed]" in res.final_line()
 
 
@@ -83,8 +63,7 @@ def test_printed_reading_holds_for_identity_only(small):
     # streams, so the identity cases of the full measurement are those of a run with identity alone
     p, q = small
     only = dataclasses.replace(q, cases={key: c for key, c in q.cases.items() if key[0] == "identity"})
-    res = CHECK.assess(only, dataclasses.replace(p, activations=("identity",), claim="printed"))
-    assert res.passed, res.failures
+    assert_passes(CHECK, only, dataclasses.replace(p, activations=("identity",), claim="printed"))
 
 
 def test_wrong_score_function_fails(monkeypatch):
@@ -94,9 +73,8 @@ def test_wrong_score_function_fails(monkeypatch):
         return real(q, k, mlp, **kwargs) + 1e-3 * np.tanh(q[:, :1] @ k[:, :1].T * 3.0)
 
     monkeypatch.setattr(spectral, "neural_scores", perturbed)
-    p = CHECK.params(**SMALL, activations=("identity", "square"))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert {"identity_algebra_residual", "identity_rank_deviation", "square_algebra_residual"} <= _failed(res)
+    p, q = measured(CHECK, **SMALL, activations=("identity", "square"))
+    assert_fails(CHECK, q, p, {"identity_algebra_residual", "identity_rank_deviation", "square_algebra_residual"})
 
 
 def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
@@ -104,42 +82,36 @@ def test_relu_rank_below_half_fails_and_says_so(monkeypatch):
     monkeypatch.setattr(spectral, "neural_scores",
                         lambda q, k, mlp, **kw: real(q, k, mlp, **kw) if mlp.activation != "relu"
                         else real(q, k, spectral.ScoreMLP(mlp.d_q, mlp.d_k, mlp.hidden, rng=0, activation="identity")))
-    p = CHECK.params(**SMALL, activations=("relu",))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert _failed(res) == {"relu_min_rank_h4"}
+    p, q = measured(CHECK, **SMALL, activations=("relu",))
+    res = assert_fails(CHECK, q, p, "relu_min_rank_h4", only=True)
     assert "ReLU scores with h >= 4 have rank below n/2" in res.final_line()
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: dataclasses.replace(q, logits=_ranks(q.logits, 15)), "logit_rank_deviation"),
-    (lambda q: dataclasses.replace(q, projected={**q.projected, 8: _ranks(q.projected[8], 7)}),
-     "projected_rank_deviation"),
-    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, numpy_default=40)), "softmax_rank_numpy"),
-    (lambda q: dataclasses.replace(q, softmax=dataclasses.replace(q.softmax, at_1e10=40)), "softmax_rank_1e-10"),
-    (lambda q: _alter(q, "exp", algebra_residual=1e-9), "exp_algebra_residual"),
-    (lambda q: _alter(q, "identity", query_dependence=1e-9), "identity_query_dependence"),
-    (lambda q: _ranked(q, "identity", 3), "identity_rank_deviation"),
-    (lambda q: _ranked(q, "square", 4), "square_rank_deviation"),
-    (lambda q: _ranked(q, "exp", 3), "exp_rank_excess"),
-    (lambda q: _ranked(q, "exp", 2, field="ranks_without_b_a"), "exp_rank_excess_without_b_a"),
-    (lambda q: _ranked(q, "tanh", 10), "tanh_rank_tolerance_dependent"),
-    (lambda q: _alter(q, "gelu", shift=1e-9), "softmax_shift_invariance"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert _failed(CHECK.assess(alter(q), p)) == {name}
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    (_ranks("logits", value=15), "logit_rank_deviation"),
+    (_ranks("projected", 8, value=7), "projected_rank_deviation"),
+    ({("softmax", "numpy_default"): 40}, "softmax_rank_numpy"),
+    ({("softmax", "at_1e10"): 40}, "softmax_rank_1e-10"),
+    ({_case("exp", "algebra_residual"): 1e-9}, "exp_algebra_residual"),
+    ({_case("identity", "query_dependence"): 1e-9}, "identity_query_dependence"),
+    (_ranks(*_case("identity", "ranks"), value=3), "identity_rank_deviation"),
+    (_ranks(*_case("square", "ranks"), value=4), "square_rank_deviation"),
+    (_ranks(*_case("exp", "ranks"), value=3), "exp_rank_excess"),
+    (_ranks(*_case("exp", "ranks_without_b_a"), value=2), "exp_rank_excess_without_b_a"),
+    (_ranks(*_case("tanh", "ranks"), value=10), "tanh_rank_tolerance_dependent"),
+    ({_case("gelu", "shift"): 1e-9}, "softmax_shift_invariance"),
+], only=True)
 
 
 def test_nan_never_passes(small):
     p, q = small
-    res = CHECK.assess(_alter(q, "square", algebra_residual=float("nan")), p)
-    assert res.record("square_algebra_residual").passed is False
+    assert_nan_fails(CHECK, q, p, _case("square", "algebra_residual"), "square_algebra_residual")
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
-    assert type(back) is type(q) and set(back.projected) == {2, 8}
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert set(back.projected) == {2, 8}
     assert list(back.cases) == list(q.cases)  # keys (activation, d', h) read back as typed tuples, in order
     assert all(type(c) is check.ScoreCase and type(c.ranks) is check.Ranks for c in back.cases.values())
     assert [c.ranks.text() for c in back.cases.values()] == [c.ranks.text() for c in q.cases.values()]
@@ -148,13 +120,11 @@ def test_json_round_trip_gives_typed_quantities(small):
     assert np.array_equal(back.softmax.singular, q.softmax.singular)
 
 
-@pytest.mark.parametrize("kwargs, name", [
+test_bad_input_names_the_parameter = refusals(check.run, [
     ({"d_prime": (0,)}, "d_prime"), ({"d_prime": (17,), "d": 16}, "d_prime"), ({"hidden": (0,)}, "hidden"),
     ({"activations": ("softplus",)}, "activations"), ({"activations": ()}, "activations"), ({"n": 8}, "n"),
-    ({"claim": "paper"}, "claim"), ({"d_prime": (2.5,)}, "d_prime")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+    ({"claim": "paper"}, "claim"), ({"d_prime": (2.5,)}, "d_prime"),
+])
 
 
 def test_cli_exit_codes(capsys):
@@ -169,5 +139,4 @@ def test_cli_exit_codes(capsys):
 
 @pytest.mark.parametrize("hidden", [(4, True), ()])
 def test_hidden_widths_are_integers_and_not_empty(hidden):
-    with pytest.raises(InputError, match="hidden"):
-        check.run(hidden=hidden)
+    assert_refused(check.run, "hidden", hidden=hidden)

@@ -8,42 +8,33 @@ import dataclasses
 
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_stability as check
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 FAST = {"sizes": (8, 63), "growth_steps": 400, "norm_size": 32, "norm_steps": 16, "lengths": (64, 256, 1024)}
-
-
-@pytest.fixture(scope="module")
-def fast():
-    p = CHECK.params(**FAST)
-    return p, CHECK.measure(p)
+fast = measurement_fixture(CHECK, **FAST)
 
 
 def test_fast_settings_pass(fast):
     p, q = fast
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    assert_passes(CHECK, q, p)
     assert q.dt_max_wave > q.dt_max_diffusion  # the wave bound is the looser one at the paper's alpha, c
     assert q.limit_neumann_T8 == pytest.approx(0.5198, abs=1e-4)  # 1 / (2 cos^2(pi / 16))
 
 
 def test_printed_fails_on_each_printed_statement(fast):
     p, q = fast
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_wave_at_equality_growth", "printed_wave_more_restrictive",
-                      "printed_norm_8_steps_unstable", "printed_dt_max_slope_token_units",
-                      "printed_dt_max_slope_normalised"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {
+        "printed_wave_at_equality_growth", "printed_wave_more_restrictive", "printed_norm_8_steps_unstable",
+        "printed_dt_max_slope_token_units", "printed_dt_max_slope_normalised"}, only=True)
 
 
 def test_wave_tighter_when_fast():
     # c > 2 alpha / ds: the paper's 'more restrictive' holds there, and the corrected check says so
-    p = CHECK.params(**FAST, alpha=0.05, c=0.15)
-    q = CHECK.measure(p)
-    res = CHECK.assess(q, p)
-    assert res.passed and res.record("wave_tighter").measured is True
+    p, q = measured(CHECK, **FAST, alpha=0.05, c=0.15)
+    assert assert_passes(CHECK, q, p).record("wave_tighter").measured is True
     assert CHECK.assess(q, dataclasses.replace(p, claim="printed")).record("printed_wave_more_restrictive").passed
 
 
@@ -53,39 +44,30 @@ def test_a_wrong_stability_limit_fails(monkeypatch):
 
     true_limit = spectral.stability_limit
     monkeypatch.setattr(spectral, "stability_limit", lambda *a, **k: 1.01 * true_limit(*a, **k))
-    p = CHECK.params(**FAST)
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"limit_vs_closed_form_max_relative_error", "diffusion_limit_vs_bisection",
-            "wave_limit_vs_bisection"} <= failed
+    p, q = measured(CHECK, **FAST)
+    assert_fails(CHECK, q, p, {"limit_vs_closed_form_max_relative_error", "diffusion_limit_vs_bisection",
+                               "wave_limit_vs_bisection"})
 
 
-@pytest.mark.parametrize("field, value, name", [
-    ("contraction_norm2_deviation", 1e-6, "contraction_norm2_deviation"),
-    ("diffusion_growth_below_limit", 1.5, "diffusion_growth_below_limit"),
-    ("wave_at_limit_growth_ratio", 1.0, "wave_at_limit_growth_ratio"),
-    ("dt_max_slope_token_units", 1.0, "dt_max_slope_token_units"),
-    ("unstable_norm_growth_per_step", 1.0, "unstable_norm_growth_per_step"),
-    ("wave_map_sup_norm", 1.0, "wave_map_sup_norm"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "fast", [
+    ({"contraction_norm2_deviation": 1e-6}, "contraction_norm2_deviation"),
+    ({"diffusion_growth_below_limit": 1.5}, "diffusion_growth_below_limit"),
+    ({"wave_at_limit_growth_ratio": 1.0}, "wave_at_limit_growth_ratio"),
+    ({"dt_max_slope_token_units": 1.0}, "dt_max_slope_token_units"),
+    ({"unstable_norm_growth_per_step": 1.0}, "unstable_norm_growth_per_step"),
+    ({"wave_map_sup_norm": 1.0}, "wave_map_sup_norm"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(fast, field, value, name):
-    p, q = fast
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 def test_nan_never_passes(fast):
     p, q = fast
-    res = CHECK.assess(dataclasses.replace(q, limit_vs_closed_form=float("nan")), p)
-    assert res.record("limit_vs_closed_form_max_relative_error").passed is False
+    assert_nan_fails(CHECK, q, p, "limit_vs_closed_form", "limit_vs_closed_form_max_relative_error")
 
 
-@pytest.mark.parametrize("kwargs, match", [({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"),
-                                           ({"alpha": 0.0}, "alpha"), ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"),
-                                           ({"norm_steps": 4}, "norm_steps")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [
+    ({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
+    ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"), ({"norm_steps": 4}, "norm_steps"),
+])
 
 
 @pytest.mark.parametrize("target, call, part, failed", [
@@ -106,6 +88,6 @@ def test_a_nan_from_the_toolkit_fails(fast, inject_nan, target, call, part, fail
     parts = {"limits": lambda: check._limits(p.sizes),
              "growth": lambda: check._growth(p.growth_size, p.growth_steps, p.seed),
              "norms": lambda: check._norms(p.norm_size, p.norm_steps, p.c)}
-    res = CHECK.assess(dataclasses.replace(q, **parts[part]()), p)  # measure() runs these parts in turn
+    changes = parts[part]()  # measure() runs these parts in turn
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True, **changes)

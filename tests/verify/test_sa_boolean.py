@@ -5,61 +5,42 @@ hypothesis broken (V < 0: every token goes to 0 and P stays spread) and to token
 (S^0 = {-1, +1}: P is a fixed non-Boolean matrix).
 """
 
-import dataclasses
-
 import numpy as np
-import pytest
-
 import spectral
-from spectral.validation import InputError
 from verify import sa_boolean as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = dict(n=8, draws=6)
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    assert_passes(CHECK, q, p)
     assert set(q.rank.tolist()) <= {1, 2} and q.boolean_distance[0] > 0.5  # spread out at t = 0
 
 
 def test_negative_value_is_not_boolean():
-    p = CHECK.params(**SMALL, value=-1.0)
-    failed = _failed(CHECK.assess(CHECK.measure(p), p))
-    assert "boolean_distance" in failed and "log_log_rate" in failed
+    p, q = measured(CHECK, **SMALL, value=-1.0)
+    assert_fails(CHECK, q, p, {"boolean_distance", "log_log_rate"})
 
 
 def test_tokens_on_the_sphere_fail(monkeypatch):
     real = spectral.attention_flow
     monkeypatch.setattr(spectral, "attention_flow",
                         lambda X0, **kw: real(np.sign(X0), **{**kw, "geometry": "sphere"}))
-    p = CHECK.params(**SMALL)
-    assert "boolean_distance" in _failed(CHECK.assess(CHECK.measure(p), p))
+    p, q = measured(CHECK, **SMALL)
+    assert_fails(CHECK, q, p, "boolean_distance")
 
 
-@pytest.mark.parametrize("alter, name", [
-    (lambda q: dataclasses.replace(q, boolean_distance=np.concatenate([q.boolean_distance[:-1], [1e-3]])),
-     "boolean_distance"),
-    (lambda q: dataclasses.replace(q, rank=np.array([2, 3, 1, 2, 2, 2])), "max_rank"),
-    (lambda q: dataclasses.replace(q, distinct_rows=np.array([2, 3, 1, 2, 2, 2])), "max_distinct_rows"),
-    (lambda q: dataclasses.replace(q, order_changes=1), "order_changes"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    (lambda q: {"boolean_distance": np.concatenate([q.boolean_distance[:-1], [1e-3]])}, "boolean_distance"),
+    ({"rank": np.array([2, 3, 1, 2, 2, 2])}, "max_rank"),
+    ({"distinct_rows": np.array([2, 3, 1, 2, 2, 2])}, "max_distinct_rows"),
+    ({"order_changes": 1}, "order_changes"),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, alter, name):
-    p, q = small
-    assert name in _failed(CHECK.assess(alter(q), p))
 
 
 def test_a_slow_approach_is_not_doubly_exponential(small):
@@ -67,19 +48,16 @@ def test_a_slow_approach_is_not_doubly_exponential(small):
     k0 = int(0.75 * (q.times.size - 1))
     slow = q.boolean_distance.copy()
     slow[k0:] = 1e-3 * np.exp(-(q.times[k0:] - q.times[k0]))  # only exponential
-    assert "log_log_rate" in _failed(CHECK.assess(dataclasses.replace(q, boolean_distance=slow), p))
+    assert_fails(CHECK, q, p, "log_log_rate", boolean_distance=slow)
 
 
 def test_nan_never_passes_and_json_round_trip(small):
     p, q = small
-    res = CHECK.assess(dataclasses.replace(q, boolean_distance=np.full_like(q.boolean_distance, np.nan)), p)
-    assert res.record("boolean_distance").passed is False
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json()).quantities
-    assert type(back) is type(q)
+    assert_nan_fails(CHECK, q, p, "boolean_distance", "boolean_distance")
+    back = assert_round_trip(CHECK, q, p).quantities
     np.testing.assert_array_equal(back.tokens_first, q.tokens_first)
 
 
-@pytest.mark.parametrize("kwargs, name", [({"n": 1}, "n"), ({"t_max": 0.5}, "t_max"), ({"value": 9.0}, "value")])
-def test_bad_input_names_the_parameter(kwargs, name):
-    with pytest.raises(InputError, match=name):
-        check.run(**kwargs)
+test_bad_input_names_the_parameter = refusals(check.run, [
+    ({"n": 1}, "n"), ({"t_max": 0.5}, "t_max"), ({"value": 9.0}, "value")
+])

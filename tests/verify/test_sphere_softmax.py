@@ -5,28 +5,20 @@ printed width and unequal key norms (measured again: the width enters the measur
 altered quantities.
 """
 
-import dataclasses
-
 import pytest
 
-from spectral.validation import InputError
 from verify import sphere_softmax as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 64, "dims": (3, 8)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_corrected_identity_passes(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     for name in ("max_error_sphere", "max_error_ellipsoid"):
         assert res.record(name).measured <= res.record(name).tolerance
     # taus + sqrt(d) for each d
@@ -36,22 +28,20 @@ def test_corrected_identity_passes(small):
 @pytest.mark.parametrize("kwargs", [{"claim": "printed"},       # -x.y = -2 + |x-y|^2: width tau, not 2 tau
                                     {"key_norms": "unequal"}])  # hypothesis of the identity violated
 def test_printed_identity_and_unequal_norms_fail(kwargs):
-    p = CHECK.params(**SMALL, **kwargs)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert not res.passed
+    p, q = measured(CHECK, **SMALL, **kwargs)
+    res = assert_fails(CHECK, q, p, {"max_error_sphere", "max_error_ellipsoid"})
     for name in ("max_error_sphere", "max_error_ellipsoid"):
         rec = res.record(name)
-        assert rec.passed is False and rec.measured > 1e10 * rec.tolerance  # O(1), not round-off
+        assert rec.measured > 1e10 * rec.tolerance  # O(1), not round-off
     assert any(f.startswith("sphere:") for f in res.failures)
 
 
-@pytest.mark.parametrize("field, value", [("max_error_sphere", 1e-9), ("max_error_ellipsoid", 1e-9),
-                                          ("max_error_sphere", float("nan")),
-                                          ("max_error_ellipsoid", float("nan"))])
-def test_each_assertion_fails_on_a_wrong_quantity(small, field, value):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **{field: value}), p)
-    assert [r.name for r in res.records if r.passed is False] == [field]
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"max_error_sphere": 1e-9}, "max_error_sphere"),
+    ({"max_error_ellipsoid": 1e-9}, "max_error_ellipsoid"),
+    ({"max_error_sphere": float("nan")}, "max_error_sphere"),
+    ({"max_error_ellipsoid": float("nan")}, "max_error_ellipsoid"),
+], only=True)
 
 
 def test_computes_in_the_given_namespace(small, strict_xp):
@@ -63,18 +53,14 @@ def test_computes_in_the_given_namespace(small, strict_xp):
 
 def test_json_round_trip(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
+    back = assert_round_trip(CHECK, q, p)
     assert back.quantities == q  # (d, tau) keys and (sphere, ellipsoid) pairs typed again
 
 
-@pytest.mark.parametrize("kwargs, match", [({"taus": (0.0,)}, "taus"), ({"dims": (1,)}, "dims"), ({"dims": ()}, "dims"),
-                                           ({"claim": "paper"}, "claim"), ({"key_norms": "x"}, "key_norms"),
-                                           ({"n": 1}, "n must")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [
+    ({"taus": (0.0,)}, "taus"), ({"dims": (1,)}, "dims"), ({"dims": ()}, "dims"), ({"claim": "paper"}, "claim"),
+    ({"key_norms": "x"}, "key_norms"), ({"n": 1}, "n must"),
+])
 
 
 def test_memory_stays_near_n_squared():
@@ -83,7 +69,7 @@ def test_memory_stays_near_n_squared():
     # (measured peak 28 MB)
     import tracemalloc
 
-    p = CHECK.params(n=384, dims=(128,), taus=(1.0,))
+    p = CHECK.params(n=384, dims=(128,), taus=(1.0,))  # resolved before the measurement is traced
     tracemalloc.start()
     try:
         q = CHECK.measure(p)
@@ -99,8 +85,6 @@ def test_a_nan_distance_fails(inject_nan, call):
     # one NaN squared distance (the toolkit's manifolds.pairwise_sq_distance) gives a NaN error in that row
     # block: the worst error must keep it (Python's max(0.0, nan) is 0.0) and fail the sphere record
     poisoned = inject_nan("manifolds.pairwise_sq_distance", call=call)
-    p = CHECK.params(n=16, dims=(3,))
-    res = CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, n=16, dims=(3,))
     assert poisoned == [call]
-    bad = [r.name for r in res.records if r.passed is False]
-    assert bad == (["max_error_sphere"] if call % 2 == 0 else ["max_error_ellipsoid"]), bad
+    assert_fails(CHECK, q, p, "max_error_sphere" if call % 2 == 0 else "max_error_ellipsoid", only=True)

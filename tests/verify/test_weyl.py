@@ -53,26 +53,15 @@ import numpy as np
 import pytest
 
 from spectral import DenseMemoryError
-from spectral.validation import InputError
 from verify import weyl
-from verify.core.result import CheckResult
+from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, failed_records, measured
 
 CHECK = weyl.CHECK
 ALPHAS = (1.0, 1.2, 1.5, 1.8, 2.0)
 
 
-def _failed(result):
-    return {r.name for r in result.records if r.passed is False}
-
-
-def _measure(**kwargs):
-    """(p, q) at ``kwargs``, the path chosen as ``run`` chooses it."""
-    p = CHECK.choose(CHECK.params(**kwargs))
-    return p, CHECK.measure(p)
-
-
 def _run(**kwargs):
-    p, q = _measure(**kwargs)
+    p, q = measured(CHECK, **kwargs)  # the path chosen as ``run`` chooses it
     return CHECK.assess(q, p)
 
 
@@ -91,14 +80,13 @@ def _sweep(scales):
 @pytest.fixture(scope="module")
 def grid():
     """alpha -> (p, q) on the default circle grid (n = 2000, s = 2 h, circulant path)."""
-    return {a: _measure(alpha=a) for a in ALPHAS}
+    return {a: measured(CHECK, alpha=a) for a in ALPHAS}
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_grid_passes_and_recovers_alpha(grid, alpha):
     p, q = grid[alpha]
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     best = r.record("best_fit_alpha")
     assert best.expected == alpha and abs(best.measured - alpha) <= best.tolerance
     # measured |best fit - alpha| <= 0.0012 (module docstring table): far inside the tolerance
@@ -145,7 +133,7 @@ def test_generator_time_and_statement(grid):
 )
 def test_wrong_kernels_fail(kwargs, failing):
     r = _run(**kwargs)
-    assert not r.passed and _failed(r) == failing, r.failures
+    assert not r.passed and failed_records(r) == failing, r.failures
     assert r.final_line().startswith("FAIL weyl")
     assert not any("h/s" in f or "calibrated for" in f for f in r.failures)  # resolved: the kernel is wrong
 
@@ -157,19 +145,19 @@ def test_softmax_states_its_temperature():
 
 
 def test_chordal_kernel_passes_against_its_own_reference():
-    r = _run(alpha=1.0, distance="chordal")
-    assert r.passed, r.failures
+    p, q = measured(CHECK, alpha=1.0, distance="chordal")
+    r = assert_passes(CHECK, q, p)
     assert r.parameters["reference_distance"] == "chordal"
 
 
 @pytest.fixture(scope="module")
 def dense():
     """The dense eigensolver on the circle grid, n = 200 (where auto would take the circulant path)."""
-    return _measure(alpha=1.2, n=200, method="dense")
+    return measured(CHECK, alpha=1.2, n=200, method="dense")
 
 
 def test_dense_eigensolver_agrees_with_circulant(dense):
-    (_, a), (pb, b) = _measure(alpha=1.2, n=200), dense
+    (_, a), (pb, b) = measured(CHECK, alpha=1.2, n=200), dense
     assert pb.method == "dense" and b.method == "dense"
     np.testing.assert_allclose(b.lam, a.lam, rtol=1e-9)
 
@@ -183,8 +171,7 @@ def test_dense_eigensolver_agrees_with_circulant(dense):
 ])
 def test_each_assertion_fails_on_a_wrong_quantity(grid, change, name):
     p, q = grid[1.2]
-    r = CHECK.assess(dataclasses.replace(q, **change), p)
-    assert _failed(r) == {name}
+    assert_fails(CHECK, q, p, name, only=True, **change)
 
 
 def test_a_spectrum_that_is_no_diffusion_fails(grid):
@@ -192,17 +179,15 @@ def test_a_spectrum_that_is_no_diffusion_fails(grid):
     eta = q.eta.copy()
     eta[3] = -1e-3  # a negative Markov eigenvalue: no finite generator eigenvalue
     lam_j = weyl._generator(eta[1 : p.modes + 1], p.scale ** p.alpha)
-    r = CHECK.assess(dataclasses.replace(q, eta=eta, lambda_j=lam_j, best_fit_alpha=None), p)
-    assert _failed(r) == {"diffusion_spectrum"} and r.measured["min_eta"] == -1e-3
+    r = assert_fails(CHECK, q, p, "diffusion_spectrum", only=True, eta=eta, lambda_j=lam_j, best_fit_alpha=None)
+    assert r.measured["min_eta"] == -1e-3
 
 
 def test_json_round_trip_keeps_the_typed_quantities(grid):
     p, q = grid[1.2]
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.quantities.sweep is None
-    np.testing.assert_array_equal(back.quantities.lambda_j, q.lambda_j)
-    assert back.quantities.best_fit_alpha == q.best_fit_alpha and back.records == res.records
+    back = assert_round_trip(CHECK, q, p).quantities
+    assert back.sweep is None and back.best_fit_alpha == q.best_fit_alpha
+    np.testing.assert_array_equal(back.lambda_j, q.lambda_j)
 
 
 # ---------------------------------------------------------------------------------- paper setting
@@ -211,13 +196,12 @@ def test_json_round_trip_keeps_the_typed_quantities(grid):
 @pytest.fixture(scope="module")
 def paper():
     with _sweep((1e-2, 1e-3, 1e-4)):
-        return _measure(alpha=1.2, paper_setting=True)
+        return measured(CHECK, alpha=1.2, paper_setting=True)
 
 
 def test_paper_setting_is_fig_2a(paper):
     p, q = paper
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     assert p.n == 500 and p.scale == pytest.approx(0.01)
     assert "h/s = 1.26" in r.statement and "FNA-10 window" in r.statement
     # h/s = 1.26: the naive j-slope is ~1.02 (Fig. 2a read literally)
@@ -269,8 +253,7 @@ def test_a_rising_sweep_fails_the_monotone_approach(paper):
     p, q = paper
     slopes = q.sweep.slopes.copy()
     slopes[-1] = 1.26  # overshoots the limit slope 1.2304: |slope - limit| grows from 0.023 to 0.030
-    r = CHECK.assess(dataclasses.replace(q, sweep=dataclasses.replace(q.sweep, slopes=slopes)), p)
-    assert _failed(r) == {"monotone_approach"}
+    assert_fails(CHECK, q, p, "monotone_approach", only=True, sweep=dataclasses.replace(q.sweep, slopes=slopes))
 
 
 @pytest.mark.parametrize(
@@ -287,7 +270,7 @@ def test_a_rising_sweep_fails_the_monotone_approach(paper):
 def test_paper_setting_wrong_kernels_fail(kwargs, failing, scales):
     with _sweep(scales):
         r = _run(**{"alpha": 1.2, **kwargs}, paper_setting=True)
-    assert not r.passed and _failed(r) == failing, r.failures
+    assert not r.passed and failed_records(r) == failing, r.failures
     assert not any("h/s" in f for f in r.failures)  # the tolerances were measured at this grid
 
 
@@ -299,7 +282,7 @@ def test_paper_setting_other_alphas(alpha, passes):
     if not passes:
         # near alpha = 2 the finite-scale slope is far below alpha at s = 0.01 (FNA-13): the slope window
         # fails and says why, while the comparison with the same-scale continuum holds
-        assert _failed(r) == {"slope"}
+        assert failed_records(r) == {"slope"}
         assert "(k s)^(2 - alpha)" in r.failures[0] and "FNA-13" in r.failures[0]
 
 
@@ -318,7 +301,7 @@ def test_paper_setting_other_alphas(alpha, passes):
 )
 def test_paper_setting_wrong_kernels_fail_with_the_whole_sweep(kwargs, failing):
     r = weyl.run(**{"alpha": 1.2, **kwargs}, paper_setting=True)
-    assert not r.passed and _failed(r) == failing, r.failures
+    assert not r.passed and failed_records(r) == failing, r.failures
 
 
 @pytest.mark.slow
@@ -343,7 +326,7 @@ def test_paper_setting_other_alphas_with_the_whole_sweep(alpha, passes):
 @pytest.fixture(scope="module")
 def sphere():
     """The Fibonacci S^2 grid at n = 600 (s = 8 h): shells cluster; below the calibrated n = 5000."""
-    return _measure(manifold="sphere", n=600)
+    return measured(CHECK, manifold="sphere", n=600)
 
 
 def test_sphere_clusters_by_multiplicity_and_tells_kernels_apart(sphere):
@@ -355,7 +338,7 @@ def test_sphere_clusters_by_multiplicity_and_tells_kernels_apart(sphere):
     assert q.index.tolist() == [1, 2, 3, 4, 5, 6]
     # the kernel 0.1 away is told apart on the same grid: its best fit moves by ~0.1 (the right one by the
     # self-score bias of n = 600, -0.06, which n = 5000 brings to -0.005: the slow tier's)
-    _, wrong = _measure(manifold="sphere", n=600, kernel_alpha=1.3)
+    _, wrong = measured(CHECK, manifold="sphere", n=600, kernel_alpha=1.3)
     assert wrong.best_fit_alpha - q.best_fit_alpha == pytest.approx(0.1, abs=0.01)
     r = CHECK.assess(q, p)
     assert any("calibrated for n >= 5000" in note for note in r.notes)
@@ -378,7 +361,7 @@ def test_sphere_passes_at_the_default_n():
 def test_sphere_tells_kernels_0_1_apart():
     # `python -m verify.weyl --manifold sphere --kernel-alpha 1.3` passed before (best fit 1.263 against 0.1)
     r = weyl.run(manifold="sphere", alpha=1.2, kernel_alpha=1.3)
-    assert _failed(r) == {"slope_gap", "shape_error", "best_fit_alpha"}, r.failures
+    assert failed_records(r) == {"slope_gap", "shape_error", "best_fit_alpha"}, r.failures
     assert r.measured["best_fit_alpha"] == pytest.approx(1.2945, abs=0.002)
 
 
@@ -387,7 +370,7 @@ def test_sphere_tells_kernels_0_1_apart():
                                                  (1.8, 1.9), (2.0, 1.9)])
 def test_sphere_wrong_kernels_fail(alpha, kernel_alpha):
     r = weyl.run(manifold="sphere", alpha=alpha, kernel_alpha=kernel_alpha)
-    assert {"slope_gap", "shape_error", "best_fit_alpha"} <= _failed(r), r.failures
+    assert {"slope_gap", "shape_error", "best_fit_alpha"} <= failed_records(r), r.failures
 
 
 @pytest.mark.slow
@@ -397,7 +380,7 @@ def test_sphere_with_the_block_solver_at_n_20000():
     assert right.passed and right.parameters["method"] == "matrix-free", right.failures
     assert abs(right.measured["best_fit_alpha"] - 1.2) < 0.003  # measured 1.1986: the self-score bias shrinks
     wrong = weyl.run(manifold="sphere", n=20000, method="matrix-free", kernel_alpha=1.3)
-    assert {"slope_gap", "shape_error", "best_fit_alpha"} <= _failed(wrong)
+    assert {"slope_gap", "shape_error", "best_fit_alpha"} <= failed_records(wrong)
 
 
 @pytest.mark.slow
@@ -448,12 +431,12 @@ def test_random_points_cheap_negative_control():
     ctx = Context(p.device)
     r = CHECK.assess(CHECK.measure(p, ctx=ctx), p, notes=ctx.notes)
     assert any("dropped" in note for note in r.notes) and p.method == "lanczos"
-    assert "slope_gap" in _failed(r)
+    assert "slope_gap" in failed_records(r)
 
 
 def test_random_points_come_from_the_points_stream():
     # the same seed gives the same points (and spectrum); another seed other points (n = 150: dense solver)
-    (pa, a), (_, b), (_, c) = (_measure(alpha=1.2, points="random", n=150, seed=s) for s in (3, 3, 4))
+    (pa, a), (_, b), (_, c) = (measured(CHECK, alpha=1.2, points="random", n=150, seed=s) for s in (3, 3, 4))
     assert pa.method == "dense"
     np.testing.assert_array_equal(a.lambda_j, b.lambda_j)
     assert not np.allclose(a.lambda_j, c.lambda_j)
@@ -463,9 +446,8 @@ def test_sphere_random_below_its_calibrated_n_says_so():
     # `python -m verify.weyl --manifold sphere --points random --n 600` failed with no hint (best fit 1.544
     # against 1.2 +- 0.15) while the default n = 3000 passes: the S^2 i.i.d. tolerances hold from n = 2000
     # (measured over seeds 0-5), and a failure below names that range and the command that measures there
-    r = _run(manifold="sphere", points="random", n=600)
-    assert _failed(r) == {"best_fit_alpha"}
-    failure = r.record("best_fit_alpha").failure()
+    p, q = measured(CHECK, manifold="sphere", points="random", n=600)
+    failure = assert_fails(CHECK, q, p, "best_fit_alpha", only=True).record("best_fit_alpha").failure()
     assert "calibrated for n >= 2000" in failure and "this run has n = 600" in failure
     assert "python -m verify.calibrate weyl --set manifold=sphere --set points=random --set n=600" in failure
     assert CHECK.params(manifold="sphere", points="random").n == 3000  # the default is inside
@@ -477,7 +459,7 @@ def test_sphere_random_below_its_calibrated_n_says_so():
 @pytest.fixture(scope="module")
 def sphere_small():
     """The Fibonacci S^2 grid at n = 300 with 15 modes (shells l <= 3), on the stored Lanczos path."""
-    return _measure(manifold="sphere", n=300, modes=15)
+    return measured(CHECK, manifold="sphere", n=300, modes=15)
 
 
 @pytest.mark.parametrize("setting", ["grid", "dense", "sphere_small"])
@@ -495,7 +477,7 @@ def test_computes_in_the_given_namespace(request, strict_xp, setting):
 def test_gpu_matches_cpu(kwargs):
     # parity of the deciding records (the eigenvalues to 1e-9 relative); informational records may hold
     # ratios of round-off quantities
-    p, ref = _measure(**kwargs)
+    p, ref = measured(CHECK, **kwargs)
     q = CHECK.measure(dataclasses.replace(p, device="gpu"))
     np.testing.assert_allclose(q.lambda_j, ref.lambda_j, rtol=1e-9)
     a, b = CHECK.assess(ref, p), CHECK.assess(q, dataclasses.replace(p, device="gpu"))
@@ -511,14 +493,15 @@ def test_matrix_free_agrees_with_the_stored_paths(sphere_small):
     # S^2 (15 modes, shells l <= 3) and i.i.d. S^1 points (diagonal dropped in the operator's tiles)
     for kwargs, stored_measured in ((dict(manifold="sphere", n=300, modes=15), sphere_small),
                                     (dict(points="random", n=300, seed=3), None)):
-        (ps, stored), (pf, free) = stored_measured or _measure(**kwargs), _measure(**kwargs, method="matrix-free")
+        (ps, stored), (pf, free) = stored_measured or measured(CHECK, **kwargs), measured(CHECK, **kwargs,
+                                                                                          method="matrix-free")
         assert ps.method == "lanczos" and free.method == "matrix-free"
         # block solver to a residual of 1e-6: eigenvalues within ~1e-12 (measured 7.7e-13 on S^2 at n = 5000)
         np.testing.assert_allclose(free.lambda_j, stored.lambda_j, rtol=1e-9)
         a, b = CHECK.assess(stored, ps), CHECK.assess(free, pf)
         assert [(r.name, r.passed) for r in b.records] == [(r.name, r.passed) for r in a.records]
     # negative control: other i.i.d. points (seed 4) move the spectrum far beyond that tolerance
-    _, other = _measure(points="random", n=300, seed=4)
+    _, other = measured(CHECK, points="random", n=300, seed=4)
     assert np.max(np.abs(other.lambda_j / free.lambda_j - 1)) > 1e-3
 
 
@@ -635,8 +618,7 @@ def test_refusals_name_real_options(available_memory, command_options, capsys, a
     ],
 )
 def test_bad_input(kwargs, word):
-    with pytest.raises(InputError, match=word):
-        weyl.run(**kwargs)
+    assert_refused(weyl.run, word, **kwargs)
 
 
 @pytest.mark.parametrize("method, target", [("circulant", "spectral.circulant_spectrum"),
@@ -644,6 +626,6 @@ def test_bad_input(kwargs, word):
 def test_a_nan_eigenvalue_fails(inject_nan, method, target):
     # a NaN Markov eigenvalue sorted first, in eta_0's place: the generator spectrum was read one eigenvalue off
     poisoned = inject_nan(target, field="eigenvalues", at=7)
-    r = _run(alpha=1.2, n=200, method=method)
+    p, q = measured(CHECK, alpha=1.2, n=200, method=method)
     assert poisoned == [0]
-    assert _failed(r) == {"diffusion_spectrum"} and "min eta = nan" in r.failures[0]
+    assert "min eta = nan" in assert_fails(CHECK, q, p, "diffusion_spectrum", only=True).failures[0]
