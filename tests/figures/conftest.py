@@ -40,7 +40,8 @@ def points_under_legend(ax) -> int:
     if legend is None:
         return 0
     fig = ax.figure
-    fig.canvas.draw()
+    if fig.stale:  # lay out (and place a loc="best" legend) once; a figure drawn since its last change is current
+        fig.canvas.draw()
     box = legend.get_window_extent(fig.canvas.get_renderer())
 
     def inside(xy):
