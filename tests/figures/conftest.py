@@ -8,13 +8,12 @@ import pytest
 
 @pytest.fixture
 def captured(monkeypatch):
-    """``captured(module)``: ``module.save`` keeps every figure (open, laid out) in the returned list and
-    writes its files as usual."""
+    """``captured(module)``: ``module.save`` keeps every figure (open) in the returned list and writes its files
+    as usual (saving draws the figure; :func:`points_under_legend` lays it out again where extents are read)."""
     figs = []
 
     def install(module):
         def keep(fig, out_dir, name, formats=("png",)):
-            fig.canvas.draw()  # lay the figure out as saving does, so extents are final
             figs.append(fig)
             paths = []
             for fmt in formats:
