@@ -1,9 +1,48 @@
-"""Helpers of the figure tests: capture a figure before it is saved, find data hidden under a legend."""
+"""Helpers of the figure tests: checks measured at small settings, a figure module drawing from them without
+writing files, a figure captured before it is saved, data hidden under a legend."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+
+def small_results(small: dict) -> dict:
+    """check name -> its result at the small settings ``small[name]`` (measured and assessed once)."""
+    from verify.core.claims import load_check
+
+    out = {}
+    for name, kwargs in small.items():
+        check = load_check(name).CHECK
+        p = check.params(**kwargs)
+        out[name] = check.assess(check.measure(p), p)
+    return out
+
+
+def drawing_from(module, results, monkeypatch):
+    """``module._run`` returns ``results`` (recording the seeds asked for), ``module.save`` keeps the figures and
+    ``module.caption`` the captions (their layout and the files are the slow tier's, at the defaults).
+
+    A generator for a fixture: yields ``(seeds, figs, captions)`` and closes the figures afterwards.
+    """
+    seeds, figs, captions = [], {}, []
+
+    def run(check, seed=0):
+        seeds.append((check, seed))
+        return results[check]
+
+    def keep(fig, out_dir, name, formats=("png",)):
+        figs[name] = fig
+        return [Path(out_dir) / f"{name}.{fmt}" for fmt in formats]
+
+    monkeypatch.setattr(module, "_run", run)
+    monkeypatch.setattr(module, "save", keep)
+    monkeypatch.setattr(module, "caption", lambda fig, text, **kw: captions.append(text))
+    yield seeds, figs, captions
+    from figures._plotting import pyplot
+
+    for fig in figs.values():
+        pyplot().close(fig)
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ import pytest
 
 from figures import check_drawer, pde, registry
 from figures._plotting import output_options, pyplot
-from verify.core.claims import load_check
 from verify.core.result import CheckResult
+
+from .conftest import small_results
 
 PAPER = ("pde-16", "pde-2", "pde-3", "pde-4")
 
@@ -31,12 +32,7 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def results():
-    out = {}
-    for name, kwargs in SMALL.items():
-        check = load_check(name).CHECK
-        p = check.params(**kwargs)
-        out[name] = check.assess(check.measure(p), p)
-    return out
+    return small_results(SMALL)
 
 
 def test_registered():
