@@ -209,6 +209,18 @@ def test_local_dask_schedulers_log_each_run(tmp_path):
     assert sw.sweep(run, {"alpha": [1.0, 1.6]}, repeats=2, jsonl=log).results == res.results and run.calls == 0
 
 
+def _like_serial(parallel, serial, log, deterministic):
+    """What a sweep on a scheduler address must show: two repeats of a PASS and a FAIL point with the serial
+    sweep's seeds and records, each run in the run log (written here as the workers finished), and at two
+    deterministic points (three repeats) two runs each and one repeat skipped."""
+    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
+    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
+    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
+    assert len(log.read_text().splitlines()) == 1 + 4
+    assert [p.verdict for p in deterministic.points] == ["PASS", "FAIL"]
+    assert all(p.deterministic and p.skipped == 1 for p in deterministic.points) and deterministic.runs == 4
+
+
 def test_a_scheduler_address_gives_the_serial_results(tmp_path):
     """A real dask.distributed scheduler reached by its tcp address: one in-process worker with two threads.
 
@@ -227,12 +239,7 @@ def test_a_scheduler_address_gives_the_serial_results(tmp_path):
         log = tmp_path / "runs.jsonl"
         parallel = sw.sweep(toy_run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
         quiet = sw.sweep(toy_run, {"noise": [False], "alpha": [1.0, 1.6]}, repeats=3, scheduler=address)
-    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
-    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
-    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
-    assert len(log.read_text().splitlines()) == 1 + 4  # written here as the worker finished
-    assert [p.verdict for p in quiet.points] == ["PASS", "FAIL"]
-    assert all(p.deterministic and p.skipped == 1 for p in quiet.points) and quiet.runs == 4
+    _like_serial(parallel, serial, log, quiet)
 
 
 @pytest.mark.slow
@@ -252,12 +259,7 @@ def test_a_local_cluster_of_two_worker_processes_gives_the_serial_results(tmp_pa
         log = tmp_path / "runs.jsonl"
         parallel = sw.sweep(metric_attention.run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
         quadrature = sw.sweep(appendix_c.run, {"claim": ["corrected", "printed"]}, repeats=3, scheduler=address)
-    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
-    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
-    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
-    assert len(log.read_text().splitlines()) == 1 + 4  # written here as the workers finished
-    assert [p.verdict for p in quadrature.points] == ["PASS", "FAIL"]
-    assert all(p.deterministic and p.skipped == 1 for p in quadrature.points) and quadrature.runs == 4
+    _like_serial(parallel, serial, log, quadrature)
 
 
 def test_parse_grid_reads_values_like_the_checks_cli():
