@@ -47,18 +47,21 @@ def drawing_from(module, results, monkeypatch):
 
 @pytest.fixture
 def captured(monkeypatch):
-    """``captured(module)``: ``module.save`` keeps every figure (open) in the returned list and writes its files
-    as usual (saving draws the figure; :func:`points_under_legend` lays it out again where extents are read)."""
+    """``captured(module, write=True)``: ``module.save`` keeps every figure (open) in the returned list and writes
+    its files as usual (saving draws the figure; :func:`points_under_legend` lays it out again where extents are
+    read); with ``write=False`` it returns the paths it would write and writes nothing (saving draws a figure
+    twice: a module writes one of its figures, the slow tier every figure)."""
     figs = []
 
-    def install(module):
+    def install(module, write=True):
         def keep(fig, out_dir, name, formats=("png",)):
             figs.append(fig)
             paths = []
             for fmt in formats:
                 path = Path(out_dir) / f"{name}.{fmt}"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fig.savefig(path)
+                if write:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    fig.savefig(path)
                 paths.append(path)
             return paths
 

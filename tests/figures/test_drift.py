@@ -71,8 +71,8 @@ def test_drift2_cheap(tmp_path, monkeypatch, captured):
     monkeypatch.setattr(drift, "_FIG2_N", 1000)
     monkeypatch.setattr(drift, "_FIG2_EPS", (0.002, 0.004, 0.008, 0.016))
     monkeypatch.setattr(drift, "_FIG2_TIMES", (0.0125, 0.05))
-    kept = captured(drift)
-    paths = drift.fig_drift2(tmp_path, formats=("svg",))  # `captured` replaces the saver; PNG: the slow test
+    kept = captured(drift, write=False)  # laid out, not written: the --plot test writes a file, the slow test drift-2
+    paths = drift.fig_drift2(tmp_path, formats=("svg",))
     assert [p.name for p in paths] == ["drift-2.svg"]
     (fig,) = kept
     _density, layers = fig.axes[:2]
