@@ -56,6 +56,8 @@ def test_save_writes_each_format_with_the_dpi_of_the_session(tmp_path):
     for dpi in (None, 72):
         fig, ax = plt.subplots(figsize=(2.0, 2.0))
         ax.plot([0, 1])
+        ax.set_xticks([])  # no text: nothing to lay out or embed (fonts in a PDF: the tests below)
+        ax.set_yticks([])
         if dpi is None:
             paths = save(fig, tmp_path / "a", "f", ("png", "pdf"))
         else:
