@@ -2,14 +2,14 @@
 
 Every check is measured once at small settings (a module-scoped fixture); the figures are drawn from
 those results, the check figures from results read back from JSON (the typed quantities a figure
-reads survive the round trip); the paper figures are rendered at a low resolution, the --plot
-figure at the house 300 dpi.
+reads survive the round trip); the paper figures are laid out, not written (the slow tier writes them), the
+--plot figure is written at the house 300 dpi.
 """
 
 import pytest
 
 from figures import check_drawer, pde, registry
-from figures._plotting import output_options, pyplot
+from figures._plotting import pyplot
 from verify.core.result import CheckResult
 
 from .conftest import small_results
@@ -72,13 +72,11 @@ def test_plot_option_saves_the_check_figure(tmp_path, capsys):
     capsys.readouterr()
 
 
-#: the one paper figure of the module written to a file here; the others are drawn and laid out (caption) but
-#: not rendered to a file (saving draws each figure twice more), all of them written by the slow tier
-WRITTEN = "pde-16"
-
-
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_from_small_runs(results, name, tmp_path, monkeypatch):
+    """Each paper figure drawn from the small results and laid out with its caption, handed to ``save`` (not
+    written: saving draws a figure twice more; ``save`` is test_plotting's, the --plot test above writes a file
+    and the slow tier writes every paper figure)."""
     seen, kept = [], []
 
     def small(check, seed=0, **kwargs):
@@ -92,20 +90,15 @@ def test_paper_figures_from_small_runs(results, name, tmp_path, monkeypatch):
         return [tmp_path / f"{name}.{fmt}" for fmt in formats]
 
     monkeypatch.setattr(pde, "_run", small)
-    if name != WRITTEN:
-        monkeypatch.setattr(pde, "save", keep)
+    monkeypatch.setattr(pde, "save", keep)
     takes_seed = name != "pde-2"  # pde-2 draws a delta row and a pulse: nothing random
-    with output_options(dpi=30):  # the drawing dominates; 300 dpi in the slow tier
-        paths = pde.FIGURES[name](tmp_path, **({"seed": 4} if takes_seed else {}))
+    paths = pde.FIGURES[name](tmp_path, **({"seed": 4} if takes_seed else {}))
     assert [p.name for p in paths] == [f"{name}.png"]
-    if name == WRITTEN:
-        assert paths[0].stat().st_size > 5_000
-    else:
-        (fig,) = kept
-        try:
-            assert fig.texts and all(ax.has_data() for ax in fig.axes if ax.get_label() != "<colorbar>")
-        finally:
-            pyplot().close(fig)
+    (fig,) = kept
+    try:
+        assert fig.texts and all(ax.has_data() for ax in fig.axes if ax.get_label() != "<colorbar>")
+    finally:
+        pyplot().close(fig)
     assert seen and all(seed == (4 if takes_seed else 0) for _, seed in seen)
 
 
