@@ -244,8 +244,12 @@ class TestChunks:
 
 
 class TestAttention2D:
-    @pytest.mark.parametrize("w,r,p", [(14, 4, 1), (13, 3, 3), (16, 2, 2)])
-    @pytest.mark.parametrize("normalisation", ["per-level", "joint"])
+    #: every size with both normalisations; the default tier runs each size once and each normalisation (the
+    #: deepest hierarchy, w = 16 with r = 2, jointly normalised), the other three in the slow tier
+    @pytest.mark.parametrize("w,r,p,normalisation", [
+        (14, 4, 1, "per-level"), (13, 3, 3, "joint"), (16, 2, 2, "joint"),
+        pytest.param(14, 4, 1, "joint", marks=pytest.mark.slow), pytest.param(13, 3, 3, "per-level", marks=pytest.mark.slow),
+        pytest.param(16, 2, 2, "per-level", marks=pytest.mark.slow)])
     def test_equals_eq6_with_random_weights(self, w, r, p, normalisation):
         rng = np.random.default_rng(w * r + p)
         h = hierarchy_2d(w, r)
