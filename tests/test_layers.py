@@ -10,7 +10,7 @@ Read from the source with :mod:`ast` (nothing is imported), every import stateme
 * ``graphs`` imports nothing of ``verify``, ``figures``; ``verify`` nothing of ``figures``;
 * the tests of ``spectral``, ``graphs`` and ``manifolds`` import nothing of ``verify``.
 
-At run time, in fresh interpreters: importing the floor or ``manifolds`` (all its modules) loads no
+At run time, in a fresh interpreter: importing the floor or ``manifolds`` (all its modules) loads no
 other module of ``spectral``, and ``import verify.weyl`` loads neither ``matplotlib`` nor ``figures``.
 """
 
@@ -159,34 +159,51 @@ def test_tests_of_the_libraries_import_no_checks():
     assert not bad, "tests of spectral/graphs/manifolds must not import verify (tests/verify tests it): " + "; ".join(bad)
 
 
-def _loaded_after(code: str) -> set[str]:
-    """The names in ``sys.modules`` after running ``code`` in a fresh interpreter at the repository root."""
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"],
-                         cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
-    return set(out.stdout.split())
+#: One fresh interpreter at the repository root imports, in this order, the floor, every module of ``manifolds``
+#: and ``verify.weyl``, and prints ``sys.modules`` after each step. Each step's assertion forbids modules the
+#: earlier steps do not load (the floor loads no other spectral module, manifolds none of graphs/verify/figures),
+#: so running them in one interpreter hides nothing that three interpreters would show.
+_STEPS = {
+    "floor": "; ".join(f"import {m}" for m in sorted(FLOOR)),
+    "manifolds": ("import importlib, pkgutil, manifolds\n"
+                  "for m in pkgutil.walk_packages(manifolds.__path__, 'manifolds.'):\n"
+                  "    importlib.import_module(m.name)"),
+    "verify.weyl": "import verify.weyl",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded_after():
+    """step of :data:`_STEPS` -> the names in ``sys.modules`` after it, in one fresh interpreter."""
+    code = "import sys\n" + "".join(f"{text}\nprint('\\n'.join(sorted(sys.modules)))\nprint('--- step')\n"
+                                      for step, text in _STEPS.items()
+                                      if step != "verify.weyl" or (ROOT / "verify" / "weyl.py").is_file())
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                         timeout=120)
+    parts = out.stdout.split("--- step")[:-1]
+    return {step: set(part.split()) for step, part in zip(_STEPS, parts)}
 
 
 def _spectral_beyond_the_floor(loaded) -> list[str]:
     return sorted(m for m in loaded if _in(m, "spectral") and m != "spectral" and m not in FLOOR)
 
 
-def test_importing_the_floor_loads_only_the_floor():
-    loaded = _loaded_after("; ".join(f"import {m}" for m in sorted(FLOOR)))
+def test_importing_the_floor_loads_only_the_floor(loaded_after):
+    loaded = loaded_after["floor"]
+    assert "spectral.backend" in loaded and "spectral.distance" in loaded  # the floor was imported
     assert not _spectral_beyond_the_floor(loaded)
     assert not [m for m in loaded if _in(m, "manifolds", "graphs", "verify", "figures", "scipy")]
 
 
-def test_importing_manifolds_loads_only_the_floor_of_spectral():
-    code = ("import importlib, pkgutil, manifolds\n"
-            "for m in pkgutil.walk_packages(manifolds.__path__, 'manifolds.'):\n"
-            "    importlib.import_module(m.name)")
-    loaded = _loaded_after(code)
+def test_importing_manifolds_loads_only_the_floor_of_spectral(loaded_after):
+    loaded = loaded_after["manifolds"]
     assert "manifolds.kernel_spectra" in loaded and "manifolds.references.neural" in loaded  # all were imported
     assert not _spectral_beyond_the_floor(loaded), _spectral_beyond_the_floor(loaded)
     assert not [m for m in loaded if _in(m, "graphs", "verify", "figures")]
 
 
 @pytest.mark.skipif(not (ROOT / "verify" / "weyl.py").is_file(), reason="verify.weyl is not in this checkout")
-def test_a_check_loads_no_plotting():
-    loaded = _loaded_after("import verify.weyl")
+def test_a_check_loads_no_plotting(loaded_after):
+    loaded = loaded_after["verify.weyl"]
+    assert "verify.weyl" in loaded
     assert not [m for m in loaded if _in(m, "matplotlib", "figures")]

@@ -1,4 +1,5 @@
-"""Helpers of the figure tests: capture a figure before it is saved, find data hidden under a legend."""
+"""Helpers of the figure tests: checks measured at small settings, a figure module drawing from them without
+writing files, a figure captured before it is saved, data hidden under a legend."""
 
 from pathlib import Path
 
@@ -6,21 +7,61 @@ import numpy as np
 import pytest
 
 
+def small_results(small: dict) -> dict:
+    """check name -> its result at the small settings ``small[name]`` (measured and assessed once)."""
+    from verify.core.claims import load_check
+
+    out = {}
+    for name, kwargs in small.items():
+        check = load_check(name).CHECK
+        p = check.params(**kwargs)
+        out[name] = check.assess(check.measure(p), p)
+    return out
+
+
+def drawing_from(module, results, monkeypatch):
+    """``module._run`` returns ``results`` (recording the seeds asked for), ``module.save`` keeps the figures and
+    ``module.caption`` the captions (their layout and the files are the slow tier's, at the defaults).
+
+    A generator for a fixture: yields ``(seeds, figs, captions)`` and closes the figures afterwards.
+    """
+    seeds, figs, captions = [], {}, []
+
+    def run(check, seed=0):
+        seeds.append((check, seed))
+        return results[check]
+
+    def keep(fig, out_dir, name, formats=("png",)):
+        figs[name] = fig
+        return [Path(out_dir) / f"{name}.{fmt}" for fmt in formats]
+
+    monkeypatch.setattr(module, "_run", run)
+    monkeypatch.setattr(module, "save", keep)
+    monkeypatch.setattr(module, "caption", lambda fig, text, **kw: captions.append(text))
+    yield seeds, figs, captions
+    from figures._plotting import pyplot
+
+    for fig in figs.values():
+        pyplot().close(fig)
+
+
 @pytest.fixture
 def captured(monkeypatch):
-    """``captured(module)``: ``module.save`` keeps every figure (open, laid out) in the returned list and
-    writes its files as usual."""
+    """``captured(module, write=True)``: ``module.save`` keeps every figure (open) in the returned list and writes
+    its files as usual (saving draws the figure; :func:`points_under_legend` lays it out again where extents are
+    read); with ``write=False`` it returns the paths it would write and writes nothing (saving draws a figure
+    twice: a module writes one of its figures, the slow tier every figure)."""
     figs = []
 
-    def install(module):
+    def install(module, write=True):
         def keep(fig, out_dir, name, formats=("png",)):
-            fig.canvas.draw()  # lay the figure out as saving does, so extents are final
             figs.append(fig)
             paths = []
             for fmt in formats:
                 path = Path(out_dir) / f"{name}.{fmt}"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fig.savefig(path)
+                if write:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    fig.savefig(path)
                 paths.append(path)
             return paths
 
@@ -40,7 +81,8 @@ def points_under_legend(ax) -> int:
     if legend is None:
         return 0
     fig = ax.figure
-    fig.canvas.draw()
+    if fig.stale:  # lay out (and place a loc="best" legend) once; a figure drawn since its last change is current
+        fig.canvas.draw()
     box = legend.get_window_extent(fig.canvas.get_renderer())
 
     def inside(xy):

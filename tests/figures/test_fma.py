@@ -5,13 +5,14 @@ the paper figures at the checks' defaults are the slow tier's.
 """
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from figures import check_drawer, fma, registry, save_check_figure
 from verify.core.claims import load_check
 from verify.core.result import CheckResult
+
+from .conftest import drawing_from, small_results
 
 PAPER = ("fma-1", "fma-2", "fma-3a", "fma-3b", "fma-7", "fma-9-left")
 CHECKS = ("fma_structure", "fma_quadtree", "fma_counts", "fma_hmatrix", "fma_contract", "fma_lowrank")
@@ -29,36 +30,13 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def results():
-    out = {}
-    for name, kwargs in SMALL.items():
-        check = load_check(name).CHECK
-        p = check.params(**kwargs)
-        out[name] = check.assess(check.measure(p), p)
-    return out
+    return small_results(SMALL)
 
 
 @pytest.fixture
 def small_runs(results, monkeypatch):
-    """``fma._run`` returns the small results (recording the seeds asked for); ``fma.save`` keeps the figures
-    and ``fma.caption`` the captions (their layout and the files are the slow tier's, at the defaults)."""
-    seeds, figs, captions = [], {}, []
-
-    def run(check, seed=0):
-        seeds.append((check, seed))
-        return results[check]
-
-    def keep(fig, out_dir, name, formats=("png",)):
-        figs[name] = fig
-        return [Path(out_dir) / f"{name}.{fmt}" for fmt in formats]
-
-    monkeypatch.setattr(fma, "_run", run)
-    monkeypatch.setattr(fma, "save", keep)
-    monkeypatch.setattr(fma, "caption", lambda fig, text, **kw: captions.append(text))
-    yield seeds, figs, captions
-    from figures._plotting import pyplot
-
-    for fig in figs.values():
-        pyplot().close(fig)
+    """Figures drawn from the small results, kept without files or caption layout (:func:`drawing_from`)."""
+    yield from drawing_from(fma, results, monkeypatch)
 
 
 def test_registered():

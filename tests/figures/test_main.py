@@ -14,6 +14,17 @@ from figures import __main__ as cli
 from figures._plotting import pyplot, save
 
 
+def _stand_in(line=None):
+    """A 2 x 1 inch figure with an axes frame (and a line) but no text: no fonts to lay out or embed."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(2.0, 1.0))
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if line is not None:
+        ax.plot(line, line)
+    return fig
+
+
 @pytest.fixture
 def fake(monkeypatch):
     """A registry of two stand-in figures: 'seeded' (takes a seed) and 'fixed' (does not); calls recorded."""
@@ -22,17 +33,12 @@ def fake(monkeypatch):
     def seeded(out_dir, *, formats=("png",), seed=0):
         """Seeded stand-in: a line."""
         calls.append(("seeded", seed, formats))
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(2.0, 1.0))
-        ax.plot([0, 1], [0, 1])
-        return save(fig, out_dir, "seeded", formats)
+        return save(_stand_in([0, 1]), out_dir, "seeded", formats)
 
     def fixed(out_dir, *, formats=("png",)):
         """Fixed stand-in: nothing random."""
         calls.append(("fixed", None, formats))
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(2.0, 1.0))
-        return save(fig, out_dir, "fixed", formats)
+        return save(_stand_in(), out_dir, "fixed", formats)
 
     monkeypatch.setattr(cli, "registry", lambda: {"fixed": fixed, "seeded": seeded})
     return calls
@@ -162,9 +168,7 @@ def test_a_refusing_figure_is_reported_and_the_others_still_drawn(monkeypatch, t
 
     def fine(out_dir, *, formats=("png",)):
         """Draws."""
-        plt = pyplot()
-        fig, _ = plt.subplots(figsize=(1.0, 1.0))
-        return save(fig, out_dir, "fine", formats)
+        return save(_stand_in(), out_dir, "fine", formats)
 
     monkeypatch.setattr(cli, "registry", lambda: {"a": refusing, "b": fine})
     assert cli.main(["all", "--out", str(tmp_path), "--format", "png", "--quiet"]) == 2

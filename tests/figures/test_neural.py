@@ -31,13 +31,21 @@ def test_registry_names():
 
 
 @pytest.mark.parametrize("name, formats", [("neural-1", ("png",)), ("neural-2", ("pdf",))])  # pdf on request
-def test_figure_writes_its_files(name, formats, cheap_runs, tmp_path):
-    from figures._plotting import output_options
+def test_figure_hands_its_files_to_save(name, formats, cheap_runs, tmp_path, monkeypatch):
+    """Each figure is drawn, laid out and handed to ``save`` with the formats asked for, not written (saving is
+    test_plotting's; save_check_figure writes a file below; the slow tier writes both at the defaults)."""
+    from figures._plotting import pyplot
 
-    with output_options(dpi=60):
-        paths = figs.FIGURES[name](tmp_path, formats=formats)
+    kept = []
+    monkeypatch.setattr(figs, "save", lambda fig, out_dir, name, formats: kept.append((fig, formats)) or [
+        tmp_path / f"{name}.{fmt}" for fmt in formats])
+    paths = figs.FIGURES[name](tmp_path, formats=formats)
     assert sorted(p.name for p in paths) == sorted(f"{name}.{fmt}" for fmt in formats)
-    assert all(p.stat().st_size > 5000 for p in paths)
+    ((fig, asked),) = kept
+    try:
+        assert asked == formats and fig.texts and all(ax.tables or ax.has_data() for ax in fig.axes)
+    finally:
+        pyplot().close(fig)
 
 
 class _Drawn(Exception):

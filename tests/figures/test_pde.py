@@ -2,16 +2,17 @@
 
 Every check is measured once at small settings (a module-scoped fixture); the figures are drawn from
 those results, the check figures from results read back from JSON (the typed quantities a figure
-reads survive the round trip); the paper figures are rendered at a low resolution, the --plot
-figure at the house 300 dpi.
+reads survive the round trip); the paper figures are laid out, not written (the slow tier writes them), the
+--plot figure is written at the house 300 dpi.
 """
 
 import pytest
 
 from figures import check_drawer, pde, registry
-from figures._plotting import output_options, pyplot
-from verify.core.claims import load_check
+from figures._plotting import pyplot
 from verify.core.result import CheckResult
+
+from .conftest import small_results
 
 PAPER = ("pde-16", "pde-2", "pde-3", "pde-4")
 
@@ -31,12 +32,7 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def results():
-    out = {}
-    for name, kwargs in SMALL.items():
-        check = load_check(name).CHECK
-        p = check.params(**kwargs)
-        out[name] = check.assess(check.measure(p), p)
-    return out
+    return small_results(SMALL)
 
 
 def test_registered():
@@ -78,7 +74,10 @@ def test_plot_option_saves_the_check_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_from_small_runs(results, name, tmp_path, monkeypatch):
-    seen = []
+    """Each paper figure drawn from the small results and laid out with its caption, handed to ``save`` (not
+    written: saving draws a figure twice more; ``save`` is test_plotting's, the --plot test above writes a file
+    and the slow tier writes every paper figure)."""
+    seen, kept = [], []
 
     def small(check, seed=0, **kwargs):
         seen.append((check, seed))
@@ -86,11 +85,20 @@ def test_paper_figures_from_small_runs(results, name, tmp_path, monkeypatch):
             assert kwargs == {"rates": pde.FIG16_RATES}
         return results[check]
 
+    def keep(fig, out_dir, name, formats=("png",)):
+        kept.append(fig)
+        return [tmp_path / f"{name}.{fmt}" for fmt in formats]
+
     monkeypatch.setattr(pde, "_run", small)
+    monkeypatch.setattr(pde, "save", keep)
     takes_seed = name != "pde-2"  # pde-2 draws a delta row and a pulse: nothing random
-    with output_options(dpi=30):  # the drawing dominates; 300 dpi in the slow tier
-        paths = pde.FIGURES[name](tmp_path, **({"seed": 4} if takes_seed else {}))
-    assert [p.name for p in paths] == [f"{name}.png"] and paths[0].stat().st_size > 5_000
+    paths = pde.FIGURES[name](tmp_path, **({"seed": 4} if takes_seed else {}))
+    assert [p.name for p in paths] == [f"{name}.png"]
+    (fig,) = kept
+    try:
+        assert fig.texts and all(ax.has_data() for ax in fig.axes if ax.get_label() != "<colorbar>")
+    finally:
+        pyplot().close(fig)
     assert seen and all(seed == (4 if takes_seed else 0) for _, seed in seen)
 
 

@@ -5,13 +5,14 @@ The figures draw from small measurements computed once for the module (``sa._run
 the figures at the checks' defaults are the slow tier's.
 """
 
-from pathlib import Path
 
 import pytest
 
 from figures import check_drawer, registry, sa, save_check_figure
 from verify.core.claims import load_check
 from verify.core.result import CheckResult
+
+from .conftest import drawing_from, small_results
 
 PAPER = ("sa-1", "sa-2", "sa-3", "sa-4")
 SMALL = {
@@ -28,35 +29,13 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def results():
-    out = {}
-    for name, kwargs in SMALL.items():
-        check = load_check(name).CHECK
-        p = check.params(**kwargs)
-        out[name] = check.assess(check.measure(p), p)
-    return out
+    return small_results(SMALL)
 
 
 @pytest.fixture
 def small_runs(results, monkeypatch):
-    """``sa._run`` returns the small results (recording the seeds asked for); ``sa.save`` keeps the figures."""
-    seeds, figs, captions = [], {}, []
-
-    def run(check, seed=0):
-        seeds.append((check, seed))
-        return results[check]
-
-    def keep(fig, out_dir, name, formats=("png",)):
-        figs[name] = fig
-        return [Path(out_dir) / f"{name}.{fmt}" for fmt in formats]
-
-    monkeypatch.setattr(sa, "_run", run)
-    monkeypatch.setattr(sa, "save", keep)
-    monkeypatch.setattr(sa, "caption", lambda fig, text, **kw: captions.append(text))
-    yield seeds, figs, captions
-    from figures._plotting import pyplot
-
-    for fig in figs.values():
-        pyplot().close(fig)
+    """Figures drawn from the small results, kept without files or caption layout (:func:`drawing_from`)."""
+    yield from drawing_from(sa, results, monkeypatch)
 
 
 def test_registered():

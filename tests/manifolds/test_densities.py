@@ -63,13 +63,17 @@ class TestNormalisation:
     @pytest.mark.parametrize("kappa", [0.0, 1e-8, 0.5, 5.0, 50.0])
     def test_vmf_s2_surface_integral(self, kappa):
         vmf = VonMisesFisher(unit([1.0, -2.0, 0.5]), kappa)
-
-        def integrand(phi, theta):  # spherical coordinates, area element sin(theta)
-            x = np.array([[np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)]])
-            return vmf.pdf(x)[0] * np.sin(theta)
-
-        total = integrate.dblquad(integrand, 0, np.pi, 0, 2 * np.pi, epsabs=1e-10, epsrel=1e-10)[0]
-        assert total == pytest.approx(1.0, abs=1e-8)  # dblquad tolerance 1e-10 per level
+        # spherical coordinates, area element sin(theta): Gauss-Legendre (80 nodes) in theta x trapezoid (160,
+        # spectrally accurate for the periodic phi) in one vectorised call. Measured |total - 1| <= 1.5e-14 for
+        # every kappa here, the same at 120 x 240 nodes (40 x 80 leaves 1.5e-10 at kappa = 50); adaptive dblquad
+        # at 1e-10 agreed
+        z, wz = np.polynomial.legendre.leggauss(80)
+        theta, phi = np.pi * (z + 1) / 2, 2 * np.pi * np.arange(160) / 160
+        t, p = np.meshgrid(theta, phi, indexing="ij")
+        x = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
+        weights = (np.pi / 2 * wz * np.sin(theta))[:, None] * np.full(160, 2 * np.pi / 160)
+        total = float(np.sum(vmf.pdf(x).reshape(t.shape) * weights))
+        assert total == pytest.approx(1.0, abs=1e-12)
 
     @pytest.mark.parametrize("D,kappa", [(4, 2.0), (6, 10.0), (4, 1e-7)])
     def test_vmf_high_dim_zonal(self, D, kappa):
@@ -262,8 +266,14 @@ def vm_cdf0(theta, mu, kappa):
 
 
 def cosine_cdf_quad(a, mu):
+    # int_0^t (1 + a cos(s - mu)) / (2 pi) ds by 16-node Gauss-Legendre on [0, t] for every t at once: exact to
+    # rounding for this degree-1 trigonometric polynomial on t <= 2 pi (measured within 6e-16 of adaptive quad)
+    x, g = np.polynomial.legendre.leggauss(16)
+
     def cdf(ts):
-        return np.array([integrate.quad(lambda s: (1 + a * np.cos(s - mu)) / (2 * np.pi), 0, t)[0] for t in ts])
+        ts = np.asarray(ts, dtype=float)[..., None]
+        s = ts * (x + 1) / 2
+        return ts[..., 0] / 2 * (((1 + a * np.cos(s - mu)) / (2 * np.pi)) @ g)
     return cdf
 
 
@@ -301,9 +311,18 @@ class TestSampling:
         kappa = 2.0
 
         def w_cdf_for(k):
-            norm = integrate.quad(lambda t: np.exp(k * t) * np.sqrt(1 - t * t), -1, 1)[0]
-            return lambda ws: np.array(
-                [integrate.quad(lambda t: np.exp(k * t) * np.sqrt(1 - t * t), -1, w)[0] / norm for w in ws])
+            # P(w <= c) = int_{-1}^c e^{k t} sqrt(1 - t^2) dt / norm; with t = cos(th) the integrand
+            # e^{k cos th} sin^2 th is entire, so 48 Gauss-Legendre nodes on [arccos c, pi] are exact to
+            # rounding (measured within 3e-12 of adaptive quad at every sample, p-values equal to 10 digits)
+            x, g = np.polynomial.legendre.leggauss(48)
+
+            def upper(a):  # int_a^pi e^{k cos th} sin^2 th d th for an array of lower limits a
+                a = np.asarray(a, dtype=float)[..., None]
+                th = a + (np.pi - a) * (x + 1) / 2
+                return (np.pi - a[..., 0]) / 2 * ((np.exp(k * np.cos(th)) * np.sin(th) ** 2) @ g)
+
+            norm = upper(0.0)
+            return lambda ws: upper(np.arccos(np.clip(ws, -1.0, 1.0))) / norm
 
         w = VonMisesFisher(mu, kappa).sample(3000, rng=24) @ mu
         assert stats.kstest(w, w_cdf_for(kappa)).pvalue > LEVEL  # measured p = 0.40

@@ -89,24 +89,36 @@ def test_linear_operator_gpu():  # pragma: no cover - needs a GPU
     np.testing.assert_allclose(np.sort(backend.to_numpy(w)), [5.0, 6.0], rtol=1e-8)
 
 
-@pytest.mark.parametrize(
-    "statement, absent",
-    [
-        ("import spectral.backend", "spectral.validation"),  # the floor (and the lazy package) load nothing else
-        ("import manifolds", "spectral.eigen"),  # exact truth does not load the solvers
-    ],
-)
-def test_imports_stay_light(statement, absent):
+#: (statement, a module it must not load), run in this order in one fresh interpreter; the first loads nothing the
+#: second must not load, so one interpreter shows what two would
+LIGHT_IMPORTS = [
+    ("import spectral.backend", "spectral.validation"),  # the floor (and the lazy package) load nothing else
+    ("import manifolds", "spectral.eigen"),  # exact truth does not load the solvers
+]
+
+
+@pytest.fixture(scope="module")
+def spectral_loaded_after():
+    """statement -> the ``spectral`` modules in ``sys.modules`` after it (the statements of LIGHT_IMPORTS in turn)."""
     import ast
     import subprocess
     import sys
 
-    code = f"{statement}; import sys; print(sorted(m for m in sys.modules if m.startswith('spectral')))"
+    code = "import sys\n" + "".join(
+        f"{statement}\nprint(sorted(m for m in sys.modules if m.startswith('spectral')))\n"
+        for statement, _ in LIGHT_IMPORTS)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    loaded = ast.literal_eval(out)
+    return {statement: ast.literal_eval(line) for (statement, _), line in zip(LIGHT_IMPORTS, out.splitlines())}
+
+
+@pytest.mark.parametrize("statement, absent", LIGHT_IMPORTS)
+def test_imports_stay_light(statement, absent, spectral_loaded_after):
+    loaded = spectral_loaded_after[statement]
     assert absent not in loaded, loaded
     if statement == "import spectral.backend":
         assert loaded == ["spectral", "spectral.backend"]
+    else:
+        assert "spectral.distance" in loaded  # manifolds was imported (its points use the floor's distances)
 
 
 def test_cupy_namespace_names():

@@ -187,14 +187,20 @@ class TestAttention1D:
         np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
 
 
+_CHUNK_SIZES = [(100, 5, 1), (37, 3, 1), (96, 4, 2), (90, 7, 3)]
+_CHUNK_MODES = [("per-level", False, False), ("joint", True, False), ("joint", False, True), ("per-level", True, True)]
+#: every size x chunk x mode; the default tier runs 16 of the 48, in which every pair of a size, a chunk length and
+#: a mode occurs (chunk index (size + mode) mod 3); the other 32 run in the slow tier
+_CHUNK_CASES = [pytest.param(*size, per_chunk, *mode, marks=() if c == (a + b) % 3 else pytest.mark.slow)
+                for a, size in enumerate(_CHUNK_SIZES) for c, per_chunk in enumerate((1, 2, 4))
+                for b, mode in enumerate(_CHUNK_MODES)]
+
+
 class TestChunks:
     """:func:`fma_attention` works through chunks of ``r 2^a`` queries; with chunks of ``r``, ``2r`` and ``4r``
     every level's blocks either tile a chunk or hold it whole, and the output still equals eq. (4)."""
 
-    @pytest.mark.parametrize("n,r,p", [(100, 5, 1), (37, 3, 1), (96, 4, 2), (90, 7, 3)])
-    @pytest.mark.parametrize("per_chunk", [1, 2, 4])
-    @pytest.mark.parametrize("normalisation,causal,downsample", [("per-level", False, False), ("joint", True, False),
-                                                                 ("joint", False, True), ("per-level", True, True)])
+    @pytest.mark.parametrize("n,r,p,per_chunk,normalisation,causal,downsample", _CHUNK_CASES)
     def test_small_chunks_equal_eq4(self, monkeypatch, n, r, p, per_chunk, normalisation, causal, downsample):
         import spectral.fma as mod
 
@@ -238,8 +244,12 @@ class TestChunks:
 
 
 class TestAttention2D:
-    @pytest.mark.parametrize("w,r,p", [(14, 4, 1), (13, 3, 3), (16, 2, 2)])
-    @pytest.mark.parametrize("normalisation", ["per-level", "joint"])
+    #: every size with both normalisations; the default tier runs each size once and each normalisation (the
+    #: deepest hierarchy, w = 16 with r = 2, jointly normalised), the other three in the slow tier
+    @pytest.mark.parametrize("w,r,p,normalisation", [
+        (14, 4, 1, "per-level"), (13, 3, 3, "joint"), (16, 2, 2, "joint"),
+        pytest.param(14, 4, 1, "joint", marks=pytest.mark.slow), pytest.param(13, 3, 3, "per-level", marks=pytest.mark.slow),
+        pytest.param(16, 2, 2, "per-level", marks=pytest.mark.slow)])
     def test_equals_eq6_with_random_weights(self, w, r, p, normalisation):
         rng = np.random.default_rng(w * r + p)
         h = hierarchy_2d(w, r)

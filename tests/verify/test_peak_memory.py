@@ -138,8 +138,52 @@ COMMANDS = [
 ]
 
 
+#: one fresh interpreter under the limit runs every command of COMMANDS as ``python -m`` does (runpy, its
+#: ``__main__`` block, ``sys.argv``) and reports each exit code and what it wrote on stderr; an exception that
+#: escapes a command is reported with its traceback (the test then fails on it); what a command prints on
+#: stdout is dropped
+_RUN_COMMANDS = """
+import contextlib, io, json, runpy, sys, traceback
+out = []
+for argv in json.loads(sys.argv[1]):
+    err, table = io.StringIO(), io.StringIO()
+    sys.argv = ["python -m verify." + argv[0], *argv[1:]]
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(table):
+            runpy.run_module("verify." + argv[0], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        code, err = None, io.StringIO(traceback.format_exc())
+    out.append({"argv": argv, "code": code, "stderr": err.getvalue()})
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def refusals_under_a_limit():
+    """argv[0] -> (exit code, stderr) of each command of COMMANDS, all run in one interpreter under 2 GiB."""
+    import json
+
+    proc = subprocess.run([sys.executable, "-c", _RUN_COMMANDS, json.dumps(COMMANDS)], capture_output=True,
+                          text=True, timeout=300, preexec_fn=_limited(2048))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {row["argv"][0]: (row["code"], row["stderr"]) for row in json.loads(proc.stdout)}
+
+
 @pytest.mark.parametrize("argv", COMMANDS, ids=[c[0] for c in COMMANDS])
-def test_clean_refusal_under_an_address_space_limit(argv):
+def test_clean_refusal_under_an_address_space_limit(argv, refusals_under_a_limit):
+    code, stderr = refusals_under_a_limit[argv[0]]
+    assert code == 2, stderr[-2000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr[-2000:]
+    assert lines[0].startswith(f"python -m verify.{argv[0]}: memory: ") and "needs an estimated" in lines[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_clean_refusal_under_an_address_space_limit_in_its_own_interpreter(argv):
     proc = subprocess.run([sys.executable, "-m", f"verify.{argv[0]}", *argv[1:]], capture_output=True, text=True,
                           timeout=120, preexec_fn=_limited(2048))
     assert proc.returncode == 2, proc.stderr[-2000:]

@@ -1,4 +1,10 @@
-"""verify.sweep: grid expansion, independent child seeds, typed records in the output, serial/Dask parity."""
+"""verify.sweep: grid expansion, independent child seeds, typed records in the output, serial/Dask parity.
+
+Default tier: Dask's local "synchronous" and "threads" schedulers, and a real dask.distributed scheduler
+reached by its tcp address with one in-process worker (the Client, futures and run-log path), all on a
+toy check; the command line on pde_modes (deterministic, 0.02 s a run). Slow tier: a LocalCluster of two
+worker processes running real checks (metric_attention, appendix_c) pickled to other interpreters.
+"""
 
 import dataclasses
 import functools
@@ -203,8 +209,44 @@ def test_local_dask_schedulers_log_each_run(tmp_path):
     assert sw.sweep(run, {"alpha": [1.0, 1.6]}, repeats=2, jsonl=log).results == res.results and run.calls == 0
 
 
+def _like_serial(parallel, serial, log, deterministic):
+    """What a sweep on a scheduler address must show: two repeats of a PASS and a FAIL point with the serial
+    sweep's seeds and records, each run in the run log (written here as the workers finished), and at two
+    deterministic points (three repeats) two runs each and one repeat skipped."""
+    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
+    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
+    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
+    assert len(log.read_text().splitlines()) == 1 + 4
+    assert [p.verdict for p in deterministic.points] == ["PASS", "FAIL"]
+    assert all(p.deterministic and p.skipped == 1 for p in deterministic.points) and deterministic.runs == 4
+
+
+def test_a_scheduler_address_gives_the_serial_results(tmp_path):
+    """A real dask.distributed scheduler reached by its tcp address: one in-process worker with two threads.
+
+    The default tier's test of the address path (Client, futures, as_completed, the run log written as runs
+    finish, the repeats skipped at deterministic points); worker processes are the slow tier's
+    (:func:`test_a_local_cluster_of_two_worker_processes_gives_the_serial_results`).
+    """
+    distributed = pytest.importorskip("dask.distributed")
+
+    grid = {"alpha": [1.0, 1.6]}  # toy draws a random number: every repeat differs
+    serial = sw.sweep(toy_run, grid, repeats=2, seed=5)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        log = tmp_path / "runs.jsonl"
+        parallel = sw.sweep(toy_run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
+        quiet = sw.sweep(toy_run, {"noise": [False], "alpha": [1.0, 1.6]}, repeats=3, scheduler=address)
+    _like_serial(parallel, serial, log, quiet)
+
+
+@pytest.mark.slow
 def test_a_local_cluster_of_two_worker_processes_gives_the_serial_results(tmp_path):
-    """A real dask.distributed cluster: two worker processes on loopback, reached by its address."""
+    """A real dask.distributed cluster: two worker processes on loopback, reached by its address (real checks
+    pickled to other interpreters; the default tier's cheaper test is
+    :func:`test_a_scheduler_address_gives_the_serial_results`)."""
     distributed = pytest.importorskip("dask.distributed")
     from verify import appendix_c, metric_attention
 
@@ -217,12 +259,7 @@ def test_a_local_cluster_of_two_worker_processes_gives_the_serial_results(tmp_pa
         log = tmp_path / "runs.jsonl"
         parallel = sw.sweep(metric_attention.run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
         quadrature = sw.sweep(appendix_c.run, {"claim": ["corrected", "printed"]}, repeats=3, scheduler=address)
-    assert [p.verdict for p in parallel.points] == ["PASS", "PASS", "FAIL", "FAIL"]
-    assert [p.params for p in parallel.points] == [p.params for p in serial.points]
-    assert [p.result.records for p in parallel.points] == [p.result.records for p in serial.points]
-    assert len(log.read_text().splitlines()) == 1 + 4  # written here as the workers finished
-    assert [p.verdict for p in quadrature.points] == ["PASS", "FAIL"]
-    assert all(p.deterministic and p.skipped == 1 for p in quadrature.points) and quadrature.runs == 4
+    _like_serial(parallel, serial, log, quadrature)
 
 
 def test_parse_grid_reads_values_like_the_checks_cli():
@@ -241,26 +278,26 @@ def test_parse_grid_reads_values_like_the_checks_cli():
 
 def test_cli_resumes_from_its_run_log(capsys, tmp_path):
     log = tmp_path / "runs.jsonl"
-    argv = ["appendix_c", "--grid", "claim=corrected,printed", "--repeats", "3", "--jsonl", str(log)]
+    argv = ["pde_modes", "--grid", "claim=corrected,printed", "--repeats", "3", "--jsonl", str(log)]
     assert sw.main(argv) == 1
     out = capsys.readouterr().out
-    assert out.startswith("note: appendix_c is deterministic at every swept setting")
+    assert out.startswith("note: pde_modes is deterministic at every swept setting")
     assert out.strip().endswith("1 passed, 1 failed (4 runs; 2 identical repeats skipped)")
     assert sw.main(argv + ["--quiet"]) == 1
-    assert capsys.readouterr().out == ("appendix_c: 1 passed, 1 failed (4 runs; 4 read back from the run log; "
+    assert capsys.readouterr().out == ("pde_modes: 1 passed, 1 failed (4 runs; 4 read back from the run log; "
                                        "2 identical repeats skipped)\n")
 
 
 def test_cli(capsys, tmp_path):
     path = tmp_path / "sweep.json"
-    assert sw.main(["appendix_c", "--grid", "claim=corrected,printed", "--json", str(path)]) == 1
+    assert sw.main(["pde_modes", "--grid", "claim=corrected,printed", "--json", str(path)]) == 1
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("PASS   claim=corrected, seed=")
-    assert "printed Proposition 1" in out and out.strip().endswith("1 passed, 1 failed (2 runs)")
+    assert "Prop. D.4(1) as printed" in out and out.strip().endswith("1 passed, 1 failed (2 runs)")
     data = json.loads(path.read_text())
-    assert data["check"] == "appendix_c" and [p["verdict"] for p in data["points"]] == ["PASS", "FAIL"]
+    assert data["check"] == "pde_modes" and [p["verdict"] for p in data["points"]] == ["PASS", "FAIL"]
     assert data["versions"]["command"]  # the command line as typed (here pytest's: in-process call)
-    assert sw.main(["appendix_c", "--grid", "c=3", "--quiet"]) == 0
+    assert sw.main(["pde_modes", "--grid", "size=64", "--quiet"]) == 0
     assert capsys.readouterr().out.count("\n") == 1
 
 

@@ -33,13 +33,14 @@ def test_ids_and_names_resolve_to_checks_once():
 
 
 def test_passing_claims_return_their_results():
-    (res,) = assert_claims("DRIFT-13", c=3.0)
-    assert res.check == "appendix_c" and res.passed and res.parameters["c"] == 3.0
+    (res,) = assert_claims("PDE-3", size=64)  # pde_modes: 0.02 s a run
+    assert res.check == "pde_modes" and res.passed and res.parameters["size"] == 64
 
 
 def test_a_failing_claim_raises_with_what_failed():
-    with pytest.raises(AssertionError, match=r"1 of 1 checks failed:\nFAIL appendix_c \[paper: false as printed\]"):
-        assert_claims("appendix_c", claim="printed")
+    with pytest.raises(AssertionError, match=r"1 of 1 checks failed:\nFAIL pde_modes \[paper: PDE-3 holds under "
+                                             r"stated assumptions; PDE-4 false as printed\]: Prop. D.4\(1\) as printed"):
+        assert_claims("pde_modes", claim="printed")
 
 
 def test_a_keyword_no_check_takes_is_refused():
@@ -57,15 +58,15 @@ def _run_pytest(folder, *args):
 def test_pytest_option_and_fixture(tmp_path):
     (tmp_path / "test_user.py").write_text(
         "def test_fixture(verify_claims):\n"
-        "    assert verify_claims('DRIFT-13')[0].check == 'appendix_c'\n"
+        "    assert verify_claims('PDE-3')[0].check == 'pde_modes'\n"
         "\n"
         "def test_printed_fails(verify_claims):\n"
         "    import pytest\n"
         "    with pytest.raises(AssertionError):\n"
-        "        verify_claims('appendix_c', claim='printed')\n")
-    out = _run_pytest(tmp_path, "--verify-claims", "DRIFT-13", "-rA")
+        "        verify_claims('pde_modes', claim='printed')\n")
+    out = _run_pytest(tmp_path, "--verify-claims", "PDE-3", "-rA")  # pde_modes: 0.02 s a run
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "3 passed" in out.stdout and "verify[appendix_c]" in out.stdout
+    assert "3 passed" in out.stdout and "verify[pde_modes]" in out.stdout
 
 
 def test_pytest_option_with_an_unknown_id_is_a_usage_error():
