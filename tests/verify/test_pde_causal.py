@@ -1,7 +1,8 @@
 """verify.pde_causal (PDE-15, PDE-17): the causal leak, re-masking, arithmetic, the causal stencil.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at size 64; held to the printed claims, to a step that never leaks, to flipped arithmetic
+statements and altered quantities, to NaNs in the evolution and the causal stencil, and to the same numbers
+in array_api_strict.
 """
 
 import dataclasses
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 from verify import pde_causal as check
-from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, assert_same_records,
-                            changed_fields, measured, measurement_fixture, negative_controls, refusals)
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, changed_fields,
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"size": 64, "steps": (1, 3), "vocab": 16, "stencil_steps": 50}
@@ -71,6 +72,7 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     ({"nyquist_growth_relative_error": 1e-3}, "nyquist_growth_relative_error"),
     ({"random_growth": {0.01: 1.0, 0.1: 1.0}}, "random_growth_over_bound"),
     ({"centred_growth": 1.5}, "centred_growth_ratio"),
+    ({"oracle_perplexity_leaky": float("nan")}, "oracle_perplexity_with_leak"),  # a NaN never passes
 ])
 
 
@@ -80,11 +82,6 @@ def test_arithmetic_fails_when_a_statement_flips(small, field, name):
     p, q = small
     flipped = (False,) + getattr(q.arithmetic, field)[1:]
     assert_fails(CHECK, q, p, name, **changed_fields(q, {("arithmetic", field): flipped}))
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    assert_nan_fails(CHECK, q, p, "oracle_perplexity_leaky", "oracle_perplexity_with_leak")
 
 
 def test_json_round_trip(small):

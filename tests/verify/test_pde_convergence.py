@@ -1,7 +1,7 @@
 """verify.pde_convergence (PDE-13): PL bounds for GD with the right minimiser; the SGD noise floor.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once with 2000 SGD steps and 8 chains; held to the printed claims, to a floor predicted without
+minibatch noise, to altered ratios and floors, and to NaNs in gradient descent's sums.
 """
 
 import dataclasses
@@ -52,13 +52,9 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     ({"gd_eq15_projected_max_ratio": 1.01}, "gd_eq15_projected_max_ratio"),
     ({"gd_eq15_min_norm_max_ratio": 0.9}, "gd_eq15_min_norm_max_ratio"),
     ({"sgd_floor_measured": 6.0}, "sgd_noise_floor"),
+    ({"gd_eq16_max_ratio": float("nan"), "sgd_floor_measured": float("nan")},  # a NaN never passes
+     {"gd_eq16_max_ratio", "sgd_noise_floor"}),
 ])
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    assert_fails(CHECK, q, p, {"gd_eq16_max_ratio", "sgd_noise_floor"}, gd_eq16_max_ratio=float("nan"),
-                 sgd_floor_measured=float("nan"))
 
 
 def test_json_round_trip(small):

@@ -1,7 +1,8 @@
 """verify.pde_cost (PDE-16, PDE-18): cost laws of dense/banded/factored refinement; output diffusion.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at sizes 64, 128 and 256; held to the printed claim (PDE-16 fails, PDE-18 holds, as the
+ledger says), to diffusion along the wrong axis, to altered counts and errors, and to NaNs from
+evolve_attention.
 """
 
 import dataclasses
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 from verify import pde_cost as check
-from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_printed_agrees, assert_round_trip,
-                            measured, measurement_fixture, negative_controls, refusals)
+from verify.testing import (assert_fails, assert_passes, assert_printed_agrees, assert_round_trip, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"sizes": (64, 128, 256)}  # > 2 (band/2 + steps) + g + steps = 52
@@ -60,12 +61,8 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     ({"dense_flops": {64: 5 * 4 * 64 * 64, 128: 5 * 4 * 128}}, "dense_flops_mismatches"),
     ({"query_axis_output_identity": 1e-8}, "query_axis_output_identity"),
     ({"key_axis_output_difference": 1e-3}, "key_axis_output_difference"),
+    ({"factored_vs_dense_relative": float("nan")}, "factored_vs_dense_relative"),  # a NaN never passes
 ])
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    assert_nan_fails(CHECK, q, p, "factored_vs_dense_relative", "factored_vs_dense_relative")
 
 
 def test_json_round_trip(small):
