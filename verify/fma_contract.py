@@ -53,7 +53,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
-from verify.core.implementation import Implementation, is_reference, load
+from verify.core.implementation import Implementation, hold_to_contract, is_reference, load
 from verify.core.params import Flag, Int, Real, Text
 from verify.core.progress import progress
 from verify.core.reduce import least as _least, worst as _worst
@@ -320,12 +320,9 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     eps = float(np.finfo(np.dtype(q.output_dtype)).eps)
     tol = p.n * eps
     label = q.label
-    third = is_reference(p.implementation)
-    if third:
-        rec.contract_of(p.implementation)
-    rec.equal("non_finite_outputs", q.non_finite_outputs, 0,
-              why="an attention output is a convex combination of finite values: NaN or inf never passes",
-              label=f"{label}: {q.non_finite_outputs} of {q.output_entries} output entries are NaN or inf")
+    third = hold_to_contract(rec, p.implementation, q, label,
+                             why="an attention output is a convex combination of finite values: NaN or inf never "
+                                 "passes")
     rec.at_most("max_row_deviation_from_1_with_v_ones", q.max_row_deviation_from_1_with_v_ones, tol,
                 why=f"softmax contract: rounding of a normalised sum of <= n positive terms is <= n eps = {tol:.2g} "
                     f"({q.output_dtype}; the joint FMA measured <= 4e-16)",

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
-from verify.core.result import CheckResult, format_value, jsonable
+from verify.core.result import CheckResult, format_value, jsonable, write_json
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
 
@@ -224,11 +224,7 @@ class SweepResult:
 
     def to_json(self, path=None, *, indent: int | None = 2) -> str:
         """JSON text of :meth:`to_dict`; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        return text
+        return write_json(self.to_dict(), path, indent=indent)
 
     def lines(self) -> list[str]:
         """One line per row: the verdict, the parameters and, on a FAIL or ERROR, why.

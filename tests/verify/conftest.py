@@ -42,6 +42,29 @@ def strict_xp():
 
 
 @pytest.fixture
+def evolve_on_device(strict_xp, monkeypatch):
+    """``(xp, seen)``: ``strict_xp`` refusing the creation keywords bare CuPy lacks, and the namespaces of the
+    matrices given to ``spectral.evolve_attention`` from now on (``"array_api_strict"``, ``"numpy"``, ...).
+
+    No GPU here: array_api_strict stands in for CuPy (the gpu-marked parity on a device is
+    tests/verify/test_gpu_parity.py). A check's tests measure with ``CHECK.measure(p, xp=xp)`` and assert that
+    every evolution ran on arrays of the namespace given.
+    """
+    import spectral
+    from tests.conftest import cupy_strict
+
+    cupy_strict(monkeypatch, strict_xp._xp)
+    seen, true_evolve = [], spectral.evolve_attention
+
+    def recording(a0, **kwargs):
+        seen.append(type(a0).__module__.split(".")[0])
+        return true_evolve(a0, **kwargs)
+
+    monkeypatch.setattr(spectral, "evolve_attention", recording)
+    return strict_xp, seen
+
+
+@pytest.fixture
 def available_memory(monkeypatch):
     """``available_memory(nbytes)``: the host memory available now is ``nbytes``, whatever the machine.
 

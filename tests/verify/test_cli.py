@@ -1,14 +1,14 @@
 """The generated command line: option types, choices, help from the docstring, exit codes."""
 
+import dataclasses
 import json
 
 import pytest
 
-import dataclasses
-
-from spectral.validation import ConvergenceError, InputError
+from spectral.validation import ConvergenceError, InputError, check_real
 from verify.core.check import Check
 from verify.core.cli import build_check_parser
+from verify.core.implementation import ImplementationError
 from verify.core.params import Flag, Int, Ints, Real, Reals, Text
 
 TOY = Check("toy", claims=("FNA-10",), printed="the toy's printed statement")
@@ -22,7 +22,7 @@ class ToyParams:
     scales: tuple = Reals((1.0, 2.0), "Scales", low=0, low_open=True)
     full: bool = Flag(False, "Heavier run")
     scale: float = Real(None, "Kernel scale", low=0, low_open=True, auto="0.5")
-    fail_with: str = Text("", "Raise this kind of error (test hook)")
+    fail_with: str = Text("", "Raise this kind of error, or measure a NaN (test hook)")
 
     def resolve(self):
         return dataclasses.replace(self, scale=0.5 if self.scale is None else self.scale)
@@ -39,7 +39,10 @@ def toy_measure(p: ToyParams, ctx) -> ToyQuantities:
         raise ConvergenceError("ARPACK did not converge in 10 iterations; raise maxiter")
     if p.fail_with == "bug":
         raise KeyError("a bug")
-    return ToyQuantities(p.alpha)
+    if p.fail_with == "user":
+        raise ImplementationError("implementation 'mymod:f' raised ValueError: no")
+    # a toolkit routine refusing a value the measurement produced (with "nan", a NaN)
+    return ToyQuantities(check_real("alpha", float("nan") if p.fail_with == "nan" else p.alpha))
 
 
 @TOY.assertions
@@ -117,3 +120,15 @@ def test_run_refuses_bools_and_non_numbers():
         toy_run(full=1)
     with pytest.raises(TypeError):
         toy_run(unknown=1)
+
+
+def test_a_measurement_a_toolkit_routine_stops_fails_and_says_why(capsys):
+    res = toy_run(fail_with="nan")
+    assert not res.passed and [r.name for r in res.records] == ["measurement_completed"]
+    assert "the measurement stopped: alpha must be a finite real number" in res.final_line()
+    assert TOY.main(["--fail-with", "nan", "--quiet"]) == 1  # a failed check, not bad input
+    assert toy_run().passed
+    with pytest.raises(ImplementationError, match="mymod:f"):  # the user's code failing stays exit 2
+        toy_run(fail_with="user")
+    assert TOY.main(["--fail-with", "user", "--quiet"]) == 2
+    assert "mymod:f" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """verify.levy (FNA-1..5): Levy-stable ground truth passes, and fails on each stated wrong claim.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at small settings (alpha 1.2 and 2, 1e5 samples); held to the printed FNA-3 and FNA-5
+statements, to a wrong constant and a wrong stable index, to altered quantities, and to NaNs from the
+quadrature, the constant and the sampler.
 """
 
 import dataclasses
@@ -9,19 +10,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import levy
 from verify.core.check import Context
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measurement_fixture, negative_controls,
+                            refusals)
 
 CHECK = levy.CHECK
 SMALL = dict(alphas=(1.2, 2.0), n_samples=100_000, n_ks=100, high_alphas=(3.0,))
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def _only(result, *prefixes):
@@ -31,8 +27,7 @@ def _only(result, *prefixes):
 
 def test_small_setting_passes(small):
     p, q = small
-    r = CHECK.assess(q, p)
-    assert r.passed, r.failures
+    r = assert_passes(CHECK, q, p)
     assert r.measured["c_dalpha_rel_err_origin"] < 1e-12
     assert r.measured["poisson_printed_mass_growth_1e4_to_1e8"] > 1.5
     assert r.measured["kernel_min_a3"] < -1e-3
@@ -47,22 +42,20 @@ def test_wrong_constant_fails(small):
     # c_{d,alpha} off by 1e-6 relative is already caught (quadrature agrees to 1e-15)
     p, q = small
     worst0, worst1 = levy._constant(p.const_alphas, 1 + 1e-6)
-    r = CHECK.assess(dataclasses.replace(q, c_dalpha_rel_err_origin=worst0, c_1alpha_rel_err_x=worst1), p)
+    r = assert_fails(CHECK, q, p, {"c_dalpha_rel_err_origin", "c_1alpha_rel_err_x"}, c_dalpha_rel_err_origin=worst0,
+                     c_1alpha_rel_err_x=worst1)
     _only(r, "FNA-1")
-    assert r.record("c_dalpha_rel_err_origin").passed is False and r.record("c_1alpha_rel_err_x").passed is False
 
 
 def test_printed_claim_fails_on_each_printed_statement(small):
     p, q = small
-    r = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
+    # FNA-3: the printed kernel is not a density (mass 8.5 on |x| <= 1e8 and growing); FNA-5: every alpha > 2
+    # kernel changes sign and moves mass outside the support
+    r = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {
+        "poisson_printed_mass_R1e8", "poisson_printed_mass_growth_1e4_to_1e8",
+        *(f"kernel_min_a{a:g}" for a in p.high_alphas), *(f"outside_support_a{a:g}" for a in p.high_alphas)})
     _only(r, "FNA-3 as printed", "FNA-5 as printed")
-    # FNA-3: the printed kernel is not a density (mass 8.5 on |x| <= 1e8 and growing)
-    assert r.record("poisson_printed_mass_R1e8").passed is False and r.measured["poisson_printed_mass_R1e8"] > 2
-    assert r.record("poisson_printed_mass_growth_1e4_to_1e8").passed is False
-    # FNA-5: every alpha > 2 kernel changes sign and moves mass outside the support
-    for a in p.high_alphas:
-        assert r.record(f"kernel_min_a{a:g}").passed is False
-        assert r.record(f"outside_support_a{a:g}").passed is False
+    assert r.measured["poisson_printed_mass_R1e8"] > 2
     # the corrected Poisson kernel and the alpha <= 2 controls still hold
     assert r.record("poisson_corrected_mass_err").passed and r.record("outside_support_a2").passed
 
@@ -74,9 +67,7 @@ def test_wrong_stable_index_fails(small):
     p, q = small
     shifted = CHECK.params(alphas=(1.2,), n_samples=200_000, n_ks=100, sampler_alpha_shift=0.4)
     inc = levy._increments(shifted, Context())
-    r = CHECK.assess(dataclasses.replace(q, increments={**q.increments, **inc}), p)
-    assert r.record("ecf_max_err_a1.2").passed is False
-    assert r.record("tail_exponent_a1.2").passed is False
+    assert_fails(CHECK, q, p, {"ecf_max_err_a1.2", "tail_exponent_a1.2"}, increments={**q.increments, **inc})
 
 
 def test_small_alpha_tail_constant_uses_the_second_series_term(small):
@@ -89,44 +80,26 @@ def test_small_alpha_tail_constant_uses_the_second_series_term(small):
     assert rec.passed and rec.measured < 0.98 and abs(rec.measured - rec.expected) < rec.tolerance / 10
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"poisson_corrected_mass_err": 1e-6}, "poisson_corrected_mass_err"),
-    (lambda q: {"poisson_corrected_semigroup_err": 1e-3}, "poisson_corrected_semigroup_err"),
-    (lambda q: {"poisson_printed_mass_growth": 1.0}, "poisson_printed_mass_growth_1e4_to_1e8"),
-    (lambda q: {"kernel_min": {**q.kernel_min, 3.0: 0.0}}, "kernel_min_a3"),
-    (lambda q: {"kernel_min": {**q.kernel_min, 1.5: -1e-6}}, "kernel_min_a1.5"),
-    (lambda q: {"outside_support": {**q.outside_support, 2.0: 1e-6}}, "outside_support_a2"),
-    (lambda q: {"outside_support_rel_err": {**q.outside_support_rel_err, 3.0: 1e-3}}, "outside_support_rel_err_a3"),
-    (lambda q: {"tail_law": {1.2: dataclasses.replace(q.tail_law[1.2], pdf_tail_ratio_x100=0.98)}},
-     "pdf_tail_ratio_x100_a1.2"),
-    (lambda q: {"increments": {**q.increments, 2.0: dataclasses.replace(q.increments[2.0], tail_exponent=2.0)}},
-     "tail_exponent_a2"),
-    (lambda q: {"increments": {**q.increments, 2.0: dataclasses.replace(q.increments[2.0], variance=1.1)}},
-     "variance_a2"),
-    (lambda q: {"increments": {**q.increments, 1.2: dataclasses.replace(q.increments[1.2], ks_pvalue=1e-4)}},
-     "ks_pvalue_a1.2"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"poisson_corrected_mass_err": 1e-6}, "poisson_corrected_mass_err"),
+    ({"poisson_corrected_semigroup_err": 1e-3}, "poisson_corrected_semigroup_err"),
+    ({"poisson_printed_mass_growth": 1.0}, "poisson_printed_mass_growth_1e4_to_1e8"),
+    ({("kernel_min", 3.0): 0.0}, "kernel_min_a3"),
+    ({("kernel_min", 1.5): -1e-6}, "kernel_min_a1.5"),
+    ({("outside_support", 2.0): 1e-6}, "outside_support_a2"),
+    ({("outside_support_rel_err", 3.0): 1e-3}, "outside_support_rel_err_a3"),
+    ({("tail_law", 1.2, "pdf_tail_ratio_x100"): 0.98}, "pdf_tail_ratio_x100_a1.2"),
+    ({("increments", 2.0, "tail_exponent"): 2.0}, "tail_exponent_a2"),
+    ({("increments", 2.0, "variance"): 1.1}, "variance_a2"),
+    ({("increments", 1.2, "ks_pvalue"): 1e-4}, "ks_pvalue_a1.2"),
+    ({"c_dalpha_rel_err_origin": float("nan")}, "c_dalpha_rel_err_origin"),  # a NaN never passes
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert not res.passed and res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, c_dalpha_rel_err_origin=float("nan")), p)
-    assert res.record("c_dalpha_rel_err_origin").passed is False
 
 
 def test_json_round_trip_gives_typed_quantities(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    assert set(back.quantities.increments) == {1.2, 2.0} and set(back.quantities.kernel_min) == set(q.kernel_min)
-    inc = back.quantities.increments[1.2]
-    assert type(inc) is levy.Increments and back.quantities.increments[1.2].variance is None
-    np.testing.assert_array_equal(inc.path, q.increments[1.2].path)
+    back = assert_round_trip(CHECK, q, p).quantities  # Increments again, the path an array
+    assert back.increments[1.2].variance is None
 
 
 def test_memory_refused_before_sampling(available_memory):
@@ -137,15 +110,12 @@ def test_memory_refused_before_sampling(available_memory):
         levy.run(n_samples=10**8)
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(levy.run, [
     ({"alphas": (2.5,)}, "alphas"), ({"n_samples": 10}, "n_samples"), ({"t": -1.0}, "t must"),
     ({"claim": "typo"}, "claim"), ({"n_ks": 50_000, "n_samples": 100_000}, "n_ks"),
     ({"alphas": (1.9,), "sampler_alpha_shift": 0.2}, "sampler_alpha_shift"),
     ({"high_alphas": (2.0,)}, "high_alphas"), ({"const_alphas": (2.0,)}, "const_alphas"),
 ])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        levy.run(**kwargs)
 
 
 @pytest.mark.parametrize("call, failed", [
@@ -156,9 +126,8 @@ def test_a_nan_constant_fails(small, inject_nan, call, failed):
     p, q = small
     poisoned = inject_nan("verify.levy.fractional_constant", call=call)
     worst0, worst1 = levy._constant((0.5, 1.0), 1.0)
-    res = CHECK.assess(dataclasses.replace(q, c_dalpha_rel_err_origin=worst0, c_1alpha_rel_err_x=worst1), p)
     assert poisoned == [call]
-    assert [r.name for r in res.records if r.passed is False] == [failed]
+    res = assert_fails(CHECK, q, p, failed, only=True, c_dalpha_rel_err_origin=worst0, c_1alpha_rel_err_x=worst1)
     assert "nan" in res.failures[0]
 
 
@@ -173,18 +142,17 @@ def test_a_nan_constant_fails(small, inject_nan, call, failed):
 def test_a_nan_quadrature_fails(small, inject_nan, call, failed):
     p, q = small
     poisoned = inject_nan("scipy.integrate.quad", call=call, at=0)  # (value, error estimate): the value
-    res = CHECK.assess(dataclasses.replace(q, **levy._poisson()), p)
+    poisson = levy._poisson()
     assert poisoned == [call]
-    assert [r.name for r in res.records if r.passed is False] == [failed]
+    assert_fails(CHECK, q, p, failed, only=True, **poisson)
 
 
 def test_a_nan_printed_mass_fails_the_printed_claim(small, inject_nan):
     p, q = small
     poisoned = inject_nan("scipy.integrate.quad", call=40, at=0)  # d = 2's printed mass to 1e8 (min over d)
-    printed = dataclasses.replace(p, claim="printed")
-    res = CHECK.assess(dataclasses.replace(q, **levy._poisson()), printed)
+    poisson = levy._poisson()
     assert poisoned == [40]
-    assert res.record("poisson_printed_mass_R1e8").passed is False
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "poisson_printed_mass_R1e8", **poisson)
     assert np.isnan(res.measured["poisson_printed_mass_R1e8"])
 
 

@@ -1,7 +1,7 @@
 """verify.metric_scaling (DRIFT-6): At scales by m^2 under g -> g/m^2; a claimed m^1 fails.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to wrong
-exponents, to an unresolved eps and to altered quantities.
+Measured once at n = 1000, eps = 2.5e-4; held to wrong exponents, to an unresolved eps, to altered
+quantities, and to a NaN kernel entry and eigenvalue.
 """
 
 import dataclasses
@@ -9,25 +9,19 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import metric_scaling as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 1000, "eps": 2.5e-4, "modes": 4}
 CHEAP_CLI = ["--n", "500", "--eps", "1e-3", "--modes", "2", "--scales", "1,2", "--quiet"]
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_m_squared_scaling(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     dev = res.record("max_relative_ratio_deviation")
     assert res.measured["ratio_m4_mode1"] == pytest.approx(16.0, rel=dev.tolerance)
     assert sorted(q.generator) == [1.0, 2.0, 4.0] and q.generator[1.0].shape == (4,)
@@ -36,37 +30,28 @@ def test_m_squared_scaling(small):
 @pytest.mark.parametrize("power", [1.0, 3.0])
 def test_wrong_power_fails(small, power):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, power=power))
-    assert [r.name for r in res.records if r.passed is False] == ["max_relative_ratio_deviation"]
+    res = assert_fails(CHECK, q, dataclasses.replace(p, power=power), "max_relative_ratio_deviation", only=True)
     assert "deviate" in res.failures[0] and "predicted eps bias" not in res.failures[0]
 
 
 def test_unresolved_eps_fails_and_says_why():
     # eps = 1e-3, k = 6, m = 4: eps bias 2.7 % measured, 3.5 % predicted (> tol / 2)
-    p = CHECK.params(n=500, eps=1e-3)
-    res = CHECK.assess(CHECK.measure(p), p)
+    p, q = measured(CHECK, n=500, eps=1e-3)
+    res = CHECK.assess(q, p)
     assert not res.passed and "predicted eps bias" in res.failures[0]
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"entrywise_max_difference": 1e-12}, "entrywise_max_difference"),
-    (lambda q: {"entrywise_max_difference": float("nan")}, "entrywise_max_difference"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"entrywise_max_difference": 1e-12}, "entrywise_max_difference"),
+    ({"entrywise_max_difference": float("nan")}, "entrywise_max_difference"),
     (lambda q: {"generator": {**q.generator, 4.0: 1.05 * q.generator[4.0]}}, "max_relative_ratio_deviation"),
-    (lambda q: {"generator": {**q.generator, 4.0: np.full(4, np.nan)}}, "max_relative_ratio_deviation"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert [r.name for r in res.records if r.passed is False] == [name]
+    ({("generator", 4.0): np.full(4, np.nan)}, "max_relative_ratio_deviation"),
+], only=True)
 
 
 def test_json_round_trip(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    assert back.quantities.generator.keys() == q.generator.keys()
-    assert all(np.array_equal(back.quantities.generator[m], q.generator[m]) for m in q.generator)
+    assert_round_trip(CHECK, q, p)  # typed again: the generator's float keys and arrays
 
 
 def test_cli(capsys):
@@ -78,18 +63,15 @@ def test_cli(capsys):
     assert "n too small" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("kwargs, match", [({"scales": (1.0,)}, "scales"), ({"eps": 1.0}, "eps"),
-                                           ({"modes": 0}, "modes"), ({"power": True}, "power")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"scales": (1.0,)}, "scales"), ({"eps": 1.0}, "eps"),
+                                      ({"modes": 0}, "modes"), ({"power": True}, "power")])
 
 
 def test_one_mode_makes_each_record_once(small):
     p, q = small
     one = dataclasses.replace(q, generator={m: v[:1] for m, v in q.generator.items()})
-    res = CHECK.assess(one, dataclasses.replace(p, modes=1))
-    assert res.passed and "ratio_m4_mode1" in res.measured
+    res = assert_passes(CHECK, one, dataclasses.replace(p, modes=1))
+    assert "ratio_m4_mode1" in res.measured
 
 
 TINY = {"n": 500, "eps": 1e-3, "modes": 2, "scales": (1.0, 2.0)}
@@ -97,11 +79,11 @@ TINY = {"n": 500, "eps": 1e-3, "modes": 2, "scales": (1.0, 2.0)}
 
 def test_a_nan_kernel_entry_fails(inject_nan):
     # m = 2's scaled kernel (call 2): Python's max kept m = 1's finite difference
-    poisoned = inject_nan("spectral.heat_kernel", call=2, at=17)
     p = CHECK.params(**TINY)
-    res = CHECK.assess(CHECK.measure(p), p)
+    poisoned = inject_nan("spectral.heat_kernel", call=2, at=17)
+    q = CHECK.measure(p)
     assert poisoned == [2]
-    assert [r.name for r in res.records if r.passed is False] == ["entrywise_max_difference"]
+    res = assert_fails(CHECK, q, p, "entrywise_max_difference", only=True)
     assert np.isnan(res.measured["entrywise_max_difference"])
 
 
@@ -120,9 +102,9 @@ def test_a_nan_eigenvalue_fails_as_nan(monkeypatch):
             vals[0] = np.nan
         return vals, vecs
 
-    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", eigsh)
     p = CHECK.params(**TINY)
-    res = CHECK.assess(CHECK.measure(p), p)
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", eigsh)
+    q = CHECK.measure(p)
     assert calls == [0, 1]
-    assert [r.name for r in res.records if r.passed is False] == ["max_relative_ratio_deviation"]
+    res = assert_fails(CHECK, q, p, "max_relative_ratio_deviation", only=True)
     assert np.isnan(res.measured["max_relative_ratio_deviation"])

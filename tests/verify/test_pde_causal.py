@@ -1,7 +1,8 @@
 """verify.pde_causal (PDE-15, PDE-17): the causal leak, re-masking, arithmetic, the causal stencil.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at size 64; held to the printed claims, to a step that never leaks, to flipped arithmetic
+statements and altered quantities, to NaNs in the evolution and the causal stencil, and to the same numbers
+in array_api_strict.
 """
 
 import dataclasses
@@ -9,24 +10,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_causal as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, changed_fields,
+                            measured, measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"size": 64, "steps": (1, 3), "vocab": 16, "stencil_steps": 50}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["oracle_perplexity_leaky"] < 1.2
     assert res.measured["oracle_perplexity_remasked_value"] == pytest.approx(16)
     assert res.measured["eq4_ppl_pde_at_10_percent"] == pytest.approx(-38.21, abs=0.01)
@@ -35,10 +30,9 @@ def test_small_settings_pass(small):
 
 def test_printed_fails_on_each_statement(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_future_mass", "printed_arithmetic_inconsistencies",
-                      "printed_causal_stencil_max_amplification"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {
+        "printed_future_mass", "printed_arithmetic_inconsistencies", "printed_causal_stencil_max_amplification"},
+        only=True)
 
 
 def test_a_step_that_never_leaks_fails(monkeypatch):
@@ -53,10 +47,8 @@ def test_a_step_that_never_leaks_fails(monkeypatch):
         return true_evolve(a0, **kwargs)
 
     monkeypatch.setattr(spectral, "evolve_attention", remasked)
-    p = CHECK.params(size=32, steps=(1, 2), stencil_steps=10)
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"min_future_mass", "periodic_wraparound_weight", "oracle_perplexity_with_leak"} <= failed
+    p, q = measured(CHECK, size=32, steps=(1, 2), stencil_steps=10)
+    assert_fails(CHECK, q, p, {"min_future_mass", "periodic_wraparound_weight", "oracle_perplexity_with_leak"})
 
 
 def test_causal_stencil_loop():
@@ -64,7 +56,7 @@ def test_causal_stencil_loop():
     assert np.allclose(check._causal_stencil(x, 0.1, 3), check._causal_stencil_fast(x, 0.1, 3), rtol=0, atol=1e-14)
 
 
-@pytest.mark.parametrize("change, name", [
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     ({"first_step_leak_error": 1e-3}, "first_step_leak_error"),
     ({"remasked_future_weight": 1e-3}, "remasked_future_weight"),
     ({"remasked_renormalised_row_sum_deviation": 1e-6}, "remasked_renormalised_row_sum_deviation"),
@@ -80,11 +72,8 @@ def test_causal_stencil_loop():
     ({"nyquist_growth_relative_error": 1e-3}, "nyquist_growth_relative_error"),
     ({"random_growth": {0.01: 1.0, 0.1: 1.0}}, "random_growth_over_bound"),
     ({"centred_growth": 1.5}, "centred_growth_ratio"),
+    ({"oracle_perplexity_leaky": float("nan")}, "oracle_perplexity_with_leak"),  # a NaN never passes
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change), p)
-    assert not res.passed and res.record(name).passed is False
 
 
 @pytest.mark.parametrize("field, name", [("holding", "arithmetic_statements_that_hold"),
@@ -92,55 +81,27 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
 def test_arithmetic_fails_when_a_statement_flips(small, field, name):
     p, q = small
     flipped = (False,) + getattr(q.arithmetic, field)[1:]
-    res = CHECK.assess(dataclasses.replace(q, arithmetic=dataclasses.replace(q.arithmetic, **{field: flipped})), p)
-    assert res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, oracle_perplexity_leaky=float("nan")), p)
-    assert res.record("oracle_perplexity_with_leak").passed is False
+    assert_fails(CHECK, q, p, name, **changed_fields(q, {("arithmetic", field): flipped}))
 
 
 def test_json_round_trip(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q) and type(back.quantities.arithmetic) is type(q.arithmetic)
-    assert back.quantities.future_mass_mean == q.future_mass_mean and back.quantities.random_growth == q.random_growth
-    assert back.quantities.arithmetic == q.arithmetic
+    assert_round_trip(CHECK, q, p)  # typed again: the arithmetic statements, the future masses, the growths
 
 
-@pytest.mark.parametrize("kwargs, match", [({"alpha": 0.3}, "alpha"), ({"steps": (0,)}, "steps"),
-                                           ({"vocab": 2}, "vocab"), ({"stencil_alphas": (0.0,)}, "stencil_alphas"),
-                                           ({"size": 16}, "size")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"alpha": 0.3}, "alpha"), ({"steps": (0,)}, "steps"),
+                                      ({"vocab": 2}, "vocab"), ({"stencil_alphas": (0.0,)}, "stencil_alphas"),
+                                      ({"size": 16}, "size")])
 
 
-# ------------------------------------------------------------------------------------------------ device
-# No GPU here: array_api_strict, refusing the creation keywords bare CuPy lacks, stands in for CuPy (the
-# gpu-marked parity on a device is tests/verify/test_gpu_parity.py).
-
-
-def test_computes_in_the_given_namespace(small, strict_xp, monkeypatch):
-    import spectral
-    from tests.conftest import cupy_strict
-
-    cupy_strict(monkeypatch, strict_xp._xp)
-    seen, true_evolve = [], spectral.evolve_attention
-
-    def recording(a0, **kwargs):
-        seen.append(type(a0).__module__.split(".")[0])
-        return true_evolve(a0, **kwargs)
-
+def test_computes_in_the_given_namespace(small, evolve_on_device):
+    xp, seen = evolve_on_device  # array_api_strict as strict as bare CuPy (tests/verify/conftest.py)
     p, ref = small
-    monkeypatch.setattr(spectral, "evolve_attention", recording)
-    got = CHECK.measure(p, xp=strict_xp)
+    got = CHECK.measure(p, xp=xp)
     # every evolution of a (T, T) matrix ran on arrays of the namespace given; the causal-stencil test evolves
     # one sequence as a factored key column on the host (last)
     assert seen == ["array_api_strict"] * (3 * 5 * len(p.steps) + 2 + 6 + 2) + ["spectral"]
-    assert {"asarray", "where", "take", "tril", "exp", "log"} <= strict_xp.used
+    assert {"asarray", "where", "take", "tril", "exp", "log"} <= xp.used
     # the step's whole-array path against NumPy's row-block path: the same numbers up to round-off (measured
     # equal at the small setting), brought back as host floats
     for field in dataclasses.fields(ref):
@@ -150,8 +111,7 @@ def test_computes_in_the_given_namespace(small, strict_xp, monkeypatch):
             assert have == pytest.approx(want, rel=1e-13, abs=1e-15), field.name
         else:
             assert have == want, field.name
-    verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
-    assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+    assert_same_records(CHECK.assess(ref, p), assert_passes(CHECK, got, p))
 
 
 def _leak_call(axis, boundary, k):
@@ -173,12 +133,12 @@ T = SMALL["size"]
     (31, 5 * T + 6, {"first_step_leak_error"}),
     (35, 6 * T + 5, {"remasked_renormalised_row_sum_deviation"}),
 ])
-def test_a_nan_in_the_evolution_fails(inject_nan, call, at, failed):
+def test_a_nan_in_the_evolution_fails(small, inject_nan, call, at, failed):
+    p = small[0]
     poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=at)
-    p = CHECK.params(**SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
+    q = CHECK.measure(p)
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True)
 
 
 def test_a_nan_in_the_causal_stencil_fails(small, inject_nan):
@@ -186,6 +146,6 @@ def test_a_nan_in_the_causal_stencil_fails(small, inject_nan):
     # second alpha's Nyquist error came after a finite one
     p, q = small
     poisoned = inject_nan("verify.pde_causal._causal_stencil_fast", call=3, at=300)
-    res = CHECK.assess(dataclasses.replace(q, **check._stencil(p.stencil_alphas, p.stencil_steps, p.seed)), p)
+    stencil = check._stencil(p.stencil_alphas, p.stencil_steps, p.seed)
     assert poisoned == [3]
-    assert [r.name for r in res.records if r.passed is False] == ["nyquist_growth_relative_error"]
+    assert_fails(CHECK, q, p, "nyquist_growth_relative_error", only=True, **stencil)

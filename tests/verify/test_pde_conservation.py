@@ -1,7 +1,8 @@
 """verify.pde_conservation (PDE-1): row sums and positivity by PDE, axis and boundary; the printed claim fails.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at sizes 16 and 32; held to the printed claim, to Neumann ends implemented as reflection,
+to altered row sums and entries, to NaNs from evolve_attention and the reference stencil, and to the same
+numbers in array_api_strict (standing in for CuPy).
 """
 
 import dataclasses
@@ -9,24 +10,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_conservation as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"sizes": (16, 32), "steps": (1, 4, 20)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.record("conserving_pairs_mismatched").measured == 0
     assert res.measured["wave_min_entry"] < 0 <= res.measured["diffusion_min_entry"]
     assert q.fig16_steps == (0, 1, 2, 4, 8)
@@ -36,9 +31,8 @@ def test_small_settings_pass(small):
 
 def test_printed_fails_on_sums_and_positivity(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_max_row_sum_deviation", "printed_min_entry"}
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                       {"printed_max_row_sum_deviation", "printed_min_entry"}, only=True)
     assert "PDE-1 as printed" in res.failures[0]
 
 
@@ -52,89 +46,47 @@ def test_neumann_ends_implemented_as_reflection_fail(monkeypatch):
         return true_evolve(a0, boundary="reflect" if boundary == "neumann" else boundary, **kwargs)
 
     monkeypatch.setattr(spectral, "evolve_attention", reflecting)
-    p = CHECK.params(sizes=(16,), steps=(1, 4))
-    res = CHECK.assess(CHECK.measure(p), p)
-    failed = {r.name for r in res.records if r.passed is False}
-    assert {"diffusion_conserving_row_sum_deviation", "wave_conserving_row_sum_deviation",
-            "advection-diffusion_conserving_row_sum_deviation", "one_step_row_sum_change_error"} <= failed
+    p, q = measured(CHECK, sizes=(16,), steps=(1, 4))
+    assert_fails(CHECK, q, p, {"diffusion_conserving_row_sum_deviation", "wave_conserving_row_sum_deviation",
+                               "advection-diffusion_conserving_row_sum_deviation", "one_step_row_sum_change_error"})
 
 
 def _worse(table, pick, value):
     return {k: (value if pick(k) else v) for k, v in table.items()}
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"row_sum_deviation": _worse(q.row_sum_deviation, lambda k: k == ("wave", "key", "periodic"), 1e-9)},
-     "wave_conserving_row_sum_deviation"),
-    (lambda q: {"row_sum_deviation": _worse(q.row_sum_deviation, lambda k: k == ("diffusion", "key", "dirichlet"),
-                                            1e-14)}, "nonconserving_min_row_sum_change"),
-    (lambda q: {"conserving": _worse(q.conserving, lambda k: k == ("diffusion", "query", "reflect"), False)},
-     "conserving_pairs_mismatched"),
-    (lambda q: {"one_step_row_sum_change_error": 1e-10}, "one_step_row_sum_change_error"),
-    (lambda q: {"reflect_key_trapezoid_sum_change": 1e-6}, "reflect_key_trapezoid_sum_change"),
-    (lambda q: {"reaction_one_step_increment_error": 1e-6}, "reaction_one_step_increment_error"),
-    (lambda q: {"reaction_min_row_sum_increment": 0.0}, "reaction_min_row_sum_increment"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("row_sum_deviation", ("wave", "key", "periodic")): 1e-9}, "wave_conserving_row_sum_deviation"),
+    ({("row_sum_deviation", ("diffusion", "key", "dirichlet")): 1e-14}, "nonconserving_min_row_sum_change"),
+    ({("conserving", ("diffusion", "query", "reflect")): False}, "conserving_pairs_mismatched"),
+    ({"one_step_row_sum_change_error": 1e-10}, "one_step_row_sum_change_error"),
+    ({"reflect_key_trapezoid_sum_change": 1e-6}, "reflect_key_trapezoid_sum_change"),
+    ({"reaction_one_step_increment_error": 1e-6}, "reaction_one_step_increment_error"),
+    ({"reaction_min_row_sum_increment": 0.0}, "reaction_min_row_sum_increment"),
     (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "diffusion", -1e-3)}, "diffusion_min_entry"),
     (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "advection-diffusion", -1e-3)},
      "advection_min_entry"),
     (lambda q: {"min_entry": _worse(q.min_entry, lambda k: k[0] == "wave", 0.0)}, "wave_min_entry"),
-    (lambda q: {"identity_min_entry_at_threshold": -0.01}, "identity_min_entry_at_threshold"),
-    (lambda q: {"identity_min_entry_beyond_threshold": 0.0}, "identity_min_entry_beyond_threshold"),
-    (lambda q: {"advection_strong_min_entry": 0.0}, "advection_strong_min_entry"),
+    ({"identity_min_entry_at_threshold": -0.01}, "identity_min_entry_at_threshold"),
+    ({"identity_min_entry_beyond_threshold": 0.0}, "identity_min_entry_beyond_threshold"),
+    ({"advection_strong_min_entry": 0.0}, "advection_strong_min_entry"),
+    ({"one_step_row_sum_change_error": float("nan")}, "one_step_row_sum_change_error"),  # a NaN never passes
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert not res.passed and res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, one_step_row_sum_change_error=float("nan")), p)
-    assert res.record("one_step_row_sum_change_error").passed is False
 
 
 def test_json_round_trip(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert back.quantities.conserving == q.conserving and back.quantities.row_sum_deviation == q.row_sum_deviation
-    assert (back.quantities.fig16["wave"].rows == q.fig16["wave"].rows).all()
+    assert_round_trip(CHECK, q, p)  # typed again: conserving, the row-sum and entry tables, Fig. 16's rows
 
 
-@pytest.mark.parametrize("kwargs, match", [
+test_bad_input = refusals(check.run, [
     ({"alpha": 0.3}, "alpha"), ({"c": 0.8}, "c"), ({"beta_advection": 0.3}, "beta_advection"),
     ({"sizes": (4,)}, "sizes"), ({"steps": (0,)}, "steps"), ({"dt": 0.0}, "dt"), ({"claim": "paper"}, "claim"),
     ({"sizes": ()}, "sizes")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
-# ------------------------------------------------------------------------------------------------ device
-# No GPU here: array_api_strict, refusing the creation keywords bare CuPy lacks, stands in for CuPy (the
-# gpu-marked parity on a device is tests/verify/test_gpu_parity.py).
-
-
-@pytest.fixture
-def on_device(strict_xp, monkeypatch):
-    """(the spy namespace as strict as CuPy, the namespaces of every A(0) given to spectral.evolve_attention)."""
-    import spectral
-    from tests.conftest import cupy_strict
-
-    cupy_strict(monkeypatch, strict_xp._xp)
-    seen, true_evolve = [], spectral.evolve_attention
-
-    def recording(a0, **kwargs):
-        seen.append(type(a0).__module__.split(".")[0])
-        return true_evolve(a0, **kwargs)
-
-    monkeypatch.setattr(spectral, "evolve_attention", recording)
-    return strict_xp, seen
-
-
-def test_computes_in_the_given_namespace(on_device):
-    xp, seen = on_device
+def test_computes_in_the_given_namespace(evolve_on_device):
+    xp, seen = evolve_on_device  # array_api_strict as strict as bare CuPy (tests/verify/conftest.py)
     p = CHECK.params(sizes=(16,), steps=(20,))
     ref = CHECK.measure(p)
     seen.clear()
@@ -159,8 +111,7 @@ def test_computes_in_the_given_namespace(on_device):
         assert isinstance(got.fig16[pde].rows, np.ndarray)
         np.testing.assert_allclose(got.fig16[pde].rows, rows.rows, rtol=0, atol=1e-15)
         np.testing.assert_allclose(got.fig16[pde].min_entry, rows.min_entry, rtol=0, atol=1e-15)
-    verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
-    assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+    assert_same_records(CHECK.assess(ref, p), assert_passes(CHECK, got, p))
 
 
 #: evolve_attention is called 4 times per (pde, boundary, axis) in the order of _PDES, _BOUNDARIES, _AXES (the
@@ -193,9 +144,9 @@ def _call(pde, boundary, axis, k):
 ])
 def test_a_nan_from_the_toolkit_fails(inject_nan, target, call, failed):
     field = "attention" if target.endswith("evolve_attention") else None
-    poisoned = inject_nan(target, call=call, field=field, at=21)
     p = CHECK.params(**TINY)
-    res = CHECK.assess(CHECK.measure(p), p)
+    poisoned = inject_nan(target, call=call, field=field, at=21)
+    q = CHECK.measure(p)
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    res = assert_fails(CHECK, q, p, failed, only=True)
     assert all(np.isnan(res.measured[name]) for name in failed)

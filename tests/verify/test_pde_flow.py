@@ -1,7 +1,7 @@
 """verify.pde_flow (PDE-5, 6, 7): first-order error, layers as time, hybrid bound; printed claims fail.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at size 16 (the hybrid at 64); held to the printed claims, to a scheme with the wrong alpha,
+to altered errors and bounds, and to a NaN in the hybrid evolution.
 """
 
 import dataclasses
@@ -9,25 +9,19 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_flow as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"size": 16, "times": (1.0, 10.0), "dt_exponents": (2, 3, 4), "long_dt": 1.0, "hybrid_size": 64,
          "hybrid_steps": (0, 4, 64, 256)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["hybrid_distance_final"] > res.measured["hybrid_eps0"]  # grows, not decays
     assert res.measured["recomputed_relative_error_dt1"] > 10 * res.measured["carried_relative_error_dt1"]
     assert sorted(q.error_slope["wave"]) == [1.0, 10.0] and q.error_vs_t["wave"].shape == (7,)
@@ -35,10 +29,9 @@ def test_small_settings_pass(small):
 
 def test_printed_fails_on_each_statement(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_continuum_error_order", "printed_recomputed_relative_error",
-                      "printed_laplacian_of_true_attention", "printed_hybrid_error_max_increment"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {
+        "printed_continuum_error_order", "printed_recomputed_relative_error", "printed_laplacian_of_true_attention",
+        "printed_hybrid_error_max_increment"}, only=True)
 
 
 def test_a_scheme_with_the_wrong_alpha_does_not_converge(monkeypatch):
@@ -48,50 +41,34 @@ def test_a_scheme_with_the_wrong_alpha_does_not_converge(monkeypatch):
     true_evolve = spectral.evolve_attention
     monkeypatch.setattr(spectral, "evolve_attention",
                         lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=1.01 * alpha, **kw))
-    p = CHECK.params(**{**SMALL, "times": (10.0,), "hybrid_steps": (0, 1, 4)})
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.record("error_order_deviation").passed is False
+    p, q = measured(CHECK, **{**SMALL, "times": (10.0,), "hybrid_steps": (0, 1, 4)})
+    assert_fails(CHECK, q, p, "error_order_deviation")
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"error_slope": {**q.error_slope, "wave": {1.0: 1.0, 10.0: 1.5}}}, "error_order_deviation"),
-    (lambda q: {"initial_norm": 1e-3}, "diffusion_sup_error_over_t"),
-    (lambda q: {"error_vs_t": {**q.error_vs_t, "diffusion": np.full(7, 1e-3)}}, "diffusion_error_decay_t1000"),
-    (lambda q: {"error_vs_t": {**q.error_vs_t, "wave": np.full(7, 1e-3)}}, "wave_error_growth_100_to_1000"),
-    (lambda q: {"carried_error_order": 2.0}, "carried_error_order"),
-    (lambda q: {"recomputed_relative_error": (0.01, 0.005, 0.0025)}, "recomputed_relative_discrepancy"),
-    (lambda q: {"laplacian_of_true_attention": 0.0}, "laplacian_of_true_attention"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("error_slope", "wave"): {1.0: 1.0, 10.0: 1.5}}, "error_order_deviation"),
+    ({"initial_norm": 1e-3}, "diffusion_sup_error_over_t"),
+    ({("error_vs_t", "diffusion"): np.full(7, 1e-3)}, "diffusion_error_decay_t1000"),
+    ({("error_vs_t", "wave"): np.full(7, 1e-3)}, "wave_error_growth_100_to_1000"),
+    ({"carried_error_order": 2.0}, "carried_error_order"),
+    ({"recomputed_relative_error": (0.01, 0.005, 0.0025)}, "recomputed_relative_discrepancy"),
+    ({"laplacian_of_true_attention": 0.0}, "laplacian_of_true_attention"),
     (lambda q: {"hybrid_distance_to_true": q.hybrid_distance_to_true[::-1]}, "hybrid_error_min_increment"),
     (lambda q: {"hybrid_row_mean_limit": 10 * q.hybrid_row_mean_limit}, "hybrid_error_fraction_of_limit"),
-    (lambda q: {"contraction_bound_ratio": 1.01}, "contraction_bound_ratio"),
-    (lambda q: {"triangle_bound_excess": 1e-6}, "triangle_bound_excess"),
+    ({"contraction_bound_ratio": 1.01}, "contraction_bound_ratio"),
+    ({"triangle_bound_excess": 1e-6}, "triangle_bound_excess"),
+    ({"carried_error_order": float("nan")}, "carried_error_order"),  # a NaN never passes
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert not res.passed and res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, carried_error_order=float("nan")), p)
-    assert res.record("carried_error_order").passed is False
 
 
 def test_json_round_trip(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert back.quantities.error_slope == q.error_slope and back.quantities.error_times == q.error_times
-    np.testing.assert_array_equal(back.quantities.hybrid_distance_to_true, q.hybrid_distance_to_true)
+    assert_round_trip(CHECK, q, p)  # typed again: the slopes, the error times, the hybrid distances
 
 
-@pytest.mark.parametrize("kwargs, match", [({"dt_exponents": (2, 3)}, "dt_exponents"),
-                                           ({"hybrid_steps": (4, 1, 16)}, "hybrid_steps"), ({"alpha": 0.9}, "alpha"),
-                                           ({"times": (0.1,)}, "times"), ({"size": 8}, "size")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"dt_exponents": (2, 3)}, "dt_exponents"),
+                                      ({"hybrid_steps": (4, 1, 16)}, "hybrid_steps"), ({"alpha": 0.9}, "alpha"),
+                                      ({"times": (0.1,)}, "times"), ({"size": 8}, "size")])
 
 
 @pytest.mark.parametrize("call, failed", [
@@ -105,6 +82,6 @@ def test_bad_input(kwargs, match):
 def test_a_nan_in_the_hybrid_evolution_fails(small, inject_nan, call, failed):
     p, q = small
     poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=100)
-    res = CHECK.assess(dataclasses.replace(q, **check._hybrid(p.hybrid_size, p.hybrid_steps, p.seed)), p)
+    hybrid = check._hybrid(p.hybrid_size, p.hybrid_steps, p.seed)  # measure() runs this part last
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True, **hybrid)

@@ -1,7 +1,8 @@
 """verify.pde_modes (PDE-3, PDE-4): exact mode damping, monotone iff r <= 1/4, eq. (21) iff x <= x*.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at size 64; held to the printed claim (which holds for r <= 1/4), to a step with the wrong
+rate, to altered mode factors and violation sets, to NaNs from evolve_attention, and to the same numbers in
+array_api_strict.
 """
 
 import dataclasses
@@ -11,24 +12,17 @@ import numpy as np
 import pytest
 from scipy.special import lambertw
 
-from spectral.validation import InputError
 from verify import pde_modes as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, measured,
+                            measurement_fixture, negative_controls, refusals)
 
 CHECK = check.CHECK
-SMALL = {"size": 64}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, size=64)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["x_star"] == pytest.approx(1 + lambertw(1 / math.e).real, abs=1e-13)
     assert res.measured["eq21_violating_modes_r0.45"] > 0 == res.measured["eq21_violating_modes_r0.3"]
     assert res.measured["nyquist_factor_r0.5"] == pytest.approx(-1.0, abs=1e-14)
@@ -37,16 +31,14 @@ def test_small_settings_pass(small):
 
 def test_printed_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_non_monotone_rates", "printed_eq21_violations"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"),
+                 {"printed_non_monotone_rates", "printed_eq21_violations"}, only=True)
 
 
 def test_printed_holds_below_quarter():
     # at r <= 1/4 the printed damping statement and eq. (21) hold (PDE-3's stated assumption r << 1/4)
-    p = CHECK.params(claim="printed", size=32, rates=(0.05, 0.1, 0.25))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.passed, res.failures
+    p, q = measured(CHECK, claim="printed", size=32, rates=(0.05, 0.1, 0.25))
+    assert_passes(CHECK, q, p)
 
 
 def test_a_step_with_the_wrong_rate_fails(monkeypatch):
@@ -56,76 +48,46 @@ def test_a_step_with_the_wrong_rate_fails(monkeypatch):
     true_evolve = spectral.evolve_attention
     monkeypatch.setattr(spectral, "evolve_attention",
                         lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
-    p = CHECK.params(size=32, layers=(1, 4))
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert {"mode_factor_vs_closed_form", "ratio_vs_series", "nyquist_factor_error", "annihilated_mode_factor"} <= \
-        {r.name for r in res.records if r.passed is False}
+    p, q = measured(CHECK, size=32, layers=(1, 4))
+    assert_fails(CHECK, q, p, {"mode_factor_vs_closed_form", "ratio_vs_series", "nyquist_factor_error",
+                               "annihilated_mode_factor"})
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"mode_factor_vs_closed_form": 1e-6}, "mode_factor_vs_closed_form"),
-    (lambda q: {"ratio_vs_series": 1e-6}, "ratio_vs_series"),
-    (lambda q: {"leading_order_error_small_Lx2": 0.1}, "leading_order_error_small_Lx2"),
-    (lambda q: {"monotone": {**q.monotone, 0.45: True}}, "monotone_damping_mismatches"),
-    (lambda q: {"nyquist_factor": {**q.nyquist_factor, 0.5: -0.99}}, "nyquist_factor_error"),
-    (lambda q: {"annihilated_mode_factor": 1e-3}, "annihilated_mode_factor"),
-    (lambda q: {"x_star": 1.28}, "x_star"),
-    (lambda q: {"grid_points_misclassified": 2}, "grid_points_misclassified"),
-    (lambda q: {"eq21_violating_modes": {**q.eq21_violating_modes, 0.45: ()}}, "eq21_violation_set_mismatches"),
-    (lambda q: {"eq21_violating_modes": {**q.eq21_violating_modes, 0.3: (32,)}}, "eq21_violations_r0.3"),
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({"mode_factor_vs_closed_form": 1e-6}, "mode_factor_vs_closed_form"),
+    ({"ratio_vs_series": 1e-6}, "ratio_vs_series"),
+    ({"leading_order_error_small_Lx2": 0.1}, "leading_order_error_small_Lx2"),
+    ({("monotone", 0.45): True}, "monotone_damping_mismatches"),
+    ({("nyquist_factor", 0.5): -0.99}, "nyquist_factor_error"),
+    ({"annihilated_mode_factor": 1e-3}, "annihilated_mode_factor"),
+    ({"x_star": 1.28}, "x_star"),
+    ({"grid_points_misclassified": 2}, "grid_points_misclassified"),
+    ({("eq21_violating_modes", 0.45): ()}, "eq21_violation_set_mismatches"),
+    ({("eq21_violating_modes", 0.3): (32,)}, "eq21_violations_r0.3"),
+    ({"mode_factor_vs_closed_form": float("nan")}, "mode_factor_vs_closed_form"),  # a NaN never passes
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert not res.passed and res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, mode_factor_vs_closed_form=float("nan")), p)
-    assert res.record("mode_factor_vs_closed_form").passed is False
 
 
 def test_json_round_trip(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert back.quantities.eq21_violating_modes == q.eq21_violating_modes and back.quantities.monotone == q.monotone
-    np.testing.assert_array_equal(back.quantities.damping_discrete[0.45][16], q.damping_discrete[0.45][16])
+    assert_round_trip(CHECK, q, p)  # typed again: the violating modes, monotone, the damping curves
 
 
-@pytest.mark.parametrize("kwargs, match", [({"size": 65}, "size"), ({"rates": (0.6,)}, "rates"),
-                                           ({"layers": (0,)}, "layers"), ({"rates": ()}, "rates"),
-                                           ({"bound_steps": 0}, "bound_steps")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"size": 65}, "size"), ({"rates": (0.6,)}, "rates"),
+                                      ({"layers": (0,)}, "layers"), ({"rates": ()}, "rates"),
+                                      ({"bound_steps": 0}, "bound_steps")])
 
 
-# ------------------------------------------------------------------------------------------------ device
-# No GPU here: array_api_strict, refusing the creation keywords bare CuPy lacks, stands in for CuPy (the
-# gpu-marked parity on a device is tests/verify/test_gpu_parity.py).
-
-
-def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
-    import spectral
-    from tests.conftest import cupy_strict
-
-    cupy_strict(monkeypatch, strict_xp._xp)
-    seen, true_evolve = [], spectral.evolve_attention
-
-    def recording(a0, **kwargs):
-        seen.append(type(a0).__module__.split(".")[0])
-        return true_evolve(a0, **kwargs)
-
+def test_computes_in_the_given_namespace(evolve_on_device):
+    xp, seen = evolve_on_device  # array_api_strict as strict as bare CuPy (tests/verify/conftest.py)
     p = CHECK.params(size=32, layers=(1, 4))
     ref = CHECK.measure(p)
-    monkeypatch.setattr(spectral, "evolve_attention", recording)
-    got = CHECK.measure(p, xp=strict_xp)
+    seen.clear()
+    got = CHECK.measure(p, xp=xp)
     # every evolution (the damping runs, the one-step factors, eq. 21) ran on arrays of the namespace given
     n_rates = len(p.rates)
     assert len(seen) == 2 * n_rates + n_rates + 1 + len(set(p.rates) | {0.3}) and set(seen) == {"array_api_strict"}
-    assert {"asarray", "eye"} <= strict_xp.used
+    assert {"asarray", "eye"} <= xp.used
     # the step's whole-array path against NumPy's row-block path: mode factors to round-off (measured 2.2e-16)
     for r, by_layers in ref.damping_discrete.items():
         for L, g in by_layers.items():
@@ -136,8 +98,7 @@ def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
     assert got.monotone == ref.monotone and got.nyquist_factor == pytest.approx(ref.nyquist_factor, abs=1e-14)
     assert got.annihilated_mode_factor == pytest.approx(ref.annihilated_mode_factor, abs=1e-14)
     assert got.eq21_violating_modes == ref.eq21_violating_modes and got.eq21_predicted_modes == ref.eq21_predicted_modes
-    verdict, same = CHECK.assess(ref, p), CHECK.assess(got, p)
-    assert same.passed and [(r.name, r.passed) for r in same.records] == [(r.name, r.passed) for r in verdict.records]
+    assert_same_records(CHECK.assess(ref, p), assert_passes(CHECK, got, p))
 
 
 @pytest.mark.parametrize("call, at, failed", [
@@ -149,8 +110,8 @@ def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
     (19, 40, {"eq21_violation_set_mismatches", "eq21_violations_r0.3"}),
 ])
 def test_a_nan_from_the_toolkit_fails(inject_nan, call, at, failed):
-    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=at)
     p = CHECK.params(size=32)
-    res = CHECK.assess(CHECK.measure(p), p)
+    poisoned = inject_nan("spectral.evolve_attention", call=call, field="attention", at=at)
+    q = CHECK.measure(p)
     assert poisoned == [call]
-    assert {r.name for r in res.records if r.passed is False} == failed
+    assert_fails(CHECK, q, p, failed, only=True)

@@ -1,7 +1,7 @@
 """verify.pde_spread (PDE-8, 9, 12): exact variance growth, compact/Gaussian decay, range laws.
 
-The measurement runs once at small settings; the assertions are held to those quantities, to the
-printed claim, and to quantities a wrong implementation would give.
+Measured once at size 512 over 100 steps; held to the printed claims, to a wrong variance rate and a step
+with the wrong rate, to altered spreads and fits, and to NaNs in the evolved delta and the wave front.
 """
 
 import dataclasses
@@ -9,41 +9,33 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import pde_spread as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"size": 512, "steps": 100, "random_rows": 2, "softmax_draws": 8}
-
-
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_settings_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert res.measured["gaussian_fit_r2"] > res.measured["exponential_fit_r2"] > res.measured["power_fit_r2"]
     assert sorted(q.spread) == [0.1, 0.25, 0.5] and q.variance[0.5].shape == (q.spread_steps.size, 3)
 
 
 def test_printed_fails_on_each_statement(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    failed = {r.name for r in res.records if r.passed is False}
-    assert failed == {"printed_spread_speed_exponent", "printed_power_over_gaussian_r2",
-                      "printed_vanilla_log_slope", "printed_linear_range_ratio"}
+    assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), {
+        "printed_spread_speed_exponent", "printed_power_over_gaussian_r2", "printed_vanilla_log_slope",
+        "printed_linear_range_ratio"}, only=True)
 
 
 @pytest.mark.parametrize("rate", [1.0, 2.1])
 def test_wrong_variance_rate_fails(small, rate):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, variance_rate=rate))
-    assert [r.name for r in res.records if r.passed is False] == ["variance_identity_relative_error"]
+    assert_fails(CHECK, q, dataclasses.replace(p, variance_rate=rate), "variance_identity_relative_error", only=True)
 
 
 def test_a_step_with_the_wrong_rate_fails(monkeypatch):
@@ -53,12 +45,11 @@ def test_a_step_with_the_wrong_rate_fails(monkeypatch):
     true_evolve = spectral.evolve_attention
     monkeypatch.setattr(spectral, "evolve_attention",
                         lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
-    p = CHECK.params(**{**SMALL, "steps": 32, "size": 256, "rates": (0.25,)})
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert res.record("variance_identity_relative_error").passed is False
+    p, q = measured(CHECK, **{**SMALL, "steps": 32, "size": 256, "rates": (0.25,)})
+    assert_fails(CHECK, q, p, "variance_identity_relative_error")
 
 
-@pytest.mark.parametrize("change, name", [
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     ({"support_extent_error": 1}, "support_extent_error"),
     ({"spread_slope": {0.1: 0.5, 0.25: 0.45, 0.5: 0.5}}, "spread_slope_deviation"),
     ({"saturated_variance": 80.0}, "saturated_variance"),
@@ -71,49 +62,33 @@ def test_a_step_with_the_wrong_rate_fails(monkeypatch):
     ({"support_width_error": 1}, "support_width_error"),
     ({"wave_front_speed": 0.1}, "wave_front_speed"),
     ({"linear_extrapolation_overshoot": 1.0}, "linear_extrapolation_overshoot"),
+    # a NaN never passes
+    (lambda q: {"variance": {r: np.full_like(v, np.nan) for r, v in q.variance.items()},
+                "heat_kernel_relative_error": float("nan")},
+     {"variance_identity_relative_error", "heat_kernel_relative_error"}),
 ])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change), p)
-    assert not res.passed and res.record(name).passed is False
-
-
-def test_nan_never_passes(small):
-    p, q = small
-    bad = dataclasses.replace(q, variance={r: np.full_like(v, np.nan) for r, v in q.variance.items()},
-                              heat_kernel_relative_error=float("nan"))
-    res = CHECK.assess(bad, p)
-    assert res.record("variance_identity_relative_error").passed is False
-    assert res.record("heat_kernel_relative_error").passed is False
 
 
 def test_json_round_trip(small):
     p, q = small
-    back = CheckResult.from_json(CHECK.assess(q, p).to_json())
-    assert type(back.quantities) is type(q)
-    assert back.quantities.spread_slope == q.spread_slope
-    np.testing.assert_array_equal(back.quantities.variance[0.25], q.variance[0.25])
+    assert_round_trip(CHECK, q, p)  # typed again: the slopes, the variance curves
 
 
-@pytest.mark.parametrize("kwargs, match", [({"steps": 400, "size": 512}, "steps"), ({"rates": (0.0,)}, "rates"),
-                                           ({"variance_rate": 0.0}, "variance_rate"),
-                                           ({"softmax_draws": 2}, "softmax_draws"), ({"size": 100}, "size")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"steps": 400, "size": 512}, "steps"), ({"rates": (0.0,)}, "rates"),
+                                      ({"variance_rate": 0.0}, "variance_rate"),
+                                      ({"softmax_draws": 2}, "softmax_draws"), ({"size": 100}, "size")])
 
 
-def test_a_nan_inside_the_evolved_delta_fails(inject_nan):
+def test_a_nan_inside_the_evolved_delta_fails(small, inject_nan):
     # _evolve_rows (the toolkit's evolved key factor): one call per rate and checkpoint, the saturation run, then
     # the delta after N_t = 1, 2, 4 steps. A NaN at N_t = 2 within 2 tokens of the centre was no entry beyond N_t
-    p = CHECK.params(**SMALL)
+    p = small[0]
     ns = np.unique(np.round(np.geomspace(1, p.steps, 24)).astype(int))
     call = len(p.rates) * len(ns) + 1 + 1
     poisoned = inject_nan("verify.pde_spread._evolve_rows", call=call, at=p.size // 2 + 1)
-    res = CHECK.assess(CHECK.measure(p), p)
+    q = CHECK.measure(p)
     assert poisoned == [call]
-    assert [r.name for r in res.records if r.passed is False] == ["nonzero_beyond_steps"]
-    assert res.measured["nonzero_beyond_steps"] == 1
+    assert assert_fails(CHECK, q, p, "nonzero_beyond_steps", only=True).measured["nonzero_beyond_steps"] == 1
 
 
 def test_a_nan_wave_front_stops_the_measurement_as_a_failure(monkeypatch):

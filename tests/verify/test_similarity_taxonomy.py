@@ -9,24 +9,27 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
 from verify import similarity_taxonomy as check
-from verify.core.result import CheckResult
+from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
+                            negative_controls, refusals)
 
 CHECK = check.CHECK
 SMALL = {"n": 60, "fcm_m": (1.05, 2.0)}
+small = measurement_fixture(CHECK, **SMALL)
 
 
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
+def test_operators_small_example():
+    m = np.array([[1.0, 3.0], [2.0, 2.0]])
+    assert np.allclose(check.op_Nr(m).sum(axis=1), 1) and np.allclose(check.op_Nc(m).sum(axis=0), 1)
+    assert check.op_Ng(m).sum() == pytest.approx(1.0)
+    assert np.allclose(check.op_gamma(m, -1), -1 / m)
+    assert np.allclose(check.op_N2(m), m / np.outer(m.sum(1), m.sum(1)))
+    assert np.allclose(check.op_M(m, 3), m @ m @ m)
 
 
 def test_compositions_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     gap = res.record("fcm_centre_gap_m2")
     assert gap.measured > 10 * gap.tolerance  # the printed update is not Bezdek's ...
     assert res.measured["fcm_centre_gap_m1.05"] < 0.01  # ... except in the k-means limit
@@ -39,66 +42,44 @@ def test_compositions_pass(small):
     ("umap_plain_sum", "umap_union_error"),
 ])
 def test_wrong_compositions_fail(perturb, record):
-    p = CHECK.params(perturb=perturb, **SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
-    assert [r.name for r in res.records if r.passed is False] == [record]
+    p, q = measured(CHECK, perturb=perturb, **SMALL)
+    res = assert_fails(CHECK, q, p, record, only=True)
     assert record.removesuffix("_error") in res.failures[0]
 
 
 def test_printed_fcm_update_fails(small):
     p, q = small
-    res = CHECK.assess(q, dataclasses.replace(p, claim="printed"))
-    assert [r.name for r in res.records if r.passed is False] == ["fcm_centre_gap_m2"]
+    res = assert_fails(CHECK, q, dataclasses.replace(p, claim="printed"), "fcm_centre_gap_m2", only=True)
     assert "Bezdek" in res.failures[0]
 
 
-@pytest.mark.parametrize("change, name", [
-    (lambda q: {"composition_error": {**q.composition_error, "mcl": 1e-10}}, "mcl_error"),
-    (lambda q: {"composition_error": {**q.composition_error, "knn": float("nan")}}, "knn_error"),
-    (lambda q: {"fcm_centre_gap": {**q.fcm_centre_gap, 2.0: 0.01}}, "fcm_centre_gap_m2"),
-    (lambda q: {"fcm_centre_gap": {**q.fcm_centre_gap, 2.0: float("nan")}}, "fcm_centre_gap_m2"),
-    (lambda q: {"fcm_to_kmeans": {**q.fcm_to_kmeans, 1.05: 0.2}}, "fcm_to_kmeans_m1.05"),
-    (lambda q: {"fcm_to_kmeans": {**q.fcm_to_kmeans, 1.05: float("nan")}}, "fcm_to_kmeans_m1.05"),
-])
-def test_each_assertion_fails_on_a_wrong_quantity(small, change, name):
-    p, q = small
-    res = CHECK.assess(dataclasses.replace(q, **change(q)), p)
-    assert [r.name for r in res.records if r.passed is False] == [name]
+test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
+    ({("composition_error", "mcl"): 1e-10}, "mcl_error"),
+    ({("composition_error", "knn"): float("nan")}, "knn_error"),
+    ({("fcm_centre_gap", 2.0): 0.01}, "fcm_centre_gap_m2"),
+    ({("fcm_centre_gap", 2.0): float("nan")}, "fcm_centre_gap_m2"),
+    ({("fcm_to_kmeans", 1.05): 0.2}, "fcm_to_kmeans_m1.05"),
+    ({("fcm_to_kmeans", 1.05): float("nan")}, "fcm_to_kmeans_m1.05"),
+], only=True)
 
 
 def test_another_smallest_m_keeps_the_calibrated_bound(small):
     p, q = small
     moved = dataclasses.replace(q, fcm_to_kmeans={1.1: q.fcm_to_kmeans[1.05], 2.0: q.fcm_to_kmeans[2.0]},
                                 fcm_centre_gap={1.1: q.fcm_centre_gap[1.05], 2.0: q.fcm_centre_gap[2.0]})
-    res = CHECK.assess(moved, dataclasses.replace(p, fcm_m=(1.1, 2.0)))
-    rec = res.record("fcm_to_kmeans_m1.1")
-    assert res.passed and rec.tolerance == 0.08 and "smallest m is 1.1" in rec.why
+    rec = assert_passes(CHECK, moved, dataclasses.replace(p, fcm_m=(1.1, 2.0))).record("fcm_to_kmeans_m1.1")
+    assert rec.tolerance == 0.08 and "smallest m is 1.1" in rec.why
 
 
 def test_json_round_trip(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    back = CheckResult.from_json(res.to_json())
-    assert type(back.quantities) is type(q) and back.records == res.records
-    assert back.quantities == q  # float keys of the FCM dictionaries typed again
+    assert_round_trip(CHECK, q, p)  # float keys of the FCM dictionaries typed again
 
 
-def test_operators_small_example():
-    m = np.array([[1.0, 3.0], [2.0, 2.0]])
-    assert np.allclose(check.op_Nr(m).sum(axis=1), 1) and np.allclose(check.op_Nc(m).sum(axis=0), 1)
-    assert check.op_Ng(m).sum() == pytest.approx(1.0)
-    assert np.allclose(check.op_gamma(m, -1), -1 / m)
-    assert np.allclose(check.op_N2(m), m / np.outer(m.sum(1), m.sum(1)))
-    assert np.allclose(check.op_M(m, 3), m @ m @ m)
-
-
-@pytest.mark.parametrize("kwargs, match", [({"fcm_m": (1.5, 3.0)}, "fcm_m"), ({"fcm_m": (1.05, 1.5)}, "fcm_m"),
-                                           ({"fcm_m": (1.0, 2.0)}, "fcm_m"), ({"perturb": "q"}, "perturb"),
-                                           ({"perturb": "fcm_equal"}, "perturb"), ({"claim": "x"}, "claim"),
-                                           ({"n": 3}, "n must be")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
+test_bad_input = refusals(check.run, [({"fcm_m": (1.5, 3.0)}, "fcm_m"), ({"fcm_m": (1.05, 1.5)}, "fcm_m"),
+                                      ({"fcm_m": (1.0, 2.0)}, "fcm_m"), ({"perturb": "q"}, "perturb"),
+                                      ({"perturb": "fcm_equal"}, "perturb"), ({"claim": "x"}, "claim"),
+                                      ({"n": 3}, "n must be")])
 
 
 @pytest.mark.parametrize("call, failed", [
@@ -109,9 +90,9 @@ def test_bad_input(kwargs, match):
     # Bezdek's centres at m = 1.05: k-means refused to start from them (ValueError, a traceback)
     (0, "fcm_to_kmeans_m1.05"),
 ])
-def test_a_nan_fcm_centre_fails(inject_nan, call, failed):
+def test_a_nan_fcm_centre_fails(small, inject_nan, call, failed):
+    p = small[0]
     poisoned = inject_nan("verify.similarity_taxonomy._fcm", call=call, at=2)
-    p = CHECK.params(**SMALL)
-    res = CHECK.assess(CHECK.measure(p), p)
+    q = CHECK.measure(p)
     assert poisoned == [call]
-    assert [r.name for r in res.records if r.passed is False] == [failed] and np.isnan(res.measured[failed])
+    assert np.isnan(assert_fails(CHECK, q, p, failed, only=True).measured[failed])

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from spectral.validation import InputError
+from verify.core.generated_docs import check_or_write, stale_files, write_files
 
 __all__ = ["NAMESPACES", "ApiEntry", "api_entries", "module_entries", "api_markdown", "write_docs", "stale_docs",
            "main"]
@@ -206,24 +207,18 @@ def _targets(root: Path) -> dict[Path, str]:
 def stale_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Paths (relative to ``root``) whose content differs from what the exports make."""
     root = Path(root) if root is not None else _source_root()
-    return [os.fspath(path.relative_to(root)) for path, text in _targets(root).items()
-            if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    return stale_files(_targets(root), root)
 
 
 def write_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Rewrite ``docs/api.md`` from the exports; returns the paths changed."""
     root = Path(root) if root is not None else _source_root()
-    changed = []
-    for path, text in _targets(root).items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            changed.append(os.fspath(path.relative_to(root)))
-    return changed
+    return write_files(_targets(root), root)
 
 
 def main(argv=None) -> int:
     """``python -m verify.core.api_doc [--write | --check] [--root DIR]``."""
-    from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+    from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 
     prog = "python -m verify.core.api_doc"
     parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0])
@@ -236,15 +231,9 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        if ns.check:
-            stale = stale_docs(ns.root)
-            for path in stale:
-                sys.stderr.write(f"{prog}: {path} is not what the exports make; run {prog} --write\n")
-            return EXIT_FAIL if stale else EXIT_PASS
-        if ns.write:
-            for path in write_docs(ns.root):
-                print(f"wrote {path}")
-            return EXIT_PASS
+        done = check_or_write(ns, prog, stale_docs, write_docs, "the exports")
+        if done is not None:
+            return done
         sys.stdout.write(api_markdown())
     except InputError as exc:
         return report_error(prog, exc)

@@ -52,15 +52,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import time
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager
 from typing import Any
 
 from spectral.validation import InputError, UnavailableError, check_option
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
-from verify.core.result import CheckResult, Recorder
+from verify.core.result import CheckResult, Recorder, timed_into
 
 __all__ = ["Check", "Context", "device_namespace", "registered"]
 
@@ -117,14 +115,9 @@ class Context:
             self._xp = device_namespace(self.device)
         return self._xp
 
-    @contextmanager
     def timed(self, phase: str):
-        """Accumulate the wall-clock seconds of ``phase``."""
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+        """Accumulate the wall-clock seconds of ``phase`` (a context manager)."""
+        return timed_into(self.timings, phase)
 
     def note(self, text: str) -> None:
         """A sentence the reader needs (e.g. ``"diagonal self-score dropped"``)."""

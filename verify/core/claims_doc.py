@@ -18,6 +18,7 @@ from pathlib import Path
 from spectral.validation import InputError
 from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, deciding_result, details,
                                 run_label, setting)
+from verify.core.generated_docs import check_or_write, stale_files, write_files
 
 #: the JSON file of a report folder (python -m verify --all --report DIR)
 REPORT_JSON = "report.json"
@@ -178,28 +179,18 @@ def _targets(root: Path) -> dict[Path, str]:
 def stale_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Paths (relative to ``root``) whose content differs from what the ledger makes."""
     root = Path(root) if root is not None else _source_root()
-    stale = []
-    for path, text in _targets(root).items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            stale.append(os.fspath(path.relative_to(root)))
-    return stale
+    return stale_files(_targets(root), root)
 
 
 def write_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Rewrite ``docs/claims.md`` and the README's table from the ledger; returns the paths changed."""
     root = Path(root) if root is not None else _source_root()
-    changed = []
-    for path, text in _targets(root).items():
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            changed.append(os.fspath(path.relative_to(root)))
-    return changed
+    return write_files(_targets(root), root)
 
 
 def main(argv=None) -> int:
     """``python -m verify.core.claims_doc [--report DIR] [--write | --check] [--root DIR]``."""
-    from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+    from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 
     prog = "python -m verify.core.claims_doc"
     parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0])
@@ -218,15 +209,9 @@ def main(argv=None) -> int:
         if (ns.write or ns.check) and ns.report:
             raise InputError("--report fills in a run's numbers for printing; the committed docs have none "
                              "(use it without --write/--check)")
-        if ns.check:
-            stale = stale_docs(ns.root)
-            for path in stale:
-                sys.stderr.write(f"{prog}: {path} is not what the ledger makes; run {prog} --write\n")
-            return EXIT_FAIL if stale else EXIT_PASS
-        if ns.write:
-            for path in write_docs(ns.root):
-                print(f"wrote {path}")
-            return EXIT_PASS
+        done = check_or_write(ns, prog, stale_docs, write_docs, "the ledger")
+        if done is not None:
+            return done
         if ns.report:
             sys.stdout.write(claims_markdown(load_report(ns.report)))
         else:

@@ -21,7 +21,8 @@ mechanism must satisfy (``python -m verify.fma_contract --implementation mymod:a
 
 A contract run states the contract's verdict on the implementation in its final line
 (``PASS fma_contract [contract on mymod:f: holds]: ...``), not the ledger's verdict on the paper:
-the check's ``assess`` calls :meth:`verify.core.result.Recorder.contract_of`.
+the check's ``assess`` calls :meth:`verify.core.result.Recorder.contract_of` (:func:`hold_to_contract`
+does, and asserts that no output is NaN or inf).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 
 from spectral.validation import InputError
 
-__all__ = ["Implementation", "ImplementationError", "is_reference", "load", "FLOAT_DTYPES"]
+__all__ = ["Implementation", "ImplementationError", "is_reference", "load", "hold_to_contract", "FLOAT_DTYPES"]
 
 #: the output dtypes a contract accepts: its rounding tolerances are stated per dtype (n eps)
 FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -51,6 +52,40 @@ class ImplementationError(InputError):
 def is_reference(text) -> bool:
     """Whether ``text`` is written as ``package.module:function`` (rather than a built-in name)."""
     return isinstance(text, str) and ":" in text
+
+
+def hold_to_contract(rec, implementation, q, label: str, *, why: str) -> bool:
+    """Open the assertions of a contract check: a third party's ``implementation`` is held to the contract, and
+    no output may be NaN or inf.
+
+    A reference ``package.module:function`` makes the run a contract run
+    (:meth:`verify.core.result.Recorder.contract_of`); the record ``non_finite_outputs`` asserts that none of
+    the ``q.output_entries`` output entries the measurement read is NaN or inf (``q.non_finite_outputs`` were).
+
+    Parameters
+    ----------
+    rec : verify.core.result.Recorder
+        The recorder of the check's ``assess``.
+    implementation : str
+        The parameter naming the implementation (a built-in name, or ``package.module:function``).
+    q
+        The quantities, with the fields ``non_finite_outputs`` and ``output_entries``.
+    label : str
+        The implementation's name in the failure.
+    why : str
+        Why the contract's outputs are finite.
+
+    Returns
+    -------
+    bool
+        Whether ``implementation`` is a third party's (:func:`is_reference`).
+    """
+    third = is_reference(implementation)
+    if third:
+        rec.contract_of(implementation)
+    rec.equal("non_finite_outputs", q.non_finite_outputs, 0, why=why,
+              label=f"{label}: {q.non_finite_outputs} of {q.output_entries} output entries are NaN or inf")
+    return third
 
 
 def _one_line(exc: BaseException) -> str:

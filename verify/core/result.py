@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_value", "jsonable"]
+__all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_value", "jsonable", "timed_into",
+           "write_json"]
 
 #: How a record compares its measured value: ``close`` |m - e| <= atol + rtol |e|; ``at_most``
 #: m <= bound; ``at_least`` m >= bound; ``within`` lo <= m <= hi; ``equal`` m == e exactly;
@@ -95,6 +96,26 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+@contextmanager
+def timed_into(timings: dict[str, float], phase: str):
+    """Add the wall-clock seconds of the ``with`` block to ``timings[phase]`` (a check's phases:
+    :meth:`Recorder.timed`, :meth:`verify.core.check.Context.timed`)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - t0
+
+
+def write_json(data, path=None, *, indent: int | None = 2) -> str:
+    """JSON text of ``data``; also written to ``path`` (with a final newline) when given."""
+    text = json.dumps(data, indent=indent)
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    return text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -338,14 +359,9 @@ class Recorder:
         """
         self.implementation = str(implementation)
 
-    @contextmanager
     def timed(self, phase: str):
-        """Accumulate the wall-clock seconds of ``phase``."""
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+        """Accumulate the wall-clock seconds of ``phase`` (:func:`timed_into`)."""
+        return timed_into(self.timings, phase)
 
     def __getitem__(self, name: str) -> Record:
         return self._records[name]
@@ -474,11 +490,7 @@ class CheckResult:
 
     def to_json(self, path=None, *, indent: int | None = 2) -> str:
         """JSON text of the result; also written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        return text
+        return write_json(self.to_dict(), path, indent=indent)
 
     @classmethod
     def from_json(cls, text_or_path: str) -> CheckResult:
