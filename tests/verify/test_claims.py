@@ -12,7 +12,7 @@ def test_every_ledger_id_has_details():
     missing = [c.id for c in claims.LEDGER if c.id not in claims.DETAILS]
     assert not missing, f"ledger ids without DETAILS: {missing}"
     for key in claims.DETAILS:
-        assert re.fullmatch(r"(FNA|DRIFT|PDE|FMA|NEURAL)-\d+", key), key
+        assert re.fullmatch("(" + "|".join(claims.PAPERS) + r")-\d+", key), key
 
 
 @pytest.mark.parametrize("entry", claims.LEDGER, ids=lambda c: c.id)
