@@ -9,7 +9,7 @@ eps^(-d/2) h(|x_i - x_j|^2 / eps)``, ``h(r) = exp(-r/4) / (4 pi)^(d/2)``, ``m_0 
 ``L_un = (D - W) / ((m_2/2) eps p N)``, ``L_rw = (I - D^-1 W) / (eps m_2 / (2 m_0))`` and the
 density-corrected ``L_rw`` of ``D^-1 W D^-1`` approximate ``-Delta``.
 
-Three parts, each against references computed independently of ``spectral.graph_laplacian``
+Three parts, each against references computed independently of ``spectral.graph_laplacians``
 (``manifolds.references.graph_laplacian``):
 
 * the constants ``alpha_m``, ``sigma_eta``, ``m_0``, ``m_2`` of the library against quadrature (m = 1 .. 6);
@@ -116,7 +116,7 @@ class Quantities:
 
 def _laplacian(x, **kwargs):
     """The graph Laplacian under test (a seam for the tests' wrong constructions)."""
-    from spectral.graph_laplacian import graph_laplacian
+    from spectral.graph_laplacians import graph_laplacian
 
     return graph_laplacian(x, **kwargs)
 
@@ -128,7 +128,7 @@ def _key(kernel, normalization, m) -> str:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Constants against quadrature, the continuum bias orders, and the sampled spectra against the continuum."""
-    import spectral.graph_laplacian as lib
+    import spectral.graph_laplacians as lib
     from manifolds import Circle, Sphere, sphere_multiplicity
     from manifolds.references import graph_laplacian as ref
     from verify.core.fits import fit_power_law

@@ -16,7 +16,7 @@ GL-5 (Garcia Trillos, Gerlach, Hein & Slepcev, FoCM 2020, arXiv 1801.10108, abst
 eigenvalues and eigenvectors of the eps-graph Laplacian converge at ``O((log n / n)^(1/(2m)))`` with
 ``eps ~ (log n / n)^(1/(2m))``; checked on ``error / (log n)^(1/(2m))``.
 
-The construction is ``spectral.graph_laplacian`` (eps-graph ``2 / (sigma_eta p n eps^(m+2)) (D - W)``,
+The construction is ``spectral.graph_laplacians`` (eps-graph ``2 / (sigma_eta p n eps^(m+2)) (D - W)``,
 k-NN with ``eps_k = (k / (n p alpha_m))^(1/m)``; GL-1 checks the constants against the exact continuum
 spectra). The exact references are the Laplace-Beltrami eigenvalues ``l (l + m - 1)`` and eigenspaces
 (``cos, sin`` of ``l theta``; the ``2l + 1`` real spherical harmonics) of
@@ -193,7 +193,7 @@ def _count(m: int) -> int:
 
 def _laplacian(x, **kwargs):
     """The graph Laplacian under test (a seam for the tests' wrong constructions)."""
-    from spectral.graph_laplacian import graph_laplacian
+    from spectral.graph_laplacians import graph_laplacian
 
     return graph_laplacian(x, **kwargs)
 

@@ -50,13 +50,13 @@ from typing import Any
 import numpy as np
 
 from spectral.arrays import as_float_array
-from spectral.backend import array_namespace, eigsh, is_numpy_namespace, linear_operator, to_numpy
+from spectral.backend import array_namespace, eigsh, is_cupy_array, is_numpy_namespace, linear_operator, to_numpy
 from spectral.distance import pairwise_sq_distance
 from spectral.memory import check_dense_memory, check_memory
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["GRAPHS", "NORMALIZATIONS", "GraphLaplacian", "ball_volume", "gaussian_moments", "graph_laplacian",
-           "indicator_moment", "knn_radius"]
+__all__ = ["GraphLaplacian", "PatternMatrix", "ball_volume", "gaussian_moments", "graph_laplacian", "indicator_moment",
+           "knn_radius"]
 
 GRAPHS = ("eps", "knn", "gaussian")
 NORMALIZATIONS = ("unnormalized", "random_walk", "density_corrected")
@@ -181,8 +181,17 @@ class GraphLaplacian:
                 v = _as_2d(xp, v)
                 return s[:, None] * self.apply(s[:, None] * v)
 
-        op = linear_operator((n, n), lambda v: _squeeze(xp, matvec(v), v), dtype=np.float64, like=d,
-                             matmat=matvec)
+        if is_numpy_namespace(xp) or is_cupy_array(d):
+            def product(v):
+                return _squeeze(xp, matvec(v), v)
+            block = matvec
+        else:  # another array-API namespace: SciPy's Lanczos vectors cross the host boundary each product
+            def block(v):
+                return np.asarray(to_numpy(matvec(xp.asarray(v, dtype=d.dtype))))
+
+            def product(v):
+                return _squeeze(np, block(v), v)
+        op = linear_operator((n, n), product, dtype=np.float64, like=d, matmat=block)
         # a fixed start vector: ARPACK's own random start depends on the calls before it in the process
         v0 = np.random.default_rng(0).standard_normal(n)
         vals, vecs = eigsh(op, count, which="LA", tol=tol, v0=v0)
