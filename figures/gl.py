@@ -23,11 +23,19 @@ import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
 
-__all__ = ["FIGURES", "CHECK_FIGURES", "fig_gl1", "fig_gl2", "fig_gl3", "draw_gl_eps_knn", "draw_gl_gaussian",
-           "draw_gl_constants"]
+__all__ = [
+    "CHECK_FIGURES",
+    "FIGURES",
+    "draw_gl_constants",
+    "draw_gl_eps_knn",
+    "draw_gl_gaussian",
+    "fig_gl1",
+    "fig_gl2",
+    "fig_gl3",
+]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(check: str, seed: int = 0):
     from verify.core.claims import load_check
 

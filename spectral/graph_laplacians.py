@@ -50,7 +50,14 @@ from typing import Any
 import numpy as np
 
 from spectral.arrays import as_float_array
-from spectral.backend import array_namespace, eigsh, is_cupy_array, is_numpy_namespace, linear_operator, to_numpy
+from spectral.backend import (
+    array_namespace,
+    eigsh,
+    is_cupy_array,
+    is_numpy_namespace,
+    linear_operator,
+    to_numpy,
+)
 from spectral.distance import pairwise_sq_distance
 from spectral.memory import check_dense_memory, check_memory
 from spectral.validation import InputError, check_int, check_option, check_real
@@ -207,6 +214,11 @@ class GraphLaplacian:
         return lam, vecs
 
 
+def _astype(xp, a, dtype):
+    """``xp.astype`` where the namespace has it (NumPy 2, array-API), the array's method otherwise (CuPy)."""
+    return xp.astype(a, dtype) if hasattr(xp, "astype") else a.astype(dtype)
+
+
 def _as_2d(xp, v):
     return v[:, None] if v.ndim == 1 else v
 
@@ -304,7 +316,7 @@ def graph_laplacian(x, *, graph: str, m: int, eps=None, k=None, density=None, no
         degrees = apply(xp.ones((n, 1), dtype=x.dtype))[:, 0]
         edges = int(round(float(xp.sum(degrees)))) if graph != "gaussian" else n * n
     if bool(xp.any(degrees <= 0)):
-        isolated = int(xp.sum(xp.astype(degrees <= 0, xp.int64)))
+        isolated = int(xp.sum(_astype(xp, degrees <= 0, degrees.dtype)))
         raise InputError(f"the graph has {isolated} isolated point(s) (degree 0): raise "
                          f"{'k' if graph == 'knn' else 'eps'}")
 
@@ -480,8 +492,8 @@ def _streamed_apply(xp, x, graph, *, eps, m, radii):
         if graph == "gaussian":
             return _gaussian(xp, d2, eps, m)
         if graph == "eps":
-            return xp.astype(d2 <= eps2, x.dtype)
-        return xp.astype(d2 <= xp.maximum(radii[s:e][:, None], radii[None, :]), x.dtype)
+            return _astype(xp, d2 <= eps2, x.dtype)
+        return _astype(xp, d2 <= xp.maximum(radii[s:e][:, None], radii[None, :]), x.dtype)
 
     def apply(v):
         out = []

@@ -158,7 +158,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             rows = []
             for j in range(p.repeats):
                 x = manifold.sample(p.n, rng=child_rng(p.seed, "gl_constants", name, j))
-                kw = dict(k=int(p.n ** (2.0 / 3.0))) if graph == "knn" else dict(eps=eps)
+                kw = {"k": int(p.n ** (2.0 / 3.0))} if graph == "knn" else {"eps": eps}
                 lap = _laplacian(x, graph=graph, m=m, density=density, normalization=norm, **kw)
                 lam, _ = lap.eigenpairs(count)
                 lam = np.asarray(lam)

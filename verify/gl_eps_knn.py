@@ -27,9 +27,11 @@ over the repeats must be at most the claimed order plus the margin ``RATE_MARGIN
 must not drift towards shallower ones); the observed orders and their intervals are reported.
 
 Tiers: the default sizes ``n = 256 .. 2048`` (4 repeats, seconds); ``full=True`` the paper's
-``n = 2^12 .. 2^17`` (10 repeats; the k-NN graph at ``2^17`` holds ``k = 2580`` neighbours per point, about
-2 GiB). Beyond that the ``streamed`` path recomputes the graphs block by block in each product
-(``O(block n)`` memory) and runs on a GPU: ``python -m verify.gl_eps_knn --device gpu --path streamed
+``n = 2^12 .. 2^17`` with 4 repeats (the paper took 100 trials; the k-NN graph at ``2^17`` holds
+``k = 2580`` neighbours per point, about 0.5 GiB of pattern; about an hour on 2 cores).
+``benchmarks/bench_graph_laplacians.py --huge 262144`` measures one sample at ``n = 2^18``. Beyond that
+the ``streamed`` path recomputes the graphs block by block in each product (``O(block n)`` memory) and
+runs on a GPU: ``python -m verify.gl_eps_knn --device gpu --path streamed
 --sizes 65536,131072,262144,524288,1048576 --repeats 2``.
 """
 
@@ -69,7 +71,7 @@ BYTES_PER_POINT = 400
 class Params:
     sizes: tuple = Ints(None, "Numbers of points n (at least 3, increasing)", low=64, high=2**21, min_len=3,
                         auto="256, 512, 1024, 2048; with full the paper's 2^12 .. 2^17", unit="points")
-    repeats: int = Int(None, "Independent samples per size", low=2, high=200, auto="4; 10 with full")
+    repeats: int = Int(None, "Independent samples per size", low=2, high=200, auto="4 (also with full)")
     m: int = Int(2, "Dimension of the unit sphere S^m the points are drawn from, uniformly (the paper's S^2)",
                  low=1, high=2)
     gghs_scale: float = Real(1.5, "c in the GGHS radius eps = c (log n / n)^(1/(2m))", low=0.5, high=10.0)
@@ -79,14 +81,14 @@ class Params:
     path: str = Choice("sparse", ("sparse", "streamed"),
                        '"sparse": cKDTree neighbour lists on the host; "streamed": the graphs recomputed block by '
                        "block in every product, on the device (O(block n) memory, O(n^2) time: for a GPU)")
-    full: bool = Flag(False, "The paper's sizes n = 2^12 .. 2^17 with 10 repeats (minutes, about 2 GiB)")
+    full: bool = Flag(False, "The paper's sizes n = 2^12 .. 2^17 (about an hour on 2 cores, 2 GiB)")
 
     def resolve(self):
         """Tier defaults; sizes increasing; the GPU computes on the streamed path only."""
         sizes = self.sizes if self.sizes is not None else (FULL_SIZES if self.full else DEFAULT_SIZES)
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
-        repeats = self.repeats if self.repeats is not None else (10 if self.full else 4)
+        repeats = self.repeats if self.repeats is not None else 4
         if self.device == "gpu" and self.path != "streamed":
             raise InputError("path must be 'streamed' with device='gpu' (the sparse graphs are built on the host)")
         return dataclasses.replace(self, sizes=tuple(sizes), repeats=repeats)
@@ -200,7 +202,10 @@ def _laplacian(x, **kwargs):
 
 def _spectrum(lap, x_host, m) -> tuple[np.ndarray, list[float]]:
     """The lowest eigenvalues and, per degree of DEGREES, the eigenvectors' distance to the exact eigenspace."""
-    from manifolds.references.graph_laplacian import eigenspace_basis, eigenspace_distance
+    from manifolds.references.graph_laplacian import (
+        eigenspace_basis,
+        eigenspace_distance,
+    )
     from spectral.backend import to_numpy
 
     lam, vecs = lap.eigenpairs(_count(m))
@@ -223,7 +228,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     shape = (len(p.sizes), p.repeats)
     out = {name: (np.empty(shape + (_count(p.m),)), {l: np.empty(shape) for l in DEGREES}, np.empty(shape))
            for name in CONSTRUCTIONS}
-    common = dict(m=p.m, density=density, method=p.path)
+    common = {"m": p.m, "density": density, "method": p.path}
     for i, n in enumerate(p.sizes):
         k = k_neighbours(n, p.m)
         with ctx.timed(f"n={n}"), single_blas_thread():

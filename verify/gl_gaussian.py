@@ -14,7 +14,7 @@ x_j|^2 / eps)``, ``h(r) = exp(-r/4) / (4 pi)^(d/2)`` on ``N`` i.i.d. points of a
 
 Their experiment (the authors' public code for Fig. 2): S^1, ``L_rw``, ``N = 562 .. 1778``, the relative
 errors of eigenvalues 2 .. 9 (modes ``k = 1 .. 4``) and of their eigenvectors. Here: the unit circle
-(eigenvalues ``k^2``, multiplicity 2), ``N = 256 .. 2048`` by default (``full``: ``2^10 .. 2^14``),
+(eigenvalues ``k^2``, multiplicity 2), ``N = 256 .. 2048`` by default (``full``: ``2^9 .. 2^13``),
 ``eps = c (log N / N)^gamma`` with ``c = 0.1``; the non-uniform density is ``(1 + 0.5 cos theta) / (2 pi)``.
 Errors: the relative RMS ``sqrt(mean (lambda_i / k_i^2 - 1)^2)`` over modes 1 .. 4, and the RMS sine of
 the principal angles between each computed pair of eigenvectors and ``span(cos k theta, sin k theta)`` in
@@ -55,7 +55,7 @@ RATE_MARGIN = 0.1
 #: Fourier modes k whose eigenvalue pairs and eigenspaces are measured (Cheng & Wu's eigenvalues 2 .. 9).
 MODES = (1, 2, 3, 4)
 DEFAULT_SIZES = (256, 512, 1024, 2048)
-FULL_SIZES = tuple(2**e for e in range(10, 15))
+FULL_SIZES = tuple(2**e for e in range(9, 14))
 #: amplitude a of the non-uniform density (1 + a cos theta) / (2 pi) of GL-8
 AMPLITUDE = 0.5
 
@@ -71,7 +71,7 @@ CALIBRATION = Calibration(
 @CHECK.parameters
 class Params:
     sizes: tuple = Ints(None, "Numbers of points N (at least 3, increasing)", low=64, high=2**20, min_len=3,
-                        auto="256, 512, 1024, 2048; with full 2^10 .. 2^14", unit="points")
+                        auto="256, 512, 1024, 2048; with full 2^9 .. 2^13", unit="points")
     repeats: int = Int(None, "Independent samples per size", low=2, high=200, auto="8; 12 with full")
     scale: float = Real(0.1, "c in eps = c (log N / N)^gamma (both schedules)", low=0.01, high=2.0)
     normalization: str = Choice("random_walk", ("random_walk", "unnormalized"),
@@ -83,7 +83,7 @@ class Params:
     path: str = Choice("dense", ("dense", "streamed"),
                        '"dense": the N x N kernel; "streamed": recomputed block by block in every product '
                        "(O(block N) memory: the GPU path for large N)")
-    full: bool = Flag(False, "Sizes 2^10 .. 2^14 with 12 repeats (minutes; the dense path needs 6 GiB at 2^14)")
+    full: bool = Flag(False, "Sizes 2^9 .. 2^13 with 12 repeats (minutes; the dense path holds 1.5 GiB at 2^13)")
 
     def resolve(self):
         """Tier defaults; sizes increasing."""
@@ -178,7 +178,10 @@ def _laplacian(x, **kwargs):
 
 
 def _spectrum(lap, x_host):
-    from manifolds.references.graph_laplacian import eigenspace_basis, eigenspace_distance
+    from manifolds.references.graph_laplacian import (
+        eigenspace_basis,
+        eigenspace_distance,
+    )
     from spectral.backend import to_numpy
 
     lam, vecs = lap.eigenpairs(1 + 2 * len(MODES))
@@ -203,7 +206,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     runs = {name: (np.empty(shape + (count,)), {k: np.empty(shape) for k in MODES})
             for name in ("schedule_eigenvalue", "schedule_both", "density_corrected", "uncorrected")}
     uniform = 1.0 / (2 * math.pi)
-    plain = dict(m=D, method=p.path)
+    plain = {"m": D, "method": p.path}
     setups = {  # run -> (sample, schedule, normalization, density value)
         "schedule_eigenvalue": ("uniform", "eigenvalue", p.normalization, uniform),
         "schedule_both": ("uniform", "both", p.normalization, uniform),

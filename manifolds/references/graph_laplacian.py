@@ -38,9 +38,17 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real
 
-__all__ = ["unit_ball_volume", "indicator_moment", "gaussian_moments", "continuum_eigenvalue",
-           "laplace_beltrami_eigenvalue", "eigenspace_basis", "eigenspace_distance", "KERNELS",
-           "NORMALIZATIONS"]
+__all__ = [
+    "KERNELS",
+    "NORMALIZATIONS",
+    "continuum_eigenvalue",
+    "eigenspace_basis",
+    "eigenspace_distance",
+    "gaussian_moments",
+    "indicator_moment",
+    "laplace_beltrami_eigenvalue",
+    "unit_ball_volume",
+]
 
 KERNELS = ("indicator", "gaussian")
 NORMALIZATIONS = ("unnormalized", "random_walk")

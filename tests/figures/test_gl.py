@@ -10,7 +10,7 @@ from verify import gl_constants, gl_eps_knn, gl_gaussian
 PAPER = ("gl-1", "gl-2", "gl-3")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cheap(check, seed=0):
     if check == "gl_eps_knn":
         return gl_eps_knn.run(sizes=(128, 256, 512), repeats=2, seed=seed)

@@ -16,7 +16,7 @@ from manifolds.references import graph_laplacian as ref
 from spectral.validation import InputError
 
 
-@pytest.mark.parametrize("m", range(0, 8))
+@pytest.mark.parametrize("m", range(8))
 def test_unit_ball_volume(m):
     assert ref.unit_ball_volume(m) == pytest.approx(math.pi ** (m / 2) / gamma(m / 2 + 1), rel=1e-14)
 
@@ -34,18 +34,18 @@ def _quadrature(m, l, eps, kernel, normalization):
         def harm(t):
             return math.cos(l * t)
         weight, lo, hi = (lambda t: 1.0), -math.pi, math.pi
-        chord = lambda t: 2.0 * math.sin(abs(t) / 2.0)  # noqa: E731
+        chord = lambda t: 2.0 * math.sin(abs(t) / 2.0)
     else:
         def harm(t):
             return eval_legendre(l, math.cos(t))
         weight, lo, hi = (lambda t: 2.0 * math.pi * math.sin(t)), 0.0, math.pi
-        chord = lambda t: 2.0 * math.sin(t / 2.0)  # noqa: E731
+        chord = lambda t: 2.0 * math.sin(t / 2.0)
     if kernel == "indicator":
         top = 2.0 * math.asin(eps / 2.0)
-        k = lambda t: 1.0  # noqa: E731
+        k = lambda t: 1.0
         lo, hi = (-top, top) if m == 1 else (0.0, top)
     else:
-        k = lambda t: eps ** (-m / 2) * (4 * math.pi) ** (-m / 2) * math.exp(-chord(t) ** 2 / (4 * eps))  # noqa: E731
+        k = lambda t: eps ** (-m / 2) * (4 * math.pi) ** (-m / 2) * math.exp(-chord(t) ** 2 / (4 * eps))
     pts = [0.0] if m == 1 else None
     num = quad(lambda t: k(t) * (1.0 - harm(t)) * weight(t), lo, hi, points=pts, epsabs=0, epsrel=1e-12, limit=200)[0]
     if normalization == "random_walk":

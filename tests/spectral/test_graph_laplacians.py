@@ -79,7 +79,7 @@ def test_duplicate_points_do_not_break_the_knn_graph():
     assert np.all(np.diag(w) == 0) and (w.sum(axis=1) >= 6).all()
 
 
-CASES = [(g, kw, norm) for g, kw in (("eps", dict(eps=0.35)), ("knn", dict(k=15)), ("gaussian", dict(eps=0.02)))
+CASES = [(g, kw, norm) for g, kw in (("eps", {"eps": 0.35}), ("knn", {"k": 15}), ("gaussian", {"eps": 0.02}))
          for norm in gl.NORMALIZATIONS if g != "knn" or norm == "unnormalized"]
 
 
@@ -145,11 +145,11 @@ def test_pattern_matrix_products_without_the_csr_array(cloud, monkeypatch):
 
 def test_array_api_namespace_on_the_dense_and_streamed_paths(cloud):
     xs = pytest.importorskip("array_api_strict")
-    for graph, kw, method in (("gaussian", dict(eps=0.02), "dense"), ("eps", dict(eps=0.35), "streamed"),
-                              ("knn", dict(k=15), "streamed")):
+    for graph, kw, method in (("gaussian", {"eps": 0.02}, "dense"), ("eps", {"eps": 0.35}, "streamed"),
+                              ("knn", {"k": 15}, "streamed")):
         want = gl.graph_laplacian(cloud, graph=graph, m=2, density=P2, method=method, **kw).eigenpairs(4)[0]
         lap = gl.graph_laplacian(xs.asarray(cloud), graph=graph, m=2, density=P2, method=method, **kw)
-        lam, vec = lap.eigenpairs(4)
+        lam, _ = lap.eigenpairs(4)
         assert type(lam).__module__.startswith("array_api_strict")
         np.testing.assert_allclose(np.asarray(lam), want, rtol=1e-9, atol=1e-9)
 
@@ -164,24 +164,24 @@ def test_memory_is_refused_before_the_graph_is_built(cloud):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(graph="ring"), "graph"),
-    (dict(graph="eps", eps=0.3, density=P2, normalization="sym"), "normalization"),
-    (dict(graph="eps", eps=0.3, density=P2, method="gpu"), "method"),
-    (dict(graph="eps", density=P2), "eps is required"),
-    (dict(graph="eps", eps=0.0, density=P2), "eps"),
-    (dict(graph="eps", eps=True, density=P2), "eps"),
-    (dict(graph="eps", eps=0.3), "density is required"),
-    (dict(graph="eps", eps=0.3, density=-1.0), "density"),
-    (dict(graph="knn", density=P2), "k is required"),
-    (dict(graph="knn", k=0, density=P2), "k"),
-    (dict(graph="knn", k=400, density=P2), "k"),
-    (dict(graph="knn", k=True, density=P2), "k"),
-    (dict(graph="knn", k=5, density=P2, normalization="random_walk"), "normalization"),
-    (dict(graph="gaussian", eps=0.1, density=P2, method="sparse"), "method"),
-    (dict(graph="eps", eps=0.3, density=P2, method="dense"), "method"),
-    (dict(graph="eps", eps=1e-4, density=P2), "isolated"),
-    (dict(graph="eps", eps=0.3, density=P2, m=0), "m"),
-    (dict(graph="eps", eps=0.3, density=P2, m=True), "m"),
+    ({"graph": "ring"}, "graph"),
+    ({"graph": "eps", "eps": 0.3, "density": P2, "normalization": "sym"}, "normalization"),
+    ({"graph": "eps", "eps": 0.3, "density": P2, "method": "gpu"}, "method"),
+    ({"graph": "eps", "density": P2}, "eps is required"),
+    ({"graph": "eps", "eps": 0.0, "density": P2}, "eps"),
+    ({"graph": "eps", "eps": True, "density": P2}, "eps"),
+    ({"graph": "eps", "eps": 0.3}, "density is required"),
+    ({"graph": "eps", "eps": 0.3, "density": -1.0}, "density"),
+    ({"graph": "knn", "density": P2}, "k is required"),
+    ({"graph": "knn", "k": 0, "density": P2}, "k"),
+    ({"graph": "knn", "k": 400, "density": P2}, "k"),
+    ({"graph": "knn", "k": True, "density": P2}, "k"),
+    ({"graph": "knn", "k": 5, "density": P2, "normalization": "random_walk"}, "normalization"),
+    ({"graph": "gaussian", "eps": 0.1, "density": P2, "method": "sparse"}, "method"),
+    ({"graph": "eps", "eps": 0.3, "density": P2, "method": "dense"}, "method"),
+    ({"graph": "eps", "eps": 1e-4, "density": P2}, "isolated"),
+    ({"graph": "eps", "eps": 0.3, "density": P2, "m": 0}, "m"),
+    ({"graph": "eps", "eps": 0.3, "density": P2, "m": True}, "m"),
 ])
 def test_bad_input(cloud, kwargs, match):
     kwargs = {"m": 2, **kwargs}

@@ -117,7 +117,7 @@ def test_bad_input(kwargs, match):
 
 
 def test_memory_is_refused_before_sampling(monkeypatch, capsys):
-    import verify.core.memory as memory
+    from verify.core import memory
 
     monkeypatch.setattr(memory, "available_memory_bytes", lambda device=None: 100 << 20)
     assert check.main(["--sizes", "1000,2000,2097152", "--quiet"]) == 2
