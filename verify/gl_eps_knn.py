@@ -31,7 +31,7 @@ Tiers: the default sizes ``n = 256 .. 2048`` (4 repeats, seconds); ``full=True``
 ``k = 2580`` neighbours per point, about 0.5 GiB of pattern; about an hour on 2 cores).
 ``benchmarks/bench_graph_laplacians.py --huge 262144`` measures one sample at ``n = 2^18``. Beyond that
 the ``streamed`` path recomputes the graphs block by block in each product (``O(block n)`` memory) and
-runs on a GPU: ``python -m verify.gl_eps_knn --device gpu --path streamed
+runs on a GPU (``path="auto"`` takes it there): ``python -m verify.gl_eps_knn --device gpu
 --sizes 65536,131072,262144,524288,1048576 --repeats 2``.
 """
 
@@ -78,9 +78,10 @@ class Params:
     claimed_order: float = Real(None, "Exponent p asserted in error = O(n^p) for every construction (other values "
                                       "are negative controls: a steeper p fails)", low=-3.0, high=0.0,
                                 auto="the papers': -1/(m+4) for GL-3, GL-4 and -1/(2m) for GL-5")
-    path: str = Choice("sparse", ("sparse", "streamed"),
+    path: str = Choice("auto", ("auto", "sparse", "streamed"),
                        '"sparse": cKDTree neighbour lists on the host; "streamed": the graphs recomputed block by '
-                       "block in every product, on the device (O(block n) memory, O(n^2) time: for a GPU)")
+                       "block in every product, on the device (O(block n) memory, O(n^2) time: for a GPU); \"auto\": "
+                       "sparse on the cpu, streamed on the gpu")
     full: bool = Flag(False, "The paper's sizes n = 2^12 .. 2^17 (about an hour on 2 cores, 2 GiB)")
 
     def resolve(self):
@@ -89,9 +90,11 @@ class Params:
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
         repeats = self.repeats if self.repeats is not None else 4
-        if self.device == "gpu" and self.path != "streamed":
-            raise InputError("path must be 'streamed' with device='gpu' (the sparse graphs are built on the host)")
-        return dataclasses.replace(self, sizes=tuple(sizes), repeats=repeats)
+        path = self.path if self.path != "auto" else ("streamed" if self.device == "gpu" else "sparse")
+        if self.device == "gpu" and path != "streamed":
+            raise InputError("path must be 'streamed' or 'auto' with device='gpu' (the sparse graphs are built on the "
+                             "host)")
+        return dataclasses.replace(self, sizes=tuple(sizes), repeats=repeats, path=path)
 
 
 def k_neighbours(n: int, m: int) -> int:
@@ -127,8 +130,8 @@ def needs(p: Params) -> dict:
         return (BYTES_PER_PAIR * pairs if p.path == "sparse" else 0) + BYTES_PER_POINT * n + (64 << 20)
 
     n = max(p.sizes)
-    return {p.path: PathNeed(estimate, n, "--sizes", 64, f"the k-NN graph at n = {n} (k = {k_neighbours(n, p.m)})",
-                             "--path streamed")}
+    what = f"the k-NN graph at n = {n} (k = {k_neighbours(n, p.m)}) on the {p.path} path"
+    return {p.path: PathNeed(estimate, n, "--sizes", 64, what, "--path streamed" if p.path == "sparse" else "")}
 
 
 @dataclasses.dataclass(frozen=True)

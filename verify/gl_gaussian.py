@@ -79,9 +79,9 @@ class Params:
                                       "negative controls: a steeper p fails)", low=-3.0, high=0.0,
                                 auto="the paper's: -1/(d/2+2) (eigenvalues) and -1/(d+4) (eigenvectors) for GL-6 "
                                      "and GL-8, -1/(d/2+3) for GL-7")
-    path: str = Choice("dense", ("dense", "streamed"),
+    path: str = Choice("auto", ("auto", "dense", "streamed"),
                        '"dense": the N x N kernel; "streamed": recomputed block by block in every product '
-                       "(O(block N) memory: the GPU path for large N)")
+                       '(O(block N) memory: the GPU path for large N); "auto": dense')
     full: bool = Flag(False, "Sizes 2^9 .. 2^13 with 12 repeats (minutes; the dense path holds 1.5 GiB at 2^13)")
 
     def resolve(self):
@@ -90,7 +90,8 @@ class Params:
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
         repeats = self.repeats if self.repeats is not None else (12 if self.full else 8)
-        return dataclasses.replace(self, sizes=tuple(sizes), repeats=repeats)
+        path = "dense" if self.path == "auto" else self.path
+        return dataclasses.replace(self, sizes=tuple(sizes), repeats=repeats, path=path)
 
 
 #: dimension of S^1
@@ -122,7 +123,7 @@ def needs(p: Params) -> dict:
 
     n = max(p.sizes)
     return {p.path: PathNeed(estimate, n, "--sizes", 64, f"the {p.path} Gaussian kernel at N = {n}",
-                             "--path streamed")}
+                             "--path streamed" if p.path == "dense" else "")}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -183,7 +183,7 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
 #: the checks declared for the GPU that guard their size options before allocating (sphere_softmax and
 #: conformal have bounded sizes and no guard; weyl has its own, tested below)
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
-                      "drift_diffusion", "nearest_point", "fna_rate"]
+                      "drift_diffusion", "nearest_point", "fna_rate", "gl_eps_knn", "gl_gaussian"]
 
 
 def test_every_gpu_check_is_accounted_for():

@@ -123,3 +123,22 @@ def test_memory_is_refused_before_sampling(monkeypatch, capsys):
     assert check.main(["--sizes", "1000,2000,2097152", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "k-NN graph" in err and "--sizes" in err and err.count("\n") == 1
+
+
+def test_the_device_namespace_computes_the_streamed_graphs(strict_xp):
+    """On a device the graphs are streamed in the device's namespace (array_api_strict stands in for CuPy)."""
+    kw = {"sizes": (96, 128, 160), "repeats": 2, "path": "streamed"}
+    p = CHECK.params(**kw)
+    want = CHECK.measure(p)
+    got = CHECK.measure(p, xp=strict_xp)
+    assert {"asarray", "min"} <= strict_xp.used
+    for name in ("eps_graph", "knn", "gghs"):
+        np.testing.assert_allclose(getattr(got, name).eigenvalues, getattr(want, name).eigenvalues, rtol=1e-9,
+                                   atol=1e-9)
+
+
+def test_auto_path_is_sparse_on_the_host_and_streamed_on_the_gpu():
+    assert CHECK.params().path == "sparse"
+    assert CHECK.Params(device="gpu").resolve().path == "streamed"
+    with pytest.raises(InputError, match="path must be 'streamed'"):
+        CHECK.Params(device="gpu", path="sparse").resolve()

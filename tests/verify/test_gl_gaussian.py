@@ -114,3 +114,15 @@ def test_memory_is_refused_before_sampling(monkeypatch, capsys):
     assert check.main(["--sizes", "1000,2000,100000", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "Gaussian kernel" in err and "--path streamed" in err and err.count("\n") == 1
+
+
+def test_the_device_namespace_computes_the_kernels(strict_xp):
+    """On a device the kernels live in the device's namespace (array_api_strict stands in for CuPy)."""
+    for path in ("dense", "streamed"):
+        p = CHECK.params(sizes=(96, 128, 160), repeats=2, path=path)
+        want = CHECK.measure(p)
+        got = CHECK.measure(p, xp=strict_xp)
+        assert "asarray" in strict_xp.used
+        for name in ("schedule_eigenvalue", "schedule_both", "density_corrected", "uncorrected"):
+            np.testing.assert_allclose(getattr(got, name).eigenvalues, getattr(want, name).eigenvalues, rtol=1e-9,
+                                       atol=1e-9)

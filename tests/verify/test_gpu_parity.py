@@ -18,7 +18,8 @@ GPU_CHECKS = sorted(name for name in available_checks()
 def test_the_gpu_checks_are_the_expected_ones():
     # a check that gains or loses the GPU must say so here (and in its own device test)
     assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
-                          "fractional_limit", "heat_rate", "metric_attention", "nearest_point", "sphere_softmax"]
+                          "fractional_limit", "gl_eps_knn", "gl_gaussian", "heat_rate", "metric_attention",
+                          "nearest_point", "sphere_softmax"]
 
 
 @pytest.mark.gpu
