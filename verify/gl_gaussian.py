@@ -82,7 +82,7 @@ class Params:
     path: str = Choice("auto", ("auto", "dense", "streamed"),
                        '"dense": the N x N kernel; "streamed": recomputed block by block in every product '
                        '(O(block N) memory: the GPU path for large N); "auto": dense')
-    full: bool = Flag(False, "Sizes 2^9 .. 2^13 with 12 repeats (minutes; the dense path holds 1.5 GiB at 2^13)")
+    full: bool = Flag(False, "Sizes 2^9 .. 2^13 with 12 repeats (90 CPU seconds; 1.1 GiB at 2^13)")
 
     def resolve(self):
         """Tier defaults; sizes increasing."""
