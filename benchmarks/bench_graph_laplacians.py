@@ -31,9 +31,15 @@ import json
 import math
 import multiprocessing as mp
 import os
+import queue as queues
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+# the toolkit of this checkout, also in the spawned children (they inherit sys.path)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 P = 1.0 / (4.0 * math.pi)
 
@@ -129,7 +135,13 @@ def _in_child(target, *args):
     queue = ctx.Queue()
     proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
-    out = queue.get()
+    while True:
+        try:
+            out = queue.get(timeout=5.0)
+            break
+        except queues.Empty:
+            if not proc.is_alive():
+                raise RuntimeError(f"the child {target.__name__}{args} exited with code {proc.exitcode}") from None
     proc.join()
     return out
 
