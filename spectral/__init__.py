@@ -25,6 +25,7 @@ toolkit use); everything else is internal. The modules, one job each:
   :mod:`spectral.generator` (``-log(eta) / t``);
 * built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
   (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
+  :mod:`spectral.graph_laplacians` (eps-graph, k-NN and Gaussian graph Laplacians scaled to ``-Delta``),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);
 * support: :mod:`spectral.display` (short reprs).
@@ -36,6 +37,7 @@ module on first use.
 #: public name -> the module that defines it (loaded on first access)
 _EXPORTS = {
     "anisotropic_normalize": "spectral.normalize",
+    "ball_volume": "spectral.graph_laplacians",
     "available_memory_bytes": "spectral.memory",
     "block_eigsh": "spectral.block",
     "block_workspace_bytes": "spectral.block",
@@ -70,22 +72,28 @@ _EXPORTS = {
     "fna_profile": "spectral.fna",
     "fna_time": "spectral.fna",
     "format_bytes": "spectral.memory",
+    "gaussian_moments": "spectral.graph_laplacians",
     "generator_eigenvalues": "spectral.generator",
     "GeneratorEigenvalues": "spectral.generator",
+    "graph_laplacian": "spectral.graph_laplacians",
+    "GraphLaplacian": "spectral.graph_laplacians",
     "heat_kernel": "spectral.heat",
     "heat_kernel_sparse": "spectral.heat",
     "heat_markov": "spectral.heat_sparse",
     "heat_time": "spectral.heat",
     "HeatMarkov": "spectral.heat_sparse",
+    "indicator_moment": "spectral.graph_laplacians",
     "KernelOperator": "spectral.operators",
     "knn_distances": "spectral.knn",
     "knn_kernel": "spectral.knn",
+    "knn_radius": "spectral.graph_laplacians",
     "markov_spectrum": "spectral.eigen",
     "matched_half_width_kappa": "spectral.fna",
     "max_slope_bandwidth": "spectral.scale",
     "metric_kernel": "spectral.metric",
     "neural_scores": "spectral.neural",
     "pairwise": "spectral.operators",
+    "PatternMatrix": "spectral.graph_laplacians",
     "paper_kappa": "spectral.fna",
     "ResidualMLP": "spectral.metric",
     "row_normalize": "spectral.normalize",

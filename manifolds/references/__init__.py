@@ -8,5 +8,7 @@ numerics.
 
 * :mod:`manifolds.references.fma`: Fast Multipole Attention hierarchies and eq. (4) by brute force;
 * :mod:`manifolds.references.pde`: the PDE paper's stencils, their closed-form spectra and limits;
-* :mod:`manifolds.references.neural`: MLP scores by loops over pairs, rank profiles, the NEURAL cases.
+* :mod:`manifolds.references.neural`: MLP scores by loops over pairs, rank profiles, the NEURAL cases;
+* :mod:`manifolds.references.graph_laplacian`: graph-Laplacian constants by quadrature, the finite-eps continuum
+  spectra of eps-graph and Gaussian Laplacians on S^1 and S^2 (Funk-Hecke), exact eigenspaces (the GL claims).
 """

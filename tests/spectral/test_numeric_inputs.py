@@ -126,9 +126,9 @@ def test_every_exported_function_with_numeric_options_is_covered():
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
                        "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
                        "memory_device"}
-    # the PDE, FMA and attention-flow modules have their own tests
+    # the PDE, FMA, attention-flow and graph-Laplacian modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in (
-        "spectral.pde", "spectral.fma", "spectral.attention_flow")]
+        "spectral.pde", "spectral.fma", "spectral.attention_flow", "spectral.graph_laplacians")]
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)
                  or n in ("ResidualMLP", "ScoreMLP", "KernelOperator", "SparseScores")}
     assert callables <= covered | without_numeric, sorted(callables - covered - without_numeric)
@@ -309,6 +309,25 @@ REFUSED += [
     ("cluster_tokens", lambda v: spectral.cluster_tokens(_with(_TOKENS, v), tol=0.1), "X"),
 ]
 
+
+# the graph Laplacians (GL papers): points, radii and densities refused when not finite; the sparse 0/1
+# pattern's product propagates what it is given
+_SPHERE = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.6, 0.8, 0.0], [0.0, 0.6, 0.8],
+                    [-1.0, 0.0, 0.0]])
+REFUSED += [
+    ("graph_laplacian", lambda v: spectral.graph_laplacian(_with(_SPHERE, v), graph="eps", m=2, eps=2.0,
+                                                           density=0.08), "x"),
+    ("graph_laplacian", lambda v: spectral.graph_laplacian(_SPHERE, graph="eps", m=2, eps=v, density=0.08), "eps"),
+    ("graph_laplacian", lambda v: spectral.graph_laplacian(_SPHERE, graph="eps", m=2, eps=2.0, density=v),
+     "density"),
+    ("knn_radius", lambda v: spectral.knn_radius(5, 100, v, 2), "density"),
+    ("ball_volume", lambda v: spectral.ball_volume(v), "m"),
+    ("indicator_moment", lambda v: spectral.indicator_moment(v), "m"),
+    ("gaussian_moments", lambda v: spectral.gaussian_moments(v), "m"),
+]
+PROPAGATED.append(("PatternMatrix", lambda v: spectral.PatternMatrix(np.array([0, 1, 2]), np.array([1, 0]), 2)
+                   @ _with(np.ones(2), v, 1)))
+WITHOUT_NUMERIC_INPUT.add("GraphLaplacian")
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 @pytest.mark.parametrize("fn, call, name", REFUSED, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name) in enumerate(REFUSED)])
