@@ -149,6 +149,8 @@ def fig_gl2(out_dir, *, formats=("png",), seed=0):
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.4))
     _gaussian_panel(q, axes[0], "eigenvalue")
     axes[0].set_title("eigenvalues (modes k = 1..4)", fontsize=9)
+    lo, hi = axes[0].get_ylim()
+    axes[0].set_ylim(lo * lo / hi, hi)  # the lower half of the log axis free for the legend's eight rows
     axes[0].legend(fontsize=6, loc="lower left")
     _gaussian_panel(q, axes[1], "eigenvector")
     axes[1].set_title("eigenvectors", fontsize=9)

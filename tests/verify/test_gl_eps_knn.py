@@ -13,6 +13,7 @@ import pytest
 import spectral.graph_laplacians as gl
 from spectral.validation import InputError
 from verify import gl_eps_knn as check
+from verify.testing import assert_passes, failed_records, measurement_fixture, refusals
 
 CHECK = check.CHECK
 SMALL = {"sizes": (256, 512, 1024), "repeats": 12}
@@ -20,20 +21,12 @@ RATES = {f"{cid}_{name}_{kind}_rate" for name, (cid, _) in check.CONSTRUCTIONS.i
          for kind in ("eigenvalue", "eigenvector")}
 
 
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_sizes_pass_with_room(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     assert {r.name for r in res.records if r.deciding} == RATES
     for name in RATES:  # observed orders well below the proved -1/6 and -1/4
         assert res.measured[name.replace("_rate", "_order")] < -0.3
@@ -44,7 +37,7 @@ def test_small_sizes_pass_with_room(small):
 def test_a_steeper_claim_fails(small):
     p, q = small
     res = CHECK.assess(q, dataclasses.replace(p, claimed_order=-0.9))
-    assert _failed(res) == RATES
+    assert failed_records(res) == RATES
     assert all("does not hold" in res.record(n).why for n in RATES)
 
 
@@ -60,7 +53,7 @@ def test_wrong_sigma_eta_fails(monkeypatch):
     monkeypatch.setattr(gl, "indicator_moment", lambda m: gl.ball_volume(m) / m)
     p = CHECK.params(**SMALL)
     res = CHECK.assess(CHECK.measure(p), p)
-    failed = _failed(res)
+    failed = failed_records(res)
     assert {"GL-3_eps_eigenvalue_rate", "GL-4_knn_eigenvalue_rate", "GL-5_gghs_eigenvalue_rate"} <= failed
     # the eigenvectors do not depend on a constant factor
     assert not failed & {"GL-3_eps_eigenvector_rate", "GL-4_knn_eigenvector_rate", "GL-5_gghs_eigenvector_rate"}
@@ -77,7 +70,7 @@ def test_wrong_dimension_fails(monkeypatch):
     monkeypatch.setattr(check, "_laplacian", lambda x, **kw: real(x, **{**kw, "m": 3}))
     p = CHECK.params(**SMALL)
     res = CHECK.assess(CHECK.measure(p), p)
-    assert {"GL-3_eps_eigenvalue_rate", "GL-5_gghs_eigenvalue_rate"} <= _failed(res)
+    assert {"GL-3_eps_eigenvalue_rate", "GL-5_gghs_eigenvalue_rate"} <= failed_records(res)
     assert res.measured["GL-3_eps_eigenvalue_order"] > 0 and res.measured["GL-5_gghs_eigenvalue_order"] > 0
 
 
@@ -107,13 +100,10 @@ def test_nan_and_a_plateau_fail(small):
     assert res.record("GL-3_eps_eigenvalue_rate").passed is False
 
 
-@pytest.mark.parametrize("kwargs, match", [({"sizes": (512, 256, 1024)}, "sizes"), ({"sizes": (256, 512)}, "sizes"),
+test_bad_input = refusals(check.run, [({"sizes": (512, 256, 1024)}, "sizes"), ({"sizes": (256, 512)}, "sizes"),
                                            ({"m": 3}, "m"), ({"gghs_scale": 0.0}, "gghs_scale"),
                                            ({"claimed_order": 0.5}, "claimed_order"), ({"repeats": 1}, "repeats"),
                                            ({"path": "dense"}, "path")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_memory_is_refused_before_sampling(monkeypatch, capsys):

@@ -7,11 +7,10 @@ constructions (a wrong m_2, the wrong dimension in L_un, no density correction) 
 import dataclasses
 
 import numpy as np
-import pytest
 
 import spectral.graph_laplacians as gl
-from spectral.validation import InputError
 from verify import gl_gaussian as check
+from verify.testing import assert_passes, failed_records, measurement_fixture, refusals
 
 CHECK = check.CHECK
 SMALL = {"sizes": (128, 256, 512, 1024, 2048), "repeats": 8}
@@ -19,20 +18,12 @@ CHEAP = {"sizes": (128, 256, 512), "repeats": 2}  # for constructions off by fac
 RATES = {f"{cid}_{kind}_rate" for cid in check.RUNS for kind in ("eigenvalue", "eigenvector")}
 
 
-@pytest.fixture(scope="module")
-def small():
-    p = CHECK.params(**SMALL)
-    return p, CHECK.measure(p)
-
-
-def _failed(res):
-    return {r.name for r in res.records if r.passed is False}
+small = measurement_fixture(CHECK, **SMALL)
 
 
 def test_small_sizes_pass(small):
     p, q = small
-    res = CHECK.assess(q, p)
-    assert res.passed, res.failures
+    res = assert_passes(CHECK, q, p)
     for name in RATES:
         assert res.measured[name.replace("_rate", "_order")] < -0.3
     # the eigenvalue bound is attained: a bias of order eps alone, and the errors sit above it
@@ -43,7 +34,7 @@ def test_small_sizes_pass(small):
 def test_a_steeper_claim_fails(small):
     p, q = small
     res = CHECK.assess(q, dataclasses.replace(p, claimed_order=-0.9))
-    assert _failed(res) == RATES
+    assert failed_records(res) == RATES
 
 
 def test_wrong_m2_fails(monkeypatch):
@@ -51,7 +42,7 @@ def test_wrong_m2_fails(monkeypatch):
     monkeypatch.setattr(gl, "gaussian_moments", lambda m: (1.0, 1.0))
     p = CHECK.params(**CHEAP)
     res = CHECK.assess(CHECK.measure(p), p)
-    assert {"GL-6_eigenvalue_rate", "GL-7_eigenvalue_rate", "GL-8_eigenvalue_rate"} <= _failed(res)
+    assert {"GL-6_eigenvalue_rate", "GL-7_eigenvalue_rate", "GL-8_eigenvalue_rate"} <= failed_records(res)
 
 
 def test_wrong_dimension_in_the_unnormalised_laplacian_fails(monkeypatch):
@@ -59,7 +50,7 @@ def test_wrong_dimension_in_the_unnormalised_laplacian_fails(monkeypatch):
     monkeypatch.setattr(check, "_laplacian", lambda x, **kw: real(x, **{**kw, "m": 2}))
     p = CHECK.params(normalization="unnormalized", **CHEAP)
     res = CHECK.assess(CHECK.measure(p), p)
-    assert {"GL-6_eigenvalue_rate", "GL-7_eigenvalue_rate"} <= _failed(res)
+    assert {"GL-6_eigenvalue_rate", "GL-7_eigenvalue_rate"} <= failed_records(res)
 
 
 def test_without_the_density_correction_gl8_fails(monkeypatch):
@@ -79,7 +70,7 @@ def test_without_the_density_correction_gl8_fails(monkeypatch):
     monkeypatch.setattr(check, "_laplacian", plain)
     p = CHECK.params(sizes=(256, 512, 1024), repeats=2)
     res = CHECK.assess(CHECK.measure(p), p)
-    assert {"GL-8_eigenvalue_rate", "GL-8_correction_helps"} <= _failed(res)
+    assert {"GL-8_eigenvalue_rate", "GL-8_correction_helps"} <= failed_records(res)
 
 
 def _with(q, name, **changes):
@@ -96,15 +87,12 @@ def test_each_assertion_fails_on_a_wrong_quantity(small):
         "GL-6_eigenvector_rate").passed is False  # a plateau
     good = _with(q, "uncorrected", eigenvalues=q.density_corrected.eigenvalues)  # no worse than the corrected one
     res = CHECK.assess(good, p)
-    assert {"GL-8_uncorrected_eigenvalue_error", "GL-8_correction_helps"} <= _failed(res)
+    assert {"GL-8_uncorrected_eigenvalue_error", "GL-8_correction_helps"} <= failed_records(res)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"sizes": (512, 256, 1024)}, "sizes"), ({"scale": 0.0}, "scale"),
+test_bad_input = refusals(check.run, [({"sizes": (512, 256, 1024)}, "sizes"), ({"scale": 0.0}, "scale"),
                                            ({"normalization": "symmetric"}, "normalization"),
                                            ({"claimed_order": -4.0}, "claimed_order"), ({"path": "sparse"}, "path")])
-def test_bad_input(kwargs, match):
-    with pytest.raises(InputError, match=match):
-        check.run(**kwargs)
 
 
 def test_memory_is_refused_before_sampling(monkeypatch, capsys):
