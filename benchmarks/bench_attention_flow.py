@@ -24,12 +24,12 @@ the load average is printed first. Plain script, never run by pytest.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
 
 import numpy as np
+from _common import write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 
 def _bare_field(xp, X, beta):
@@ -113,9 +113,7 @@ def main(argv=None) -> int:
                 rows.append(row)
                 print(f"{section:9} {n:5d} {d:3d} {row['toolkit_s']:11.4g} {row['baseline_s']:11.4g} "
                       f"{row['ratio']:6.2f}  {diff:.2g}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(rows, fh, indent=2)
+    write_json(args.json, rows)
     return 0
 
 

@@ -27,7 +27,6 @@ pytest. A GPU run of the same graphs is ``verify.gl_eps_knn --device gpu --path 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import multiprocessing as mp
 import os
@@ -37,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import sphere_points, vmhwm_mb, write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 # the toolkit of this checkout, also in the spawned children (they inherit sys.path)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -44,23 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 P = 1.0 / (4.0 * math.pi)
 
 
-def _vmhwm_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
-def _points(n, seed):
-    x = np.random.default_rng(seed).standard_normal((n, 3))
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
 def _build_child(path, n, seed, queue):
     from verify.core.threads import single_blas_thread
 
-    x = _points(n, seed)
+    x = sphere_points(n, np.random.default_rng(seed))
     k = int(n ** (2.0 / 3.0))
     out = {"path": path, "n": n, "k": k}
     with single_blas_thread():
@@ -94,7 +81,7 @@ def _build_child(path, n, seed, queue):
             lam = np.asarray(lap.eigenpairs(9)[0])
         out["solve_s"] = time.perf_counter() - t1
     out["eigenvalues"] = lam.tolist()
-    out["peak_mb"] = _vmhwm_mb()
+    out["peak_mb"] = vmhwm_mb()
     queue.put(out)
 
 
@@ -126,7 +113,7 @@ def _huge_child(n, seed, queue):
                 row[f"eigenvector_error_l{l}"] = float(sines[a])
             out["constructions"][name] = row
             del lap
-    out["peak_mb"] = _vmhwm_mb()
+    out["peak_mb"] = vmhwm_mb()
     queue.put(out)
 
 
@@ -176,9 +163,7 @@ def main(argv=None) -> int:
                   f"{row['solve_s']:.0f} s | eigenvalue errors l=1 {row['eigenvalue_error_l1']:.4f} l=2 "
                   f"{row['eigenvalue_error_l2']:.4f} | eigenvector errors l=1 {row['eigenvector_error_l1']:.4f} "
                   f"l=2 {row['eigenvector_error_l2']:.4f}", flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=1)
+    write_json(args.json, results, indent=1)
     return 0
 
 

@@ -25,7 +25,6 @@ by pytest.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import multiprocessing as mp
 import os
@@ -33,26 +32,13 @@ import statistics
 import time
 
 import numpy as np
-
-
-def _vmhwm_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
-def _points(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n, 3))
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+from _common import sphere_points, vmhwm_mb, write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 
 def _child(path, n, eps, repeats, seed, queue):
     from spectral import heat_markov
 
-    x = _points(n, seed)
+    x = sphere_points(n, np.random.default_rng(seed))
     f = x[:, 2] * x[:, 0]
     out = {"path": path, "n": n, "eps": eps}
     t0 = time.perf_counter()
@@ -89,7 +75,7 @@ def _child(path, n, eps, repeats, seed, queue):
         times.append(time.perf_counter() - t1)
     out["apply_s"] = statistics.median(times)
     out["checksum"] = float(np.sum(g))
-    out["peak_rss_mb"] = _vmhwm_mb()
+    out["peak_rss_mb"] = vmhwm_mb()
     queue.put(out)
 
 
@@ -134,9 +120,7 @@ def main(argv=None) -> int:
         s, b = base["sparse"], base["baseline"]
         print(f"sparse / baseline: build {s['build_s'] / b['build_s']:.2f}x, apply {s['apply_s'] / b['apply_s']:.2f}x, "
               f"checksum difference {abs(s['checksum'] - b['checksum']):.2e}")
-    if ns.json:
-        with open(ns.json, "w") as fh:
-            json.dump(rows, fh, indent=2)
+    write_json(ns.json, rows)
     return 0
 
 

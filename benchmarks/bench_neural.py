@@ -25,7 +25,6 @@ reported here. This is a plain script, never run by pytest.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -37,6 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from spectral import ScoreMLP, neural_scores  # noqa: E402
+from _common import write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 
 def _peak(fn) -> int:
@@ -113,9 +113,7 @@ def main(argv=None) -> int:
                 continue
             print(f"{n:>6} {name:<13} {1e3 * row['seconds']:>10.2f} {row['time_ratio']:>7.1f} "
                   f"{row['peak_bytes'] / 2**20:>11.2f} {row['memory_ratio']:>7.1f}")
-    if ns.json:
-        with open(ns.json, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
+    write_json(ns.json, results)
     return 0
 
 

@@ -42,7 +42,6 @@ hops exactly; the sampled networkx rows too. A plain script, never run by pytest
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -54,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from graphs import hops_from_predecessors, shortest_paths, to_networkx  # noqa: E402
 from spectral import dot_product_scores  # noqa: E402
+from _common import write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 DENSITIES = (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 
@@ -267,9 +267,7 @@ def main(argv=None) -> int:
                   f"{ratio:.0f}x (target >= 200x: {'met' if ratio >= 200 else 'MISSED'}); sampled rows: max relative "
                   f"length difference {nxr['length_difference']:.1e}, hop mismatches {nxr['hop_mismatches']}")
             result["networkx"] = {**nxr, "ratio": ratio}
-    if ns.json:
-        with open(ns.json, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=2)
+    write_json(ns.json, result)
     return 0
 
 

@@ -26,13 +26,13 @@ Timings on a shared machine are noisy; the load average is printed first. Plain 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
 
 import numpy as np
+from _common import write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 # the checkout this script lives in, not an installed copy of the toolkit
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -205,9 +205,7 @@ def main(argv=None) -> int:
     for row in res["factored"]["rows"]:
         print(f"factored T={row['T']:>7} m=64: {row['toolkit_s'] * 1e3:8.3f} ms")
     print(f"  log-log slope: {res['factored']['loglog_slope']:.3f}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2)
+    write_json(args.json, res)
     return 0
 
 

@@ -74,6 +74,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from manifolds import Circle  # noqa: E402
 from spectral import KernelOperator, circulant_spectrum, fna_kernel, heat_kernel_sparse, markov_spectrum  # noqa: E402
 from spectral.eigen import FLOAT32_FROM_N  # noqa: E402
+from _common import sphere_points, swiss_roll, write_json  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 ALPHA = 1.2
 BETA = 1.0 + ALPHA  # dim + alpha on S^1
@@ -128,14 +129,20 @@ def toolkit_fna(theta, method):
     return np.asarray(spec.eigenvalues)
 
 
-def baseline_fna(theta, method):
-    """What one writes with NumPy/SciPy alone: wrapped angle differences, power law, conjugate, eigh/eigsh."""
-    n = theta.size
+def baseline_power_law(theta):
+    """The FNA power-law kernel with NumPy alone: wrapped angle differences ``d`` of ``theta``, ``c = (1 + d /
+    SCALE)^(-BETA)`` (dense float64; ``d`` freed before returning) and the symmetric scaling ``1 / sqrt(c 1)``."""
     d = np.abs(theta[:, None] - theta[None, :])
     d = np.minimum(d, 2.0 * np.pi - d)
     c = (1.0 + d / SCALE) ** (-BETA)
     del d
-    s = 1.0 / np.sqrt(c.sum(axis=1))
+    return c, 1.0 / np.sqrt(c.sum(axis=1))
+
+
+def baseline_fna(theta, method):
+    """What one writes with NumPy/SciPy alone: wrapped angle differences, power law, conjugate, eigh/eigsh."""
+    n = theta.size
+    c, s = baseline_power_law(theta)
     S = s[:, None] * c * s[None, :]
     del c
     if method == "dense":
@@ -256,11 +263,7 @@ def peak_rss_mib() -> float:
 def free_dense_eigsh(theta) -> np.ndarray:
     """Baseline: the dense float64 kernel, its symmetric conjugate and ARPACK ``eigsh`` (tol = 0)."""
     n = theta.size
-    d = np.abs(theta[:, None] - theta[None, :])
-    d = np.minimum(d, 2.0 * np.pi - d)
-    c = (1.0 + d / SCALE) ** (-BETA)
-    del d
-    s = 1.0 / np.sqrt(c.sum(axis=1))
+    c, s = baseline_power_law(theta)
     c *= s[:, None]
     c *= s[None, :]
     w = eigsh(c, k=K_FREE, which="LA", v0=v0_for(n), tol=0, return_eigenvectors=False)
@@ -471,12 +474,9 @@ def section_dmap(n: int, repeats: int, datafold_python):
 def sparse_points(name: str, n: int, rng) -> np.ndarray:
     """Swiss roll in R^3, uniform random points of S^2, or the 2-D Gaussian mixture of section 4."""
     if name == "swiss-roll":
-        t = 1.5 * np.pi * (1.0 + 2.0 * rng.random(n))
-        h = 21.0 * rng.random(n)
-        return np.column_stack([t * np.cos(t), h, t * np.sin(t)])
+        return swiss_roll(n, rng)
     if name == "sphere":
-        x = rng.standard_normal((n, 3))
-        return x / np.linalg.norm(x, axis=1, keepdims=True)
+        return sphere_points(n, rng)
     return mixture(n, rng)
 
 
@@ -616,9 +616,7 @@ def main(argv=None) -> int:
     if "entry-cost" in sections:
         results += section_entry_cost(args.entry_n, args.repeats)
     print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=1)
+    write_json(args.json, results, indent=1)
     return 0
 
 

@@ -70,6 +70,8 @@ import time
 
 import numpy as np
 
+from _common import sphere_points, swiss_roll  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+
 CUTOFF = 6.0  # kernel entries kept within CUTOFF * sqrt(eps)
 PEERS = ("datafold", "pydiffmap", "graphtools", "networkx")
 #: dataset -> heat-kernel eps (chosen so that the cutoff graph is connected and has ~100-200 neighbours at n = 2000)
@@ -89,12 +91,9 @@ def make_points(name: str, n: int, seed: int) -> np.ndarray:
     """The benchmark's point sets (one seed, the same points for every method)."""
     rng = np.random.default_rng([seed, sorted(DATASETS).index(name)])
     if name == "swiss-roll":
-        t = 1.5 * np.pi * (1.0 + 2.0 * rng.random(n))
-        h = 21.0 * rng.random(n)
-        return np.column_stack([t * np.cos(t), h, t * np.sin(t)])
+        return swiss_roll(n, rng)
     if name == "sphere":
-        x = rng.standard_normal((n, 3))
-        return x / np.linalg.norm(x, axis=1, keepdims=True)
+        return sphere_points(n, rng)
     centres = np.array([[0.0, 0.0], [6.0, 0.0], [3.0, 5.2]])
     return centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
 

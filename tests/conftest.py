@@ -155,3 +155,58 @@ def refused_peak():
             tracemalloc.stop()
 
     return measure
+
+
+# ------------------------------------------------------------------ numeric inputs (tests/*/test_numeric_inputs.py)
+def _case_ids(cases, *fields):
+    return [f"{i}-" + "-".join(str(case[f]) for f in fields) for i, case in enumerate(cases)]
+
+
+def bool_refusal_test(cases):
+    """A test: every ``call(value)`` of ``cases`` (``(call, name)`` pairs) refuses ``value`` True and False with an
+    InputError starting ``"{name} must be"`` (``True`` is not 1)."""
+    from spectral.validation import InputError
+
+    @pytest.mark.parametrize("call, name", cases, ids=_case_ids(cases, 1))
+    @pytest.mark.parametrize("value", [True, False])
+    def test(call, name, value):
+        with pytest.raises(InputError, match=rf"^{name} must be"):
+            call(value)
+
+    return test
+
+
+def non_finite_refusal_test(refused, says_why):
+    """A test: every ``call(value)`` of ``refused`` (``(exported name, call, input name)``) refuses ``value`` NaN
+    and inf with an InputError that names the input and matches ``says_why`` (a regular expression: why)."""
+    import re
+
+    from spectral.validation import InputError
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf")])
+    @pytest.mark.parametrize("fn, call, name", refused, ids=_case_ids(refused, 0, 2))
+    def test(fn, call, name, value):
+        with pytest.raises(InputError) as info:
+            call(value)
+        text = str(info.value)
+        assert re.search(rf"(^|\W){re.escape(name)}\W", text), text  # names the input
+        assert re.search(says_why, text), text  # and says why
+
+    return test
+
+
+def non_finite_propagation_test(propagated, *, numpy_warns=False):
+    """A test: every ``call(value)`` of ``propagated`` (``(exported name, call)``) carries ``value`` NaN and inf
+    into its result (not all of it finite). With ``numpy_warns`` NumPy's floating-point warnings about the NaN
+    are silenced (not the point); without it they are errors, as everywhere in the suite."""
+    import contextlib
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf")])
+    @pytest.mark.parametrize("fn, call", propagated, ids=_case_ids(propagated, 0))
+    def test(fn, call, value):
+        quiet = np.errstate(invalid="ignore", over="ignore", divide="ignore") if numpy_warns else contextlib.nullcontext()
+        with quiet:
+            out = np.asarray(call(value))
+        assert not np.all(np.isfinite(out))
+
+    return test

@@ -45,6 +45,31 @@ def drawing_from(module, results, monkeypatch):
         pyplot().close(fig)
 
 
+@pytest.fixture(scope="module")
+def results(request):
+    """The test module's checks measured at its small settings ``SMALL`` once (:func:`small_results`)."""
+    return small_results(request.module.SMALL)
+
+
+@pytest.fixture
+def small_runs(request, results, monkeypatch):
+    """The test module's figure module ``DRAWN`` drawing from ``results``, kept without files or caption layout
+    (:func:`drawing_from`)."""
+    yield from drawing_from(request.module.DRAWN, results, monkeypatch)
+
+
+def assert_registered(module, paper, checks):
+    """Each paper figure ``paper`` of ``module.FIGURES`` and each check drawer ``checks`` of ``module.CHECK_FIGURES``
+    is the one the registry names."""
+    from figures import check_drawer, registry
+
+    reg = registry()
+    for name in paper:
+        assert reg[name] is module.FIGURES[name]
+    for name in checks:
+        assert check_drawer(name) is module.CHECK_FIGURES[name]
+
+
 @pytest.fixture
 def captured(monkeypatch):
     """``captured(module, write=True)``: ``module.save`` keeps every figure (open) in the returned list and writes

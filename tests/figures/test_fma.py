@@ -8,11 +8,11 @@ import dataclasses
 
 import pytest
 
-from figures import check_drawer, fma, registry, save_check_figure
+from figures import fma, save_check_figure
 from verify.core.claims import load_check
 from verify.core.result import CheckResult
 
-from .conftest import drawing_from, small_results
+from .conftest import assert_registered
 
 PAPER = ("fma-1", "fma-2", "fma-3a", "fma-3b", "fma-7", "fma-9-left")
 CHECKS = ("fma_structure", "fma_quadtree", "fma_counts", "fma_hmatrix", "fma_contract", "fma_lowrank")
@@ -28,23 +28,11 @@ SMALL = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    return small_results(SMALL)
-
-
-@pytest.fixture
-def small_runs(results, monkeypatch):
-    """Figures drawn from the small results, kept without files or caption layout (:func:`drawing_from`)."""
-    yield from drawing_from(fma, results, monkeypatch)
+DRAWN = fma  # the figure module the ``results`` and ``small_runs`` fixtures (conftest) measure and draw with
 
 
 def test_registered():
-    reg = registry()
-    for name in PAPER:
-        assert reg[name] is fma.FIGURES[name]
-    for name in CHECKS:
-        assert check_drawer(name) is fma.CHECK_FIGURES[name]
+    assert_registered(fma, PAPER, CHECKS)
 
 
 def test_check_drawers_read_typed_quantities(results):

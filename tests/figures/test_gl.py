@@ -4,8 +4,10 @@ import functools
 
 import pytest
 
-from figures import check_drawer, gl, registry, save_check_figure
+from figures import gl, save_check_figure
 from verify import gl_constants, gl_eps_knn, gl_gaussian
+
+from .conftest import assert_registered
 
 PAPER = ("gl-1", "gl-2", "gl-3")
 
@@ -20,11 +22,7 @@ def _cheap(check, seed=0):
 
 
 def test_registered():
-    reg = registry()
-    for name in PAPER:
-        assert reg[name] is gl.FIGURES[name]
-    for name, draw in gl.CHECK_FIGURES.items():
-        assert check_drawer(name) is draw
+    assert_registered(gl, PAPER, gl.CHECK_FIGURES)
 
 
 @pytest.mark.parametrize("check", ("gl_eps_knn", "gl_gaussian", "gl_constants"))

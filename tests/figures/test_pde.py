@@ -8,11 +8,11 @@ reads survive the round trip); the paper figures are laid out, not written (the 
 
 import pytest
 
-from figures import check_drawer, pde, registry
+from figures import pde
 from figures._plotting import pyplot
 from verify.core.result import CheckResult
 
-from .conftest import small_results
+from .conftest import assert_registered
 
 PAPER = ("pde-16", "pde-2", "pde-3", "pde-4")
 
@@ -30,18 +30,9 @@ SMALL = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    return small_results(SMALL)
-
-
 def test_registered():
-    reg = registry()
-    for name in PAPER:
-        assert reg[name] is pde.FIGURES[name]
     assert set(pde.CHECK_FIGURES) == set(SMALL)
-    for name, draw in pde.CHECK_FIGURES.items():
-        assert check_drawer(name) is draw
+    assert_registered(pde, PAPER, pde.CHECK_FIGURES)
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

@@ -8,11 +8,11 @@ the figures at the checks' defaults are the slow tier's.
 
 import pytest
 
-from figures import check_drawer, registry, sa, save_check_figure
+from figures import sa, save_check_figure
 from verify.core.claims import load_check
 from verify.core.result import CheckResult
 
-from .conftest import drawing_from, small_results
+from .conftest import assert_registered
 
 PAPER = ("sa-1", "sa-2", "sa-3", "sa-4")
 SMALL = {
@@ -27,23 +27,11 @@ SMALL = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    return small_results(SMALL)
-
-
-@pytest.fixture
-def small_runs(results, monkeypatch):
-    """Figures drawn from the small results, kept without files or caption layout (:func:`drawing_from`)."""
-    yield from drawing_from(sa, results, monkeypatch)
+DRAWN = sa  # the figure module the ``results`` and ``small_runs`` fixtures (conftest) measure and draw with
 
 
 def test_registered():
-    reg = registry()
-    for name in PAPER:
-        assert reg[name] is sa.FIGURES[name]
-    for name in SMALL:
-        assert check_drawer(name) is sa.CHECK_FIGURES[name]
+    assert_registered(sa, PAPER, SMALL)
 
 
 def test_paper_figures_from_small_runs(small_runs, tmp_path):

@@ -12,6 +12,8 @@ import pytest
 import graphs
 from spectral.validation import InputError
 
+from ..conftest import bool_refusal_test, non_finite_refusal_test
+
 A = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]])
 P = np.arange(6.0).reshape(3, 2)
 R = np.random.default_rng(0).pareto(1.5, 2000) + 1.0
@@ -39,11 +41,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, name", CASES, ids=[f"{i}-{name}" for i, (_, name) in enumerate(CASES)])
-@pytest.mark.parametrize("value", [True, False])
-def test_bool_refused(call, name, value):
-    with pytest.raises(InputError, match=rf"^{name} must be"):
-        call(value)
+test_bool_refused = bool_refusal_test(CASES)
 
 
 # ------------------------------------------------------------------------------------- NaN and inf
@@ -145,18 +143,11 @@ WITHOUT_NUMERIC_INPUT = {"ABLATION_KINDS", "TAIL_METHODS", "WEIGHTS", "AblationC
                          "SpectralGap"}
 
 
-def _says_why(text):
-    return re.search(r"finite|NaN|\bnan\b|\binf\b", text)
+#: what a refusal of NaN or inf says: why the value is refused
+SAYS_WHY = r"finite|NaN|\bnan\b|\binf\b"
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf")])
-@pytest.mark.parametrize("fn, call, name", REFUSED, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name) in enumerate(REFUSED)])
-def test_non_finite_input_refused(fn, call, name, value):
-    with pytest.raises(InputError) as info:
-        call(value)
-    text = str(info.value)
-    assert re.search(rf"(^|\W){re.escape(name)}\W", text), text  # names the input
-    assert _says_why(text), text
+test_non_finite_input_refused = non_finite_refusal_test(REFUSED, says_why=SAYS_WHY)
 
 
 @pytest.mark.parametrize("fn, call, name, meaning", INF_MEANS, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name, _) in
@@ -165,7 +156,7 @@ def test_nan_refused_where_inf_has_a_meaning(fn, call, name, meaning):
     with pytest.raises(InputError) as info:
         call(float("nan"))
     text = str(info.value)
-    assert re.search(rf"(^|\W){re.escape(name)}\W", text) and _says_why(text), text
+    assert re.search(rf"(^|\W){re.escape(name)}\W", text) and re.search(SAYS_WHY, text), text
     np.testing.assert_array_equal(np.asarray(call(float("inf"))), np.asarray(meaning()))
 
 

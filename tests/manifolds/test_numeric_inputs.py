@@ -2,7 +2,6 @@
 bool with an InputError naming it, and every exported name is held to NaN and inf: refused naming the
 input, or carried into the result (issue: no false PASS)."""
 
-import re
 
 import numpy as np
 import pytest
@@ -26,6 +25,8 @@ from manifolds import (
 )
 from manifolds import kernel_spectra as ks
 from spectral.validation import InputError
+
+from ..conftest import bool_refusal_test, non_finite_refusal_test, non_finite_propagation_test
 
 CASES = [
     (lambda v: Sphere(v), "dim"),
@@ -58,11 +59,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, name", CASES, ids=[f"{i}-{name}" for i, (_, name) in enumerate(CASES)])
-@pytest.mark.parametrize("value", [True, False])
-def test_bool_refused(call, name, value):
-    with pytest.raises(InputError, match=rf"^{name} must be"):
-        call(value)
+test_bool_refused = bool_refusal_test(CASES)
 
 
 def test_bool_coefficients_and_degrees_refused():
@@ -184,22 +181,10 @@ WITHOUT_NUMERIC_INPUT = {"Density", "Manifold", "ManifoldFunction", "CIRCLE_DENS
                          "circle_density"}
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf")])
-@pytest.mark.parametrize("fn, call, name", REFUSED, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name) in enumerate(REFUSED)])
-def test_non_finite_input_refused(fn, call, name, value):
-    with pytest.raises(InputError) as info:
-        call(value)
-    text = str(info.value)
-    assert re.search(rf"(^|\W){re.escape(name)}\W", text), text  # names the input
-    assert re.search(r"finite|NaN|got (nan|inf)|must be", text), text
+test_non_finite_input_refused = non_finite_refusal_test(REFUSED, says_why=r"finite|NaN|got (nan|inf)|must be")
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf")])
-@pytest.mark.parametrize("fn, call", PROPAGATED, ids=[f"{i}-{fn}" for i, (fn, _) in enumerate(PROPAGATED)])
-def test_non_finite_input_propagated(fn, call, value):
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # NumPy warns about the NaN: not the point
-        out = np.asarray(call(value))
-    assert not np.all(np.isfinite(out))
+test_non_finite_input_propagated = non_finite_propagation_test(PROPAGATED, numpy_warns=True)
 
 
 def test_every_exported_name_is_held_to_nan_and_inf():

@@ -3,13 +3,12 @@ InputError naming the parameter (issue: ``alpha=True`` used to be taken as 1.0),
 held to NaN and inf: refused naming the input, or carried into the result (issue: no false PASS)."""
 
 import functools
-import re
 
 import numpy as np
-import pytest
 
 import spectral
-from spectral.validation import InputError
+
+from ..conftest import bool_refusal_test, non_finite_refusal_test, non_finite_propagation_test
 
 C = np.exp(-np.subtract.outer(np.arange(6.0), np.arange(6.0)) ** 2)
 A = C / C.sum(axis=1, keepdims=True)
@@ -108,11 +107,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, name", CASES, ids=[f"{i}-{name}" for i, (_, name) in enumerate(CASES)])
-@pytest.mark.parametrize("value", [True, False])
-def test_bool_refused(call, name, value):
-    with pytest.raises(InputError, match=rf"^{name} must be"):
-        call(value)
+test_bool_refused = bool_refusal_test(CASES)
 
 
 def test_every_exported_function_with_numeric_options_is_covered():
@@ -329,20 +324,10 @@ PROPAGATED.append(("PatternMatrix", lambda v: spectral.PatternMatrix(np.array([0
                    @ _with(np.ones(2), v, 1)))
 WITHOUT_NUMERIC_INPUT.add("GraphLaplacian")
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf")])
-@pytest.mark.parametrize("fn, call, name", REFUSED, ids=[f"{i}-{fn}-{name}" for i, (fn, _, name) in enumerate(REFUSED)])
-def test_non_finite_input_refused(fn, call, name, value):
-    with pytest.raises(InputError) as info:
-        call(value)
-    text = str(info.value)
-    assert re.search(rf"(^|\W){re.escape(name)}\W", text), text  # names the input
-    assert re.search(r"finite|NaN|got (nan|inf)", text), text  # and says why
+test_non_finite_input_refused = non_finite_refusal_test(REFUSED, says_why=r"finite|NaN|got (nan|inf)")
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf")])
-@pytest.mark.parametrize("fn, call", PROPAGATED, ids=[f"{i}-{fn}" for i, (fn, _) in enumerate(PROPAGATED)])
-def test_non_finite_input_propagated(fn, call, value):
-    assert not np.all(np.isfinite(np.asarray(call(value))))
+test_non_finite_input_propagated = non_finite_propagation_test(PROPAGATED)
 
 
 def test_every_exported_name_is_held_to_nan_and_inf():
