@@ -283,19 +283,17 @@ def rate_decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Each rate one-sided (``kind="bound"``), with its observed order and 95 % interval."""
+    from verify.rates import record_bound
+
     claimed = claimed_orders(p)
     degrees = "+".join(str(l) for l in DEGREES)
     for (name, kind), res in rate_decisions(q, p).items():
         cid, what = CONSTRUCTIONS[name]
         tag = f"{cid}_{name}_{kind}"
         log = " / (log n)^(1/(2m))" if name == "gghs" else ""
-        rec.holds(f"{tag}_rate", res.passed,
-                  why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}: {res.message}",
-                  label=f"{cid}: the {kind} error{log} of degrees {degrees} ({what}) is not O(n^{claimed[name]:.4g}) "
-                        f"[{res.status}]")
-        rec.info(f"{tag}_order", res.order)
-        rec.info(f"{tag}_order_low", res.interval[0])
-        rec.info(f"{tag}_order_high", res.interval[1])
+        record_bound(rec, tag, res, why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}: {res.message}",
+                     label=f"{cid}: the {kind} error{log} of degrees {degrees} ({what}) is not "
+                           f"O(n^{claimed[name]:.4g}) [{res.status}]")
     rec.info("k_largest", int(q.k[-1]))
     rec.info("eps_graph_radius_largest_n", float(np.mean(q.eps_graph.eps[-1])))
     rec.info("gghs_radius_largest_n", float(np.mean(q.gghs.eps[-1])))

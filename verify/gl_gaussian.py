@@ -266,17 +266,16 @@ def rate_decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Each rate one-sided, with its observed order and interval; the uncorrected L_rw misses -Delta."""
+    from verify.rates import record_bound
+
     claimed = claimed_orders(p)
     for (cid, kind), res in rate_decisions(q, p).items():
         _, what = RUNS[cid]
         tag = f"{cid}_{kind}"
-        rec.holds(f"{tag}_rate", res.passed,
-                  why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}, on error / (log N)^gamma: {res.message}",
-                  label=f"{cid}: the {kind} error ({what}) is not O(N^{claimed[cid, kind]:.4g}) up to the log factor "
-                        f"[{res.status}]")
-        rec.info(f"{tag}_order", res.order)
-        rec.info(f"{tag}_order_low", res.interval[0])
-        rec.info(f"{tag}_order_high", res.interval[1])
+        record_bound(rec, tag, res,
+                     why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}, on error / (log N)^gamma: {res.message}",
+                     label=f"{cid}: the {kind} error ({what}) is not O(N^{claimed[cid, kind]:.4g}) up to the log "
+                           f"factor [{res.status}]")
     corrected = float(np.mean(q.density_corrected.eigenvalue_rms()[-1]))
     uncorrected = float(np.mean(q.uncorrected.eigenvalue_rms()[-1]))
     rec.info("GL-8_corrected_eigenvalue_error", corrected)
