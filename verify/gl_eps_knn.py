@@ -205,19 +205,20 @@ def _laplacian(x, **kwargs):
     return graph_laplacian(x, **kwargs)
 
 
-def _spectrum(lap, x_host, m) -> tuple[np.ndarray, list[float]]:
-    """The lowest eigenvalues and, per degree of DEGREES, the eigenvectors' distance to the exact eigenspace."""
+def degree_spectrum(lap, x_host, m: int, degrees) -> tuple[np.ndarray, list[float]]:
+    """The lowest eigenvalues of the graph Laplacian ``lap`` of the points ``x_host`` on S^m, up to the last of
+    ``degrees`` (1, 2, ...), and per degree the RMS sine between its group of eigenvectors and the exact eigenspace."""
     from manifolds.references.graph_laplacian import (
         eigenspace_basis,
         eigenspace_distance,
     )
     from spectral.backend import to_numpy
 
-    lam, vecs = lap.eigenpairs(_count(m))
+    lam, vecs = lap.eigenpairs(_group(m, max(degrees))[0].stop)
     lam, vecs = np.asarray(to_numpy(lam)), np.asarray(to_numpy(vecs))
     weights = None if lap.inner_weights is None else np.asarray(to_numpy(lap.inner_weights))
     vectors = [eigenspace_distance(vecs[:, _group(m, l)[0]], eigenspace_basis(x_host, m, l), weights)
-               for l in DEGREES]
+               for l in degrees]
     return lam, vectors
 
 
@@ -246,7 +247,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 graphs["eps"] = _laplacian(x, graph="eps", eps=eps, **common)
                 graphs["gghs"] = _laplacian(x, graph="eps", eps=gghs_eps(n, p.m, p.gghs_scale), **common)
                 for name, lap in graphs.items():
-                    out[name][0][i, j], vectors = _spectrum(lap, x_host, p.m)
+                    out[name][0][i, j], vectors = degree_spectrum(lap, x_host, p.m, DEGREES)
                     for a, l in enumerate(DEGREES):
                         out[name][1][l][i, j] = vectors[a]
                     out[name][2][i, j] = lap.eps
@@ -283,19 +284,17 @@ def rate_decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Each rate one-sided (``kind="bound"``), with its observed order and 95 % interval."""
+    from verify.rates import record_bound
+
     claimed = claimed_orders(p)
     degrees = "+".join(str(l) for l in DEGREES)
     for (name, kind), res in rate_decisions(q, p).items():
         cid, what = CONSTRUCTIONS[name]
         tag = f"{cid}_{name}_{kind}"
         log = " / (log n)^(1/(2m))" if name == "gghs" else ""
-        rec.holds(f"{tag}_rate", res.passed,
-                  why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}: {res.message}",
-                  label=f"{cid}: the {kind} error{log} of degrees {degrees} ({what}) is not O(n^{claimed[name]:.4g}) "
-                        f"[{res.status}]")
-        rec.info(f"{tag}_order", res.order)
-        rec.info(f"{tag}_order_low", res.interval[0])
-        rec.info(f"{tag}_order_high", res.interval[1])
+        record_bound(rec, tag, res, why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}: {res.message}",
+                     label=f"{cid}: the {kind} error{log} of degrees {degrees} ({what}) is not "
+                           f"O(n^{claimed[name]:.4g}) [{res.status}]")
     rec.info("k_largest", int(q.k[-1]))
     rec.info("eps_graph_radius_largest_n", float(np.mean(q.eps_graph.eps[-1])))
     rec.info("gghs_radius_largest_n", float(np.mean(q.gghs.eps[-1])))

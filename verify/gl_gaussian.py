@@ -42,6 +42,7 @@ from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Ints, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+from verify.gl_eps_knn import degree_spectrum
 
 CHECK = Check("gl_gaussian", claims=("GL-6", "GL-7", "GL-8"), devices=("cpu", "gpu"))
 
@@ -178,21 +179,6 @@ def _laplacian(x, **kwargs):
     return graph_laplacian(x, **kwargs)
 
 
-def _spectrum(lap, x_host):
-    from manifolds.references.graph_laplacian import (
-        eigenspace_basis,
-        eigenspace_distance,
-    )
-    from spectral.backend import to_numpy
-
-    lam, vecs = lap.eigenpairs(1 + 2 * len(MODES))
-    lam, vecs = np.asarray(to_numpy(lam)), np.asarray(to_numpy(vecs))
-    weights = None if lap.inner_weights is None else np.asarray(to_numpy(lap.inner_weights))
-    sines = [eigenspace_distance(vecs[:, 2 * k - 1:2 * k + 1], eigenspace_basis(x_host, 1, k), weights)
-             for k in MODES]
-    return lam, sines
-
-
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Uniform samples for GL-6 and GL-7, non-uniform ones for GL-8; the low spectra of each Laplacian."""
@@ -224,7 +210,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     x_host = samples[sample]
                     lap = _laplacian(xp.asarray(x_host), graph="gaussian", eps=bandwidth(n, schedule, p.scale),
                                      normalization=norm, density=density, **plain)
-                    lam, sines = _spectrum(lap, x_host)
+                    lam, sines = degree_spectrum(lap, x_host, D, MODES)
                     runs[name][0][i, j] = lam
                     for k, s in zip(MODES, sines):
                         runs[name][1][k][i, j] = s
@@ -266,17 +252,16 @@ def rate_decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Each rate one-sided, with its observed order and interval; the uncorrected L_rw misses -Delta."""
+    from verify.rates import record_bound
+
     claimed = claimed_orders(p)
     for (cid, kind), res in rate_decisions(q, p).items():
         _, what = RUNS[cid]
         tag = f"{cid}_{kind}"
-        rec.holds(f"{tag}_rate", res.passed,
-                  why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}, on error / (log N)^gamma: {res.message}",
-                  label=f"{cid}: the {kind} error ({what}) is not O(N^{claimed[cid, kind]:.4g}) up to the log factor "
-                        f"[{res.status}]")
-        rec.info(f"{tag}_order", res.order)
-        rec.info(f"{tag}_order_low", res.interval[0])
-        rec.info(f"{tag}_order_high", res.interval[1])
+        record_bound(rec, tag, res,
+                     why=f"verify.rates, kind 'bound', margin {RATE_MARGIN}, on error / (log N)^gamma: {res.message}",
+                     label=f"{cid}: the {kind} error ({what}) is not O(N^{claimed[cid, kind]:.4g}) up to the log "
+                           f"factor [{res.status}]")
     corrected = float(np.mean(q.density_corrected.eigenvalue_rms()[-1]))
     uncorrected = float(np.mean(q.uncorrected.eigenvalue_rms()[-1]))
     rec.info("GL-8_corrected_eigenvalue_error", corrected)

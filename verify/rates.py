@@ -71,7 +71,7 @@ import numpy as np
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
 
 __all__ = ["KINDS", "STATUSES", "RateQuantities", "RateResult", "check_rate", "measure_rate", "decide_rate",
-           "rate_records", "record_rate", "rate_check_result", "takes_rng", "function_label"]
+           "rate_records", "record_rate", "record_bound", "rate_check_result", "takes_rng", "function_label"]
 
 KINDS = ("equal", "bound")
 
@@ -548,6 +548,19 @@ def rate_records(rec, res: RateResult) -> str:
     who = f"{res.quantities.label}: " if res.quantities.label else ""
     return (f"{who}the order of the error {how} p = {res.claimed:g} within {res.tolerance:g}, at "
             f"{100 * res.confidence:g} % confidence over n = {', '.join(f'{n:g}' for n in res.quantities.sizes)}")
+
+
+def record_bound(rec, tag: str, res: RateResult, *, why: str, label: str) -> None:
+    """A check's one-sided rate decision ``res`` (``kind="bound"``, e.g. on sampled errors) on ``rec``.
+
+    The deciding record ``<tag>_rate`` holds ``res.passed`` (``why`` and ``label`` as for
+    :meth:`~verify.core.result.Recorder.holds`, the label usually carrying ``res.status``); the fitted order and
+    its interval are informational: ``<tag>_order``, ``<tag>_order_low``, ``<tag>_order_high``.
+    """
+    rec.holds(f"{tag}_rate", res.passed, why=why, label=label)
+    rec.info(f"{tag}_order", res.order)
+    rec.info(f"{tag}_order_low", res.interval[0])
+    rec.info(f"{tag}_order_high", res.interval[1])
 
 
 def rate_check_result(res: RateResult, parameters: Mapping[str, Any] | None = None):

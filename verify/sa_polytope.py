@@ -40,17 +40,18 @@ CHECK = Check("sa_polytope", claims=("SA-4",),
               host_only="n <= 256 tokens in d <= 8: a few small flows, convex hulls (qhull) and least squares on the "
                         "host")
 
+#: the grid every tolerance was measured over
+_OVER = {"dims": ((2, 3),), "seed": (0, 1, 2, 3, 4)}
 CALIBRATION = Calibration(
-    Tolerance("limit_gap", 1e-10, measured=9.1e-16,
-              over={"dims": ((2, 3),), "seed": (0, 1, 2, 3, 4)}, valid={"t_max": (16.0, None)},
+    Tolerance("limit_gap", 1e-10, measured=9.1e-16, over=_OVER,
+              valid={"t_max": (16.0, None)},
               why="max_j <x, B v_j> - <x, B x> at the limits (the means of the clusters at t_max), relative to max "
                   "|z|^2: zero on S, so rounding only (measured 9.1e-16); dynamics that ignore B give 1e-1"),
-    Tolerance("convergence", 1e-5, measured=2.1e-6,
-              over={"dims": ((2, 3),), "seed": (0, 1, 2, 3, 4)}, valid={"t_max": (16.0, None)},
+    Tolerance("convergence", 1e-5, measured=2.1e-6, over=_OVER,
+              valid={"t_max": (16.0, None)},
               why="max_i |z_i(t_max) - z_i(t_max - 1)|: z_i approaches its limit like e^(-t) times the distance of the "
                   "token's last hop (measured 2.1e-6 at t_max = 16); a dynamics that does not converge moves O(1)"),
-    Tolerance("hull_growth", 1e-9, measured=8.5e-12,
-              over={"dims": ((2, 3),), "seed": (0, 1, 2, 3, 4)},
+    Tolerance("hull_growth", 1e-9, measured=8.5e-12, over=_OVER,
               why="distance of z_i(t_(k+1)) from the hull of z(t_k): zero for the exact flow (z_i' is a convex "
                   "combination of z_j - z_i); the integration at rtol 1e-10 (measured 8.5e-12)"),
 )

@@ -19,11 +19,10 @@ import importlib
 import inspect
 import os
 import pkgutil
-import sys
 from pathlib import Path
 
 from spectral.validation import InputError
-from verify.core.generated_docs import check_or_write, stale_files, write_files
+from verify.core.generated_docs import doc_parser, run_doc_command, stale_files, write_files
 
 __all__ = ["NAMESPACES", "ApiEntry", "api_entries", "module_entries", "api_markdown", "write_docs", "stale_docs",
            "main"]
@@ -46,10 +45,6 @@ class ApiEntry:
     kind: str
     summary: str
     module: str
-
-
-def _source_root() -> Path:
-    return Path(__file__).resolve().parents[2]
 
 
 def _kind(obj) -> str:
@@ -206,38 +201,20 @@ def _targets(root: Path) -> dict[Path, str]:
 
 def stale_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Paths (relative to ``root``) whose content differs from what the exports make."""
-    root = Path(root) if root is not None else _source_root()
-    return stale_files(_targets(root), root)
+    return stale_files(_targets, root)
 
 
 def write_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Rewrite ``docs/api.md`` from the exports; returns the paths changed."""
-    root = Path(root) if root is not None else _source_root()
-    return write_files(_targets(root), root)
+    return write_files(_targets, root)
 
 
 def main(argv=None) -> int:
     """``python -m verify.core.api_doc [--write | --check] [--root DIR]``."""
-    from verify.core.cli import EXIT_PASS, OneLineParser, report_error
-
-    prog = "python -m verify.core.api_doc"
-    parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="rewrite docs/api.md in place")
-    mode.add_argument("--check", action="store_true", help="exit 1 when docs/api.md differs from the exports")
-    parser.add_argument("--root", default=None, help="source checkout for --write/--check (default: this one)")
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        done = check_or_write(ns, prog, stale_docs, write_docs, "the exports")
-        if done is not None:
-            return done
-        sys.stdout.write(api_markdown())
-    except InputError as exc:
-        return report_error(prog, exc)
-    return EXIT_PASS
+    parser = doc_parser("python -m verify.core.api_doc", __doc__, write_help="rewrite docs/api.md in place",
+                        check_help="exit 1 when docs/api.md differs from the exports")
+    return run_doc_command(parser, argv, stale_docs=stale_docs, write_docs=write_docs, source="the exports",
+                           show=lambda ns: api_markdown())
 
 
 if __name__ == "__main__":

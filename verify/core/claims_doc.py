@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from spectral.validation import InputError
 from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, deciding_result, details,
                                 run_label, setting)
-from verify.core.generated_docs import check_or_write, stale_files, write_files
+from verify.core.generated_docs import doc_parser, run_doc_command, stale_files, write_files
 
 #: the JSON file of a report folder (python -m verify --all --report DIR)
 REPORT_JSON = "report.json"
@@ -31,10 +30,6 @@ README_END = "<!-- end of the generated paper table -->"
 
 _COLUMNS = ("should hold", "holds only under stated assumptions", "suspicious / likely false as stated", "partly false as stated")
 _RUN_HINT = "run `python -m verify --all --report DIR` to fill in (it writes `DIR/claims.md`)"
-
-
-def _source_root() -> Path:
-    return Path(__file__).resolve().parents[2]
 
 
 def paper_table(*, checks: bool = True) -> str:
@@ -178,47 +173,30 @@ def _targets(root: Path) -> dict[Path, str]:
 
 def stale_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Paths (relative to ``root``) whose content differs from what the ledger makes."""
-    root = Path(root) if root is not None else _source_root()
-    return stale_files(_targets(root), root)
+    return stale_files(_targets, root)
 
 
 def write_docs(root: str | os.PathLike | None = None) -> list[str]:
     """Rewrite ``docs/claims.md`` and the README's table from the ledger; returns the paths changed."""
-    root = Path(root) if root is not None else _source_root()
-    return write_files(_targets(root), root)
+    return write_files(_targets, root)
+
+
+def _no_report_with_write(ns) -> None:
+    if (ns.write or ns.check) and ns.report:
+        raise InputError("--report fills in a run's numbers for printing; the committed docs have none "
+                         "(use it without --write/--check)")
 
 
 def main(argv=None) -> int:
     """``python -m verify.core.claims_doc [--report DIR] [--write | --check] [--root DIR]``."""
-    from verify.core.cli import EXIT_PASS, OneLineParser, report_error
-
-    prog = "python -m verify.core.claims_doc"
-    parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0])
+    parser = doc_parser("python -m verify.core.claims_doc", __doc__,
+                        write_help="rewrite docs/claims.md and the README's table in place",
+                        check_help="exit 1 when docs/claims.md or the README's table differ from the ledger")
     parser.add_argument("--report", metavar="DIR", default=None,
                         help="fill in the deciding numbers of the run in DIR/report.json (or a --json file)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="rewrite docs/claims.md and the README's table in place")
-    mode.add_argument("--check", action="store_true",
-                      help="exit 1 when docs/claims.md or the README's table differ from the ledger")
-    parser.add_argument("--root", default=None, help="source checkout for --write/--check (default: this one)")
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        if (ns.write or ns.check) and ns.report:
-            raise InputError("--report fills in a run's numbers for printing; the committed docs have none "
-                             "(use it without --write/--check)")
-        done = check_or_write(ns, prog, stale_docs, write_docs, "the ledger")
-        if done is not None:
-            return done
-        if ns.report:
-            sys.stdout.write(claims_markdown(load_report(ns.report)))
-        else:
-            sys.stdout.write(claims_markdown())
-    except InputError as exc:
-        return report_error(prog, exc)
-    return EXIT_PASS
+    return run_doc_command(parser, argv, stale_docs=stale_docs, write_docs=write_docs, source="the ledger",
+                           show=lambda ns: claims_markdown(load_report(ns.report) if ns.report else None),
+                           validate=_no_report_with_write)
 
 
 if __name__ == "__main__":
