@@ -1048,15 +1048,15 @@ DETAILS: dict[str, ClaimDetails] = {
         "With ε ~ (log N/N)^{1/(d/2+2)} the low eigenvalues of L_un and L_rw converge at N^{−1/(d/2+2)} and the "
         "eigenvectors (2-norm) at N^{−1/(d+4)}, up to a log N factor.",
         "Bounds, checked one-sided on error/(log N)^γ on S^1 (d = 1: −0.4 and −0.2), ε = 0.1 (log N/N)^{0.4}: observed "
-        "−0.40 … −0.50 (eigenvalues) and −0.39 … −0.51 (eigenvectors), N = 256 … 2048 (16 repeats, seeds 0–9); −0.46 [−0.50, −0.42] "
-        "and −0.47 [−0.52, −0.42] at N = 2^9 … 2^13. The eigenvalue bound is attained: the exact "
+        "−0.40 … −0.50 (eigenvalues) and −0.39 … −0.51 (eigenvectors), N = 256 … 2048 (16 repeats, seeds 0–9); −0.46 [−0.51, −0.41] "
+        "and −0.47 [−0.53, −0.42] at N = 2^9 … 2^13 (full tier, 12 repeats). The eigenvalue bound is attained: the exact "
         "continuum bias, O(ε), alone has orders −0.38 … −0.39 here; the eigenvectors converge faster than proved."),
     "GL-7": D(
         "arXiv 2101.09875: abstract (ε ~ (log N/N)^{1/(d/2+3)}; one version of the abstract writes N^{−1/(d/2+3)}); "
         "the same theorems",
         "With ε ~ (log N/N)^{1/(d/2+3)} both eigenvalues and eigenvectors converge at N^{−1/(d/2+3)}, up to log N.",
         "Bounds, checked one-sided on S^1 (−0.286): observed −0.32 … −0.39 (eigenvalues, attained: the bias alone has "
-        "−0.26 … −0.27 in this range, approaching −0.286 from above) and −0.38 … −0.50 (eigenvectors); −0.34 [−0.36, "
+        "−0.26 … −0.27 in this range, approaching −0.286 from above) and −0.38 … −0.50 (eigenvectors); −0.34 [−0.37, "
         "−0.31] and −0.45 [−0.51, −0.40] at N = 2^9 … 2^13."),
     "GL-8": D(
         "arXiv 2101.09875: abstract; the density-corrected graph Laplacian and its eigen-convergence theorem",
