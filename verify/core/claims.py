@@ -1019,7 +1019,7 @@ DETAILS: dict[str, ClaimDetails] = {
         "−Δ with error O(ε) (high probability), so O(n^{−1/(m+4)}) up to logarithms at the smallest such ε.",
         "A bound, checked one-sided with verify.rates on S^2 (relative RMS eigenvalue error and RMS eigenvector sine "
         "of the degree-1 and degree-2 groups): observed orders −0.40 … −0.48 (eigenvalues) and −0.43 … −0.49 "
-        "(eigenvectors) at n = 256 … 2048 (12 repeats, seeds 0–9), and −0.42 [−0.45, −0.39], −0.44 [−0.47, −0.42] (95 % intervals) at "
+        "(eigenvectors) at n = 256 … 2048 (12 repeats, seeds 0–9), and −0.42 [−0.47, −0.37], −0.44 [−0.48, −0.39] (95 % intervals, 4 repeats) at "
         "the paper's n = 2^12 … 2^17 (full tier), against −1/6; at n = 2^17 the errors (0.013, 0.086 for l = 1, 2; "
         "eigenvectors 0.014, 0.025) reproduce the published table (0.013, 0.085; 0.013, 0.024). A refit of "
         "the authors' published table gives −0.52 (eigenvalues l = 1), −0.40 (l = 2) and −0.46 (eigenvectors): the "
@@ -1029,7 +1029,7 @@ DETAILS: dict[str, ClaimDetails] = {
         "The symmetrised k-NN graph Laplacian has eigenvalue and eigenvector errors O((k/n)^{1/m}) in the analogous "
         "range of k, so O(n^{−1/(m+4)}) up to logarithms with k ~ n^{4/(m+4)}.",
         "A bound, checked one-sided as GL-3: observed orders −0.37 … −0.48 (eigenvalues) and −0.37 … −0.41 "
-        "(eigenvectors) at n = 256 … 2048 (seeds 0–9), and −0.40 [−0.43, −0.37], −0.50 [−0.52, −0.47] at n = 2^12 … 2^17, against "
+        "(eigenvectors) at n = 256 … 2048 (seeds 0–9), and −0.40 [−0.44, −0.37], −0.50 [−0.53, −0.44] at n = 2^12 … 2^17, against "
         "−1/6; at 2^17 the errors (0.034, 0.031; eigenvectors 0.008, 0.018) reproduce the published (0.032, 0.034; "
         "0.007, 0.017). The refit of the published "
         "table gives −0.28 (eigenvalues l = 1), −0.53 (l = 2) and −0.51 (eigenvectors)."),
@@ -1039,7 +1039,7 @@ DETAILS: dict[str, ClaimDetails] = {
         "Eigenvalues and eigenvectors of the ε-graph Laplacian converge at O((log n/n)^{1/(2m)}), with ε ~ "
         "(log n/n)^{1/(2m)}.",
         "A bound, checked one-sided on error/(log n)^{1/(2m)} at ε = 1.5 (log n/n)^{1/(2m)} on S^2: observed −0.45 … "
-        "−0.49 (n = 256 … 2048, seeds 0–9) and −0.52 [−0.56, −0.49] (eigenvalues), −0.47 [−0.50, −0.45] (eigenvectors) at n = 2^12 … "
+        "−0.49 (n = 256 … 2048, seeds 0–9) and −0.52 [−0.58, −0.47] (eigenvalues), −0.47 [−0.51, −0.42] (eigenvectors) at n = 2^12 … "
         "2^17, against −1/4. For m ≤ 4 this exponent 1/(2m) is at least GL-3's 1/(m+4): the improvement of GL-3 (an "
         "error linear in ε) gives faster rates in n only for m ≥ 5."),
     "GL-6": D(
