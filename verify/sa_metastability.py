@@ -88,7 +88,7 @@ class Params:
                           high=1e5)
     tol: float = Real(1e-2, "Linking distance of a cluster", low=1e-8, high=0.5, low_open=True)
     full: bool = Flag(False, "The paper's phase-diagram setting: n = 32 on the circle, 2048 draws, beta to 25, "
-                             "t = 1000 (tens of minutes on a CPU; GPU advised)")
+                             "t = 1000 (more than an hour on one CPU core; GPU advised)")
 
     def resolve(self):
         """``full`` sets the phase diagram's tier; the betas increase."""
