@@ -14,8 +14,8 @@ import os
 import textwrap
 from pathlib import Path
 
-__all__ = ["STYLE_FILE", "FORMATS", "DEFAULT_DPI", "pyplot", "caption", "plain_log_ticks", "output_options",
-           "current_dpi", "save"]
+__all__ = ["STYLE_FILE", "FORMATS", "DEFAULT_DPI", "pyplot", "caption", "check_title", "plain_log_ticks",
+           "output_options", "current_dpi", "save"]
 
 #: The house style applied to every figure.
 STYLE_FILE = Path(__file__).with_name("house.mplstyle")
@@ -60,6 +60,11 @@ def caption(fig, text: str, *, fontsize: float = 7.0, top: float = 1.0) -> None:
     room = (len(lines) * fontsize * 1.3 / 72 + 0.12) / height_in
     fig.tight_layout(rect=(0, room, 1, top))
     fig.text(0.01, 0.01, "\n".join(lines), ha="left", va="bottom", fontsize=fontsize, linespacing=1.3)
+
+
+def check_title(result, ax, what: str) -> None:
+    """The title of a check's --plot panel: the check, its verdict, then what the panel shows."""
+    ax.set_title(f"{result.check}: {result.verdict}; {what}", fontsize=8)
 
 
 def plain_log_ticks(ax, axis: str = "both") -> None:

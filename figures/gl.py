@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from figures._plotting import caption, plain_log_ticks, pyplot, save
+from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
 
 __all__ = [
     "CHECK_FIGURES",
@@ -42,8 +42,10 @@ def _run(check: str, seed: int = 0):
     return load_check(check).run(seed=seed)
 
 
-def _check_title(result, ax, what: str) -> None:
-    ax.set_title(f"{result.check}: {result.verdict}; {what}", fontsize=8)
+def _room_for_legend_below(ax) -> None:
+    """Extend a log y-axis downwards so the lower half is free for a legend of many rows."""
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo * lo / hi, hi)
 
 
 def _slope_line(ax, x, y0, order, **style):
@@ -81,7 +83,7 @@ def draw_gl_eps_knn(result, ax):
     """Eigenvalue errors of the k-NN, eps- and GGHS graphs against n, with the proved slopes."""
     _eps_knn_panel(result.quantities, ax, "eigenvalue")
     ax.legend(fontsize=6, ncol=2)
-    _check_title(result, ax, f"S^{result.quantities.m}: eigenvalue errors against n")
+    check_title(result, ax, f"S^{result.quantities.m}: eigenvalue errors against n")
 
 
 def fig_gl1(out_dir, *, formats=("png",), seed=0):
@@ -137,8 +139,9 @@ def _gaussian_panel(q, ax, kind: str):
 def draw_gl_gaussian(result, ax):
     """Relative eigenvalue errors of the Gaussian-kernel Laplacians on S^1 against N, with the proved slopes."""
     _gaussian_panel(result.quantities, ax, "eigenvalue")
-    ax.legend(fontsize=6)
-    _check_title(result, ax, "S^1: relative eigenvalue errors (modes 1-4) against N")
+    _room_for_legend_below(ax)
+    ax.legend(fontsize=6, loc="lower left")
+    check_title(result, ax, "S^1: relative eigenvalue errors (modes 1-4) against N")
 
 
 def fig_gl2(out_dir, *, formats=("png",), seed=0):
@@ -149,8 +152,7 @@ def fig_gl2(out_dir, *, formats=("png",), seed=0):
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.4))
     _gaussian_panel(q, axes[0], "eigenvalue")
     axes[0].set_title("eigenvalues (modes k = 1..4)", fontsize=9)
-    lo, hi = axes[0].get_ylim()
-    axes[0].set_ylim(lo * lo / hi, hi)  # the lower half of the log axis free for the legend's eight rows
+    _room_for_legend_below(axes[0])
     axes[0].legend(fontsize=6, loc="lower left")
     _gaussian_panel(q, axes[1], "eigenvector")
     axes[1].set_title("eigenvectors", fontsize=9)
@@ -181,7 +183,7 @@ def draw_gl_constants(result, ax):
     """Bias of the exact continuum graph Laplacians against eps: order 2 (indicator) and 1 (Gaussian)."""
     _bias_panel(result.quantities, ax)
     ax.legend(fontsize=6)
-    _check_title(result, ax, "continuum bias against eps")
+    check_title(result, ax, "continuum bias against eps")
 
 
 def fig_gl3(out_dir, *, formats=("png",), seed=0):

@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from figures._plotting import caption, plain_log_ticks, pyplot, save
+from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
 
 _PDES = ("diffusion", "wave", "reaction-diffusion", "advection-diffusion")
 _LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction-diffusion": "reaction-diffusion",
@@ -38,11 +38,6 @@ def _run(check: str, **kwargs):
 
 
 # ------------------------------------------------------------------------------ drawers (one axes)
-def _check_title(result, ax, what: str) -> None:
-    """The title of a --plot figure: check, verdict, then what the panel shows."""
-    ax.set_title(f"{result.check}: {result.verdict}; {what}", fontsize=8)
-
-
 def _draw_rows(result, ax, pde):
     q = result.quantities
     steps = q.fig16_steps
@@ -66,7 +61,7 @@ def draw_pde_conservation(result, ax):
     """Row 32 of A(N_t) under diffusion (Fig. 16 setting), with its row-sum and minimum annotations."""
     _draw_rows(result, ax, "diffusion")
     ax.legend(fontsize=6, loc="upper left")
-    _check_title(result, ax, "row 32 of A after N_t diffusion steps (key axis, Neumann)")
+    check_title(result, ax, "row 32 of A after N_t diffusion steps (key axis, Neumann)")
 
 
 def _draw_damping(result, ax, rates=None):
@@ -96,7 +91,7 @@ def _draw_damping(result, ax, rates=None):
 def draw_pde_modes(result, ax):
     """Mode factors of periodic diffusion against the exponential, per r and L."""
     _draw_damping(result, ax)
-    _check_title(result, ax, "(1 - alpha mu_k dt)^L (bold) vs exp(-alpha mu_k L dt) (thin)")
+    check_title(result, ax, "(1 - alpha mu_k dt)^L (bold) vs exp(-alpha mu_k L dt) (thin)")
 
 
 def draw_pde_flow(result, ax):
@@ -108,7 +103,7 @@ def draw_pde_flow(result, ax):
     ax.set_xlabel("pseudo-time t")
     ax.set_ylabel("|A_scheme(t) - A_exact(t)|_F")
     plain_log_ticks(ax)
-    _check_title(result, ax, f"explicit schemes vs exact semi-discrete flow (dt = {result.parameters['long_dt']:g})")
+    check_title(result, ax, f"explicit schemes vs exact semi-discrete flow (dt = {result.parameters['long_dt']:g})")
     ax.legend(fontsize=7)
 
 
@@ -129,7 +124,7 @@ def draw_pde_spread(result, ax):
     """Spread of a delta row against pseudo-time, with the exact sqrt(2 alpha t)."""
     _draw_spread(result, ax)
     plain_log_ticks(ax)
-    _check_title(result, ax, "diffusive spread grows like t^(1/2)")
+    check_title(result, ax, "diffusive spread grows like t^(1/2)")
 
 
 def _draw_smoothing(result, ax, which):
@@ -158,7 +153,7 @@ def draw_pde_smoothing(result, ax):
     """C(t) / C(0) per PDE type."""
     _draw_smoothing(result, ax, "C")
     ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)  # the curves fill the axes
-    _check_title(result, ax, "consistency C = Var(A) per PDE type")
+    check_title(result, ax, "consistency C = Var(A) per PDE type")
 
 
 def _draw_convergence(result, ax):
@@ -181,7 +176,7 @@ def _draw_convergence(result, ax):
 def draw_pde_convergence(result, ax):
     """Excess loss of GD and SGD against the PL bound and the exact SGD noise floor."""
     _draw_convergence(result, ax)
-    _check_title(result, ax, "PL convergence of GD and SGD on least squares")
+    check_title(result, ax, "PL convergence of GD and SGD on least squares")
 
 
 def draw_pde_causal(result, ax):
@@ -192,7 +187,7 @@ def draw_pde_causal(result, ax):
     ax.axhline(0.0, color="k", lw=0.8, label="re-masked after every step")
     ax.set_xlabel("steps N_t")
     ax.set_ylabel("mean_i sum_(j>i) A_ij(N_t)")
-    _check_title(result, ax, "future weight leaked into causal attention")
+    check_title(result, ax, "future weight leaked into causal attention")
     ax.legend(fontsize=7)
 
 
@@ -209,7 +204,7 @@ def draw_pde_cost(result, ax):
     plain_log_ticks(ax)
     ax.set_xlabel("sequence length T")
     ax.set_ylabel("flops of the refinement")
-    _check_title(result, ax, f"flops of N_t = {result.parameters.get('steps', '?')} refinement steps")
+    check_title(result, ax, f"flops of N_t = {result.parameters.get('steps', '?')} refinement steps")
     ax.legend(fontsize=7)
 
 
