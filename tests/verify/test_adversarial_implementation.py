@@ -108,3 +108,76 @@ def test_outputs_that_convert():
     with pytest.raises(ImplementationError, match="dtype float32, expected float64 \\("):
         fn.array(np.ones((2, 2), np.float32), (2, 2), dtypes=(np.float64,))
     assert np.isnan(fn.array(np.full((2, 2), np.nan), (2, 2))).all()  # values are judged by the contract, not here
+
+
+# -- time limits on a user's code ------------------------------------------------------------------------------
+def _spins():
+    while True:
+        pass
+
+
+def _sleeps():
+    import time
+
+    time.sleep(30)
+
+
+@pytest.mark.parametrize("function", [_spins, _sleeps], ids=["python-loop", "sleep"])
+def test_a_call_past_its_time_limit_is_one_line_naming_the_function(function):
+    import time
+
+    fn = Implementation("m:hangs", function, timeout=0.2)
+    start = time.monotonic()
+    with pytest.raises(ImplementationError, match=r"^implementation 'm:hangs' ran past its time limit of 0.2 s"):
+        fn.call()
+    assert time.monotonic() - start < 5
+
+
+def test_a_timed_call_off_the_main_thread_stops_waiting():
+    import threading
+
+    fn = Implementation("m:hangs", _sleeps, timeout=0.2)
+    seen = []
+
+    def run():
+        try:
+            fn.call()
+        except ImplementationError as exc:
+            seen.append(str(exc))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(10)
+    assert seen and "ran past its time limit of 0.2 s" in seen[0]
+
+
+def test_a_timed_call_returns_and_raises_as_an_untimed_one():
+    from verify.core.implementation import call_with_timeout
+
+    assert call_with_timeout(lambda a, b=0: a + b, 1, b=2, timeout=5) == 3
+    with pytest.raises(ImplementationError, match="raised ZeroDivisionError"):
+        Implementation("m:f", lambda: 1 / 0, timeout=5).call()
+
+
+def test_an_outer_timer_keeps_its_deadline():
+    import signal
+
+    from verify.core.implementation import call_with_timeout
+
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        call_with_timeout(lambda: None, timeout=2)
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 0.5
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "1", True])
+def test_a_bad_timeout_is_refused_naming_it(bad):
+    from spectral.validation import InputError
+
+    with pytest.raises(InputError, match="timeout must be"):
+        Implementation("m:f", lambda: None, timeout=bad)

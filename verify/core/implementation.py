@@ -13,7 +13,8 @@ mechanism must satisfy (``python -m verify.fma_contract --implementation mymod:a
   reports which of them the function changed (a contract may forbid that); any exception the
   function raises becomes :class:`ImplementationError`, one line naming the function and the
   exception (``implementation 'mymod:f' raised ValueError: ...``): it is the user's code that
-  failed, not the claim, so the command exits 2 without a traceback;
+  failed, not the claim, so the command exits 2 without a traceback; a call that runs past the
+  implementation's ``timeout`` (seconds) is one too (:func:`call_with_timeout`);
 * :meth:`Implementation.array` reads what the function returned as a NumPy array of a stated shape
   and a real floating dtype (float32 or float64); anything else (a wrong shape, integers, complex
   numbers, half precision, an object that is not an array) is an :class:`ImplementationError` too.
@@ -29,6 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
+import signal
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +41,8 @@ import numpy as np
 
 from spectral.validation import InputError
 
-__all__ = ["Implementation", "ImplementationError", "is_reference", "load", "hold_to_contract", "FLOAT_DTYPES"]
+__all__ = ["Implementation", "ImplementationError", "CallTimeout", "is_reference", "load", "hold_to_contract",
+           "call_with_timeout", "check_timeout", "FLOAT_DTYPES"]
 
 #: the output dtypes a contract accepts: its rounding tolerances are stated per dtype (n eps)
 FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -47,6 +53,82 @@ _MESSAGE_CHARS = 300
 
 class ImplementationError(InputError):
     """The user's implementation raised, or returned something that is not the contract's output (exit 2)."""
+
+
+class CallTimeout(Exception):
+    """A call ran past its time limit (raised by :func:`call_with_timeout`)."""
+
+
+def check_timeout(timeout, *, name: str = "timeout") -> float | None:
+    """``timeout`` as seconds > 0, or None for no limit (InputError naming ``name`` otherwise)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name} must be a number of seconds > 0 or None, got {timeout!r}")
+    value = float(timeout)
+    if not (value > 0 and math.isfinite(value)):
+        raise InputError(f"{name} must be a finite number of seconds > 0 or None, got {timeout!r}")
+    return value
+
+
+def call_with_timeout(function: Callable, *args, timeout: float | None = None, **kwargs):
+    """``function(*args, **kwargs)``, raising :class:`CallTimeout` when it runs past ``timeout`` seconds.
+
+    In the main thread of a POSIX process the call is interrupted by a real-time interval timer
+    (``SIGALRM``; the previous handler and timer are restored afterwards, an outer timer that would
+    have fired meanwhile fires at once): a Python loop or a blocking sleep stops at the limit, a
+    long C call (one BLAS product) at its end. Elsewhere (another thread, Windows) the call runs in a
+    daemon thread that is no longer waited for once the limit passes; it cannot be stopped and runs
+    on in the background until it returns or the process exits. ``timeout=None`` calls directly.
+    Exceptions of ``function`` propagate unchanged.
+    """
+    if timeout is None:
+        return function(*args, **kwargs)
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        return _call_with_alarm(function, args, kwargs, timeout)
+    return _call_in_thread(function, args, kwargs, timeout)
+
+
+class _Expired(BaseException):
+    """Raised inside the timed call by the alarm handler (a BaseException: the user's ``except Exception`` lets
+    it through)."""
+
+
+def _call_with_alarm(function, args, kwargs, timeout):
+    def expire(signum, frame):
+        raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    start = time.monotonic()
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return function(*args, **kwargs)
+    except _Expired:
+        raise CallTimeout(f"ran past its time limit of {timeout:g} s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer_delay > 0:  # an outer timer keeps its deadline (at least a moment from now)
+            signal.setitimer(signal.ITIMER_REAL, max(outer_delay - (time.monotonic() - start), 1e-6), outer_interval)
+
+
+def _call_in_thread(function, args, kwargs, timeout):
+    box: dict[str, Any] = {}
+
+    def run():
+        try:
+            box["value"] = function(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread unchanged
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="verify-timed-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise CallTimeout(f"ran past its time limit of {timeout:g} s (it goes on in a background thread)")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def is_reference(text) -> bool:
@@ -110,12 +192,30 @@ class Implementation:
     user : bool
         True for a user's function; False for the toolkit's own (built-in) one, whose exceptions are
         bugs and keep their traceback (a check wraps its built-ins in the same interface).
+    timeout : float or None
+        Seconds one call of a user's function may take (None: no limit); a call past it is an
+        :class:`ImplementationError` naming the function and the limit. The toolkit's own function
+        is never timed.
     """
 
     name: str
     function: Callable
     parameter: str = "implementation"
     user: bool = True
+    timeout: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "timeout", check_timeout(self.timeout))
+
+    def _invoke(self, args, options):
+        """The user's function on ``args``: its exceptions and a timeout as one-line ImplementationErrors."""
+        try:
+            return call_with_timeout(self.function, *args, timeout=self.timeout, **options)
+        except CallTimeout:
+            raise self._error(f"ran past its time limit of {self.timeout:g} s (raise it with timeout= / "
+                              "--timeout)") from None
+        except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure, reported in one line
+            raise self._error(f"raised {_one_line(exc)}") from None
 
     def _error(self, what: str) -> ImplementationError:
         return ImplementationError(f"{self.parameter} {self.name!r} {what}")
@@ -133,17 +233,11 @@ class Implementation:
         if not copy:
             if not self.user:
                 return self.function(*arrays, **options), ()
-            try:
-                return self.function(*arrays, **options), ()
-            except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure
-                raise self._error(f"raised {_one_line(exc)}") from None
+            return self._invoke(arrays, options), ()
         copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in arrays]
         if not self.user:
             return self.function(*copies, **options), ()
-        try:
-            out = self.function(*copies, **options)
-        except Exception as exc:  # noqa: BLE001 - the user's code: any exception is its failure, reported in one line
-            raise self._error(f"raised {_one_line(exc)}") from None
+        out = self._invoke(copies, options)
         changed = tuple(i for i, (a, c) in enumerate(zip(arrays, copies)) if isinstance(a, np.ndarray)
                         and (a.shape != c.shape or not np.array_equal(a, c, equal_nan=True)))
         return out, changed
@@ -171,7 +265,8 @@ class Implementation:
         return arr
 
 
-def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, ...] = ()) -> Implementation:
+def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, ...] = (),
+         timeout: float | None = None) -> Implementation:
     """The function named by ``package.module:function`` (InputError naming ``parameter`` when it cannot be loaded).
 
     Parameters
@@ -182,6 +277,8 @@ def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, .
         The option that named it, for the messages.
     builtins : tuple of str
         The built-in names the option also accepts, listed in the message of a malformed name.
+    timeout : float or None
+        Seconds one call may take (see :class:`Implementation`).
     """
     allowed = (", ".join(map(repr, builtins)) + " or " if builtins else "") + "'package.module:function'"
     module_name, sep, attr = text.partition(":") if isinstance(text, str) else ("", "", "")
@@ -201,4 +298,4 @@ def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, .
                              f"{attr!r}") from None
     if not callable(obj):
         raise InputError(f"{parameter} {text!r} is not callable (it is a {type(obj).__name__})")
-    return Implementation(text, obj, parameter)
+    return Implementation(text, obj, parameter, timeout=timeout)
