@@ -1,4 +1,4 @@
-"""The normalisation contract of hierarchical attention (FMA-8), for the toolkit's FMA or your own function.
+"""The normalisation contract of hierarchical attention (FMA-8), for the toolkit's FMA or your own FMA-type function.
 
 FMA is presented as a drop-in replacement for softmax attention, i.e. each output is a convex
 combination of the values. Eqs. (4) and (6) normalise the near field and every level's groups
@@ -6,6 +6,15 @@ separately, so with ``V = 1`` the output is ``1 + (number of non-empty levels)``
 aggregation vectors sum to one): as printed, FMA is not a normalised attention. One softmax over the
 near keys and all groups, with the logit of a group corrected by ``+ log|G|`` and the group mean as
 its value (the toolkit's ``normalisation="joint"``), restores row sums 1.
+
+What this contract is not: a check that a function computes softmax attention. It asserts the
+structure FMA must keep (rows of one, nonnegative weights, linearity in the values, causality), which
+every normalised attention has, right or wrong: an attention without the ``1/sqrt(d)`` scale, with a
+temperature of 10, normalised over the wrong axis, with values shifted against their keys, mean
+pooling that ignores ``q`` and ``k``, or one that overflows only at large logits all pass it. To hold
+an attention to the exact mechanism ``softmax(q k^T / sqrt(d)) v``, use ``python -m
+verify.attention_contract --implementation mymod:f``; to hold an approximation (FMA among them) to a
+claimed error rate against it, ``verify.attention_contract --approximate --claimed-rate P --in rank``.
 
 The contract. An implementation is a function ``f(q, k, v) -> out``: ``q`` and ``k`` are float64
 NumPy arrays of shape ``(n, d)``, ``v`` a float64 array of shape ``(n, m)`` with any ``m >= 1`` (the
@@ -24,8 +33,9 @@ change its arguments. On ``draws`` Gaussian draws of ``q, k`` (standard deviatio
    the outputs of tokens ``<= c`` do not change when the queries, keys and values of the tokens
    ``> c`` are redrawn, at 8 random cuts ``c`` per draw (up to ``n eps max |v|``).
 
-A function that raises, or returns something of another shape or dtype, is the user's code failing,
-not the contract: one line naming the function and what it did, exit 2. A third party's run ends with
+A function that raises, runs past ``timeout`` seconds per call, or returns something of another shape
+or dtype, is the user's code failing, not the contract: one line naming the function and what it did,
+exit 2. A third party's run ends with
 the contract's verdict on that function (``PASS fma_contract [contract on mymod:f: holds]``), not the
 ledger's verdict on the paper.
 
@@ -74,6 +84,9 @@ BLOCK = 256
 CUTS = 8
 #: base cell of the built-in implementations when r is not given
 DEFAULT_R = 16
+#: seconds per call of a third party's function: a dense NumPy attention at n = 4096, d = 256 with a block of 256
+#: value columns takes about 1 s here (2 shared cores); 60 s leaves 60x, and a hung function ends the run in a minute
+DEFAULT_TIMEOUT = 60.0
 
 
 @CHECK.parameters
@@ -89,6 +102,9 @@ class Params:
     scale: float = Real(1.0, "Standard deviation of the Gaussian queries and keys (sets the logit range)", low=0.0,
                         high=4.0, low_open=True)
     draws: int = Int(2, "Independent (q, k, v) draws", low=1, high=20)
+    timeout: float = Real(DEFAULT_TIMEOUT, "Seconds one call of a third party's function may take (a dense NumPy "
+                                           "attention with 256 value columns takes about 1 s at n = 4096 here)",
+                          low=0.0, high=86400.0, low_open=True, unit="s")
     causal: bool = Flag(False, "The implementation is causal (token i attends to j <= i): the contract also asserts "
                                "that outputs of token i do not change when tokens > i change; 'fma' then runs "
                                "causal; not for 'summed-coarse'")
@@ -164,7 +180,8 @@ def _implementation(p) -> tuple[Implementation, str]:
     if p.implementation == "summed-coarse":
         return Implementation("summed-coarse", lambda q, k, v: summed_coarse_attention(q, k, v, r=p.r),
                               user=False), "summed coarse values"
-    return load(p.implementation, parameter="implementation", builtins=BUILTIN), p.implementation
+    return (load(p.implementation, parameter="implementation", builtins=BUILTIN, timeout=p.timeout),
+            p.implementation)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -234,6 +234,9 @@ class Params:
                        "or package.module:function, your profile Phi(z) of the scaled distance z = d/s (a float64 "
                        "array of any shape in, an array of that shape out), held to the Weyl law against the "
                        "continuum spectrum of that profile")
+    timeout: float = Real(60.0, "Seconds one call of a profile given as --kernel package.module:function may take "
+                                "(NumPy evaluates a profile on the 4e6 distances of n = 2000 in about 0.1 s; 60 s ends a "
+                                "hung profile's run within a minute)", low=0.0, high=86400.0, low_open=True, unit="s")
     temperature: float = Real(None, "Softmax temperature T, kernel=softmax only", low=0, low_open=True,
                               auto="sqrt(2) = sqrt of the ambient dimension of S^1 points (sqrt(3) on S^2), the "
                                    "dot-product baseline of FNA Assumptions 1+2")
@@ -472,7 +475,7 @@ def _user_profile(p):
     :mod:`verify.core.implementation`); a NaN, inf or negative value raises :class:`_ProfileDefect`,
     which the measurement turns into a failed record.
     """
-    impl = load(p.kernel, parameter="kernel", builtins=KERNELS)
+    impl = load(p.kernel, parameter="kernel", builtins=KERNELS, timeout=p.timeout)
 
     def phi(z):
         z = np.asarray(z)

@@ -124,6 +124,12 @@ def raises_value_error(q, k, v):
     raise ValueError("the head dimension must be a multiple of 64")
 
 
+def hangs(q, k, v):
+    import time
+
+    time.sleep(60)
+
+
 # ---------------------------------------------------------------------------------------------------
 def _run(fn, **kwargs):
     return check.run(implementation=_name(fn), **{**SMALL, **kwargs})
@@ -209,6 +215,15 @@ def test_pooled_queries_of_fma_linear_are_not_causal():
 def test_functions_that_are_not_the_contracts_give_one_line_errors(fn, match):
     with pytest.raises(ImplementationError, match=match):
         _run(fn)
+
+
+def test_a_hanging_function_stops_at_the_timeout():
+    with pytest.raises(ImplementationError, match=r"hangs' ran past its time limit of 0.2 s"):
+        _run(hangs, timeout=0.2)
+
+
+def test_the_docstring_points_to_the_exact_contract():
+    assert "verify.attention_contract" in check.__doc__ and "What this contract is not" in check.__doc__
 
 
 def test_cli_third_party(capsys):

@@ -75,6 +75,12 @@ def integer_profile(z):
 
 def raises(z):
     raise RuntimeError("profile needs torch")
+
+
+def hangs(z):
+    import time
+
+    time.sleep(60)
 right = measurement_fixture(CHECK, kernel=_name(fna_1_2), **SMALL)
 
 
@@ -131,6 +137,11 @@ def test_profile_values_no_kernel_has_fail_their_record(fn, words):
 def test_profiles_that_are_not_the_contracts_give_one_line_errors(fn, match):
     with pytest.raises(ImplementationError, match=match):
         _run(fn)
+
+
+def test_a_hanging_profile_stops_at_the_timeout():
+    with pytest.raises(ImplementationError, match=r"kernel '.*hangs' ran past its time limit of 0.2 s"):
+        _run(hangs, timeout=0.2)
 
 
 @pytest.mark.parametrize("kwargs, match", [
