@@ -31,10 +31,16 @@ requested axis, boundary and size ``T`` the check asserts:
 4. ``non_finite_outputs``: every output of the runs at or below the limit is finite;
 5. ``arguments_unchanged``: ``f`` does not change ``a``.
 
-A function that raises, or returns another shape or dtype, is the user's code failing: one line
-naming it (exit 2). A third party's run ends with the contract's verdict on that function
+A function that raises, runs past ``timeout`` seconds per call, or returns another shape or dtype, is
+the user's code failing: one line naming it (exit 2). A third party's run ends with the contract's verdict on that function
 (``[contract on mymod:step: holds]``), not the ledger's verdict on the paper. ``implementation``
 "toolkit" is ``spectral.evolve_attention`` with one step (``dt = 1``, ``alpha = r``).
+
+Sizes: the default ``T = 16, 33, 258, 301`` holds the step to short sequences and to two past 256,
+even and odd, so that a step right only for short sequences (a fixed-size buffer, an index bug that
+appears past 200 tokens) fails. Time: about 2 x 145 stability steps, 50 conservation steps and 2
+reference steps per (axis, boundary, T); the toolkit's step takes about 9 s of CPU for the defaults
+here (4 s each for T = 258 and 301).
 """
 
 from __future__ import annotations
@@ -63,6 +69,12 @@ CONSERVING = {"key": ("periodic", "neumann"), "query": ("periodic", "neumann", "
 STEP_EPS = 16
 #: growth of the top mode the stability probe waits for (sets its number of steps)
 GROWTH = 1e6
+#: the default lengths: short ones (even and odd) and two past 256 (even and odd), where a step with a fixed-size
+#: buffer or an index bug for long sequences shows
+DEFAULT_SIZES = (16, 33, 258, 301)
+#: seconds per call of a third party's step: one step on T = 301 takes about 1 ms in NumPy and 0.2 s as a Python loop
+#: over its entries here; 10 s leaves 50x the loop, and a hung step ends the run within seconds
+DEFAULT_TIMEOUT = 10.0
 
 
 @CHECK.parameters
@@ -70,8 +82,9 @@ class Params:
     implementation: str = Text("toolkit", '"toolkit" (spectral.evolve_attention, one step) or '
                                           '"package.module:function": your step f(a, *, r, axis, boundary) returning '
                                           "the (T, T) array after one explicit diffusion step")
-    sizes: tuple = Ints((16, 33), "Sequence lengths T (an odd T moves the periodic limit)", low=4, high=256,
-                        unit="tokens")
+    sizes: tuple = Ints(DEFAULT_SIZES, "Sequence lengths T, even and odd (an odd T moves the periodic limit); the "
+                                       "defaults pass 256 so that a step wrong only for long sequences fails",
+                        low=4, high=1024, unit="tokens")
     axes: tuple = Options(AXES, AXES, "Axes the step is held to (key: A + r A L^T, query: A + r L A, both)")
     boundaries: tuple = Options(BOUNDARIES, BOUNDARIES, "Boundaries the step is held to")
     r: float = Real(0.1, "Step number r = alpha dt / ds^2 of the agreement and conservation runs (PDE Table 5: "
@@ -79,6 +92,9 @@ class Params:
     steps: int = Int(50, "Steps of the conservation run", low=1, high=1000)
     margin: float = Real(0.05, "Relative distance of the stability probes from the limit r* (the probe runs "
                                "ceil(log(1e6) / log(1 + 2 margin)) steps: 145 at 0.05)", low=0.01, high=0.5)
+    timeout: float = Real(DEFAULT_TIMEOUT, "Seconds one call of a third party's step may take (one step on T = 301 "
+                                           "takes about 1 ms in NumPy, 0.2 s as a Python loop over its entries)",
+                          low=0.0, high=86400.0, low_open=True, unit="s")
 
     def resolve(self):
         """The implementation loads."""
@@ -103,7 +119,7 @@ def _toolkit_step(a, *, r, axis, boundary):
 def _implementation(p) -> Implementation:
     if p.implementation == "toolkit":
         return Implementation("toolkit", _toolkit_step, user=False)
-    return load(p.implementation, parameter="implementation", builtins=("toolkit",))
+    return load(p.implementation, parameter="implementation", builtins=("toolkit",), timeout=p.timeout)
 
 
 def _reference(a, r, axis, boundary):

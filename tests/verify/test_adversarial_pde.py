@@ -93,6 +93,14 @@ def leaks_mass(a, *, r, axis, boundary):
     return _step(a, r, axis, boundary) * (1.0 - 1e-9)
 
 
+def buffer_of_200(a, *, r, axis, boundary):
+    """Right for T <= 200: tokens past a fixed buffer of 200 are copied instead of diffused."""
+    out = _step(a, r, axis, boundary)
+    out[200:, :] = a[200:, :]
+    out[:, 200:] = a[:, 200:]
+    return out
+
+
 def mutates(a, *, r, axis, boundary):
     out = _step(a, r, axis, boundary)
     a[0, 0] = 0.0
@@ -102,6 +110,12 @@ def mutates(a, *, r, axis, boundary):
 # -- not the contract's function: one line, exit 2 ----------------------------------------------------------
 def wrong_shape(a, *, r, axis, boundary):
     return _step(a, r, axis, boundary)[:, 1:]
+
+
+def hangs(a, *, r, axis, boundary):
+    import time
+
+    time.sleep(60)
 
 
 def only_periodic(a, *, r, axis, boundary):
@@ -159,6 +173,21 @@ def test_leaking_mass_fails_conservation():
     assert "conserving_row_sum_deviation" in failed_records(res)
 
 
+def test_a_step_wrong_only_past_200_tokens_fails_at_the_default_sizes():
+    long = [t for t in check.DEFAULT_SIZES if t > 256]
+    assert {t % 2 for t in long} == {0, 1}  # past 256, even and odd
+    one = {"axes": ("key",), "boundaries": ("neumann",)}
+    assert _run(buffer_of_200, sizes=(16, 33, 200), **one).passed
+    res = _run(buffer_of_200, sizes=tuple(long), **one)
+    assert "step_error" in failed_records(res)
+    assert any(f"T = {t}" in res.record("step_error").label for t in long)
+
+
+def test_a_hanging_step_stops_at_the_timeout():
+    with pytest.raises(ImplementationError, match=r"hangs' ran past its time limit of 0.2 s"):
+        _run(hangs, timeout=0.2)
+
+
 def test_mutating_the_input_fails():
     assert failed_records(_run(mutates)) == {"arguments_unchanged"}
 
@@ -195,7 +224,7 @@ test_one_bad_entry_of_a_table_fails_its_record = negative_controls(CHECK, "toolk
 test_bad_input = refusals(check.run, [
     ({"implementation": "euler"}, "'toolkit' or 'package.module:function'"), ({"r": 0.3}, "r"),
     ({"sizes": (3,)}, "sizes"), ({"axes": ("rows",)}, "axes"), ({"boundaries": ()}, "boundaries"),
-    ({"margin": 0.0}, "margin"), ({"steps": 0}, "steps"),
+    ({"margin": 0.0}, "margin"), ({"steps": 0}, "steps"), ({"timeout": 0.0}, "timeout"), ({"sizes": (1025,)}, "sizes"),
 ])
 
 
