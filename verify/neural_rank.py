@@ -36,16 +36,20 @@ function: ``f(q, k, mlp) -> scores``, with ``q`` of shape ``(n, d')`` and ``k`` 
 place of the toolkit's scores and asserts, besides every NEURAL-4 assertion above on those scores
 (the closed-form algebra and rank bound of identity, square and exp, the ReLU rank, the tolerance
 dependence of tanh and GELU, the softmax's shift invariance): ``non_finite_scores`` (every score is
-finite; a case with NaN or inf is not ranked), ``reference_pair_error`` (on 256 random pairs per case
-the scores equal eq. (4) written out from the weights, relative to ``max |A|``, within 1e-12:
-rounding of sums of ``<= 2 h + 2 d'`` products) and ``arguments_unchanged``
-(``q``, ``k`` and the weights are not changed). The NEURAL-1 records (dot-product logits) do not
-involve ``f`` and stay as they are. A function that raises, or returns another shape or dtype, is one
-line naming it (exit 2); the final line states the contract's verdict on the function.
+finite; a case with NaN or inf is not ranked), ``reference_pair_error`` (the scores equal eq. (4)
+written out from the weights pair by pair, relative to ``max |A|``, within 1e-12: rounding of sums of
+``<= 2 h + 2 d'`` products; on every pair of a case up to ``n = 256``, the default, so that one wrong
+entry fails; beyond, on 65,536 pairs drawn uniformly per case, and the output states the probability
+that one given wrong entry is among them, ``1 - (1 - 1/n^2)^65536``: 0.061 per case at ``n = 1024``)
+and ``arguments_unchanged`` (``q``, ``k`` and the weights are not changed). The NEURAL-1 records
+(dot-product logits) do not involve ``f`` and stay as they are. A function that raises, runs past
+``timeout`` seconds per call, or returns another shape or dtype, is one line naming it (exit 2); the
+final line states the contract's verdict on the function.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -55,7 +59,7 @@ from spectral.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed
-from verify.core.params import Int, Ints, Options, Text
+from verify.core.params import Int, Ints, Options, Real, Text
 from verify.core.reduce import worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
@@ -70,6 +74,9 @@ CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"),
 #: machine-precision tolerance of the algebraic decompositions: sums of <= 2 h + d' products of O(1)
 #: terms, compared relative to max |A|; measured <= 1.2e-15 over the defaults at seeds 0-9.
 _ALGEBRA_TOL = 1e-12
+#: seconds per call of a user's score function: NumPy's eq. 4 for the largest case (n = 1024, h = 256: a (n, n, h)
+#: pre-activation in blocks) takes a few seconds here; 60 s leaves 10x, and a hung function ends the run in a minute
+DEFAULT_TIMEOUT = 60.0
 
 
 def Activations(default, doc):  # noqa: N802 - reads as a declaration, like Ints
@@ -89,6 +96,9 @@ class Params:
     implementation: str = Text("toolkit", '"toolkit" (spectral.neural_scores) or "package.module:function": your '
                                           "score function f(q, k, mlp) -> (n, m) scores of eq. 4, held to NEURAL-4's "
                                           "rank bounds and to eq. 4 itself")
+    timeout: float = Real(DEFAULT_TIMEOUT, "Seconds one call of your score function may take (eq. 4 on all pairs of "
+                                           "the largest case takes about 2 s in NumPy here)", low=0.0, high=86400.0,
+                          low_open=True, unit="s")
 
     def resolve(self):
         """d' <= d (the rule between parameters); the implementation loads."""
@@ -156,11 +166,16 @@ class Quantities:
     #: every case of mlp_cases, keyed by (activation, d', h), in the order of mlp_cases
     cases: dict[tuple[str, int, int], ScoreCase]
     #: a user's score function (--implementation): NaN or inf scores over every case (a case with any is not ranked),
-    #: the largest relative error against eq. 4 on the sampled pairs, and the arguments it changed ("q", "k",
+    #: the largest relative error against eq. 4 on the pairs compared, and the arguments it changed ("q", "k",
     #: "mlp"); None for the toolkit
     non_finite_scores: int | None = None
     reference_pair_error: float | None = None
     mutated: tuple[str, ...] | None = None
+    #: pairs compared with eq. 4 over the cases; the probability that they include one given wrong entry of a case
+    #: (1: every pair compared, n <= 256), and over all cases when the same entry is wrong in every case
+    pairs_compared: int | None = None
+    single_entry_detection: float | None = None
+    single_entry_detection_all_cases: float | None = None
 
 
 def _algebra(act, q, k, mlp):
@@ -210,7 +225,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from spectral import ScoreMLP, neural_scores
 
     n, d, seed = p.n, p.d, p.seed
-    user = _UserScores(p.implementation) if is_reference(p.implementation) else None
+    user = _UserScores(p.implementation, p.timeout) if is_reference(p.implementation) else None
     # ---------------------------------------------------------------- NEURAL-1: logits vs softmax
     with ctx.timed("logits"), single_blas_thread():
         rng = child_rng(seed, "logits")
@@ -256,16 +271,33 @@ def measure(p: Params, ctx: Context) -> Quantities:
     return Quantities(logits=logits, projected=projected, softmax=attention, cases=cases)
 
 
-#: sampled (query, key) pairs per case compared with eq. 4 written out
-PAIRS = 256
+#: every (query, key) pair is compared with eq. 4 written out while a case has at most this many pairs (n = m =
+#: 256); a larger case is compared on this many pairs drawn uniformly with replacement
+ALL_PAIRS = 256 * 256
+#: pairs per block of the written-out eq. 4 (its (pairs, h) pre-activations: 16 MiB at h = 256)
+PAIR_BLOCK = 8192
+
+
+def detection_probability(n: int, m: int, cases: int = 1) -> float:
+    """The probability that the pairs compared include one given wrong entry of an (n, m) score matrix.
+
+    1 when every pair is compared (``n m <= ALL_PAIRS``); otherwise ``1 - (1 - 1/(n m))^(ALL_PAIRS cases)``: the
+    ``ALL_PAIRS`` pairs of each of ``cases`` cases are drawn uniformly with replacement, independently (the same
+    wrong entry in every case, e.g. an index bug).
+    """
+    pairs = n * m
+    if pairs <= ALL_PAIRS:
+        return 1.0
+    return -math.expm1(ALL_PAIRS * cases * math.log1p(-1.0 / pairs))
 
 
 class _UserScores:
-    """A user's score function f(q, k, mlp) called per case: its scores, checked against eq. 4 on sampled pairs."""
+    """A user's score function f(q, k, mlp) called per case: its scores, checked against eq. 4 pair by pair."""
 
-    def __init__(self, name: str):
-        self.fn = load(name, parameter="implementation", builtins=("toolkit",))
+    def __init__(self, name: str, timeout: float | None = None):
+        self.fn = load(name, parameter="implementation", builtins=("toolkit",), timeout=timeout)
         self.non_finite, self.pair_error, self.mutated = 0, 0.0, set()
+        self.pairs = self.cases = 0
 
     def scores(self, q, k, mlp, rng):
         """The (n, m) scores of the case, or None when some are NaN or inf (counted; the case is not ranked)."""
@@ -284,17 +316,30 @@ class _UserScores:
         if bad:
             self.non_finite += bad
             return None
-        # eq. 4 written out from the weights, pair by pair (manifolds.references.neural's sigma, not the toolkit's)
-        i, j = rng.integers(0, q.shape[0], PAIRS), rng.integers(0, k.shape[0], PAIRS)
-        pre = np.concatenate([q[i], k[j]], axis=1) @ mlp.W_h.T + mlp.b_h
-        ref = activation(mlp.activation)(pre) @ mlp.w_a + mlp.b_a
-        err = float(np.max(np.abs(A[i, j] - ref)) / np.max(np.abs(A)))
-        self.pair_error = _worst(self.pair_error, err)
+        # eq. 4 written out from the weights, pair by pair (manifolds.references.neural's sigma, not the toolkit's):
+        # every pair up to ALL_PAIRS, a uniform sample of ALL_PAIRS pairs beyond
+        n, m = A.shape
+        if n * m <= ALL_PAIRS:
+            i, j = (a.ravel() for a in np.indices((n, m)))
+        else:
+            i, j = rng.integers(0, n, ALL_PAIRS), rng.integers(0, m, ALL_PAIRS)
+        sigma, scale = activation(mlp.activation), float(np.max(np.abs(A)))
+        for start in range(0, i.size, PAIR_BLOCK):
+            bi, bj = i[start:start + PAIR_BLOCK], j[start:start + PAIR_BLOCK]
+            pre = np.concatenate([q[bi], k[bj]], axis=1) @ mlp.W_h.T + mlp.b_h
+            ref = sigma(pre) @ mlp.w_a + mlp.b_a
+            self.pair_error = _worst(self.pair_error, float(np.max(np.abs(A[bi, bj] - ref)) / scale))
+        self.pairs += int(i.size)
+        self.cases += 1
+        self.shape = (n, m)
         return A
 
     def quantities(self) -> dict:
+        n, m = getattr(self, "shape", (0, 0))
         return dict(non_finite_scores=self.non_finite, reference_pair_error=self.pair_error,
-                    mutated=tuple(m for m in ("q", "k", "mlp") if m in self.mutated))
+                    mutated=tuple(m for m in ("q", "k", "mlp") if m in self.mutated), pairs_compared=self.pairs,
+                    single_entry_detection=detection_probability(n, m) if self.cases else None,
+                    single_entry_detection_all_cases=detection_probability(n, m, self.cases) if self.cases else None)
 
 
 @CHECK.assertions
@@ -423,28 +468,38 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
              "tanh": "tanh tolerance-dependent", "gelu": "GELU tolerance-dependent"}
     tested = "; ".join(parts[a] for a in p.activations if parts[a])
     if is_reference(p.implementation):
-        return (f"contract of the score function {p.implementation}: finite, eq. 4 on sampled pairs, arguments "
+        return (f"contract of the score function {p.implementation}: finite, eq. 4 on "
+                f"{'every pair' if q.single_entry_detection == 1.0 else 'sampled pairs'}, arguments "
                 f"unchanged" + (f"; its scores: {tested}" if tested else ""))
     return (f"rank(Q K^T) = {r_logit}, rank(Q' K'^T) = d', softmax(Q K^T/sqrt d) full rank {n}"
             + (f"; MLP scores: {tested}" if tested else ""))
 
 
 def _assess_implementation(q: Quantities, p: Params, rec: Recorder) -> None:
-    """A user's score function: finite scores, eq. 4 on the sampled pairs, unchanged arguments."""
+    """A user's score function: finite scores, eq. 4 on the pairs compared, unchanged arguments."""
     name = p.implementation
     rec.contract_of(name)
     rec.equal("non_finite_scores", q.non_finite_scores, 0,
               why="scores of finite inputs and weights are finite: NaN or inf never passes",
               label=f"{name}: {q.non_finite_scores} scores are NaN or inf (those cases are not ranked)")
+    if q.single_entry_detection is None:
+        pairs = "no pairs (no case had finite scores)"
+    elif q.single_entry_detection == 1.0:
+        pairs = "every pair of each case"
+    else:
+        pairs = (f"{ALL_PAIRS} uniform pairs per case (a single wrong entry is among them with probability "
+                 f"{q.single_entry_detection:.3g} per case)")
     rec.at_most("reference_pair_error", q.reference_pair_error, _ALGEBRA_TOL,
-                why=f"eq. 4 written out from the weights on {PAIRS} random pairs per case, relative to max |A|: "
-                    "rounding of sums of <= 2 h + 2 d' products in float64 (the toolkit measured <= 4.6e-16 at the "
-                    "defaults)",
+                why=f"eq. 4 written out from the weights on {pairs}, relative to max |A|: rounding of sums of <= 2 h + "
+                    "2 d' products in float64 (the toolkit measured <= 4.6e-16 at the defaults)",
                 label=f"{name}: the scores differ from eq. 4 (w_a . sigma(W_h [q; k] + b_h) + b_a)",
                 hint="'gelu' is the tanh approximation; the hidden bias b_h and the output bias b_a are part of eq. 4")
     rec.holds("arguments_unchanged", not q.mutated,
               why="the contract: f(q, k, mlp) must not change the queries, keys or weights it is given",
               label=f"{name} changed its argument(s) {', '.join(q.mutated or ())}")
+    rec.info("pairs_compared", q.pairs_compared)
+    rec.info("single_wrong_entry_detection_per_case", q.single_entry_detection)
+    rec.info("single_wrong_entry_detection_all_cases", q.single_entry_detection_all_cases)
 
 
 run = CHECK.run

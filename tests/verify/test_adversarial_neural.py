@@ -79,6 +79,23 @@ def mutates_queries(q, k, mlp):
     return out
 
 
+def one_wrong_entry(q, k, mlp):
+    """The toolkit's scores with a single ReLU entry off by 1e-6 of max |A| (an off-by-one in a tiled kernel, say):
+    ReLU scores are of high rank already, so only the comparison with eq. 4 can see it."""
+    from spectral import neural_scores
+
+    out = np.array(neural_scores(q, k, mlp), dtype=np.float64)
+    if mlp.activation == "relu":
+        out[q.shape[0] // 3, k.shape[0] // 2 + 1] += 1e-6 * np.max(np.abs(out))
+    return out
+
+
+def hangs(q, k, mlp):
+    import time
+
+    time.sleep(60)
+
+
 # -- not the contract's function: one line, exit 2 ------------------------------------------------------
 def drops_a_key(q, k, mlp):
     return dense_eq4(q, k, mlp)[:, :-1]
@@ -178,3 +195,29 @@ def test_cli(capsys):
     assert check.main(["--implementation", _name(raises), *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and _name(raises) in err[0] and "KeyError" in err[0]
+
+
+def test_a_single_wrong_entry_fails_at_the_default_settings():
+    res = check.run(implementation=_name(one_wrong_entry))
+    assert failed_records(res) == {"reference_pair_error"}
+    assert res.measured["single_wrong_entry_detection_per_case"] == 1.0  # every pair compared at n = 256
+    assert res.quantities.pairs_compared == 256 * 256 * len(res.quantities.cases)
+    assert "every pair of each case" in res.record("reference_pair_error").why
+
+
+def test_beyond_256_the_sampled_pairs_state_their_detection_probability():
+    assert check.detection_probability(256, 256) == 1.0
+    p = check.detection_probability(1024, 1024)
+    assert p == pytest.approx(1 - (1 - 1 / 1024**2) ** 65536) and 0.05 < p < 0.07
+    assert check.detection_probability(1024, 1024, cases=36) == pytest.approx(1 - (1 - 1 / 1024**2) ** (65536 * 36))
+    res = check.run(implementation=_name(dense_eq4), n=300, d=16, d_prime=(2,), hidden=(1,),
+                    activations=("tanh",))
+    assert res.passed and res.measured["single_wrong_entry_detection_per_case"] == pytest.approx(
+        1 - (1 - 1 / 300**2) ** 65536)
+    assert "a single wrong entry is among them with probability 0.517 per case" in \
+        res.record("reference_pair_error").why
+
+
+def test_a_hanging_score_function_stops_at_the_timeout():
+    with pytest.raises(ImplementationError, match=r"hangs' ran past its time limit of 0.2 s"):
+        _run(hangs, timeout=0.2)
