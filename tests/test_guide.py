@@ -43,7 +43,7 @@ def test_example_runs(path, isolated, capsys):
     if path.name == "check_your_rate.py":
         assert "PASS rate: __main__:mc_error: the order of the error equals p = -0.5 within 0.15" in out
     if path.name == "attention_contract.py":
-        assert "PASS fma_contract" in out and "FAIL fma_contract" in out
+        assert "PASS attention_contract" in out and "FAIL attention_contract" in out and "temperature" in out
     if path.name == "sweep_on_dask.py":
         assert "pde_modes: 2 passed, 2 failed (4 runs)" in out
 

@@ -189,7 +189,7 @@ def claim(claim_id: str) -> Claim:
 
 #: Checks that decide no claim of the ledger: contracts a user's own implementation is held to (their
 #: default run holds the toolkit's own implementation to the same contract). Listed after the ledger's.
-CONTRACT_CHECKS = ("pde_contract",)
+CONTRACT_CHECKS = ("pde_contract", "attention_contract")
 
 
 def available_checks() -> list[str]:
