@@ -63,7 +63,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
-from verify.core.implementation import Implementation, hold_to_contract, is_reference, load
+from verify.core.implementation import CountedCalls, Implementation, hold_to_contract, is_reference, load
 from verify.core.params import Flag, Int, Real, Text
 from verify.core.progress import progress
 from verify.core.reduce import least as _least, worst as _worst
@@ -221,35 +221,16 @@ class Quantities:
     per_level_row_sum_max: float | None = None
 
 
-class _Probe:
-    """Calls of the implementation with the statistics of what came back (NaN-propagating)."""
-
-    def __init__(self, fn: Implementation, n: int):
-        self.fn, self.n = fn, n
-        self.calls = self.entries = self.non_finite = self.mutating = 0
-        self.mutated: set[str] = set()
-        self.eps_dtype = np.dtype(np.float64)
-
-    def __call__(self, q, k, v, what: str) -> np.ndarray:
-        raw, changed = self.fn.call(q, k, v)
-        out = self.fn.array(raw, (self.n, v.shape[1]), what=f"output for {what} (v of shape {v.shape})")
-        self.calls += 1
-        self.entries += out.size
-        self.non_finite += int(out.size - np.count_nonzero(np.isfinite(out)))
-        if changed:
-            self.mutating += 1
-            self.mutated.update("qkv"[i] for i in changed)
-        if np.finfo(out.dtype).eps > np.finfo(self.eps_dtype).eps:
-            self.eps_dtype = out.dtype
-        return np.asarray(out, dtype=np.float64)
-
-
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """f(q, k, 1), the effective weights, linearity, argument changes and (causal) the cuts, over the draws."""
     fn, label = _implementation(p)
     n, d = p.n, p.d
-    probe = _Probe(fn, n)
+    calls = CountedCalls(fn)
+
+    def probe(q, k, v, what: str) -> np.ndarray:
+        return calls(q, k, v, shape=(n, v.shape[1]), what=f"{what} (v of shape {v.shape})")
+
     stats = dict(row_dev=0.0, row_lo=np.inf, row_hi=-np.inf, min_w=np.inf, lin=0.0, vmax=0.0)
     future = perturbation = 0.0
     first = None
@@ -297,14 +278,14 @@ def measure(p: Params, ctx: Context) -> Quantities:
     if p.implementation == "fma":
         with ctx.timed("row_sum_law"):
             law = _row_sum_law(n, p.r, d, p.scale, p.seed)
-    if probe.non_finite:
-        ctx.note(f"{label} returned {probe.non_finite} non-finite entries (NaN or inf) in {probe.entries}")
+    if calls.non_finite:
+        ctx.note(f"{label} returned {calls.non_finite} non-finite entries (NaN or inf) in {calls.entries}")
     return Quantities(
-        label=label, output_dtype=str(probe.eps_dtype), calls=probe.calls, output_entries=probe.entries,
-        non_finite_outputs=probe.non_finite, max_row_deviation_from_1_with_v_ones=stats["row_dev"],
+        label=label, output_dtype=str(calls.coarsest), calls=calls.calls, output_entries=calls.entries,
+        non_finite_outputs=calls.non_finite, max_row_deviation_from_1_with_v_ones=stats["row_dev"],
         row_min_with_v_ones=stats["row_lo"], row_max_with_v_ones=stats["row_hi"],
         min_effective_weight=stats["min_w"], linearity_error=stats["lin"], value_scale=stats["vmax"],
-        mutating_calls=probe.mutating, mutated=tuple(sorted(probe.mutated, key="qkv".index)), row_sums_v_ones=first,
+        mutating_calls=calls.mutating, mutated=calls.mutated_in_order(), row_sums_v_ones=first,
         future_weight=future if p.causal else None, causal_perturbation=perturbation if p.causal else None, **law)
 
 

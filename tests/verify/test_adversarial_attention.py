@@ -159,6 +159,11 @@ def right_only_for_d64(q, k, v):
     return divide_after(q * q.dtype.type(math.sqrt(q.shape[1]) / 8), k, v)
 
 
+def scale_from_value_width(q, k, v):
+    """Takes the head dim for the scale from the values' width (right whenever dv = d)."""
+    return divide_after(q * q.dtype.type(math.sqrt(q.shape[1] / v.shape[1])), k, v)
+
+
 def hard_argmax_for_large_logits(q, k, v):
     """Switches to a one-hot weight on the first maximum when the logits are large: wrong where the maximum is tied."""
     s = _logits(q, k)
@@ -292,6 +297,12 @@ def test_an_implementation_right_only_for_d64_fails_on_other_dims():
     assert all(r <= 1 for c, r in ratios.items() if " d=64 " in c)  # right at d = 64 ...
     assert ratios["dims: n=256 d=1 logit std 1"] > 1 and ratios["dims: n=256 d=16 logit std 1"] > 1  # ... not else
     assert not res.passed and "logit_scale" in failed_records(res)  # the weights probe has d = 16
+
+
+def test_a_scale_taken_from_the_values_fails_on_the_value_width_case():
+    assert _run(scale_from_value_width).passed
+    res = _run(scale_from_value_width, adversarial=("ties", "value-width"))
+    assert failed_records(res) == {"error_over_bound"} and "value-width" in res.failures[0]
 
 
 def test_hard_argmax_fails_on_ties():

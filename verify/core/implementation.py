@@ -1,9 +1,10 @@
 """A user's own code held to a check's contract: loading ``package.module:function``, calling it safely.
 
 Several checks hold a third party's implementation of a mechanism to the contract the papers'
-mechanism must satisfy (``python -m verify.fma_contract --implementation mymod:attention``,
-``verify.weyl --kernel mymod:profile``, ``verify.neural_rank --implementation``,
-``verify.pde_contract --implementation``). This module is what they share:
+mechanism must satisfy (``python -m verify.attention_contract --implementation mymod:attention``,
+``verify.fma_contract --implementation``, ``verify.weyl --kernel mymod:profile``,
+``verify.neural_rank --implementation``, ``verify.pde_contract --implementation``), each with a
+``--timeout`` per call. This module is what they share:
 
 * :func:`load` turns the text ``package.module:function`` (``function`` may be a dotted attribute
   path, ``mymod:Attention.forward``) into an :class:`Implementation`; a name that cannot be
@@ -17,8 +18,9 @@ mechanism must satisfy (``python -m verify.fma_contract --implementation mymod:a
   implementation's ``timeout`` (seconds) is one too (:func:`call_with_timeout`);
 * :meth:`Implementation.array` reads what the function returned as a NumPy array of a stated shape
   and a real floating dtype (float32 or float64); anything else (a wrong shape, integers, complex
-  numbers, half precision, an object that is not an array) is an :class:`ImplementationError` too.
-  Values are not judged here: NaN and inf are measured and fail the contract's records.
+  numbers, half precision unless the contract accepts it, an object that is not an array) is an
+  :class:`ImplementationError` too. Values are not judged here: NaN and inf are measured (a
+  :class:`CountedCalls` keeps the statistics of a contract's calls) and fail the contract's records.
 
 A contract run states the contract's verdict on the implementation in its final line
 (``PASS fma_contract [contract on mymod:f: holds]: ...``), not the ledger's verdict on the paper:
@@ -41,8 +43,8 @@ import numpy as np
 
 from spectral.validation import InputError
 
-__all__ = ["Implementation", "ImplementationError", "CallTimeout", "is_reference", "load", "hold_to_contract",
-           "call_with_timeout", "check_timeout", "FLOAT_DTYPES"]
+__all__ = ["Implementation", "ImplementationError", "CallTimeout", "CountedCalls", "is_reference", "load",
+           "hold_to_contract", "call_with_timeout", "check_timeout", "FLOAT_DTYPES"]
 
 #: the output dtypes a contract accepts: its rounding tolerances are stated per dtype (n eps)
 FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -263,6 +265,52 @@ class Implementation:
             raise self._error(f"returned {what} of dtype {arr.dtype}, expected {' or '.join(map(str, dtypes))} (the "
                               "contract's tolerances are stated for those)")
         return arr
+
+
+class CountedCalls:
+    """Calls of an implementation with the statistics a contract records about what came back.
+
+    ``calls(*arrays, shape=..., what=..., **options)`` calls the function through
+    :meth:`Implementation.call`, reads its output with :meth:`Implementation.array` (``"output for
+    <what>"`` in its messages) and returns it as float64; it counts the calls, the output entries, the NaN or inf entries among them (and names the
+    call, ``what``, that returned the first one), the calls after which an argument had changed (and
+    which: ``names[i]`` for the ``i``-th array) and keeps the coarsest dtype returned. Values are
+    not judged here: the contract's records are.
+
+    Parameters
+    ----------
+    fn : Implementation
+        The function.
+    names : str or sequence of str
+        The names of the positional arrays, for ``mutated`` (``"qkv"``).
+    """
+
+    def __init__(self, fn: Implementation, names="qkv"):
+        self.fn, self.names = fn, tuple(names)
+        self.calls = self.entries = self.non_finite = self.mutating = 0
+        self.mutated: set[str] = set()
+        self.coarsest = np.dtype(np.float64)
+        self.first_non_finite = ""
+
+    def __call__(self, *arrays, shape, what: str, dtypes=FLOAT_DTYPES, **options) -> np.ndarray:
+        raw, changed = self.fn.call(*arrays, **options)
+        out = self.fn.array(raw, shape, what=f"output for {what}", dtypes=dtypes)
+        self.calls += 1
+        self.entries += out.size
+        bad = int(out.size - np.count_nonzero(np.isfinite(out)))
+        if bad and not self.first_non_finite:
+            self.first_non_finite = what
+        self.non_finite += bad
+        if changed:
+            self.mutating += 1
+            self.mutated.update(self.names[i] for i in changed)
+        if np.finfo(out.dtype).eps > np.finfo(self.coarsest).eps:
+            self.coarsest = out.dtype
+        return np.asarray(out, dtype=np.float64)
+
+    def mutated_in_order(self) -> tuple[str, ...]:
+        """The changed arguments' names, in the order of ``names``."""
+        return tuple(n for n in self.names if n in self.mutated)
 
 
 def load(text: str, *, parameter: str = "implementation", builtins: tuple[str, ...] = (),
