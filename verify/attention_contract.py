@@ -201,7 +201,7 @@ class Params:
                                            "rounding bound (float16 assumes float32 accumulation)")
     causal: bool = Flag(False, "The implementation is causal: query i attends to keys j <= i (the diagonal included)")
     mask: bool = Flag(False, "The implementation takes mask=: a boolean (n, n) array, true where query i may attend "
-                             "to key j")
+                             "to key j (every row allows at least its diagonal)")
     lengths: tuple = Ints(None, "Sequence lengths n of the length ladder (d = 64, logit scale 1)", low=1, high=16384,
                           unit="tokens", auto=", ".join(map(str, DEFAULT_LENGTHS)) + "; not with --approximate")
     dims: tuple = Ints(None, "Head dims d of the dims ladder (n = 256)", low=1, high=1024,
@@ -212,9 +212,9 @@ class Params:
                                 auto=", ".join(f"{s:g}" for s in DEFAULT_SCALES) + "; not with --approximate")
     adversarial: tuple = Options(None, ADVERSARIAL, "Adversarial inputs (n = 256, d = 16)",
                                  auto="all of them; not with --approximate")
-    timeout: float = Real(DEFAULT_TIMEOUT, "Seconds one call of your function may take (NumPy's float16 product "
-                                           "takes about 20 s at n = 4096)", low=0.0, high=86400.0, low_open=True,
-                          unit="s")
+    timeout: float = Real(DEFAULT_TIMEOUT, "Seconds one call of your function may take (an attention on NumPy's "
+                                           "float16 products takes about 20 s at n = 4096 here)", low=0.0,
+                          high=86400.0, low_open=True, unit="s")
     approximate: bool = Flag(False, "The implementation is an approximation: its error against the exact output is "
                                     "held to --claimed-rate through verify.rates instead of the rounding bound")
     claimed_rate: float = Real(None, "Claimed order P of the error ~ x^P in the variable --in (--approximate)",
@@ -287,6 +287,9 @@ class Params:
                 raise InputError(f"implementation {name!r} takes no "
                                  f"{'mask' if self.mask else 'causal mask'}: leave --{'mask' if self.mask else 'causal'}"
                                  " out")
+            if name == "fma" and self.dtype == "float16":
+                raise InputError("dtype float16 does not apply to 'fma' (spectral.fma_attention computes in float32 or "
+                                 "float64): use --dtype float32 or float64")
             ladder = BUILTIN_LADDERS[name] if ladder is None else ladder
         elif ladder is None:
             raise InputError("ladder must be given with --approximate and your function: at least 3 increasing values "

@@ -158,9 +158,14 @@ def test_toolkit_fma_converges_at_rank_to_the_minus_2():
                     ladder=(4, 8, 16))
     assert res.passed, res.failures
     assert res.quantities.rate_status == "pass" and res.quantities.rate_order == pytest.approx(-2.0, abs=0.05)
-    wrong = check.CHECK.assess(res.quantities, check.CHECK.params(
-        implementation="fma", approximate=True, claimed_rate=-2.0, variable="rank", n=512, ladder=(4, 8, 16),
-        claimed_error=1e-6))
+    p = CHECK.params(implementation="fma", approximate=True, claimed_rate=-2.0, variable="rank", n=512,
+                     ladder=(4, 8, 16))
+    back = assert_round_trip(CHECK, res.quantities, p).quantities
+    assert back.mode == "approximate" and np.array_equal(back.errors, res.quantities.errors)
+    wrong = CHECK.assess(res.quantities, CHECK.params(**{**{f: getattr(p, f) for f in ("implementation", "approximate",
+                                                                                        "claimed_rate", "variable", "n",
+                                                                                        "ladder")},
+                                                         "claimed_error": 1e-6}))
     assert failed_records(wrong) == {"error_at_largest"}
 
 
@@ -249,6 +254,8 @@ test_bad_input = refusals(check.run, [
     ({"approximate": True, "implementation": "fma", "claimed_rate": -2.0, "variable": "rank", "lengths": (4,)},
      "lengths belongs to the exact contract"),
     ({"approximate": True, "implementation": "fma", "claimed_rate": -2.0, "variable": "rank", "mask": True}, "mask"),
+    ({"approximate": True, "implementation": "fma", "claimed_rate": -2.0, "variable": "rank", "dtype": "float16"},
+     "dtype float16 does not apply to 'fma'"),
     ({"approximate": True, "implementation": "random-features", "claimed_rate": -0.5, "variable": "rank",
       "causal": True}, "causal"),
     ({"approximate": True, "implementation": f"{__name__}:approx_by_n", "claimed_rate": -1.0, "variable": "n"},
