@@ -45,8 +45,8 @@ CHECK = Check("levy", claims=("FNA-1", "FNA-2", "FNA-3", "FNA-4", "FNA-5"),
 _NO_SAMPLES = {"alphas": ((2.0,),), "n_samples": (100_000,), "n_ks": (300,)}
 _QUADRATURE = ("quadrature-limited: Gauss-Legendre panels against the symbol; a c_(d,alpha) off by 1e-6 relative is "
                "caught")
-_TAIL = ("truncated-Pareto MLE between tail probabilities 3e-3 and 1e-5 over seeds 0-3; the error grows with alpha "
-         "(the second-order tail term), so each alpha takes the row of the next calibrated alpha above it")
+_TAIL = ("truncated-Pareto MLE between tail probabilities 3e-3 and 1e-5; the error grows with alpha (the second-order "
+         "tail term), so each alpha takes the row of the next calibrated alpha above it")
 _PDF_TAIL = ("against the two-term tail series: largest at alpha = 0.5 (the third term); a one-term 2 % test fails for "
              "alpha < 1 (0.9752 at 0.7)")
 _PDF_TAIL_GRID = {"alphas": ((0.5, 0.7, 1.0, 1.2, 1.5, 1.8, 1.95),), "n_samples": (100_000,), "n_ks": (300,)}
