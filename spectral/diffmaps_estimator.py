@@ -32,11 +32,20 @@ try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn: the estimator's own method
     def _validate_data(estimator, X, **kwargs):
+        kwargs["force_all_finite"] = kwargs.pop("ensure_all_finite", True)
         return estimator._validate_data(X, **kwargs)
 
 __all__ = ["DiffusionMaps"]
 
 KERNELS = ("heat", "fna")
+
+
+def _finite(X):
+    """``X``, refused (an InputError, a ValueError) when it holds NaN or inf."""
+    if not np.all(np.isfinite(X)):
+        raise InputError("X must be finite: it holds NaN or inf (at row "
+                         f"{int(np.flatnonzero(~np.all(np.isfinite(X), axis=1))[0])})")
+    return X
 
 
 class DiffusionMaps(TransformerMixin, BaseEstimator):
@@ -127,10 +136,12 @@ class DiffusionMaps(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Diffusion coordinates of the points ``X`` (shape ``(n_samples, n_features)``); returns the estimator."""
-        X = _validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = _finite(_validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False))
         kernel = check_option("kernel", self.kernel, KERNELS)
         n_components = check_int("n_components", self.n_components, low=1, high=X.shape[0] - 1)
         check_option("normalization", self.normalization, NORMALIZATIONS)
+        check_real("a", self.a, low=0.0, high=1.0)
+        check_real("t", self.t, low=0.0)
         dist = np.sqrt(pairwise_sq_distance(X))
         bandwidth, dim = self._bandwidth_and_dim(kernel, dist)
         scores = self._scores(kernel, dist, bandwidth, dim)
@@ -151,7 +162,7 @@ class DiffusionMaps(TransformerMixin, BaseEstimator):
         every training point (too far for the bandwidth).
         """
         check_is_fitted(self, "diffusion_map_")
-        X = _validate_data(self, X, dtype=np.float64, reset=False)
+        X = _finite(_validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False))
         dist = np.sqrt(pairwise_sq_distance(X, self.X_fit_))
         rows = self._scores(self.kernel, dist, self.bandwidth_, self.dim_)
         return np.asarray(self.diffusion_map_.transform(rows))

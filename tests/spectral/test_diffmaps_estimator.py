@@ -79,7 +79,7 @@ def test_params_clone_and_pipeline():
 @pytest.mark.parametrize("params, match", [
     ({"kernel": "cosine"}, "kernel"), ({"bandwidth": -1.0}, "bandwidth"), ({"bandwidth": "scott"}, "bandwidth"),
     ({"n_components": 80}, "n_components"), ({"a": 2.0}, "a must"), ({"kernel": "fna", "alpha": 0.0}, "alpha"),
-    ({"kernel": "fna", "dim": 0}, "dim"), ({"normalization": "unit"}, "normalization"), ({"t": -1.0}, "tau"),
+    ({"kernel": "fna", "dim": 0}, "dim"), ({"normalization": "unit"}, "normalization"), ({"t": -1.0}, "t must"),
 ])
 def test_bad_parameters_are_refused_naming_them(params, match):
     X, _ = _circle(80)

@@ -22,7 +22,7 @@ needs_checkout = pytest.mark.skipif(HEAD is None, reason="the tests run from a g
 
 def _run_json(cwd, pythonpath, out):
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    proc = subprocess.run([sys.executable, "-m", "verify.appendix_c", "--json", str(out), "--quiet"], cwd=cwd,
+    proc = subprocess.run([sys.executable, "-m", "verify.neural_cost", "--json", str(out), "--quiet"], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text(encoding="utf-8"))["versions"]
@@ -32,7 +32,7 @@ def _run_json(cwd, pythonpath, out):
 def test_a_check_run_from_another_folder_records_version_and_commit(tmp_path):
     versions = _run_json(tmp_path, ROOT, tmp_path / "result.json")
     assert versions["git_commit"] == HEAD
-    assert versions["attention-limits"] and versions["command"].startswith("python -m verify.appendix_c --json")
+    assert versions["attention-limits"] and versions["command"].startswith("python -m verify.neural_cost --json")
 
 
 @needs_checkout
