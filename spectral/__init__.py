@@ -24,8 +24,8 @@ toolkit use); everything else is internal. The modules, one job each:
   (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
   :mod:`spectral.generator` (``-log(eta) / t``);
 * built on them: :mod:`spectral.diffmaps` (diffusion maps and distances; the result class ``DiffusionMap``),
-  :mod:`spectral.diffmaps_estimator` (``DiffusionMaps``, the scikit-learn estimator over it), :mod:`spectral.heat_sparse`
-  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
+  :mod:`spectral.diffmaps_estimator` (``DiffusionMaps``, the scikit-learn estimator over it),
+  :mod:`spectral.heat_sparse` (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.graph_laplacians` (eps-graph, k-NN and Gaussian graph Laplacians scaled to ``-Delta``),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);

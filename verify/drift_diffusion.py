@@ -73,8 +73,8 @@ CALIBRATION = Calibration(
               why="kernel bias plus sampling error at N = 8000, eps = 0.03"),
     Tolerance("sphere_continuum_remainder_slope", 0.1, measured=2.1e-11, over={"seed": (0,)},
               why="ledger DRIFT-4 'slope 2': quadrature remainder of ratio - g - (eps/2) Delta g at the pole of S^2, "
-                  "g = P_2(z), slope 2 to quadrature accuracy over eps in [1e-3, 1.6e-2]; a wrong Laplacian coefficient (missing_half) "
-                  "leaves an O(eps) remainder (slope 1.005)"),
+                  "g = P_2(z), slope 2 to quadrature accuracy over eps in [1e-3, 1.6e-2]; a wrong Laplacian "
+                  "coefficient (missing_half) leaves an O(eps) remainder (slope 1.005)"),
 )
 
 

@@ -25,9 +25,12 @@ For the tests of a check (the toolkit's, or one you declare with :class:`verify.
 module-scoped measurement (:func:`measurement_fixture`, :func:`measured`) and assertions on what it
 measured: :func:`assert_passes`, :func:`assert_fails` (a negative control: altered quantities make a named
 record fail), :func:`assert_nan_fails`, :func:`assert_round_trip` (JSON), :func:`assert_refused` (bad
-input), the parametrized tests :func:`negative_controls` and :func:`refusals`, and
+input), the parametrized tests :func:`negative_controls` and :func:`refusals`, :func:`assert_every_record_can_fail`
+(every deciding record fails under some negative control: the common test of every check), and
 :func:`assert_same_quantities`, :func:`assert_same_records`, :func:`assert_printed_agrees`,
-:func:`changed_fields`, :func:`failed_records` (docs/checks.md, "Tests").
+:func:`changed_fields`, :func:`failed_records` (docs/checks.md, "Tests"). :func:`measurement_fixture`
+declares a check's small setting (:func:`small_settings`) and measures it once per session
+(:func:`measured_once`).
 """
 
 from __future__ import annotations
@@ -276,7 +279,7 @@ def measurement_fixture(check, /, **params):
 #: check name -> the small settings its tests declared with :func:`measurement_fixture` (in declaration order)
 _SMALL_SETTINGS: dict[str, list[dict]] = {}
 #: (check name, setting) -> (p, q) measured in this process by :func:`measured_once`
-_MEASURED: dict[tuple[str, str], tuple] = {}
+_MEASURED: dict[tuple, tuple] = {}
 
 
 def small_settings(name: str) -> list[dict]:
@@ -296,7 +299,7 @@ def measured_once(check, /, **params):
     """
     import copy
 
-    key = (check.name, repr(sorted(params.items())))
+    key = (id(check), check.name, repr(sorted(params.items())))
     if key not in _MEASURED:
         _MEASURED[key] = measured(check, **params)
     return copy.deepcopy(_MEASURED[key])

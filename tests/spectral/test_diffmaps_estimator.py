@@ -1,4 +1,4 @@
-"""spectral.DiffusionMaps: the scikit-learn estimator over spectral.diffusion_map (the result class stays DiffusionMap)."""
+"""spectral.DiffusionMaps: the scikit-learn estimator over spectral.diffusion_map (its result class: DiffusionMap)."""
 
 import warnings
 

@@ -172,4 +172,5 @@ def test_alterations_are_finite_and_change_the_value():
     assert ("fits", 1.2, "exponent") in paths and ("plain",) in paths and ("modes",) in paths
     other = _Fit(2.0, np.ones(2))
     assert list(alterations(q.plain, [("q.corrected", other)])) == [("replaced by q.corrected", other)]
-    assert str(Control("slope", "printed", ("fits", 1.2, "exponent"), "x 2")) == "slope [printed]: q.fits[1.2].exponent x 2"
+    control = Control("slope", "printed", ("fits", 1.2, "exponent"), "x 2")
+    assert str(control) == "slope [printed]: q.fits[1.2].exponent x 2"

@@ -57,7 +57,8 @@ def generated(tmp_path_factory):
 
 def test_writes_the_check_its_test_and_the_ledger_entry(generated):
     root, out, before = generated
-    assert out["check"] == root / "verify" / f"{NAME}.py" and out["test"] == root / "tests" / "verify" / f"test_{NAME}.py"
+    assert out["check"] == root / "verify" / f"{NAME}.py"
+    assert out["test"] == root / "tests" / "verify" / f"test_{NAME}.py"
     ids = [int(m) for m in re.findall(r"Claim\('PDE-(\d+)'", before)]
     assert out["claim"] == f"PDE-{max(ids) + 1}"
     ledger = _load(root / "verify" / "core" / "claims.py", "_copied_ledger")
@@ -119,8 +120,9 @@ def test_the_generated_tests_and_the_common_tests_pass_in_the_copy(tmp_path):
     root = _copy_checkout(tmp_path / "checkout", tests=("test_contract.py", "test_controls.py"))
     assert scaffold.main([NAME, "--paper", "SA", "--root", str(root)]) == 0
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/verify/test_{NAME}.py",
-                           "tests/verify/test_contract.py", "tests/verify/test_controls.py", "-k", NAME],
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"tests/verify/test_{NAME}.py", "tests/verify/test_contract.py",
+                           "tests/verify/test_controls.py", "-k", NAME],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert re.search(r"\b(1[5-9]|[2-9]\d) passed", proc.stdout), proc.stdout[-500:]

@@ -37,7 +37,8 @@ import numpy as np
 __all__ = ["Control", "Controls", "leaves", "replaced", "alterations", "controls"]
 
 #: Scale factors of a number: the mildest first (a relative tolerance of 1e-12 fails there), then the large
-#: ones (a rounding-level value against its bound), then the rest. With :data:`SHIFTS` they cross any finite bound on either side of a finite value.
+#: ones (a rounding-level value against its bound), then the rest. With :data:`SHIFTS` they cross any finite
+#: bound on either side of a finite value.
 FACTORS = (1 + 1e-6, 1 - 1e-6, 1e3, 1e6, 1e12, 0.0, -1.0, 1.01, 0.99, 2.0, 0.5, 10.0, 0.1, 1e-3, 1e-6, 1.5, -1e3)
 #: Shifts of a number, relative to its size (1 for a zero).
 SHIFTS = (1e-9, -1e-9, 1e-6, -1e-6, 1e-3, -1e-3, 0.1, -0.1, 1.0, -1.0, 10.0, -10.0, 1e3, -1e3, 1e6, -1e6, 1e12,
@@ -412,13 +413,13 @@ def controls(check, q, p, *, modes=None, budget: int = 20000) -> Controls:
                 found.append(Control(name, mode))
 
         def take(out, path, text, altered, pending=pending, mode=mode):
-            for name in [n for n in pending if out is not None and out.get(n) is False]:
+            for name in [n for n in pending if out is not None and n in out and out[n][0] is False]:
                 found.append(Control(name, mode, path, text))
                 shown[name] = (path, text, altered)
                 del pending[name]
 
         def attempt(path, text, altered):
-            take(search.outcomes(altered, pm), path, text, altered)
+            take(search.values(altered, pm), path, text, altered)
 
         # 0. what made a record fail in an earlier mode
         earlier = {}
@@ -559,8 +560,8 @@ class _Search:
     def spent(self) -> bool:
         return self.count >= self.budget
 
-    def outcomes(self, q, p) -> dict[str, bool] | None:
-        """``name -> passed`` of the deciding records of ``check.assess(q, p)``; None when the assessment raised.
+    def values(self, q, p) -> dict[str, tuple] | None:
+        """``name -> (passed, measured)`` of the deciding records of ``check.assess(q, p)``; None when it raised.
 
         An assessment that raises on altered quantities (an index from a changed count, a NaN where an
         integer is needed) shows nothing about the records: the alteration is passed over.
@@ -571,16 +572,5 @@ class _Search:
             try:
                 res = self.check.assess(q, p)
             except Exception:  # noqa: BLE001 - an altered assessment that raises only means: no control here
-                return None
-        return {r.name: r.passed for r in res.records if r.deciding}
-
-    def values(self, q, p) -> dict[str, tuple] | None:
-        """``name -> (passed, measured)`` of the deciding records (None when the assessment raised)."""
-        self.count += 1
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                res = self.check.assess(q, p)
-            except Exception:  # noqa: BLE001 - see outcomes()
                 return None
         return {r.name: (r.passed, r.measured) for r in res.records if r.deciding}

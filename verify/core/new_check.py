@@ -227,8 +227,8 @@ def add_ledger_entry(claim_id: str, name: str, title: str, root=None) -> None:
     detail = (f'    "{claim_id}": D(\n'
               '        "where the paper makes the claim (section, equation, figure)",\n'
               f'        "{dq}",\n'
-              '        "what the toolkit asserts instead (the corrected statement); delete it when the claim is asserted '
-              'as printed"),\n')
+              '        "what the toolkit asserts instead (the corrected statement); delete it when the claim is '
+              'asserted as printed"),\n')
     lines = text.splitlines(keepends=True)
     # insert the later one first so that the earlier line numbers stay valid
     edits = sorted([(claims[-1].end_lineno, claim_line), (keys[-1][1].end_lineno, detail)], reverse=True)
