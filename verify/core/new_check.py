@@ -266,7 +266,8 @@ def new_check(name: str, paper: str, *, title: str = DEFAULT_TITLE, root=None) -
 
 def main(argv=None) -> int:
     prog = "python -m verify.core.new_check"
-    parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0],
+    parser = OneLineParser(prog=prog, description="Write a new check (verify/NAME.py), its tests and the ledger entry "
+                           "of its claim from the template (docs/checks.md shows it).",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("name", help="the check's name: verify/NAME.py, python -m verify.NAME")
     parser.add_argument("--paper", required=True, help=f"the ledger's paper of the new claim: {', '.join(PAPERS)}")
