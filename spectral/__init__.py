@@ -23,8 +23,9 @@ toolkit use); everything else is internal. The modules, one job each:
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
   (connectivity, structural and numerical), :mod:`spectral.circulant` (FFT path),
   :mod:`spectral.generator` (``-log(eta) / t``);
-* built on them: :mod:`spectral.diffmaps` (diffusion maps and distances), :mod:`spectral.heat_sparse`
-  (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
+* built on them: :mod:`spectral.diffmaps` (diffusion maps and distances; the result class ``DiffusionMap``),
+  :mod:`spectral.diffmaps_estimator` (``DiffusionMaps``, the scikit-learn estimator over it),
+  :mod:`spectral.heat_sparse` (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.graph_laplacians` (eps-graph, k-NN and Gaussian graph Laplacians scaled to ``-Delta``),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);
@@ -55,6 +56,7 @@ _EXPORTS = {
     "diffusion_distance": "spectral.diffmaps",
     "diffusion_map": "spectral.diffmaps",
     "DiffusionMap": "spectral.diffmaps",
+    "DiffusionMaps": "spectral.diffmaps_estimator",
     "DisconnectedGraphError": "spectral.components",
     "DisconnectedGraphWarning": "spectral.components",
     "dot_product_scores": "spectral.dot_product",

@@ -71,7 +71,10 @@ def _is_scipy_sparse(C) -> bool:
 
 @dataclass(frozen=True, repr=False)
 class DiffusionMap:
-    """Diffusion-map coordinates and the eigen-decomposition behind them.
+    """Diffusion-map coordinates and the eigen-decomposition behind them: the result of :func:`diffusion_map`.
+
+    The result class, for score matrices of any kind; the scikit-learn estimator that fits points with a
+    kernel and a bandwidth is :class:`spectral.DiffusionMaps`, whose ``diffusion_map_`` is one of these.
 
     Attributes
     ----------

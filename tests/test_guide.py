@@ -17,7 +17,7 @@ _BLOCK = re.compile(r"<!-- example: (docs/examples/[\w.]+\.py) -->\n```python\n(
 def test_the_guide_shows_every_example_as_it_is():
     guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     shown = dict(_BLOCK.findall(guide))
-    assert sorted(shown) == [p.relative_to(ROOT).as_posix() for p in EXAMPLES] and len(shown) == 3
+    assert sorted(shown) == [p.relative_to(ROOT).as_posix() for p in EXAMPLES] and len(shown) == 4
     for name, code in shown.items():
         assert code == (ROOT / name).read_text(encoding="utf-8"), f"docs/guide.md: copy {name} again"
 

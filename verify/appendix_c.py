@@ -33,10 +33,9 @@ CHECK = Check("appendix_c", claims=("DRIFT-13",),
                         "and closed forms; no size option",
               printed="Proposition 1 as printed (the Laplacian and density-drift terms divided by m0), which fails")
 
-_WHY = ("3 Richardson levels leave an O(eps^4) remainder and quadrature round-off 1e-12 / eps_min far below 1e-4: "
-        "|quadrature - corrected| = 1.4e-12 (1-D), 2.4e-9 (2-D) at the defaults; over the corners of the allowed range "
-        "(eps_max / c <= 0.01; 3.1e-3 at 0.02) the worst are 9.4e-5 (1-D, at c = 0.5, eps_max = 0.005, d3 = 1, "
-        "a = -2) and 4.0e-6 (2-D); the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
+_WHY = ("3 Richardson levels leave an O(eps^4) remainder and quadrature round-off 1e-12 / eps_min far below 1e-4, "
+        "largest at the corners of the allowed range (eps_max / c <= 0.01; 3.1e-3 at 0.02), in 1-D at c = 0.5, "
+        "eps_max = 0.005, d3 = 1, a = -2; the printed coefficients differ by O(1) (0.448 vs 1.350 in 1-D)")
 #: the corners of the allowed range (c in [0.5, 10], d3 in [-1, 1], a in [-2, 2], eps_max / c <= 0.01)
 _CORNERS = ({"c": (0.5,), "eps_max": (1e-4, 0.005), "d3": (-1.0, 1.0), "a": (-2.0, 2.0)},
             {"c": (2.0,), "eps_max": (4e-3, 0.02), "d3": (-1.0, 0.6, 1.0), "a": (-2.0, 0.5, 2.0)},

@@ -42,20 +42,20 @@ _RANKS = {"ranks": ((1, 2, 4),)}
 CALIBRATION = Calibration(
     Tolerance("iid_eps_rank_1e-3_over_block_size", 0.9, setting={"claim": "corrected"}, measured=0.984,
               over=_SEEDS,
-              why="i.i.d. tokens give lognormal-like kernel blocks of full rank (min over block sizes of rank / s "
-                  "0.984-0.992); smooth tokens give <= 0.19"),
+              why="i.i.d. tokens give lognormal-like kernel blocks of full rank (min over block sizes of rank / s); "
+                  "smooth tokens give <= 0.19"),
     Tolerance("smooth_block_svd_error_ratio_p4_over_p1", 0.25, measured=0.070, over=_SEEDS,
               valid=_RANKS,
-              why="the optimal rank-p far-field error of smooth tokens falls fast with p (0.020-0.070 for p 4 vs 1); "
-                  "i.i.d. tokens give 0.94"),
+              why="the optimal rank-p far-field error of smooth tokens falls fast with p (p 4 against 1); i.i.d. "
+                  "tokens give 0.94"),
     Tolerance("smooth_uniform_error_ratio_p4_over_p1", 0.5, measured=0.30, over=_SEEDS,
               valid=_RANKS,
-              why="uniform sub-block summaries of smooth tokens improve with p (0.27-0.30 for p 4 vs 1; the oracle "
-                  "ratio is 5x smaller: the rest is the choice of pi)"),
+              why="uniform sub-block summaries of smooth tokens improve with p (p 4 against 1; the oracle ratio is 5x "
+                  "smaller: the rest is the choice of pi)"),
     Tolerance("iid_block_svd_error_p4", 0.2, setting={"claim": "corrected"}, measured=0.335,
               over=_SEEDS, valid=_RANKS,
               why="with full-rank far blocks even the best rank-p summary misplaces a large share of the attention "
-                  "mass (0.335-0.340 at p = 4); smooth tokens give 0.002-0.011"),
+                  "mass at p = 4; smooth tokens give 0.002-0.011"),
 )
 
 KINDS = ("smooth", "mix", "iid")

@@ -45,8 +45,8 @@ CHECK = Check("levy", claims=("FNA-1", "FNA-2", "FNA-3", "FNA-4", "FNA-5"),
 _NO_SAMPLES = {"alphas": ((2.0,),), "n_samples": (100_000,), "n_ks": (300,)}
 _QUADRATURE = ("quadrature-limited: Gauss-Legendre panels against the symbol; a c_(d,alpha) off by 1e-6 relative is "
                "caught")
-_TAIL = ("truncated-Pareto MLE between tail probabilities 3e-3 and 1e-5 over seeds 0-3; the error grows with alpha "
-         "(the second-order tail term), so each alpha takes the row of the next calibrated alpha above it")
+_TAIL = ("truncated-Pareto MLE between tail probabilities 3e-3 and 1e-5; the error grows with alpha (the second-order "
+         "tail term), so each alpha takes the row of the next calibrated alpha above it")
 _PDF_TAIL = ("against the two-term tail series: largest at alpha = 0.5 (the third term); a one-term 2 % test fails for "
              "alpha < 1 (0.9752 at 0.7)")
 _PDF_TAIL_GRID = {"alphas": ((0.5, 0.7, 1.0, 1.2, 1.5, 1.8, 1.95),), "n_samples": (100_000,), "n_ks": (300,)}
@@ -477,12 +477,12 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.close(f"pdf_tail_ratio_x100_a{tag}", law.pdf_tail_ratio_x100, 1.0 + c2 * 100.0 ** (-a),
                   atol=CALIBRATION.borrow(f"pdf_tail_ratio_x100_a{a:g}", p, "pdf_tail_ratio_x100_a", at=a),
                   label=f"FNA-4: x^(1+alpha) p_1(x) / (Gamma(1+alpha) sin(pi alpha/2)/pi) at x = 100, alpha = {tag}")
-        bound_why = ("FNA-4 (a) two-sided power-law bound: p_1(x)(1+x)^(1+alpha) on x in [1e-3, 1e3] stays > 0 "
-                     "and finite (measured 0.17-0.30 and 0.86-2.1 over alpha 1.2-1.8)")
-        rec.at_least(f"bound_ratio_min_a{tag}", law.bound_ratio_min, np.finfo(float).tiny, why=bound_why,
-                     label=f"FNA-4: p_1(x)(1+x)^(1+alpha) not bounded away from 0 for alpha = {tag}")
-        rec.at_most(f"bound_ratio_max_a{tag}", law.bound_ratio_max, np.finfo(float).max, why=bound_why,
-                    label=f"FNA-4: p_1(x)(1+x)^(1+alpha) not bounded for alpha = {tag}")
+        # FNA-4 (a), the two-sided bound p_1(x) ~ (1 + x)^-(1+alpha), is shown, not asserted: on a finite grid
+        # "bounded away from 0 and from infinity" holds for every positive finite number, so it could decide
+        # nothing. The bound follows from what is asserted: p_1 is positive and continuous with the limits
+        # p_1(0) at 0 and the tail constant (pdf_tail_ratio_x100, tail_exponent) at infinity.
+        rec.info(f"bound_ratio_min_a{tag}", law.bound_ratio_min)
+        rec.info(f"bound_ratio_max_a{tag}", law.bound_ratio_max)
 
     poisson = "FNA-3: corrected Poisson kernel c_d t / (t^2 + |x|^2)^((d+1)/2)"
     rec.at_most("poisson_corrected_mass_err", q.poisson_corrected_mass_err,

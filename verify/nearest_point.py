@@ -35,15 +35,15 @@ CHECK = Check("nearest_point", claims=("DRIFT-11", "DRIFT-12"), devices=("cpu", 
                       "point, which fail")
 
 _SEEDS = {"seed": tuple(range(30))}
-_EXAMPLE3 = ("projected gradient converges geometrically from the best candidate: measured <= 6.4e-11 over seeds "
-             "0-29; the wrong root (the argmax) is at distance 2")
-_SLOPE = ("DRIFT-12: slope 1 +- 0.15; 0.88-1.03 (points, seeds 0-29, sd 0.03) and 0.934 (circle, deterministic) over "
-          "eps in [0.002, 0.032] at n_lattice = 5e4 (lattice spacing 0.016 < kernel width sqrt(2 eps/|M^T x|)); the "
+_EXAMPLE3 = ("projected gradient converges geometrically from the best candidate; the wrong root (the argmax) is at "
+             "distance 2")
+_SLOPE = ("DRIFT-12: slope 1 +- 0.15 over eps in [0.002, 0.032] at n_lattice = 5e4 (lattice spacing 0.016 < kernel "
+          "width sqrt(2 eps/|M^T x|)): the sampling spread of the points' slope (the circle's is deterministic); the "
           "wrong root gives O(1) errors that do not decrease")
-_FLOOR = ("a constant offset has slope 0 but must not pass: 0.0024-0.015 (points, seeds 0-29) and 0.0015 (circle) at "
-          "eps = 0.002; the wrong root leaves O(1) errors")
+_FLOOR = ("a constant offset has slope 0 but must not pass: the error at eps = 0.002; the wrong root leaves O(1) "
+          "errors")
 
-#: The measured tolerances (at the defaults over seeds 0-29).
+#: The measured tolerances (at the defaults, over _SEEDS).
 CALIBRATION = Calibration(
     Tolerance("example3_symmetric", 1e-8, measured=6.3e-11, over=_SEEDS, why=_EXAMPLE3),
     Tolerance("example3_general", 1e-8, measured=6.0e-11, over=_SEEDS, why=_EXAMPLE3),

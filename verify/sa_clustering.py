@@ -47,7 +47,7 @@ CALIBRATION = Calibration(
     Tolerance("energy_relative_decrease", 1e-12, measured=7.0e-16,
               over={"dims": ((3, 8),), "betas": ((0.0, 1.0, 2.0),), "seed": (0, 1, 2)},
               why="E_beta never decreases along (SA) or (USA); the largest drop between output times relative to "
-                  "max |E_beta| is rounding of n^2 terms of size <= e^beta (n^2 eps ~ 2e-13; measured 7.0e-16)"),
+                  "max |E_beta| is rounding of n^2 terms of size <= e^beta (n^2 eps ~ 2e-13)"),
 )
 
 

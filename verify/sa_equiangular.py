@@ -59,17 +59,17 @@ _TRAJECTORIES = {"over": {"betas": ((0.0, 1.0, 4.0),), "sizes": ((3, 8, 32),), "
                  "valid": _RTOL}
 CALIBRATION = Calibration(
     Tolerance("rho_relative_error", 1e-8, measured=3.2e-11, **_TRAJECTORIES,
-              why="the task's 1e-8 for rtol <= 1e-10 (adaptive error per step; measured 3.2e-11 at rtol 1e-11); "
-                  "a beta 1 % off gives 1e-3, the wrong normaliser 1e-1"),
+              why="the task's 1e-8 for rtol <= 1e-10 (adaptive error per step); a beta 1 % off gives 1e-3, the wrong "
+                  "normaliser 1e-1"),
     Tolerance("one_minus_rho_relative_error", 1e-6, measured=8.1e-8, **_TRAJECTORIES,
               why="1 - rho where it is >= 1e-6 (the rate e^(-2t) or e^(-2 e^beta t) itself): rounding of rho near 1 "
-                  "is eps / (1 - rho) <= 2e-10 relative, the integration's error relative to 1 - rho larger (measured "
-                  "8.1e-8, at USA beta = 4 where 1 - rho falls to 1e-6 by t = 0.3)"),
+                  "is eps / (1 - rho) <= 2e-10 relative, the integration's error relative to 1 - rho larger (most at "
+                  "USA beta = 4, where 1 - rho falls to 1e-6 by t = 0.3)"),
     Tolerance("gram_error", 1e-8, measured=7.0e-10,
               over={"betas": ((0.0, 1.0, 4.0),), "seed": (0, 1, 2, 3, 4, 5)}, valid=_RTOL,
               why="max |G_sim - G_ref| from n random tokens in d = n against the closed Gram ODE (solve_ivp rtol "
-                  "1e-12): the reference's own error, amplified along the flow (measured 7.0e-10; the simulator "
-                  "agrees with itself to 1e-15 from rtol 1e-11 to 1e-13); a beta 1 % off gives 1e-3"),
+                  "1e-12): the reference's own error, amplified along the flow (the simulator agrees with itself to "
+                  "1e-15 from rtol 1e-11 to 1e-13); a beta 1 % off gives 1e-3"),
     Tolerance("euler_order", 0.05, measured=0.0073,
               why="the farther end of the 95 % interval of the order from 1: local orders 0.993, 0.997, 0.998, "
                   "interval [0.993, 1.000]"),

@@ -48,7 +48,7 @@ CALIBRATION = Calibration(
               why="the 95 % bootstrap interval of the order must lie in -1/2 +- 0.15: the max over pairs and times "
                   "of a "
                   "d^(-1/2) fluctuation has a slowly varying log factor and 8 repeats leave the bootstrap interval "
-                  "+-0.05 wide (measured ends within 0.082 of -1/2); the other normaliser's curve gives order 0"),
+                  "+-0.05 wide; the other normaliser's curve gives order 0"),
 )
 
 

@@ -61,13 +61,13 @@ CALIBRATION = Calibration(
     Tolerance("rho_trajectory_error", 1e-7, measured=7.2e-9, over=_OVER,
               why="from the collapse of the caps (every token within 1e-6 of its cap's mean) the centres' inner "
                   "product against the two-point ODE from the measured rho: the remaining spread enters at O(1e-12), "
-                  "the integration at rtol 1e-10 (measured 7.2e-9); beta 5 % off gives 1e-2"),
+                  "the integration at rtol 1e-10 more; beta 5 % off gives 1e-2"),
     Tolerance("total_merge_time_relative_error", 0.1, measured=0.027, over=_OVER,
               why="the whole plateau from the caps against the quadrature from rho0: the caps' collapse (a few time "
-                  "units at rate 1) shifts the start (measured 2.7 % with caps of 0.01 rad); the wrong normaliser is "
-                  "off by 10x at beta = 4"),
+                  "units at rate 1, caps of 0.01 rad) shifts the start; the wrong normaliser is off by 10x at beta = "
+                  "4"),
     Tolerance("growth_rate_error", 0.05, measured=0.004, over=_OVER,
-              why="d log T / d beta between the two largest betas, simulated against the reference (measured 4e-3)"),
+              why="d log T / d beta between the two largest betas, simulated against the reference"),
 )
 
 

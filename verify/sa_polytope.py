@@ -46,14 +46,14 @@ CALIBRATION = Calibration(
     Tolerance("limit_gap", 1e-10, measured=9.1e-16, over=_OVER,
               valid={"t_max": (16.0, None)},
               why="max_j <x, B v_j> - <x, B x> at the limits (the means of the clusters at t_max), relative to max "
-                  "|z|^2: zero on S, so rounding only (measured 9.1e-16); dynamics that ignore B give 1e-1"),
+                  "|z|^2: zero on S, so rounding only; dynamics that ignore B give 1e-1"),
     Tolerance("convergence", 1e-5, measured=2.1e-6, over=_OVER,
               valid={"t_max": (16.0, None)},
               why="max_i |z_i(t_max) - z_i(t_max - 1)|: z_i approaches its limit like e^(-t) times the distance of the "
-                  "token's last hop (measured 2.1e-6 at t_max = 16); a dynamics that does not converge moves O(1)"),
+                  "token's last hop, at t_max = 16; a dynamics that does not converge moves O(1)"),
     Tolerance("hull_growth", 1e-9, measured=8.5e-12, over=_OVER,
               why="distance of z_i(t_(k+1)) from the hull of z(t_k): zero for the exact flow (z_i' is a convex "
-                  "combination of z_j - z_i); the integration at rtol 1e-10 (measured 8.5e-12)"),
+                  "combination of z_j - z_i); the integration at rtol 1e-10"),
 )
 
 

@@ -25,9 +25,12 @@ For the tests of a check (the toolkit's, or one you declare with :class:`verify.
 module-scoped measurement (:func:`measurement_fixture`, :func:`measured`) and assertions on what it
 measured: :func:`assert_passes`, :func:`assert_fails` (a negative control: altered quantities make a named
 record fail), :func:`assert_nan_fails`, :func:`assert_round_trip` (JSON), :func:`assert_refused` (bad
-input), the parametrized tests :func:`negative_controls` and :func:`refusals`, and
+input), the parametrized tests :func:`negative_controls` and :func:`refusals`, :func:`assert_every_record_can_fail`
+(every deciding record fails under some negative control: the common test of every check), and
 :func:`assert_same_quantities`, :func:`assert_same_records`, :func:`assert_printed_agrees`,
-:func:`changed_fields`, :func:`failed_records` (docs/checks.md, "Tests").
+:func:`changed_fields`, :func:`failed_records` (docs/checks.md, "Tests"). :func:`measurement_fixture`
+declares a check's small setting (:func:`small_settings`) and measures it once per session
+(:func:`measured_once`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from verify.core.result import CheckResult
 __all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate", "measured", "measurement_fixture",
            "failed_records", "assert_passes", "assert_fails", "assert_nan_fails", "assert_same_quantities",
            "assert_round_trip", "assert_refused", "assert_same_records", "changed_fields", "negative_controls",
-           "refusals", "assert_printed_agrees"]
+           "refusals", "assert_printed_agrees", "assert_every_record_can_fail", "measured_once", "small_settings"]
 
 _BY_ID = {c.id: c for c in LEDGER}
 
@@ -261,12 +264,45 @@ def measurement_fixture(check, /, **params):
     """
     import pytest
 
+    _SMALL_SETTINGS.setdefault(check.name, [])
+    if params not in _SMALL_SETTINGS[check.name]:
+        _SMALL_SETTINGS[check.name].append(dict(params))
+
     @pytest.fixture(scope="module")
     def fixture():
-        return measured(check, **params)
+        return measured_once(check, **params)
 
     fixture.__doc__ = f"``(p, q)`` of {check.name} measured once at {params or 'its defaults'}."
     return fixture
+
+
+#: check name -> the small settings its tests declared with :func:`measurement_fixture` (in declaration order)
+_SMALL_SETTINGS: dict[str, list[dict]] = {}
+#: (check name, setting) -> (p, q) measured in this process by :func:`measured_once`
+_MEASURED: dict[tuple, tuple] = {}
+
+
+def small_settings(name: str) -> list[dict]:
+    """The small settings of check ``name`` declared so far with :func:`measurement_fixture` (by the test modules
+    imported in this process), in declaration order."""
+    return [dict(s) for s in _SMALL_SETTINGS.get(name, [])]
+
+
+def measured_once(check, /, **params):
+    """:func:`measured` ``(check, **params)``, measured once per process: a later call with the same parameters
+    gets a copy of the same ``(p, q)``.
+
+    The module fixtures of :func:`measurement_fixture` share it, so the measurement of a small setting is made
+    once per test session whichever test asks first (a check's own tests, or the common control test of every
+    check, ``tests/verify/test_controls.py``). Use :func:`measured` where the measurement must be made again
+    (under ``monkeypatch``, say).
+    """
+    import copy
+
+    key = (id(check), check.name, repr(sorted(params.items())))
+    if key not in _MEASURED:
+        _MEASURED[key] = measured(check, **params)
+    return copy.deepcopy(_MEASURED[key])
 
 
 def failed_records(result) -> set[str]:
@@ -494,6 +530,45 @@ def negative_controls(check, fixture: str, cases, /, *, only: bool = False):
 
     test.__doc__ = f"{check.name}: each assertion fails on the quantity a wrong implementation gives."
     return test
+
+
+def assert_every_record_can_fail(check, q, p, /, *, modes=None):
+    """Assert that every deciding record of ``check.assess(q, p)`` fails under some negative control.
+
+    The common test of every check (``tests/verify/test_controls.py`` runs it at each small setting the
+    check's tests declare with :func:`measurement_fixture`): an assertion that no finite measurement could
+    fail decides nothing. In each claim mode (``claim="corrected"``, ``"printed"``, ...) each deciding record
+    must fail as measured (the printed claim's records) or under a finite alteration of the quantities (a
+    number scaled or shifted, a flag flipped, an array reversed, a part replaced by its sibling; a NaN alone
+    does not count), found by :func:`verify.core.controls.controls`; the run of the first mode must pass.
+
+    Parameters
+    ----------
+    check : verify.core.check.Check
+        The check.
+    q, p
+        Quantities of a small setting whose run passes, and its parameters.
+    modes : sequence of str, optional
+        The claim modes to assess (default: all of the check's).
+
+    Returns
+    -------
+    verify.core.controls.Controls
+        The control found for each record (``str(control)`` says what failed it).
+
+    Examples
+    --------
+    >>> from verify.appendix_c import CHECK
+    >>> p, q = measured(CHECK)
+    >>> found = assert_every_record_can_fail(CHECK, q, p)
+    >>> print(found.found[-1])
+    coefficient_2d [printed]: fails as measured
+    """
+    from verify.core.controls import controls
+
+    found = controls(check, q, p, modes=modes)
+    assert found.complete, found.summary()
+    return found
 
 
 def refusals(call, cases, /):

@@ -320,6 +320,16 @@ REFUSED += [
     ("indicator_moment", lambda v: spectral.indicator_moment(v), "m"),
     ("gaussian_moments", lambda v: spectral.gaussian_moments(v), "m"),
 ]
+# the scikit-learn estimator of diffusion maps: points and its numbers, at fit and at transform
+_CIRCLE = np.c_[np.cos(np.arange(12) / 2), np.sin(np.arange(12) / 2)]
+REFUSED += [
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=0.5).fit(_with(_CIRCLE, v)), "X"),
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=0.5).fit(_CIRCLE).transform(_with(_CIRCLE, v)), "X"),
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=v).fit(_CIRCLE), "bandwidth"),
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=0.5, a=v).fit(_CIRCLE), "a"),
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=0.5, t=v).fit(_CIRCLE), "t"),
+    ("DiffusionMaps", lambda v: spectral.DiffusionMaps(bandwidth=0.5, kernel="fna", alpha=v).fit(_CIRCLE), "alpha"),
+]
 PROPAGATED.append(("PatternMatrix", lambda v: spectral.PatternMatrix(np.array([0, 1, 2]), np.array([1, 0]), 2)
                    @ _with(np.ones(2), v, 1)))
 WITHOUT_NUMERIC_INPUT.add("GraphLaplacian")

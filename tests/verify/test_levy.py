@@ -31,6 +31,8 @@ def test_small_setting_passes(small):
     assert r.measured["c_dalpha_rel_err_origin"] < 1e-12
     assert r.measured["poisson_printed_mass_growth_1e4_to_1e8"] > 1.5
     assert r.measured["kernel_min_a3"] < -1e-3
+    # FNA-4 (a)'s two-sided bound on a finite grid holds for any positive finite number: shown, not asserted
+    assert not r.record("bound_ratio_min_a1.2").deciding and not r.record("bound_ratio_max_a1.2").deciding
     assert q.increments[1.2].path.shape == (2000, 2) and q.increments[2.0].variance is not None
     # with the ~12000 window samples of N = 4e6 the calibrated 0.05 decides, not 4 sd
     many = dataclasses.replace(q.increments[1.2], tail_count=12_000)
@@ -92,6 +94,7 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     ({("increments", 2.0, "tail_exponent"): 2.0}, "tail_exponent_a2"),
     ({("increments", 2.0, "variance"): 1.1}, "variance_a2"),
     ({("increments", 1.2, "ks_pvalue"): 1e-4}, "ks_pvalue_a1.2"),
+    ({("increments", 1.2, "selfsim_pvalue"): 1e-4}, "selfsim_pvalue_a1.2"),
     ({"c_dalpha_rel_err_origin": float("nan")}, "c_dalpha_rel_err_origin"),  # a NaN never passes
 ])
 

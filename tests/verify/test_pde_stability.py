@@ -56,6 +56,14 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "fast",
     ({"dt_max_slope_token_units": 1.0}, "dt_max_slope_token_units"),
     ({"unstable_norm_growth_per_step": 1.0}, "unstable_norm_growth_per_step"),
     ({"wave_map_sup_norm": 1.0}, "wave_map_sup_norm"),
+    (lambda q: {"wave_growth_below_limit": 1.01 * q.wave_amplitude_bound}, "wave_growth_below_limit"),
+    ({"wave_growth_above_limit": 1.0}, "wave_growth_above_limit"),  # no growth at 1.01 x the wave limit
+    (lambda q: {"dt_max_wave": 1.01 * q.dt_max_wave}, "dt_ratio_wave_over_diffusion"),
+    (lambda q: {"dt_max_wave_fast": 2 * q.dt_max_diffusion}, "wave_tighter_when_c_above_2alpha"),
+    ({"max_norm_8_steps_learned_alpha": 1.01}, "norm_8_steps_learned_alpha"),
+    ({"r_limit_spacing_dependence": 1e-6}, "r_limit_spacing_dependence"),
+    ({"r_limit_offset": 1e-3}, "r_limit_range"),  # r_max = 1/2 + 1e-3 at N = 64: an O(1/N) offset, not O(1/N^2)
+    ({"diffusion_length_tokens_spread": 1e-6}, "diffusion_length_tokens_spread"),
 ])
 
 

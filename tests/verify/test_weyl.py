@@ -54,10 +54,13 @@ import pytest
 
 from spectral import DenseMemoryError
 from verify import weyl
-from verify.testing import assert_fails, assert_passes, assert_refused, assert_round_trip, failed_records, measured
+from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, failed_records, measured,
+                            measured_once, measurement_fixture)
 
 CHECK = weyl.CHECK
 ALPHAS = (1.0, 1.2, 1.5, 1.8, 2.0)
+#: the circle grid at alpha = 1.2: the small setting of the common control test (tests/verify/test_controls.py)
+small = measurement_fixture(CHECK, alpha=1.2)
 
 
 def _run(**kwargs):
@@ -80,7 +83,7 @@ def _sweep(scales):
 @pytest.fixture(scope="module")
 def grid():
     """alpha -> (p, q) on the default circle grid (n = 2000, s = 2 h, circulant path)."""
-    return {a: measured(CHECK, alpha=a) for a in ALPHAS}
+    return {a: measured_once(CHECK, alpha=a) for a in ALPHAS}  # alpha = 1.2 is ``small``
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)

@@ -1,42 +1,110 @@
-"""Provenance recorded with every result: versions, git commit, time and command line."""
+"""Provenance recorded with every result: versions, git commit, time and command line.
+
+The commit is found wherever the code runs from: the git checkout this module lives in (a source tree or an
+editable install, whatever the working directory); else the file :data:`BUILD_COMMIT_FILE` that a build of the
+package writes next to this module (``pip install .`` or a wheel built from a checkout: ``setup.py`` calls
+:func:`write_build_commit`); else the commit pip recorded for ``pip install git+URL`` (PEP 610
+``direct_url.json``). This module imports nothing of the toolkit, so ``setup.py`` can load it by path.
+"""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
 
-__all__ = ["toolkit_version", "versions"]
+__all__ = ["toolkit_version", "toolkit_commit", "versions", "source_commit", "write_build_commit",
+           "BUILD_COMMIT_FILE"]
 
 _LIBRARIES = ("numpy", "scipy", "matplotlib", "sympy", "scikit-learn")
 _FALLBACK_VERSION = "0.1.0+source"
+_DISTRIBUTION = "attention-limits"
+#: Written by a build next to this module: the commit of the checkout the package was built from.
+BUILD_COMMIT_FILE = "build_commit.txt"
 
 
 def toolkit_version() -> str:
     """The installed version of attention-limits (``0.1.0+source`` when run from a source tree)."""
     try:
-        return metadata.version("attention-limits")
+        return metadata.version(_DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return _FALLBACK_VERSION
 
 
-@functools.lru_cache(maxsize=1)
-def _git_commit() -> str | None:
-    """The commit of the source tree this module was imported from, if it is a git checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def source_commit(root) -> str | None:
+    """The commit ``git rev-parse HEAD`` of the checkout at ``root``; None when it is not one (or git is missing)."""
+    root = os.fspath(root)
     if not os.path.exists(os.path.join(root, ".git")):
         return None
     try:
-        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5, check=False)
+        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     commit = out.stdout.strip()
     return commit if out.returncode == 0 and commit else None
+
+
+def write_build_commit(package_dir, root) -> str | None:
+    """Write the commit of the checkout at ``root`` into ``package_dir/verify/core/`` :data:`BUILD_COMMIT_FILE`.
+
+    Called by ``setup.py`` on the built package (``build_lib``), never on the source tree; nothing is written
+    when ``root`` is not a git checkout (an sdist). Returns the commit written, or None.
+    """
+    commit = source_commit(root)
+    if commit is not None:
+        target = Path(package_dir) / "verify" / "core" / BUILD_COMMIT_FILE
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(commit + "\n", encoding="utf-8")
+    return commit
+
+
+def _here() -> Path:
+    return Path(__file__).resolve()
+
+
+def _built_commit(here: Path) -> str | None:
+    """The commit in the :data:`BUILD_COMMIT_FILE` beside ``here`` (an installed build), or None."""
+    path = here.with_name(BUILD_COMMIT_FILE)
+    try:
+        commit = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return commit or None
+
+
+def _pip_vcs_commit(here: Path) -> str | None:
+    """The commit pip recorded for ``pip install git+URL`` (PEP 610), if the installed distribution is this file's."""
+    try:
+        dist = metadata.distribution(_DISTRIBUTION)
+        if Path(dist.locate_file("verify/core/provenance.py")).resolve() != here:
+            return None  # another copy is installed: its commit says nothing about this code
+        info = json.loads(dist.read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    commit = info.get("vcs_info", {}).get("commit_id")
+    return commit if isinstance(commit, str) and commit else None
+
+
+def toolkit_commit(here=None) -> str | None:
+    """The git commit of the toolkit's code (module docstring: checkout, build file, pip's record), or None.
+
+    ``here`` is the path of this module (default: this file); the tests point it at a copy.
+    """
+    here = _here() if here is None else Path(here).resolve()
+    root = here.parents[2]  # .../verify/core/provenance.py -> the folder holding verify/
+    return source_commit(root) or _built_commit(here) or _pip_vcs_commit(here)
+
+
+@functools.lru_cache(maxsize=1)
+def _commit() -> str | None:
+    return toolkit_commit()
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,7 +122,7 @@ def versions() -> dict[str, str]:
     """Provenance of a result: Python, the libraries, the toolkit, git commit, UTC time, command line."""
     out = {"attention-limits": toolkit_version(), "python": platform.python_version()}
     out.update(_library_versions())
-    commit = _git_commit()
+    commit = _commit()
     if commit:
         out["git_commit"] = commit
     out["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,34 @@
+"""Build hook: a built package records the git commit of the checkout it was built from.
+
+The metadata is in pyproject.toml. ``build_py`` writes ``verify/core/build_commit.txt`` into the built package
+(never into the source tree), so a result's ``versions["git_commit"]`` names the commit also when the toolkit
+runs from an installed copy (``pip install .``, a wheel) outside the checkout (verify.core.provenance).
+"""
+
+import importlib.util
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _provenance():
+    """verify/core/provenance.py loaded by path: it imports nothing of the toolkit (no numpy at build time)."""
+    spec = importlib.util.spec_from_file_location("_attention_limits_provenance", ROOT / "verify/core/provenance.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildWithCommit(build_py):
+    """``build_py`` that also writes the commit of the source checkout into the built package."""
+
+    def run(self):
+        super().run()
+        if not self.editable_mode:  # an editable install runs from the checkout itself: git answers there
+            _provenance().write_build_commit(self.build_lib, ROOT)
+
+
+setup(cmdclass={"build_py": BuildWithCommit})
