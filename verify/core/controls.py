@@ -225,10 +225,14 @@ def _nan_of(value):
     return None
 
 
+#: the names of the floating dtypes: a text holding one is also altered to each of the others
+FLOAT_DTYPE_NAMES = ("float16", "float32", "float64")
+
+
 def alterations(value, siblings=()) -> Iterator[tuple[str, Any]]:
     """Finite alterations of one part, mild first: ``(description, altered value)``.
 
-    A flag is flipped; a text changed; None becomes a text or a number; a number is scaled by
+    A flag is flipped; a text changed (a float dtype's name to the other float dtypes); None becomes a text or a number; a number is scaled by
     :data:`FACTORS` and shifted by :data:`SHIFTS` (relative to its size); an integer also moves by one; an
     array is scaled, shifted and reversed, and its largest and last entries alone are changed; a sequence or
     set of numbers also gains or loses an entry; a nested dataclass is replaced by each of ``siblings`` (the
@@ -242,6 +246,8 @@ def alterations(value, siblings=()) -> Iterator[tuple[str, Any]]:
         yield "changed", "1" if value == "0" else value + " + 1"
         if value:
             yield "emptied", ""
+        if value in FLOAT_DTYPE_NAMES:  # a dtype's name: the other float dtypes (a narrower output, say)
+            yield from ((f"= {other!r}", other) for other in FLOAT_DTYPE_NAMES if other != value)
     elif dataclasses.is_dataclass(value):
         for text, other in siblings:
             yield f"replaced by {text}", other
