@@ -38,8 +38,11 @@ The asymptotic order from a window
 Windows together
     Every window of at least 3 sizes ending at the largest is valid under the model at once (a
     correction that is small at the first size is smaller later), so their intersection is the
-    interval, each window at ``1 - alpha / K`` (Bonferroni over the ``K`` windows). An empty
-    intersection contradicts the model: the run is pre-asymptotic.
+    interval, the windows sharing the error rate (Bonferroni: half to the largest window, the rest
+    shared). A window whose drift speeds up (``ACCELERATION_Z`` standard errors, and a material
+    drift) is before the inflection of its correction, where the extrapolation does not hold: it
+    keeps only the one-sided bound that monotone local orders give. An empty intersection
+    contradicts the model: the run is pre-asymptotic.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import math
 
 import numpy as np
 
-__all__ = ["GAMMA", "U_MAX", "Q_MIN", "ACCELERATION_Z", "ROUNDOFF", "FLOOR_MARGIN", "Design", "Bracket", "design", "extrapolation_factor",
+__all__ = ["GAMMA", "U_MAX", "Q_MIN", "ACCELERATION_Z", "MATERIAL_DRIFT", "ROUNDOFF", "FLOOR_MARGIN", "Design", "Bracket", "design", "extrapolation_factor",
            "levels", "bracket", "window_alphas", "kept_sizes", "intervals", "final_verdicts", "consistent", "verdicts",
            "t_quantile"]
 
@@ -58,14 +61,18 @@ __all__ = ["GAMMA", "U_MAX", "Q_MIN", "ACCELERATION_Z", "ROUNDOFF", "FLOOR_MARGI
 GAMMA = 0.25
 #: the largest admitted relative correction |D n^-q| at a window's first size (the leading term dominates)
 U_MAX = 1.0
-#: a window whose drift speeds up by more than this many standard errors is left out (the correction is not
-#: yet decaying there: before the inflection |D n^-q| = 1 the model's bracket does not hold). Lenient on
-#: purpose: leaving out a window only widens the interval.
+#: a window whose drift speeds up by more than this many standard errors keeps only the side that monotone
+#: local orders give (the correction is not yet decaying there: before the inflection |D n^-q| = 1 the
+#: extrapolation's end does not hold); this only widens the interval. The 3-size window, which cannot show its
+#: own acceleration, takes the 4-size one's.
 ACCELERATION_Z = 1.645
 #: below this, errors whose local orders leave their trend at the largest sizes are read as a round-off floor:
 #: about sqrt(float64 eps), the round-off of float64 quantities up to 1e4 after a few hundred operations.
 #: Lower precisions set their own (float32: about 1e-5; float16: about 1e-2).
 ROUNDOFF = 1e-8
+#: a drift (change of the order across a window) smaller than this is immaterial: its acceleration is not read
+#: as a pre-inflection regime (a floor far below the errors, or rounding, bends exact power laws by 1e-5)
+MATERIAL_DRIFT = 1e-3
 #: a round-off floor bends the errors up to this factor above the size where it first shows (1/30: a floor
 #: ~3 % of the error moves a local order between doubled sizes by about 0.05)
 FLOOR_MARGIN = 30.0
@@ -315,9 +322,16 @@ def bracket(logn, errors: np.ndarray, *, confidence: float, q_min: float = Q_MIN
     acc = value[..., s + 3 * k:s + 4 * k]
     sacc = se[..., s + 3 * k:s + 4 * k]
     accelerating = np.sign(drift) * acc > ACCELERATION_Z * sacc + 1e-9 * (1.0 + np.abs(drift))
+    accelerating &= np.abs(drift) > MATERIAL_DRIFT
     accelerating &= np.any(d.acceleration != 0, axis=1)
-    low = np.where(accelerating, -np.inf, window_low).max(axis=-1)
-    high = np.where(accelerating, np.inf, window_high).min(axis=-1)
+    if k >= 2:  # the 3-size window cannot show its own acceleration: it takes that of the 4-size one around it
+        accelerating[..., -1] = accelerating[..., -2]
+    # an accelerating window keeps the side that monotone local orders alone give: the asymptotic order lies
+    # beyond the fitted one in the direction of the drift (the extrapolation's end is not trusted)
+    window_low = np.where(accelerating & (drift > 0), b - tt * sb, np.where(accelerating, -np.inf, window_low))
+    window_high = np.where(accelerating & (drift < 0), b + tt * sb, np.where(accelerating, np.inf, window_high))
+    low = window_low.max(axis=-1)
+    high = window_high.min(axis=-1)
     return Bracket(value=value, se=se, dof=dof, t=t, window_low=window_low, window_high=window_high,
                    low=low, high=high, accelerating=accelerating, design=d)
 
@@ -329,7 +343,7 @@ def kept_sizes(t_level: np.ndarray, logn, *, floor: float, roundoff: float) -> n
     larger one, when its level is at or below ``floor``. Below ``roundoff`` the errors may be the
     arithmetic's rather than the method's: in the trailing run of sizes whose levels are at or
     below ``roundoff``, the first local order that departs from the typical (median) local order
-    above it by more than ``0.1 |typical| + 0.1`` (a stall, a jump or a bend) marks the floor's
+    above it by more than ``0.05 |typical| + 0.05`` (a stall, a jump or a bend) marks the floor's
     influence, and every size of that run whose error is within a factor ``FLOOR_MARGIN`` of the
     error where that step starts is cut (a floor bends the errors above it too). Sizes above ``roundoff`` are
     always kept. Flattening is so read as the floating point, never as a slower order.
@@ -352,7 +366,7 @@ def kept_sizes(t_level: np.ndarray, logn, *, floor: float, roundoff: float) -> n
             lam = np.diff(row[:keep]) / np.diff(x[:keep])
             base = lam[:tail - 1] if tail >= 3 else lam[:2]
             ref = float(np.median(base))
-            limit = 0.1 * abs(ref) + 0.1
+            limit = 0.05 * abs(ref) + 0.05
             for i in range(max(tail, 1), keep):
                 if abs(lam[i - 1] - ref) > limit:  # the step from size i - 1 to i: both ends may be bent
                     bent = np.flatnonzero(row[tail:keep] < row[i - 1] + margin)
@@ -391,8 +405,9 @@ def intervals(logn, errors: np.ndarray, *, confidence: float, q_min: float = Q_M
 
 def final_verdicts(low, high, keep, sizes: int, claimed, kind: str, tolerance: float) -> np.ndarray:
     """+1 / -1 / 0 as :func:`verdicts`, after round-off: runs that left sizes out can only fail (or stay undecided)."""
-    v = np.where(np.isfinite(low) & np.isfinite(high), verdicts(np.nan_to_num(low), np.nan_to_num(high), claimed,
-                                                                  kind, tolerance), 0)
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    none = np.isnan(low) | np.isnan(high)
+    v = np.where(none, 0, verdicts(np.where(none, 0.0, low), np.where(none, 0.0, high), claimed, kind, tolerance))
     return np.where((np.asarray(keep) < sizes) & (v == 1), 0, v)
 
 
@@ -433,7 +448,8 @@ def _reversal_noise(t_level: np.ndarray, logn: np.ndarray) -> np.ndarray:
 def consistent(low, high):
     """Whether the windows' intervals meet (``low <= high`` up to rounding: 1e-9 relative)."""
     low, high = np.asarray(low, float), np.asarray(high, float)
-    return low <= high + 1e-9 * (1.0 + np.abs(low))
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN ends (no interval) compare False; inf ends too
+        return low <= high + 1e-9 * (1.0 + np.abs(low))
 
 
 def verdicts(low, high, claimed, kind: str, tolerance: float) -> np.ndarray:

@@ -23,7 +23,7 @@ The rule
        round-off floor are left out: an error at or below ``floor``, or, in a trailing run of
        errors below ``roundoff`` (default 1e-8, about the square root of float64's epsilon; set
        about 1e-5 for float32 arithmetic), the sizes from where the local orders leave their trend
-       (by more than ``0.1 |order| + 0.1``) on. A claim is then never failed as "slower than
+       (by more than ``0.05 |order| + 0.05``) on. A claim is then never failed as "slower than
        claimed" because of them: the run is ``"round-off"`` unless the sizes above the floor fail it
        on their own.
     2. The level of the error at each size is a power mean of the repeats, ``(mean e^(1/4))^4``
@@ -86,10 +86,11 @@ import numpy as np
 
 from spectral.validation import InputError, check_int, check_option, check_real, child_rng
 from verify import rate_rule
+from verify.core.implementation import ImplementationError
 
 __all__ = ["KINDS", "STATUSES", "DEFAULT_TOLERANCE", "DEFAULT_BUDGET", "DEFAULT_ROUNDOFF", "PILOT_REPEATS",
            "RateQuantities", "RateResult", "check_rate", "measure_rate", "decide_rate", "rate_records", "record_rate",
-           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget"]
+           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget", "auto_result"]
 
 KINDS = ("equal", "bound")
 
@@ -109,6 +110,8 @@ PILOT_REPEATS = 64
 #: looks of ``repeats="auto"`` at most, and sizes it may add to the ladder at most
 MAX_LOOKS = 6
 MAX_EXTENSIONS = 4
+#: the share of the budget left that a planned look may use (the cost per call is an estimate)
+SAFETY = 0.8
 #: the share of the error rate the pilot look spends, and the share of what is left each later look spends (the
 #: last look the budget allows spends all that is left): most goes to the look the pilot plans, which decides
 #: most runs (measured: a pilot share of 1/8 and later shares of 1/2 cost 13 % more repeats at the median)
@@ -130,12 +133,16 @@ class RateQuantities:
         Whether ``error`` takes no random stream (one measurement per size).
     label : str
         The error function in words (``package.module:function`` or its qualified name).
+    spent : dict or None
+        ``repeats="auto"``: what it spent (seconds, calls, looks, repeats, sizes, budget) and the
+        level its last look decided at (``last_confidence``); None for fixed repeats.
     """
 
     sizes: np.ndarray
     errors: np.ndarray
     deterministic: bool
     label: str = ""
+    spent: dict | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,7 +274,7 @@ def takes_rng(error: Callable) -> bool:
 
 
 def _check_signature(error: Callable, label: str, random: bool) -> None:
-    """InputError unless ``error`` can be called as ``error(n)`` (or ``error(n, rng)`` when random)."""
+    """ImplementationError unless ``error`` can be called as ``error(n)`` (or ``error(n, rng)`` when random)."""
     try:
         sig = inspect.signature(error)
     except (TypeError, ValueError):
@@ -279,7 +286,7 @@ def _check_signature(error: Callable, label: str, random: bool) -> None:
     required = [p for p in positional if p.default is p.empty]
     kw_only = [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
     if len(required) > want or kw_only or (len(positional) < want and not star):
-        raise InputError(f"error function {label} must take (n) for a deterministic error or (n, rng) for a random "
+        raise ImplementationError(f"error function {label} must take (n) for a deterministic error or (n, rng) for a random "
                          f"one; its signature is {label.split(':')[-1]}{sig}")
 
 
@@ -290,13 +297,13 @@ def function_label(error: Callable) -> str:
 
 
 def _number(value, label: str, n: int) -> float:
-    """One real number from what the error function returned (InputError naming it otherwise).
+    """One real number from what the error function returned (ImplementationError naming it otherwise).
 
     Python and NumPy real scalars (and 0-d arrays, and objects with ``__float__`` and no shape)
     are numbers; a one-element array or list is not (an accident of shapes that hides bugs).
     """
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
-        raise InputError(f"error function {label} must return one real number, got {type(value).__name__} "
+        raise ImplementationError(f"error function {label} must return one real number, got {type(value).__name__} "
                          f"{value!r} at n = {n}")
     shape = getattr(value, "shape", None)
     if isinstance(value, (list, tuple)) or (shape is not None and tuple(shape) != ()):
@@ -304,13 +311,13 @@ def _number(value, label: str, n: int) -> float:
         what = f"a {type(value).__name__} of shape {tuple(shape)}" if shape is not None else \
             f"a {type(value).__name__} of length {size}"
         fix = " (return float(x[0]) or x.item(), not the array)" if size == 1 else ""
-        raise InputError(f"error function {label} must return one real number, got {what} at n = {n}{fix}")
+        raise ImplementationError(f"error function {label} must return one real number, got {what} at n = {n}{fix}")
     if isinstance(value, (complex, np.complexfloating)):
-        raise InputError(f"error function {label} must return one real number, got complex {value!r} at n = {n}")
+        raise ImplementationError(f"error function {label} must return one real number, got complex {value!r} at n = {n}")
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise InputError(f"error function {label} must return one real number, got {type(value).__name__} at "
+        raise ImplementationError(f"error function {label} must return one real number, got {type(value).__name__} at "
                          f"n = {n}") from None
 
 
@@ -318,7 +325,7 @@ class _Meter:
     """The user's error function, called through :class:`verify.core.implementation.Implementation`."""
 
     def __init__(self, error, *, random, label, seed, timeout):
-        from verify.core.implementation import Implementation, ImplementationError
+        from verify.core.implementation import Implementation
 
         if error is None or not callable(error):
             raise InputError(f"error must be a function error(n) or error(n, rng) -> float, got {error!r}")
@@ -335,31 +342,48 @@ class _Meter:
     def now() -> float:
         return time.perf_counter()
 
-    def one(self, n: int, j: int, timeout=None) -> float:
-        impl = self.impl if timeout is None else dataclasses.replace(self.impl, timeout=timeout)
+    def one(self, n: int, j: int, budget_left=None) -> float:
+        """One call; ``budget_left`` (seconds) stops a call that would outlast the budget of ``repeats="auto"``."""
+        impl = self.impl
+        from_budget = budget_left is not None and (impl.timeout is None or budget_left < impl.timeout)
+        if from_budget:
+            impl = dataclasses.replace(impl, timeout=budget_left)
         args = (n, child_rng(self.seed, "rate", n, j)) if self.random else (n,)
+        where = f"at n = {n}{f', repeat {j}' if self.random else ''}"
         start = time.perf_counter()
         try:
             value, _ = impl.call(*args, copy=False)
         except self._error as exc:
-            raise self._error(f"{exc} (at n = {n}{f', repeat {j}' if self.random else ''})") from None
+            if from_budget and "time limit" in str(exc):
+                raise self._error(f"error function {self.label!r} did not return within the {budget_left:.3g} s left "
+                                  f"of the budget ({where}): give it a larger budget, or a timeout") from None
+            raise self._error(f"{exc} ({where})") from None
         finally:
             self.calls += 1
             self.seconds += time.perf_counter() - start
         return _number(value, self.label, n)
 
     def block(self, sizes, j0: int, j1: int, deadline=None) -> np.ndarray:
-        """Errors at ``sizes`` for repeats ``j0 .. j1 - 1`` (one column when deterministic)."""
-        cols = range(j0, j1) if self.random else range(1)
+        """Errors at ``sizes`` for repeats ``j0 .. j1 - 1`` (one column when deterministic).
+
+        With a ``deadline`` (``repeats="auto"`` on a budget in seconds) the repeats are measured one at
+        a time across every size and the block ends, with the repeats completed so far, when the
+        budget is spent (the first one always completes); no call may run past the budget with more
+        than a second of grace.
+        """
+        cols = list(range(j0, j1)) if self.random else [0]
         out = np.empty((len(sizes), len(cols)))
-        for i, n in enumerate(sizes):
-            for c, j in enumerate(cols):
-                limit = None
-                if deadline is not None:
-                    limit = max(deadline - self.now(), 1e-3)
-                    if self.impl.timeout is not None:
-                        limit = min(limit, self.impl.timeout)
-                out[i, c] = self.one(int(n), j, limit)
+        done = 0
+        for c, j in enumerate(cols):
+            if deadline is not None and c > 0 and self.now() >= deadline:
+                break
+            for i, n in enumerate(sizes):
+                left = None if deadline is None else max(deadline - self.now(), 0.0) + 1.0
+                out[i, c] = self.one(int(n), j, left)
+            done += 1
+        out = out[:, :done]
+        if self.random and j0 == 0 and done >= 2 and len(sizes) >= 2:
+            _refuse_identical(out, self.label, ImplementationError)
         return out
 
 
@@ -433,15 +457,16 @@ def _needed_repeats(r, lo_pt, hi_pt, lo, hi, claimed, kind, tolerance):
     """Repeats per size that would decide, scaling the noise parts like 1/sqrt(repeats) (None: they would not)."""
     top, bottom = claimed + tolerance, claimed - tolerance
     wl, wh = max(lo_pt - lo, 0.0), max(hi - hi_pt, 0.0)
+    least = tolerance / 2  # an estimate nearer an edge than this is as likely to move across it: plan for half
     factors = []
     if kind == "equal" and bottom < lo_pt and hi_pt < top:
-        factors.append(max(wl / (lo_pt - bottom), wh / (top - hi_pt)))
+        factors.append(max(wl / max(lo_pt - bottom, least), wh / max(top - hi_pt, least)))
     if kind == "bound" and hi_pt < top:
-        factors.append(wh / (top - hi_pt))
+        factors.append(wh / max(top - hi_pt, least))
     if kind == "equal" and hi_pt < bottom:
-        factors.append(wh / (bottom - hi_pt))
+        factors.append(wh / max(bottom - hi_pt, least))
     if lo_pt > top:
-        factors.append(wl / (lo_pt - top))
+        factors.append(wl / max(lo_pt - top, least))
     if not factors:
         return None
     f = min(factors)
@@ -454,7 +479,7 @@ def _analyse(br: rate_rule.Bracket, sizes, r, claimed, kind, tolerance, determin
     s = d.logn.size
     low, high = float(br.low), float(br.high)
     consistent = bool(rate_rule.consistent(low, high))
-    verdict = int(rate_rule.verdicts(low, high, claimed, kind, tolerance)) if np.isfinite([low, high]).all() else 0
+    verdict = int(rate_rule.verdicts(low, high, claimed, kind, tolerance)) if not np.isnan([low, high]).any() else 0
     fit = br.part("fit")
     rich = br.part("richardson")
     drift = br.part("drift")
@@ -495,11 +520,11 @@ def _analyse(br: rate_rule.Bracket, sizes, r, claimed, kind, tolerance, determin
                 asymptotic=asymptotic)
 
 
-def _refuse_identical(errors, label):
+def _refuse_identical(errors, label, error_type=InputError):
     """A random error whose repeats agree at every size ignores its stream: refused."""
     if errors.shape[1] >= 2 and np.all(errors == errors[:, :1]):
         who = label or "the error"
-        raise InputError(f"error function {who} takes a random stream but returned the same value in all "
+        raise error_type(f"error function {who} takes a random stream but returned the same value in all "
                          f"{errors.shape[1]} repeats at every size: it ignores its rng (draw from rng, e.g. "
                          "rng.random(n); or define error(n) for a deterministic error)")
 
@@ -604,12 +629,15 @@ def decide_rate(q: RateQuantities, *, claimed: float, kind: str = "equal", confi
     elif verdict == -1:
         side = "slower" if low > claimed + tolerance else "faster"
         status, message = "fail", f"{who}{what} does not hold: {ci} outside {band_text} ({side} than claimed){tail}"
-    elif not a["consistent"] or best is None:
+    elif best is None:
         status = "pre-asymptotic"
-        why = ("the drift speeds up in every window of 4 or more sizes (the correction is not yet decaying)"
-               if best is None else "the windows' intervals do not meet (the local orders do not settle as a "
-                                    "decaying correction would)")
-        message = f"{who}cannot decide {what} yet: {why}; {needed_text}{tail}"
+        message = (f"{who}cannot decide {what} yet: the local orders move faster and faster in every window of 4 or "
+                   f"more sizes (a term that decays faster still leads), so only the side they move to is known: "
+                   f"{ci}; larger sizes, where that term has faded, decide{tail}")
+    elif not a["consistent"]:
+        status = "pre-asymptotic"
+        message = (f"{who}cannot decide {what} yet: the windows' intervals do not meet (the local orders do not "
+                   f"settle as a decaying correction would); {needed_text}{tail}")
     elif a["drift_dominates"] and a["needed_size"] is not None:
         status = "pre-asymptotic"
         message = (f"{who}cannot decide {what} yet: the local orders still move, {ci} reaches outside {band_text}; "
@@ -635,8 +663,10 @@ def decide_rate(q: RateQuantities, *, claimed: float, kind: str = "equal", confi
 def _needed_text(a, r, deterministic, sizes) -> str:
     parts = []
     if a["needed_repeats"] is not None and not deterministic:
-        parts.append(f"about {a['needed_repeats']} repeats per size would decide (the noise of {r} repeats: the "
-                     "interval narrows like 1/sqrt(repeats))")
+        few = (f", or more sizes along the ladder ({len(sizes)} sizes leave the extrapolation little room)"
+               if len(sizes) < 5 and a["needed_repeats"] > 10 * r else "")
+        parts.append(f"about {a['needed_repeats']} repeats per size would decide (from the spread of {r} repeats, the "
+                     f"interval narrowing like 1/sqrt(repeats), if the order stays inside the band){few}")
     if a["needed_size"] is not None:
         parts.append(f"sizes up to about n = {a['needed_size']:g} along the ladder would (the drift shrinks like "
                      "n^-q)")
@@ -659,6 +689,10 @@ def parse_budget(budget) -> tuple[str, float]:
     """``("seconds", s)`` or ``("calls", c)`` from a number of seconds or a text ``"60s"`` / ``"5000 calls"``."""
     if isinstance(budget, str):
         text = budget.strip().lower().replace(" ", "")
+        try:
+            return "seconds", check_real("budget", float(text), low=0.0, low_open=True)
+        except ValueError:
+            pass
         for unit, names in (("calls", ("calls", "call")), ("seconds", ("seconds", "s", "sec"))):
             for name in names:
                 if text.endswith(name):
@@ -792,9 +826,11 @@ def _check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateRes
     while True:
         looks += 1
         q = RateQuantities(sizes=np.asarray(sizes), errors=errors, deterministic=not meter.random, label=meter.label)
-        # is this the last look? predictable: the budget left could not pay for a meaningful next step
-        cheapest = cost(len(sizes), max(r // 4, 1)) if meter.random else cost(1, 1, 2.0)
-        last = looks >= MAX_LOOKS or remaining() < cheapest
+        # is this the last look? predictable: the budget left could not pay for a meaningful next step (a
+        # quarter more repeats, or one more size along the ladder)
+        more_repeats = meter.random and SAFETY * remaining() >= cost(len(sizes), max(r // 4, 1))
+        more_sizes = extend and extensions < MAX_EXTENSIONS and remaining() >= cost(1, r, sizes[-1] / sizes[-2])
+        last = looks >= MAX_LOOKS or not (more_repeats or more_sizes)
         share = (alpha * PILOT_SHARE if looks == 1 else (alpha - spent_alpha) * LOOK_SHARE) if not last else alpha - spent_alpha
         spent_alpha += share
         res = decide_rate(q, **{**options, "confidence": 1.0 - share})
@@ -814,35 +850,48 @@ def _check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateRes
             scale = (float(ndtri(1 - nxt / 4)) / float(ndtri(1 - share / 4))) ** 2
             want = max(2 * r, int(math.ceil(res.needed_repeats * scale)))
             per = cost(len(sizes), 1)
-            affordable = r + int(remaining() / per) if per > 0 else want
+            affordable = r + int(SAFETY * remaining() / per) if per > 0 else want
             r_next = min(want, affordable)
             if r_next >= int(1.25 * r):
                 next_plan = ("repeats", r_next)
         if next_plan is None:
             break
         if next_plan[0] == "size":
+            new = meter.block([next_plan[1]], 0, r, deadline)
+            if new.shape[1] < r:  # the budget ran out inside the new size: the ladder stays as it was
+                break
             extensions += 1
             sizes.append(next_plan[1])
-            errors = np.vstack([errors, meter.block([next_plan[1]], 0, r, deadline)])
+            errors = np.vstack([errors, new])
         else:
-            r_new = next_plan[1]
-            errors = np.hstack([errors, meter.block(sizes, r, r_new, deadline)])
-            r = r_new
+            new = meter.block(sizes, r, next_plan[1], deadline)
+            errors = np.hstack([errors, new])
+            r += new.shape[1]
     spent = {"seconds": round(meter.now() - start, 3), "calls": meter.calls, "looks": looks,
-             "repeats": r, "sizes": tuple(sizes), "budget": f"{amount:g} {unit}",
+             "repeats": r, "first_repeats": history[0][0], "sizes": tuple(sizes), "budget": f"{amount:g} {unit}",
+             "last_confidence": 1.0 - share,
              "schedule": tuple(f"{rr} repeats x {ss} sizes: {st}" for rr, ss, st in history)}
-    text = (f"; spent {spent['seconds']:.3g} s, {meter.calls} calls, {looks} look{'s' if looks > 1 else ''} "
-            f"(repeats {history[0][0]} -> {r}) of the budget {amount:g} {unit}")
+    res = dataclasses.replace(res, quantities=dataclasses.replace(res.quantities, spent=spent))
+    return auto_result(res, spent, options["confidence"], random=meter.random)
+
+
+def auto_result(res: RateResult, spent: dict, confidence: float, *, random: bool) -> RateResult:
+    """The last look's decision as the automatic run's result: what was spent, what would still be needed.
+
+    ``confidence`` is the run's level (its looks' shares of the error rate add up to ``1 - confidence``).
+    """
+    looks = spent["looks"]
+    text = (f"; spent {spent['seconds']:.3g} s, {spent['calls']} calls, {looks} look{'s' if looks > 1 else ''} "
+            f"(repeats {spent['first_repeats']} -> {spent['repeats']}) of the budget {spent['budget']}")
     if not res.passed and res.status != "fail":
         still = []
-        if res.needed_repeats is not None and meter.random:
+        if res.needed_repeats is not None and random:
             still.append(f"about {res.needed_repeats} repeats per size")
         if res.needed_size is not None:
             still.append(f"sizes up to n = {res.needed_size:g}")
         if still:
             text += "; still needed: " + " or ".join(still)
-    return dataclasses.replace(res, spent=spent, message=res.message + text,
-                               confidence=options["confidence"])
+    return dataclasses.replace(res, spent=spent, message=res.message + text, confidence=confidence)
 
 
 # -- records -------------------------------------------------------------------------------------------------
@@ -873,7 +922,7 @@ def rate_records(rec, res: RateResult) -> str:
         rec.holds("clear_of_round_off", False, why=f"errors at or below floor {res.floor:g}, or below roundoff "
                   f"{res.roundoff:g} with the decay stalled, measure the floating point, not the method",
                   label=res.message)
-    elif not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi + 1e-9 * (1 + abs(lo)):
+    elif math.isnan(lo) or math.isnan(hi) or not rate_rule.consistent(lo, hi):
         rec.holds("windows_agree", False, why="every window is valid under the model at once: intervals that do not "
                   "meet (or none left) contradict it", label=res.message)
     elif res.kind == "equal":  # the message labels the first failing end only (one line per failure)
