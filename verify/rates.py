@@ -160,7 +160,10 @@ class RateResult:
     asymptotic_interval : tuple of float
         The interval of the asymptotic order that decides (NaN when none).
     asymptotic : bool
-        Whether the windows agree and the extrapolation moves the order by at most ``tolerance / 2``.
+        Whether the sizes are past the pre-asymptotic regime as far as the rule can tell: the windows
+        agree, one of them at least is past its correction's inflection, and a drift the noise does
+        not explain is not what leaves the claim undecided (false for ``"pre-asymptotic"``,
+        ``"round-off"`` and ``"non-finite"`` runs).
     order, interval : float, tuple of float
         The least-squares order over every size and its interval (informational: it mixes regimes
         and never decides).
@@ -513,8 +516,7 @@ def _analyse(br: rate_rule.Bracket, sizes, r, claimed, kind, tolerance, determin
             factor = (drift_part / (tolerance / 4)) ** (1.0 / correction)
             steps = max(1, math.ceil(math.log(factor) / math.log(ratio))) if ratio > 1 else 1
             needed_n = int(round(sizes[-1] * ratio**steps)) if steps < 60 else int(min(sizes[-1] * factor, 2**62))
-    asymptotic = bool(consistent and best is not None and
-                      abs(windows[best]["extrapolated"] - windows[best]["order"]) <= tolerance / 2)
+    asymptotic = bool(consistent and best is not None)  # and not pre-asymptotic: decide_rate completes it
     return dict(low=low, high=high, consistent=consistent, verdict=verdict, windows=tuple(windows), best=best,
                 needed_repeats=needed_r, needed_size=needed_n, drift_dominates=drift_dominates,
                 asymptotic=asymptotic)
@@ -654,7 +656,8 @@ def decide_rate(q: RateQuantities, *, claimed: float, kind: str = "equal", confi
     return RateResult(order=float(order), interval=(float(interval[0]), float(interval[1])),
                       local_orders=tuple(float(v) for v in local),
                       local_intervals=tuple((float(lo), float(hi)) for lo, hi in local_iv),
-                      asymptotic=a["asymptotic"], passed=status == "pass", status=status, message=message,
+                      asymptotic=a["asymptotic"] and status in ("pass", "fail", "inconclusive"),
+                      passed=status == "pass", status=status, message=message,
                       intercept=float(intercept), band=np.exp(band), asymptotic_interval=(low, high),
                       windows=a["windows"], needed_repeats=a["needed_repeats"], needed_size=a["needed_size"],
                       **common)
@@ -958,20 +961,35 @@ def rate_records(rec, res: RateResult) -> str:
             f"{100 * res.confidence:g} % confidence over n = {', '.join(f'{n:g}' for n in res.quantities.sizes)}")
 
 
-def record_bound(rec, tag: str, res: RateResult, *, why: str, label: str) -> None:
+def record_bound(rec, tag: str, res: RateResult, *, why: str, label: str, decide: str = "asymptotic") -> None:
     """A check's one-sided rate decision ``res`` (``kind="bound"``, e.g. on sampled errors) on ``rec``.
 
-    The deciding record ``<tag>_rate`` holds ``res.passed`` (``why`` and ``label`` as for
-    :meth:`~verify.core.result.Recorder.holds`, the label usually carrying ``res.status``); the fitted order and
-    its interval are informational: ``<tag>_order``, ``<tag>_order_low``, ``<tag>_order_high``, and the interval of
-    the asymptotic order that decided: ``<tag>_asymptotic_low`` / ``_high``.
+    ``decide="asymptotic"``: the deciding record ``<tag>_rate`` holds ``res.passed`` (the rule of this
+    module: the asymptotic order's interval). ``decide="range"``: it holds when the upper end of the
+    fitted order's interval over the measured sizes is at most ``claimed + tolerance`` (what the
+    sizes measured show, a statement about that range; the asymptotic decision is recorded beside
+    it). ``why`` and ``label`` as for :meth:`~verify.core.result.Recorder.holds` (the label usually
+    carrying ``res.status``). Informational: ``<tag>_order``, ``<tag>_order_low``, ``<tag>_order_high``
+    (the fit), ``<tag>_asymptotic_low`` / ``_high`` and ``<tag>_asymptotic_status`` (the rule).
     """
-    rec.holds(f"{tag}_rate", res.passed, why=why, label=label)
+    check_option("decide", decide, ("asymptotic", "range"))
+    lo, hi = res.interval
+    top = res.claimed + res.tolerance
+    if decide == "range":
+        holds = bool(math.isfinite(hi) and hi <= top)
+        sizes = res.quantities.sizes
+        why = (f"{why}; decided on the measured range n = {sizes[0]:g}..{sizes[-1]:g}: the fitted order "
+               f"{res.order:.4g}, {100 * res.confidence:g} % interval [{lo:.4g}, {hi:.4g}], "
+               f"{'holds' if holds else 'does not hold'} against <= {top:.4g}")
+        rec.holds(f"{tag}_rate", holds, why=why, label=label)
+    else:
+        rec.holds(f"{tag}_rate", res.passed, why=why, label=label)
     rec.info(f"{tag}_order", res.order)
-    rec.info(f"{tag}_order_low", res.interval[0])
-    rec.info(f"{tag}_order_high", res.interval[1])
+    rec.info(f"{tag}_order_low", lo)
+    rec.info(f"{tag}_order_high", hi)
     rec.info(f"{tag}_asymptotic_low", res.asymptotic_interval[0])
     rec.info(f"{tag}_asymptotic_high", res.asymptotic_interval[1])
+    rec.info(f"{tag}_asymptotic_status", res.status)
 
 
 def rate_check_result(res: RateResult, parameters: Mapping[str, Any] | None = None):
