@@ -150,21 +150,24 @@ class _SimulatedMeter:
         return errors
 
 
-#: the cases ``repeats="auto"`` is measured on: the Monte Carlo target (issue: exponential draws at
-#: n = 10^3 .. 6.4 x 10^4), the README's example, and noisy cases of other families
+#: the cases ``repeats="auto"`` is measured on: the Monte Carlo target (exponential draws at n = 10^3 ..
+#: 6.4 x 10^4), the README's example, and noisy cases of other families; ``+sizes``: with the ladder
+#: extended (sizes ending in "auto")
 AUTO_CASES = ("exponential-mean", "readme-example", "normal-mean", "bernoulli-mean", "nested-mean", "audit-0.2-16",
-              "audit-late", "half-gap", "gl-type", "heteroscedastic", "few-repeats")
+              "audit-0.2-16+sizes", "audit-late", "half-gap", "gl-type", "heteroscedastic")
 
 
 def _readme_case() -> RateCase:
     from verify.rate_cases import _uniform_mean  # noqa: PLC2701 - the same library's sampler
 
-    return RateCase("readme-example", "monte-carlo", "the README's example: |mean of n uniforms - 1/2| at n = 500, "
-                    "2000, 8000, 32000 (its normal law)", (500, 2000, 8000, 32000), 16, -0.5, _uniform_mean)
+    sizes = tuple(1000 * 2**k for k in range(7))
+    return RateCase("readme-example", "monte-carlo", "the README's example: |mean of n uniforms - 1/2| at n = 1000 .. "
+                    "64000 (its normal law)", sizes, 16, -0.5, _uniform_mean)
 
 
 def auto_case(name: str) -> RateCase:
-    """A case of :data:`AUTO_CASES` by name."""
+    """A case of :data:`AUTO_CASES` by name (a trailing ``+sizes`` is the same case with the ladder extended)."""
+    name = name.removesuffix("+sizes")
     if name == "readme-example":
         return _readme_case()
     from verify.rate_cases import case
@@ -182,6 +185,8 @@ class AutoRow:
     repeats: tuple  # median and 90th percentile of the final repeats per size
     seconds: tuple  # median and 90th percentile of the simulated seconds
     budget: str
+    name: str = ""  # the row's name (the case's, with "+sizes" when the ladder was extended)
+    largest: tuple = ()  # median and largest final size
 
 
 def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, budget=None,
@@ -195,7 +200,8 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
     rows = []
     for name in names:
         c = auto_case(name)
-        shares, reps, secs = {}, [], []
+        extend = name.endswith("+sizes")
+        shares, reps, secs, sizes = {}, [], [], []
         for label, offset, kind in claims:
             v = np.empty(runs, dtype=int)
             for k in range(runs):
@@ -204,29 +210,31 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
                                seed=seed, floor=1e-13, roundoff=c.roundoff or DEFAULT_ROUNDOFF,
                                log_power=c.log_power,
                                correction=rate_rule.Q_MIN)
-                res = _check_auto(meter, np.asarray(c.sizes), False, options, unit, amount)
+                res = _check_auto(meter, np.asarray(c.sizes), extend, options, unit, amount)
                 v[k] = 1 if res.status == "pass" else -1 if res.status == "fail" else 0
                 if label == "true":
                     reps.append(res.spent["repeats"])
                     secs.append(res.spent["seconds"])
+                    sizes.append(res.spent["sizes"][-1])
             shares[label] = _shares(v)
-        rows.append(AutoRow(case=c, runs=runs, shares=shares,
+        rows.append(AutoRow(case=c, runs=runs, shares=shares, name=name,
                             repeats=(float(np.median(reps)), float(np.quantile(reps, 0.9))),
                             seconds=(float(np.median(secs)), float(np.quantile(secs, 0.9))),
-                            budget=f"{amount:g} {unit}"))
+                            largest=(float(np.median(sizes)), float(np.max(sizes))), budget=f"{amount:g} {unit}"))
     return tuple(rows)
 
 
 def auto_table(rows) -> str:
     """The auto-mode table (markdown)."""
     claims = list(rows[0].shares) if rows else []
-    head = ["case", "sizes"] + claims + ["repeats (median, 90 %)", "seconds (median, 90 %)"]
+    head = ["case", "sizes"] + claims + ["repeats (median, 90 %)", "seconds (median, 90 %)", "largest size"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         c = row.case
-        cells = [c.name, f"{c.sizes[0]:g}..{c.sizes[-1]:g} ({len(c.sizes)})"]
+        cells = [row.name or c.name, f"{c.sizes[0]:g}..{c.sizes[-1]:g} ({len(c.sizes)})"]
         cells += ["/".join(_pct(x) for x in row.shares[name]) for name in claims]
-        cells += [f"{row.repeats[0]:.0f}, {row.repeats[1]:.0f}", f"{row.seconds[0]:.2g}, {row.seconds[1]:.2g}"]
+        cells += [f"{row.repeats[0]:.0f}, {row.repeats[1]:.0f}", f"{row.seconds[0]:.2g}, {row.seconds[1]:.2g}",
+                  f"{row.largest[0]:g} (max {row.largest[1]:g})" if row.largest else ""]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

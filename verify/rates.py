@@ -590,7 +590,7 @@ def decide_rate(q: RateQuantities, *, claimed: float, kind: str = "equal", confi
     if left_out:
         level = np.exp(t_all[keep:])
         floor_text = (f"n = {_fmt(left_out)} left out: their errors ({_fmt(level)}) sit on a round-off floor (at or "
-                      f"below floor = {floor:g}, or below roundoff = {roundoff:g} with the decay stalled)")
+                      f"below floor = {floor:g}, or below roundoff = {roundoff:g} where the local orders leave their trend)")
     if keep < 3:
         return _undecided("round-off", f"{who}{floor_text}; fewer than 3 sizes remain above it: use smaller sizes "
                                        "(or lower roundoff / floor if these errors are the method's)", sizes.size,
@@ -747,8 +747,9 @@ def check_rate(error: Callable, sizes: Sequence, *, claimed: float, kind: str = 
         The slowest correction n^-q the extrapolation allows for (default 1/2); a larger value
         (1 when the next term is known to be a full order smaller) narrows the interval.
     floor, roundoff : float
-        Errors at or below ``floor``, and errors below ``roundoff`` whose decay has stalled at the
-        largest sizes, are read as a round-off floor and left out (never as slower than claimed).
+        Errors at or below ``floor``, and errors below ``roundoff`` whose local orders leave their
+        trend at the largest sizes, are read as a round-off floor and left out (never as slower than
+        claimed); ``roundoff`` about 1e-5 for float32 arithmetic.
     budget : float or str
         What ``repeats="auto"`` may spend: seconds (default 60) or ``"N calls"``.
     timeout : float or None
@@ -923,7 +924,7 @@ def rate_records(rec, res: RateResult) -> str:
         rec.holds("errors_finite", False, why="a non-finite error never passes", label=res.message)
     elif res.status == "round-off":
         rec.holds("clear_of_round_off", False, why=f"errors at or below floor {res.floor:g}, or below roundoff "
-                  f"{res.roundoff:g} with the decay stalled, measure the floating point, not the method",
+                  f"{res.roundoff:g} where the local orders leave their trend, measure the floating point, not the method",
                   label=res.message)
     elif math.isnan(lo) or math.isnan(hi) or not rate_rule.consistent(lo, hi):
         rec.holds("windows_agree", False, why="every window is valid under the model at once: intervals that do not "
