@@ -38,7 +38,9 @@ The rule
     4. Every window is valid under the model at once, so the interval of ``p_inf`` is the
        intersection of the windows' intervals (the error rate ``1 - confidence`` split between
        them: half to the largest, the rest shared). A window whose drift speeds up (beyond 1.645
-       standard errors) is left out: the model's deceleration fails there. Windows that do not meet
+       standard errors, and by more than 0.001) is before its correction's inflection, where the
+       extrapolation fails: it keeps only the side that monotone local orders give (the asymptotic
+       order lies beyond its fitted order in the drift's direction). Windows that do not meet
        contradict the model.
     5. ``equal`` passes when the interval lies inside ``[p - tolerance, p + tolerance]`` and fails
        when it lies wholly outside; ``bound`` passes when its upper end is at most ``p + tolerance``
@@ -70,7 +72,8 @@ Carlo order -1/2 over a 64-fold range of sizes is decided with a few thousand re
 
 The papers' checks calibrate their tolerances over seeds and assert the point order with
 :func:`record_rate` (the interval and local orders reported beside it); :func:`record_bound`
-records a check's one-sided decision made here.
+records a check's one-sided decision made here, on the asymptotic order or (``decide="range"``) on
+the fitted order over the sizes measured, the asymptotic interval reported beside it.
 """
 
 from __future__ import annotations
@@ -768,9 +771,11 @@ def check_rate(error: Callable, sizes: Sequence, *, claimed: float, kind: str = 
     Raises
     ------
     InputError
-        Bad parameters; a function with the wrong signature, that returns something other than one
-        real number, or that ignores its random stream. Its subclass ImplementationError: the
-        function raised or ran past ``timeout`` (one line naming it, the size and the repeat).
+        A bad parameter (naming it and the allowed range).
+    ImplementationError
+        (an InputError) The function has the wrong signature, raises, runs past ``timeout``, returns
+        something other than one real number, or takes a random stream and ignores it: one line
+        naming it, the size and the repeat.
 
     Examples
     --------
