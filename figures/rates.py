@@ -3,7 +3,7 @@
 Log-log axes: every measured error (one dot per repeat), the level of the error per size (the
 power mean :mod:`verify.rates` decides on; the error itself when deterministic), the interval of the
 asymptotic order that decides, drawn as a shaded wedge of slopes through the level at the largest
-size, the least-squares line over every size (dotted: informational, it mixes regimes), and the
+size (one line when only one side is known), the least-squares line over every size (dotted: informational, it mixes regimes), and the
 claimed slope ``n^p`` through the same point. Sizes left out at a round-off floor are marked. The
 title carries the verdict and the status; the legend gives the interval and the local orders. The
 decision is :func:`verify.rate.decision` on the result's measured errors and parameters (no numerics
@@ -59,10 +59,14 @@ def draw_rate(result, ax):
         last = np.flatnonzero(kept)[-1]
         anchor_n, anchor = n[last], level[last]
         grid = np.geomspace(n[0], anchor_n, 50)
+        level_text = f"({100 * res.confidence:g} %)"
         if math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
             ax.fill_between(grid, anchor * (grid / anchor_n) ** lo, anchor * (grid / anchor_n) ** hi, color="C2",
-                            alpha=0.25, lw=0, label=f"asymptotic order in [{lo:.3g}, {hi:.3g}] "
-                                                    f"({100 * res.confidence:g} %)")
+                            alpha=0.25, lw=0, label=f"asymptotic order in [{lo:.3g}, {hi:.3g}] {level_text}")
+        elif math.isfinite(lo) != math.isfinite(hi):  # one-sided: only the side monotone local orders give
+            end, word = (hi, "<=") if math.isfinite(hi) else (lo, ">=")
+            ax.loglog(grid, anchor * (grid / anchor_n) ** end, "-.", color="C2",
+                      label=f"asymptotic order {word} {end:.3g} {level_text}")
         word = "claimed" if res.kind == "equal" else "bound"
         ax.loglog(n, anchor * (n / anchor_n) ** res.claimed, "--", color="C3",
                   label=f"{word}: n^{res.claimed:g} (tolerance {res.tolerance:g})")
