@@ -175,15 +175,15 @@ def assert_rate(error, sizes, *, claimed: float, kind: str = "equal", **options)
         from verify.testing import assert_rate
 
         def test_my_monte_carlo_converges_at_the_square_root_rate():
-            assert_rate(my_error, [1000, 4000, 16000, 64000], claimed=-0.5, repeats=64, tolerance=0.15)
+            assert_rate(my_error, [1000 * 2**k for k in range(7)], claimed=-0.5, budget=120)
 
     Parameters
     ----------
     error, sizes, claimed, kind
         As in :func:`verify.rates.check_rate`.
     **options
-        ``repeats``, ``seed``, ``confidence``, ``tolerance``, ``n_boot``, ``floor`` of
-        :func:`~verify.rates.check_rate`.
+        ``repeats`` (default ``"auto"``), ``budget``, ``seed``, ``confidence``, ``tolerance``, ``log_power``,
+        ``correction``, ``floor``, ``roundoff``, ``timeout`` of :func:`~verify.rates.check_rate`.
 
     Returns
     -------

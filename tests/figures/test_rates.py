@@ -21,6 +21,8 @@ def _gauss(n, rng):
 def results():
     return {
         "random": check_rate(_gauss, [100, 400, 1600, 6400], claimed=-0.5, repeats=32, tolerance=0.2),
+        "floor": check_rate(lambda n: abs(3 * n**-3.0 + 1e-12 * math.sin(n)), [8 * 2**k for k in range(11)],
+                            claimed=-3),
         "pre-asymptotic": check_rate(lambda n: 5 * n**-0.5 - 4 / n, [4, 8, 16, 32], claimed=-0.5),
         "non-finite": check_rate(lambda n: math.nan if n == 20 else 1 / n, [10, 20, 40], claimed=-1),
     }
@@ -30,26 +32,41 @@ def test_registered():
     assert check_drawer("rate") is rates.draw_rate
 
 
-def test_draws_the_errors_the_fit_its_band_and_the_claimed_slope(results):
+def test_draws_the_errors_the_asymptotic_interval_and_the_claimed_slope(results):
     res = results["random"]
     plt = pyplot()
     fig, ax = plt.subplots()
     try:
         rates.draw_rate(res.check_result(), ax)
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert labels[0] == "error, 32 repeats" and "geometric mean per size" in labels
-        assert any(t.startswith(f"fit: order {res.order:.3g}") for t in labels)
+        assert labels[0] == "error, 32 repeats" and "level per size (power mean 1/4)" in labels
+        lo, hi = res.asymptotic_interval
+        assert f"asymptotic order in [{lo:.3g}, {hi:.3g}] (95 %)" in labels
+        assert any(t.startswith(f"fit over all sizes: {res.order:.3g}") for t in labels)
         assert "claimed: n^-0.5 (tolerance 0.2)" in labels and any(t.startswith("local orders") for t in labels)
         assert ax.get_xscale() == ax.get_yscale() == "log"
-        assert ax.get_title() == f"rate of {res.quantities.label}: PASS (pass)"
-        band = [c for c in ax.collections if c.get_label().startswith("95 % band")]
-        assert len(band) == 1
+        assert ax.get_title() == f"rate of {res.quantities.label}: FAIL (inconclusive)"
+        wedge = [c for c in ax.collections if c.get_label().startswith("asymptotic order")]
+        assert len(wedge) == 1
         fit = next(line for line in ax.get_lines() if line.get_label().startswith("fit"))
         n, e = fit.get_data()
         assert np.allclose(np.diff(np.log(e)) / np.diff(np.log(n)), res.order)  # the fitted slope is drawn
         claimed = next(line for line in ax.get_lines() if line.get_label().startswith("claimed"))
         n, e = claimed.get_data()
         assert np.allclose(np.diff(np.log(e)) / np.diff(np.log(n)), -0.5)
+    finally:
+        plt.close(fig)
+
+
+def test_sizes_left_out_at_a_floor_are_marked(results):
+    res = results["floor"]
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    try:
+        rates.draw_rate(CheckResult.from_json(res.to_json()), ax)
+        marked = next(line for line in ax.get_lines() if line.get_label() == "left out: round-off floor")
+        assert sorted(marked.get_data()[0]) == sorted(float(n) for n in res.left_out)
+        assert ax.get_title().endswith("FAIL (round-off)")
     finally:
         plt.close(fig)
 
