@@ -181,3 +181,13 @@ def test_a_bad_timeout_is_refused_naming_it(bad):
 
     with pytest.raises(InputError, match="timeout must be"):
         Implementation("m:f", lambda: None, timeout=bad)
+
+
+def test_a_very_short_time_limit_never_leaks_the_alarm():
+    from verify.core.implementation import CallTimeout, call_with_timeout
+
+    for _ in range(200):  # a limit of microseconds: the alarm may fire anywhere, even before the call
+        try:
+            call_with_timeout(sum, range(1000), timeout=1e-6)
+        except CallTimeout:
+            pass

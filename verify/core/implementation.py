@@ -102,13 +102,16 @@ def _call_with_alarm(function, args, kwargs, timeout):
 
     previous = signal.signal(signal.SIGALRM, expire)
     start = time.monotonic()
-    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
+    outer_delay, outer_interval = 0.0, 0.0
     try:
-        return function(*args, **kwargs)
+        try:  # armed inside the try: an alarm at any moment below is caught (the timer is one-shot)
+            outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
+            return function(*args, **kwargs)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Expired:
         raise CallTimeout(f"ran past its time limit of {timeout:g} s") from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer_delay > 0:  # an outer timer keeps its deadline (at least a moment from now)
             signal.setitimer(signal.ITIMER_REAL, max(outer_delay - (time.monotonic() - start), 1e-6), outer_interval)
