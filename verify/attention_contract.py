@@ -98,7 +98,8 @@ The claim ``error ~ x^P`` (``--rate-kind equal``) or ``O(x^P)`` (``bound``) is d
 :func:`verify.rates.check_rate` with ``--rate-tolerance``; ``--claimed-error E`` also asserts that
 the mean error at the largest ladder value is at most ``E``. Built in: ``fma`` (the toolkit's FMA,
 ``spectral.fma_attention`` with the joint normalisation, base cell ``n // 8`` and ``rank`` group
-summaries: error ~ rank^-2 on smooth tokens, the midpoint rule) and ``random-features`` (positive
+summaries: error = O(rank^-2) on smooth tokens, the midpoint rule, steepening as the rank nears the
+base cell, so that the bound decides and an equality stays pre-asymptotic) and ``random-features`` (positive
 random features, Choromanski et al. 2021: ``rank`` features, error ~ rank^-1/2).
 
 Built-in implementations: ``numpy`` (plain softmax attention in ``--dtype``: the positive control)

@@ -154,17 +154,19 @@ def test_the_reference_is_softmax_attention_by_hand():
 
 # -- approximate mechanisms ---------------------------------------------------------------------------------------------
 def test_toolkit_fma_converges_at_rank_to_the_minus_2():
+    # the bound: the local orders steepen as the rank nears the base cell (exact at rank = r), so an equality
+    # stays pre-asymptotic over this ladder and O(rank^-2) is what the data establish
     res = check.run(implementation="fma", approximate=True, claimed_rate=-2.0, variable="rank", n=512,
-                    ladder=(4, 8, 16))
+                    ladder=(4, 8, 16), rate_kind="bound")
     assert res.passed, res.failures
     assert res.quantities.rate_status == "pass" and res.quantities.rate_order == pytest.approx(-2.0, abs=0.05)
     p = CHECK.params(implementation="fma", approximate=True, claimed_rate=-2.0, variable="rank", n=512,
-                     ladder=(4, 8, 16))
+                     ladder=(4, 8, 16), rate_kind="bound")
     back = assert_round_trip(CHECK, res.quantities, p).quantities
     assert back.mode == "approximate" and np.array_equal(back.errors, res.quantities.errors)
     wrong = CHECK.assess(res.quantities, CHECK.params(**{**{f: getattr(p, f) for f in ("implementation", "approximate",
                                                                                         "claimed_rate", "variable", "n",
-                                                                                        "ladder")},
+                                                                                        "ladder", "rate_kind")},
                                                          "claimed_error": 1e-6}))
     assert failed_records(wrong) == {"error_at_largest"}
 
@@ -206,7 +208,7 @@ def _approx(fn, **kwargs):
                                                          (approx_by_levels, "levels", -1.5, (2, 4, 8, 16)),
                                                          (approx_random, "rank", -0.5, (16, 64, 256, 1024))])
 def test_a_users_approximation_is_held_to_its_rate(fn, variable, rate, ladder):
-    kwargs = dict(variable=variable, ladder=ladder, d=4, repeats=8)
+    kwargs = dict(variable=variable, ladder=ladder, d=4, repeats=32)  # 8 repeats leave the random one inconclusive
     if variable != "n":
         kwargs["n"] = 32
     res = _approx(fn, claimed_rate=rate, **kwargs)
@@ -270,8 +272,8 @@ def test_cli(capsys):
     assert check.main(small) == 0
     assert check.main(["--implementation", "wrong-axis", *small]) == 1
     assert "row axis" in capsys.readouterr().out
-    approx = ["--implementation", "fma", "--approximate", "--claimed-rate", "-2", "--n", "512", "--ladder", "4,8,16",
-              "--quiet"]
+    approx = ["--implementation", "fma", "--approximate", "--claimed-rate", "-2", "--rate-kind", "bound", "--n", "512",
+              "--ladder", "4,8,16", "--quiet"]
     assert check.main([*approx, "--in", "rank"]) == 0
     assert check.main([*approx, "--in=rank"]) == 0
     capsys.readouterr()
