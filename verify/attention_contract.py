@@ -232,7 +232,8 @@ class Params:
     rate_tolerance: float = Real(None, "Half-width of the band around P (verify.rates' tolerance) (--approximate)",
                                  low=0.0, high=5.0, low_open=True, auto="0.1 with --approximate")
     repeats: int = Int(None, "Repeats per ladder value of a random approximation (one taking rng) (--approximate)",
-                       low=2, high=10000, auto="16 with --approximate")
+                       low=2, high=10000, auto="as many as the decision needs (verify.rates' repeats='auto', within its "
+                                               "budget)")
     claimed_error: float = Real(None, "Claimed bound of the mean relative RMS error at the largest ladder value "
                                       "(--approximate)", low=0.0, low_open=True, auto="not asserted")
     n: int = Int(None, "Sequence length of --approximate with --in rank or levels", low=2, high=16384,
@@ -315,7 +316,7 @@ class Params:
             logit_std=BUILTIN_LOGIT_STD.get(name, 0.5) if self.logit_std is None else self.logit_std,
             rate_kind="equal" if self.rate_kind is None else self.rate_kind,
             rate_tolerance=0.1 if self.rate_tolerance is None else self.rate_tolerance,
-            repeats=16 if self.repeats is None else self.repeats)
+            repeats=self.repeats)  # None: as many as verify.rates' auto mode needs, within its budget
 
 
 # -- the rounding bound -------------------------------------------------------------------------------------------
@@ -946,7 +947,8 @@ def _measure_rate(p, ctx, fn, calls) -> dict:
 
     try:
         res = rates.check_rate(error, list(p.ladder), claimed=p.claimed_rate, kind=p.rate_kind,
-                               repeats=p.repeats, seed=p.seed, tolerance=p.rate_tolerance)
+                               repeats="auto" if p.repeats is None else p.repeats, seed=p.seed,
+                               tolerance=p.rate_tolerance)
     except Exception:
         if failure:
             raise failure[0] from None
