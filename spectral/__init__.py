@@ -17,7 +17,8 @@ toolkit use); everything else is internal. The modules, one job each:
   (k-nearest-neighbour kernels, host sparse); :mod:`spectral.operators` (matrix-free and sparse score
   matrices, the guarded dense builder);
 * checks and normalisations: :mod:`spectral.scores` (score and attention matrices),
-  :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
+  :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate),
+  :mod:`spectral.bistochastic` (the symmetric Sinkhorn scaling ``D C D`` of Sinkformers);
 * spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
   (the block Krylov-Schur solver of its matrix-free path),
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
@@ -101,6 +102,8 @@ _EXPORTS = {
     "ScoreMLP": "spectral.neural",
     "sinkhorn": "spectral.normalize",
     "SinkhornResult": "spectral.normalize",
+    "SinkhornScaling": "spectral.bistochastic",
+    "sinkhorn_normalize": "spectral.bistochastic",
     "SparseScores": "spectral.operators",
     "Spectrum": "spectral.spectrum",
     "suggest_scale": "spectral.scale",
