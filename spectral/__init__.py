@@ -28,7 +28,8 @@ toolkit use); everything else is internal. The modules, one job each:
   (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.graph_laplacians` (eps-graph, k-NN and Gaussian graph Laplacians scaled to ``-Delta``),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
-  attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);
+  attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere),
+  :mod:`spectral.sinkformer` (tokens moved by Sinkformer or Transformer layers);
 * support: :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
@@ -104,6 +105,8 @@ _EXPORTS = {
     "SinkhornResult": "spectral.normalize",
     "SinkhornScaling": "spectral.bistochastic",
     "sinkhorn_normalize": "spectral.bistochastic",
+    "SinkformerFlow": "spectral.sinkformer",
+    "sinkformer_flow": "spectral.sinkformer",
     "SparseScores": "spectral.operators",
     "Spectrum": "spectral.spectrum",
     "suggest_scale": "spectral.scale",

@@ -31,6 +31,7 @@ PAPERS = {
     "NEURAL": "neural-attention-mlp-scores",
     "SA": "self-attention-particles",
     "GL": "graph-laplacian-spectral-convergence",
+    "SK": "sinkformers",
 }
 
 
@@ -44,6 +45,8 @@ PAPER_TITLES = {
     "SA": "Self-attention as interacting particles (clusters, Geshkovski et al.)",
     "GL": "Graph-Laplacian spectral convergence (Calder & García Trillos 2022; Cheng & Wu 2022; "
           "García Trillos, Gerlach, Hein & Slepčev 2020)",
+    "SK": "Sinkformers: doubly stochastic attention (Sander, Ablin, Blondel & Peyré 2022) and bistochastic kernel "
+          "limits (Marshall & Coifman 2019; Landa, Coifman & Kluger 2021; Agarwal, Harchaoui, Mulcahy & Pal 2024)",
 }
 
 
@@ -163,6 +166,9 @@ LEDGER: tuple[Claim, ...] = (
     Claim('GL-6', 'graph-laplacian-spectral-convergence', 'Gaussian kernel, ε ~ (log N/N)^{1/(d/2+2)}: eigenvalues N^{-1/(d/2+2)}, eigenvectors N^{-1/(d+4)} (Cheng–Wu)', 'P1', 'should hold', check='gl_gaussian', test=None),
     Claim('GL-7', 'graph-laplacian-spectral-convergence', 'Gaussian kernel, ε ~ (log N/N)^{1/(d/2+3)}: eigenvalues and eigenvectors N^{-1/(d/2+3)} (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
     Claim('GL-8', 'graph-laplacian-spectral-convergence', 'Density-corrected Laplacian on non-uniform samples converges to −Δ at the same rates (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
+    # -- Sinkformers (SK) --
+    Claim('SK-2', 'sinkformers', 'Generator on functions: Sinkhorn (1/ε)(P − I) → ½(Δ + ⟨∇log p, ∇⟩), half the softmax drift, not Laplace–Beltrami; scaling d ∝ p^{−1/2}', 'P1', 'should hold', check='sk_generator', test=None),
+    Claim('SK-1', 'sinkformers', 'Heat diffusion: rescaled Sinkformer layers move the tokens\' density by ∂ₜp = ½Δp (row softmax on the sphere: ∂ₜp = Δp)', 'P1', 'holds only under stated assumptions', check='sk_heat', test=None),
 )
 
 def _checks_from_ledger() -> dict[str, tuple[str, ...]]:
