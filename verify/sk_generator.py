@@ -45,7 +45,8 @@ from verify.core.params import Choice, Flag, Int, Options, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-__all__ = ["CALIBRATION", "CHECK", "LIMITS", "TIERS", "main", "run"]
+__all__ = ["CALIBRATION", "CHECK", "LIMITS", "TIERS", "continuum_operators", "gaussian_kernel_matrix", "main", "run",
+           "tier_problem"]
 
 CHECK = Check("sk_generator", claims=("SK-2",), devices=("cpu", "gpu"))
 
@@ -216,7 +217,7 @@ def _functions(manifold):
     return fs, along
 
 
-def _problem(tier, n, rng):
+def tier_problem(tier, n, rng):
     """Points, the density, the limit pieces and the continuum operators of one tier."""
     from manifolds import VonMises, VonMisesFisher
     from manifolds import drift_diffusion as limit
@@ -238,7 +239,7 @@ def _problem(tier, n, rng):
     return manifold, dens, x, vals, half_lap, drift, pdf, along
 
 
-def _continuum(manifold, dens, x, along, eps):
+def continuum_operators(manifold, dens, x, along, eps):
     """``(softmax ops, sinkhorn ops, scaling)`` of the exact finite-eps continuum at the points."""
     from manifolds.references.sinkformers import circle_continuum, sphere_continuum
 
@@ -266,7 +267,7 @@ def _normalised(op, half_lap, drift, pdf, continuum, limits) -> Normalised:
                       continuum_rms=None if continuum is None else _relative_rms(op, continuum))
 
 
-def _kernel(x, eps, xp):
+def gaussian_kernel_matrix(x, eps, xp):
     """``exp(-(1 - <x_i, x_j>) / eps) = exp(-|x_i - x_j|^2 / (2 eps))`` on the unit sphere."""
     gram = x @ xp.permute_dims(x, (1, 0))
     return xp.exp(xp.minimum(gram - 1.0, xp.zeros_like(gram)) / eps)
@@ -284,8 +285,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
     for tier in p.tiers:
         n, eps = getattr(p, f"{tier}_n"), getattr(p, f"{tier}_eps")
         with ctx.timed(tier), single_blas_thread():
-            manifold, dens, x, vals, half_lap, drift, pdf, along = _problem(tier, n, child_rng(p.seed, "sk", tier))
-            W = _kernel(xp.asarray(x), eps, xp)
+            manifold, dens, x, vals, half_lap, drift, pdf, along = tier_problem(tier, n, child_rng(p.seed, "sk", tier))
+            W = gaussian_kernel_matrix(xp.asarray(x), eps, xp)
             fx = xp.asarray(vals)
             soft = to_numpy((W @ fx) / xp.sum(W, axis=1)[:, None] - fx) / eps
             res = sinkhorn_normalize(W, tol=1e-12)
@@ -294,7 +295,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             scaling, iterations = to_numpy(res.scaling), res.iterations
             del res
         with ctx.timed(f"{tier}_reference"):
-            cont_soft, cont_sink, cont_d = _continuum(manifold, dens, x, along, eps)
+            cont_soft, cont_sink, cont_d = continuum_operators(manifold, dens, x, along, eps)
         tiers[tier] = Tier(
             normalised={"sinkhorn": _normalised(sink, half_lap, drift, pdf, cont_sink, sinkhorn_limits),
                         "softmax": _normalised(soft, half_lap, drift, pdf, cont_soft, {"softmax": SOFTMAX_LIMIT})},
