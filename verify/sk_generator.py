@@ -176,10 +176,29 @@ class Normalised:
 
 
 @dataclasses.dataclass(frozen=True)
+class Curve:
+    """The first test function's operators by point (what the figure draws; grids only)."""
+
+    #: angle (S^1) or z = <mu, x> (S^2) of each point
+    coordinate: np.ndarray
+    sinkhorn: np.ndarray
+    softmax: np.ndarray
+    #: the limit's pieces (1/2) Delta f and <grad log p, grad f>
+    half_laplacian: np.ndarray
+    drift: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
 class Tier:
     """The two normalisations of one tier and the Sinkhorn scaling against the continuum's."""
 
     normalised: dict[str, Normalised]
+    #: the density and n d_i^2 at the points (the scaling law d ~ p^(-1/2)), and the kernel's mass c_eps = int W
+    density: np.ndarray
+    scaling_squared: np.ndarray
+    kernel_mass: float
+    #: the first test function by point (grids; None for i.i.d. tiers)
+    curve: Curve | None
     #: relative RMS of n d_i^2 against the continuum d(x_i)^2
     scaling_rms: float
     #: least-squares slope of log(n d_i^2) against log p(x_i) (-1: d ~ p^(-1/2))
@@ -253,6 +272,13 @@ def continuum_operators(manifold, dens, x, along, eps):
     return cont.softmax, cont.sinkhorn, cont.scaling
 
 
+def _kernel_mass(manifold, eps) -> float:
+    """``c_eps = int exp(-|x - y|^2 / (2 eps)) dy``: the degree-0 symbol of the kernel (n d^2 p c_eps -> 1)."""
+    from manifolds.references.sinkformers import circle_kernel_symbol, sphere_kernel_symbol
+
+    return float(circle_kernel_symbol(eps, 0) if manifold == "circle" else sphere_kernel_symbol(eps, 0))
+
+
 def _relative_rms(a, b) -> float:
     return float(np.sqrt(np.mean((a - b) ** 2)) / np.sqrt(np.mean(b**2)))
 
@@ -301,6 +327,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         "softmax": _normalised(soft, half_lap, drift, pdf, cont_soft, {"softmax": SOFTMAX_LIMIT})},
             scaling_rms=_relative_rms(n * scaling**2, cont_d**2),
             scaling_law_slope=float(np.polyfit(np.log(pdf), np.log(n * scaling**2), 1)[0]),
+            density=pdf, scaling_squared=n * scaling**2, kernel_mass=_kernel_mass(manifold, eps),
+            curve=Curve(coordinate=np.arctan2(x[:, 1], x[:, 0]) if manifold == "circle" else x @ np.asarray(SPHERE_MU),
+                        sinkhorn=sink[:, 0], softmax=soft[:, 0], half_laplacian=half_lap[:, 0], drift=drift[:, 0])
+            if tier.endswith("grid") else None,
             sinkhorn_iterations=int(iterations))
     return Quantities(tiers=tiers)
 

@@ -1,8 +1,8 @@
 """verify.sk_convergence (SK-4): alternating Sinkhorn at lambda_2^2 per sweep (~1/eps sweeps), the symmetric
 scaling at (1 - lambda_min)/2 <= 1/2 per update (bounded).
 
-Measured once on 400 points of S^1 (the default: fewer points close the sample's spectral gap faster than eps
-at the smallest eps, so the sweeps' order in eps is asserted at this size only); the assertions are held to those quantities, to the
+Measured once on the 400-point von Mises quantile grid of S^1 (the default) and on a 300-point vMF Fibonacci set
+of S^2; the assertions are held to those quantities, to the
 swapped orders (bounded alternating counts, 1/eps symmetric counts), to an undamped symmetric iteration (which
 oscillates), and to altered rates.
 """
@@ -24,18 +24,21 @@ def test_small_setting_passes(small):
     p, q = small
     res = assert_passes(CHECK, q, p)
     run = q.runs["circle"]
-    assert np.all(run.symmetric_rate <= 0.5 + 1e-9) and np.all(run.symmetric_updates <= 40)
+    assert np.all(run.symmetric_rate <= 0.5) and np.all(run.symmetric_updates <= 40)
     assert abs(res.measured["circle_alternating_order"] + 1) < 0.1
     assert np.all(np.diff(run.alternating_sweeps) > 0)
+    assert "circle_symmetric_order" not in res.measured  # the grid's counts fall with eps: asserted on samples
 
 
 def test_swapped_orders_fail(small):
     p, q = small
     assert_fails(CHECK, q, dataclasses.replace(p, alternating_order=0.0), "circle_alternating_order", only=True)
-    sweeps = q.runs["circle"].symmetric_updates  # bounded counts in place of the sweeps
-    assert_fails(CHECK, q, p, {"circle_alternating_gap_order", "circle_alternating_order"},
+    sweeps = q.runs["circle"].symmetric_updates + 200  # bounded counts in place of the sweeps
+    assert_fails(CHECK, q, p, "circle_alternating_order",
                  **changed_fields(q, {("runs", "circle", "alternating_sweeps"): sweeps}))
-    assert_fails(CHECK, q, dataclasses.replace(p, symmetric_order=-1.0), "circle_symmetric_order", only=True)
+    slow = np.sqrt(q.runs["circle"].alternating_rate)  # a rate of lambda_2 per sweep instead of lambda_2^2
+    assert_fails(CHECK, q, p, "circle_alternating_rate",
+                 **changed_fields(q, {("runs", "circle", "alternating_rate"): slow}))
 
 
 def test_the_alternating_rate_for_the_symmetric_scaling_fails(small):
@@ -88,13 +91,12 @@ test_bad_input_names_the_parameter = refusals(check.run, [
 ])
 
 
-def test_sphere_rates_against_the_eigenvalues(monkeypatch):
-    monkeypatch.setitem(check.EPS, "sphere", (0.2, 0.1, 0.05))  # >= 100 sweeps between tol 1e-6 and 1e-12
-    p, q = measured(CHECK, manifolds=("sphere",), n=200)
-    res = CHECK.assess(q, p)
-    for name in ("sphere_symmetric_rate", "sphere_alternating_rate", "sphere_alternating_gap_order"):
-        assert res.record(name).passed, res.record(name)
-    assert "sphere_alternating_order" not in {r.name for r in res.records if r.deciding}
+def test_sphere_passes_and_its_symmetric_rate_reaches_the_bound():
+    p, q = measured(CHECK, manifolds=("sphere",), n=300)
+    assert_passes(CHECK, q, p)
+    run = q.runs["sphere"]
+    assert np.all(run.symmetric_rate > 0.9 * (1 - run.lambda_min) / 2)  # the set's irregularities: every mode
+    assert_fails(CHECK, q, dataclasses.replace(p, symmetric_order=-1.0), "sphere_symmetric_order", only=True)
 
 
 def test_computes_in_the_given_namespace(strict_xp, monkeypatch):
