@@ -5,7 +5,7 @@ Sinkhorn's algorithm, which makes the attention matrix doubly stochastic. For a 
 (the Gaussian kernel ``exp(-|x_i - x_j|^2 / (2 eps))``, or a dot-product kernel ``exp(<x_i, x_j> / eps)``,
 whose Sinkhorn normalisations coincide because diagonal factors are absorbed by the scaling) the
 doubly stochastic matrix is ``P = diag(d) C diag(d)`` with a single positive vector ``d``: this module
-computes it by the damped symmetric iteration ``d <- sqrt(d / (C d))`` (Knight 2008, section 5), in a
+computes it by the damped symmetric iteration ``d <- sqrt(d / (C d))`` (Knight 2008), in a
 stabilised form that never forms a number larger than the largest kernel entry.
 
 :func:`sinkhorn_normalize` is the public entry point; the alternating (row, column) Sinkhorn-Knopp

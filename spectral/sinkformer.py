@@ -149,7 +149,7 @@ def sinkformer_flow(X0, *, eps, layers, step=None, normalisation="sinkhorn", val
 
     References
     ----------
-    Sander, Ablin, Blondel & Peyre, AISTATS 2022 (arXiv 2110.11773), abstract and section 5; Agarwal,
+    Sander, Ablin, Blondel & Peyre, AISTATS 2022 (arXiv 2110.11773), abstract and the heat-diffusion section; Agarwal,
     Harchaoui, Mulcahy & Pal, "Iterated Schrodinger bridge approximation to Wasserstein gradient flows"
     (arXiv 2406.10823).
 

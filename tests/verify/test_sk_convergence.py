@@ -95,7 +95,8 @@ def test_sphere_passes_and_its_symmetric_rate_reaches_the_bound():
     p, q = measured(CHECK, manifolds=("sphere",), n=300)
     assert_passes(CHECK, q, p)
     run = q.runs["sphere"]
-    assert np.all(run.symmetric_rate > 0.9 * (1 - run.lambda_min) / 2)  # the set's irregularities: every mode
+    assert np.all(run.symmetric_rate > 0.85 * (1 - run.lambda_min) / 2)  # the set's irregularities: every mode
+    assert np.all(run.symmetric_tail_rate > 0.9 * (1 - run.lambda_min) / 2)
     assert_fails(CHECK, q, dataclasses.replace(p, symmetric_order=-1.0), "sphere_symmetric_order", only=True)
 
 
