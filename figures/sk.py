@@ -87,7 +87,8 @@ def fig_sk1(out_dir, *, formats=("png",), seed=0):
                  f"Sinkhorn: S^1 {fitted('sinkhorn', 'circle', 4)}; S^2 {fitted('sinkhorn', 'sphere', 4)}. Row softmax: "
                  f"S^1 {fitted('softmax', 'circle', 3)}; S^2 {fitted('softmax', 'sphere', 3)} (mode 3 is the least "
                  f"accurate: on S^1 its moment decays too fast and turns negative near t = 0.6, so no D is fitted and "
-                 f"the last points are missing). The paper's 'heat diffusion' holds for the density, with D = 1/2 in this convention "
+                 f"the last points are missing). The paper's 'heat diffusion' holds for the density, with D = 1/2 "
+                 f"in this convention "
                  f"(kernel exp(-|x - y|^2 / (2 eps))). Check sk_heat: {res.verdict}.")
     return save(fig, out_dir, "sk-1", formats)
 

@@ -203,7 +203,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 cols["alt_rate"].append(rate)
         runs[manifold] = Run(eps=np.asarray(EPS[manifold]), symmetric_updates=np.asarray(cols["updates"]),
                              symmetric_start=np.asarray(cols["start"]),
-                             symmetric_rate=np.asarray(cols["rate"]), symmetric_tail_rate=np.asarray(cols["tail"]), alternating_sweeps=np.asarray(cols["sweeps"]),
+                             symmetric_rate=np.asarray(cols["rate"]), symmetric_tail_rate=np.asarray(cols["tail"]),
+                             alternating_sweeps=np.asarray(cols["sweeps"]),
                              alternating_rate=np.asarray(cols["alt_rate"]), lambda_min=np.asarray(cols["lmin"]),
                              lambda_2=np.asarray(cols["l2"]), symmetric_residuals=tuple(cols["history"]))
     return Quantities(runs=runs)

@@ -27,7 +27,6 @@ Sinkformer (a negative control: 1, the softmax's, fails).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 

@@ -83,7 +83,10 @@ def circle_kernel_symbol(eps: float, k):
 
 
 def sphere_kernel_symbol(eps: float, degree):
-    """Funk-Hecke multiplier ``2 pi int_(-1)^1 exp(-(1 - t)/eps) P_l(t) dt = 4 pi sqrt(pi eps/2) e^(-1/eps) I_(l+1/2)(1/eps)``."""
+    """Funk-Hecke multiplier ``2 pi int_(-1)^1 exp(-(1 - t)/eps) P_l(t) dt``.
+
+    ``= 4 pi sqrt(pi eps / 2) e^(-1/eps) I_(l+1/2)(1/eps)`` (from ``int e^(zt) P_l(t) dt = 2 i_l(z)``).
+    """
     from scipy.special import ive
 
     eps = check_real("eps", eps, low=0.0, low_open=True)

@@ -167,10 +167,10 @@ LEDGER: tuple[Claim, ...] = (
     Claim('GL-7', 'graph-laplacian-spectral-convergence', 'Gaussian kernel, ε ~ (log N/N)^{1/(d/2+3)}: eigenvalues and eigenvectors N^{-1/(d/2+3)} (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
     Claim('GL-8', 'graph-laplacian-spectral-convergence', 'Density-corrected Laplacian on non-uniform samples converges to −Δ at the same rates (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
     # -- Sinkformers (SK) --
+    Claim('SK-1', 'sinkformers', 'Heat diffusion: rescaled Sinkformer layers move the tokens\' density by ∂ₜp = ½Δp (row softmax on the sphere: ∂ₜp = Δp)', 'P1', 'holds only under stated assumptions', check='sk_heat', test=None),
     Claim('SK-2', 'sinkformers', 'Generator on functions: Sinkhorn (1/ε)(P − I) → ½(Δ + ⟨∇log p, ∇⟩), half the softmax drift, not Laplace–Beltrami; scaling d ∝ p^{−1/2}', 'P1', 'should hold', check='sk_generator', test=None),
     Claim('SK-3', 'sinkformers', 'Rates of both generators: bias O(ε) in the bandwidth, sampling error O(n^{−1/2}) at fixed ε', 'P2', 'should hold', check='sk_rates', test=None),
     Claim('SK-4', 'sinkformers', 'Sinkhorn convergence: alternating sweeps at λ₂(P)² (∝ 1/ε sweeps); symmetric scaling D C D at ≤ ½ per update (bounded)', 'P2', 'should hold', check='sk_convergence', test=None),
-    Claim('SK-1', 'sinkformers', 'Heat diffusion: rescaled Sinkformer layers move the tokens\' density by ∂ₜp = ½Δp (row softmax on the sphere: ∂ₜp = Δp)', 'P1', 'holds only under stated assumptions', check='sk_heat', test=None),
 )
 
 def _checks_from_ledger() -> dict[str, tuple[str, ...]]:
