@@ -1,7 +1,7 @@
 """figures.sk: SK figures 1-4 and the --plot figures of the sk_* checks, from cheap runs.
 
-The default tier draws one paper figure and two check figures (matplotlib at 300 dpi is most of the cost);
-the others are in the slow tier.
+The default tier draws one check figure and one read back from JSON (matplotlib at 300 dpi is most of the
+cost); the paper figures and the other check figures are in the slow tier.
 """
 
 import functools
@@ -33,15 +33,15 @@ def test_registered():
     assert_registered(sk, PAPER, sk.CHECK_FIGURES)
 
 
-@pytest.mark.parametrize("check", ["sk_generator", "sk_convergence",
-                                   pytest.param("sk_heat", marks=pytest.mark.slow),
-                                   pytest.param("sk_rates", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("check", ["sk_convergence", *(pytest.param(c, marks=pytest.mark.slow)
+                                                       for c in ("sk_generator", "sk_heat", "sk_rates"))])
 def test_check_figures(check, tmp_path):
     save_check_figure(_cheap(check), tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("name", ["sk-2", *(pytest.param(n, marks=pytest.mark.slow) for n in ("sk-1", "sk-3", "sk-4"))])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_from_cheap_runs(name, tmp_path, monkeypatch):
     seen = []
 
