@@ -250,10 +250,10 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             record_rate(rec, name, order, claimed, atol=CALIBRATION.get(name, p), x=r.eps, errors=counts,
                         asymptote="small",
                         label=f"{manifold}: the {kind} iteration's count to tol {TOL:g} is not O(eps^{claimed:g})")
-    return (f"Sinkhorn's alternating iteration converges at lambda_2(P)^2 per sweep (on S^1 its sweeps to {TOL:g} grow "
-            f"like eps^{p.alternating_order:g}); the symmetric scaling D C D at (1 - lambda_min(P))/2 <= 1/2 per update "
-            f"(at most log2(r0 / tol) + 1 updates; on S^1 ~ eps^{p.symmetric_order:g}), on the Gaussian attention of "
-            f"{p.n} points of {' and '.join(p.manifolds)}")
+    return (f"Sinkhorn's alternating iteration converges at lambda_2(P)^2 per sweep or faster, its sweeps to {TOL:g} "
+            f"growing like eps^{p.alternating_order:g}; the symmetric scaling D C D contracts by (1 - lambda_min(P))/2 "
+            f"<= 1/2 per update (at most log2(r0 / tol) + 1 updates, ~ eps^{p.symmetric_order:g} on S^2), on the "
+            f"Gaussian attention of {p.n} points of {' and '.join(p.manifolds)}")
 
 
 run = CHECK.run
