@@ -17,7 +17,8 @@ toolkit use); everything else is internal. The modules, one job each:
   (k-nearest-neighbour kernels, host sparse); :mod:`spectral.operators` (matrix-free and sparse score
   matrices, the guarded dense builder);
 * checks and normalisations: :mod:`spectral.scores` (score and attention matrices),
-  :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate);
+  :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate),
+  :mod:`spectral.bistochastic` (the symmetric Sinkhorn scaling ``D C D`` of Sinkformers);
 * spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
   (the block Krylov-Schur solver of its matrix-free path),
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
@@ -28,7 +29,8 @@ toolkit use); everything else is internal. The modules, one job each:
   :mod:`spectral.heat_sparse` (heat-kernel attention at scale), :mod:`spectral.scale` (bandwidth selection),
   :mod:`spectral.graph_laplacians` (eps-graph, k-NN and Gaussian graph Laplacians scaled to ``-Delta``),
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
-  attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere);
+  attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere),
+  :mod:`spectral.sinkformer` (tokens moved by Sinkformer or Transformer layers);
 * support: :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
@@ -103,6 +105,10 @@ _EXPORTS = {
     "ScoreMLP": "spectral.neural",
     "sinkhorn": "spectral.normalize",
     "SinkhornResult": "spectral.normalize",
+    "SinkhornScaling": "spectral.bistochastic",
+    "sinkhorn_normalize": "spectral.bistochastic",
+    "SinkformerFlow": "spectral.sinkformer",
+    "sinkformer_flow": "spectral.sinkformer",
     "SparseScores": "spectral.operators",
     "Spectrum": "spectral.spectrum",
     "suggest_scale": "spectral.scale",

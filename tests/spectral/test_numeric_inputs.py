@@ -121,9 +121,10 @@ def test_every_exported_function_with_numeric_options_is_covered():
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
                        "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
                        "memory_device"}
-    # the PDE, FMA, attention-flow and graph-Laplacian modules have their own tests
+    # the PDE, FMA, attention-flow, graph-Laplacian and symmetric Sinkhorn modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in (
-        "spectral.pde", "spectral.fma", "spectral.attention_flow", "spectral.graph_laplacians")]
+        "spectral.pde", "spectral.fma", "spectral.attention_flow", "spectral.graph_laplacians",
+        "spectral.bistochastic", "spectral.sinkformer")]
     callables = {n for n in mine if callable(getattr(spectral, n)) and not isinstance(getattr(spectral, n), type)
                  or n in ("ResidualMLP", "ScoreMLP", "KernelOperator", "SparseScores")}
     assert callables <= covered | without_numeric, sorted(callables - covered - without_numeric)
@@ -333,6 +334,19 @@ REFUSED += [
 PROPAGATED.append(("PatternMatrix", lambda v: spectral.PatternMatrix(np.array([0, 1, 2]), np.array([1, 0]), 2)
                    @ _with(np.ones(2), v, 1)))
 WITHOUT_NUMERIC_INPUT.add("GraphLaplacian")
+
+# the symmetric Sinkhorn scaling and the Sinkformer layers: kernels, tokens and scalars refused when not finite
+_CIRCLE = np.stack([np.cos(np.arange(6.0)), np.sin(np.arange(6.0))], axis=1)
+REFUSED += [
+    ("sinkhorn_normalize", lambda v: spectral.sinkhorn_normalize(_sym(C, v)), "C"),
+    ("sinkhorn_normalize", lambda v: spectral.sinkhorn_normalize(_sym(np.log(C), v), log_domain=True), "C"),
+    ("sinkhorn_normalize", lambda v: spectral.sinkhorn_normalize(C, tol=v), "tol"),
+    ("sinkformer_flow", lambda v: spectral.sinkformer_flow(_with(_CIRCLE, v), eps=0.1, layers=1), "X0"),
+    ("sinkformer_flow", lambda v: spectral.sinkformer_flow(_CIRCLE, eps=v, layers=1), "eps"),
+    ("sinkformer_flow", lambda v: spectral.sinkformer_flow(_CIRCLE, eps=0.1, layers=1, step=v), "step"),
+    ("sinkformer_flow", lambda v: spectral.sinkformer_flow(_CIRCLE, eps=0.1, layers=1, value=v), "value"),
+]
+WITHOUT_NUMERIC_INPUT |= {"SinkhornScaling", "SinkformerFlow"}
 
 test_non_finite_input_refused = non_finite_refusal_test(REFUSED, says_why=r"finite|NaN|got (nan|inf)")
 

@@ -21,7 +21,8 @@ def test_the_gpu_checks_are_the_expected_ones():
     assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
                           "fractional_limit", "gl_eps_knn", "gl_gaussian", "heat_rate", "metric_attention",
                           "nearest_point", "pde_causal", "pde_conservation", "pde_modes", "pde_smoothing", "sa_clustering", "sa_equiangular",
-                          "sa_hemisphere", "sa_high_dimension", "sa_metastability", "sphere_softmax"]
+                          "sa_hemisphere", "sa_high_dimension", "sa_metastability", "sk_convergence", "sk_generator",
+                          "sk_heat", "sk_rates", "sphere_softmax"]
 
 
 HOST_ONLY = sorted(name for name in available_checks() if "gpu" not in load_check(name).CHECK.devices)
