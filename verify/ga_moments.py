@@ -98,15 +98,23 @@ DEFAULT_CASES = ("softmax", "l2", "multihead", "sinkhorn")
 DEFAULT_SIZES = (16, 32, 64, 128, 256)
 FULL_SIZES = (64, 128, 256, 512, 1024, 2048)
 
+_SEEDS = {"seed": tuple(range(10))}
+_DEFAULT = {"repeats": (32, None)}
 CALIBRATION = Calibration(
-    Tolerance("sigmoid_gaussianity_ratio", 1.5, measured=0.0, over={"seed": tuple(range(10))},
-              why="median Gaussianity statistic of the sigmoid cloud over the softmax cloud's at the largest n "
-                  "(AVX-512 host): the sigmoid law's distance from Gaussian plus noise against noise alone"),
-    Tolerance("*_order_deviation", 0.2, measured=0.0,
-              over={"seed": tuple(range(10))}, valid={"repeats": (32, None)},
-              why="the farther end of the 95 % bootstrap interval of the order from -1/2 (AVX-512 host): 32 draws per "
-                  "size over a factor 16 in n leave the interval about +-0.1 wide; a wrong right-hand side makes the "
-                  "error plateau (order near 0)"),
+    Tolerance("sigmoid_gaussianity_ratio", 1.5, measured=1.83, over=_SEEDS, valid=_DEFAULT,
+              why="median Gaussianity statistic of the sigmoid cloud over the softmax cloud's at n = 256 (AVX-512 "
+                  "host; 1.83 .. 2.59 over seeds 0-9): the sigmoid law's distance from Gaussian plus noise against "
+                  "noise alone"),
+    Tolerance("*_mean_order_deviation", 0.3, measured=0.257, over=_SEEDS, valid=_DEFAULT,
+              why="the farther end of the 95 % bootstrap interval of the mean error's order from -1/2 (AVX-512 host, "
+                  "default tier, the four default cases): the norm of a 2-vector fluctuates most (interval about "
+                  "+-0.13 wide at 32 draws per size over n = 16 .. 256); a wrong mean ODE makes the error plateau "
+                  "(order near 0, deviation near 0.5 and more)"),
+    Tolerance("*_cov_order_deviation", 0.25, measured=0.193, over=_SEEDS, valid=_DEFAULT,
+              why="as for the mean, for the covariance error (interval about +-0.09 wide; measured 0.083 .. 0.193)"),
+    Tolerance("*_gaussian_order_deviation", 0.2, measured=0.132, over=_SEEDS, valid=_DEFAULT,
+              why="as for the mean, for the Gaussianity statistic (bounded summands: interval about +-0.04 wide; "
+                  "measured 0.047 .. 0.132, the largest for the two-head case)"),
 )
 
 
@@ -287,10 +295,10 @@ def decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
     """``(case, "mean" | "cov" | "gaussian") -> verify.rates.RateResult`` (kind "equal", claimed p.claimed_order)."""
     from verify.rates import RateQuantities, decide_rate
 
-    tol = CALIBRATION.get("softmax_mean_order_deviation", p).value
     out = {}
     for c in q.mean_errors:
         for kind, errs in (("mean", q.mean_errors[c]), ("cov", q.cov_errors[c]), ("gaussian", q.gaussianity[c])):
+            tol = CALIBRATION.get(f"{c}_{kind}_order_deviation", p).value
             data = RateQuantities(sizes=np.asarray(q.sizes), errors=np.asarray(errs), deterministic=False)
             out[c, kind] = decide_rate(data, claimed=p.claimed_order, kind="equal", tolerance=tol, seed=p.seed)
     return out
