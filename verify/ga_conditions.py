@@ -27,8 +27,9 @@ and the mean and covariance right-hand sides ``v_bar`` and ``(2/n) sum_i (x_i - 
 exact ``(1 + kappa Sigma_n) m`` and ``2 kappa Sigma_n^2`` at the sample's own moments
 (:func:`manifolds.references.gaussian_attention.moment_rhs`); the error is ``sqrt(e_mean^2 + e_cov^2)`` with
 ``e_mean = (v_bar - exact) / kappa`` and ``e_cov = (... - exact) / (2 kappa)``.
-Its order (``verify.rates``, 95 % bootstrap interval) is ``-1/2`` at ``kappa = 0.3`` and
-``-1/(1 + kappa^2)`` at ``kappa = 3`` (``-0.1``: the ``n^(-1/2)`` claim fails there). The full tier adds
+Its order (``verify.rates``, 95 % bootstrap interval) is ``-1/2`` at ``kappa = 0.3`` (within the
+pre-asymptotic spread measured, -0.33 .. -0.54 over seeds) and ``-1/(1 + kappa^2) = -0.2`` at ``kappa = 2``
+(orders -0.13 .. -0.26): the ``n^(-1/2)`` claim fails there. The full tier adds
 the crossover ``kappa = 0.6 .. 2`` and particle flows toward the blow-up (``T / T* = 0.3 .. 0.9``).
 """
 
@@ -51,7 +52,7 @@ __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "predi
 
 CHECK = Check("ga_conditions", claims=("GA-6",), devices=("cpu", "gpu"))
 
-DEFAULT_KAPPAS = (0.3, 3.0)
+DEFAULT_KAPPAS = (0.3, 2.0)
 FULL_KAPPAS = (0.3, 0.6, 0.9, 1.2, 2.0, 3.0)
 DEFAULT_SIZES = (64, 128, 256, 512, 1024)
 #: samples whose velocities are computed together (the peak is three (CHUNK, n, n) arrays)
@@ -62,12 +63,17 @@ FLOW_B = 0.25
 FLOW_FRACTIONS = (0.3, 0.6, 0.8, 0.9)
 
 _SEEDS = {"seed": tuple(range(10))}
+_VALID = {"repeats": (64, None), "sizes": ((64, 128, 256, 512, 1024),)}
 CALIBRATION = Calibration(
-    Tolerance("kappa*_finite_variance_order_deviation", 0.2, measured=0.0, over=_SEEDS, valid={"repeats": (48, None)},
-              why="the farther end of the 95 % bootstrap interval from -1/2 at kappa <= 1/sqrt(2) (AVX-512 host)"),
-    Tolerance("kappa*_heavy_tail_order_deviation", 0.2, measured=0.0, over=_SEEDS, valid={"repeats": (48, None)},
-              why="|order - (-1/(1 + kappa^2))| at kappa > 1: a stable law's mean log error, with its slowly varying "
-                  "corrections (AVX-512 host)"),
+    Tolerance("kappa*_finite_variance_order_deviation", 0.3, measured=0.258, over=_SEEDS, valid=_VALID,
+              why="the farther end of the 95 % bootstrap interval from -1/2 at kappa = 0.3 (AVX-512 host): the orders "
+                  "-0.33 .. -0.54 over seeds 0-9 sit a little above -1/2 at n <= 1024 (the weights' higher moments "
+                  "are heavy, the asymptote slow), the intervals +-0.1; a non-converging implementation gives 0 or "
+                  "above"),
+    Tolerance("kappa*_heavy_tail_order_deviation", 0.15, measured=0.13, over=_SEEDS, valid=_VALID,
+              why="|interval end - (-1/(1 + kappa^2))| at kappa = 2 (predicted -0.2; orders -0.13 .. -0.26 over seeds "
+                  "0-9, AVX-512 host): a stable law's mean log error with its slowly varying corrections; n^-1/2 "
+                  "would give 0.3, a non-converging error 0.2 and more"),
 )
 
 
@@ -79,10 +85,10 @@ def predicted_order(kappa: float) -> float:
 @CHECK.parameters
 class Params:
     kappas: tuple = Reals(None, "Coupling strengths kappa = beta |Sigma^(1/2) B Sigma^(1/2)| (d = 1)", low=0.01,
-                          high=10.0, auto="0.3, 3; with full 0.3, 0.6, 0.9, 1.2, 2, 3")
+                          high=10.0, auto="0.3, 2; with full 0.3, 0.6, 0.9, 1.2, 2, 3")
     sizes: tuple = Ints(None, "Numbers of tokens n (at least 3, increasing)", low=8, high=2**15, min_len=3,
                         auto="64 .. 1024 (doubling); with full 128 .. 4096", unit="tokens")
-    repeats: int = Int(None, "Seeded samples per size", low=2, high=1024, auto="48")
+    repeats: int = Int(None, "Seeded samples per size", low=2, high=1024, auto="64")
     full: bool = Flag(False, "The kappa crossover, n up to 4096 and particle flows toward the blow-up "
                              "(about 20 CPU minutes on 2 cores)")
 
@@ -92,7 +98,7 @@ class Params:
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
         kappas = self.kappas if self.kappas is not None else (FULL_KAPPAS if self.full else DEFAULT_KAPPAS)
-        repeats = self.repeats if self.repeats is not None else 48
+        repeats = self.repeats if self.repeats is not None else 64
         return dataclasses.replace(self, sizes=tuple(sizes), kappas=tuple(kappas), repeats=repeats)
 
 
@@ -208,8 +214,8 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                         label=f"GA-6: at kappa = {k:g} the softmax moment error does not decay like n^(-1/(1 + "
                               f"kappa^2)) = n^{predicted_order(k):.3f} (order {res.order:.3f} [{lo:.3f}, {hi:.3f}])")
             rec.at_least(f"{tag}_slower_than_sqrt_n", lo, -0.5 + 0.1,
-                         why="the whole 95 % interval of the order lies above -1/2 + 0.1: the mean-field rate n^-1/2 "
-                             "does not hold at this coupling",
+                         why="the whole 95 % interval of the order lies above -1/2 + 0.1 (its lower end -0.19 .. -0.32 "
+                             "at kappa = 2 over seeds 0-9): the mean-field rate n^-1/2 does not hold at this coupling",
                          label=f"GA-6: at kappa = {k:g} the error still decays like n^-1/2: the heavy tail is not seen")
     for f, errs in q.flow_errors.items():
         from verify.rates import RateQuantities, decide_rate

@@ -221,11 +221,16 @@ def gaussianity_statistic(X, *, radius: float = FREQUENCY_RADIUS, directions: in
 
 
 def _flow(ctx, X0, T, dt, spec_kwargs):
-    """Tokens at ``T`` on the host (RK4 with step ``dt``)."""
+    """Tokens at ``T`` on the host (RK4 with step ``dt``); NaN where the flow gave up (a note says why)."""
     from spectral import attention_flow
     from spectral.backend import to_numpy
+    from spectral.validation import ConvergenceError
 
-    flow = attention_flow(ctx.xp.asarray(X0), times=[T], method="rk4", dt=dt, **spec_kwargs)
+    try:
+        flow = attention_flow(ctx.xp.asarray(X0), times=[T], method="rk4", dt=dt, **spec_kwargs)
+    except ConvergenceError as exc:  # a wrong dynamics can overflow: its errors are then NaN (never pass)
+        ctx.note(f"{spec_kwargs.get('normalisation')}, n = {np.shape(X0)[-2]}: {exc}")
+        return np.full(np.shape(X0), np.nan)
     return np.asarray(to_numpy(flow.final), dtype=float)
 
 

@@ -322,7 +322,8 @@ def blowup_time(cov0, query_key, *, lam=1.0, beta=1.0) -> float | None:
     B = np.asarray(query_key, dtype=float)
     mu = np.linalg.eigvalsh(R @ (0.5 * (B + B.T)) @ R)
     rate = 2.0 * lam * beta * (mu[-1] if lam * beta > 0 else mu[0])
-    return 1.0 / rate if rate > 0 else None
+    scale = 2.0 * abs(lam * beta) * float(np.max(np.abs(mu)))  # a zero eigenvalue rounds to +-eps times this
+    return 1.0 / rate if rate > 64 * np.finfo(float).eps * scale else None
 
 
 def projected_limit(cov0, query) -> np.ndarray:
