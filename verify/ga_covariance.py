@@ -82,6 +82,9 @@ class Quantities:
     no_blowup_trace: dict[str, float]
     no_blowup_rate: dict[str, float]
     no_blowup_bound: dict[str, float]
+    #: tr Sigma(t) on [0, 3 T*] for softmax (NaN past its blow-up), L2 and Sinkhorn with the blow-up Q, K (figure)
+    growth_times: np.ndarray
+    growth_traces: dict[str, np.ndarray]
     #: K = -Q, V = I: |Sigma_ODE(t) - Sigma_inf| t (should stay bounded: 1/t convergence) and the limit's rank
     projected_gap: float
     projected_rank: int
@@ -178,7 +181,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             limit = np.outer(u, u) / float(u @ u)
             end = moment_flow(spec, _MEAN0, _COV0, [0.999999 * T], rtol=RTOL, atol=1e-14, cap=1e12).covs[-1]
             direction[name] = float(np.linalg.norm(end / np.trace(end) - limit))
-    trace_max, rates, bounds = {}, {}, {}
+    trace_max, rates, bounds, traces = {}, {}, {}, {}
     with ctx.timed("no blow-up"):
         T = T_star["softmax"]
         others = {"l2": GaussianAttention(2, kernel="l2", query=_Q_UP, key=_K_UP),
@@ -191,6 +194,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
             trace_max[name] = float(np.max(np.trace(fl.covs, axis1=1, axis2=2)))
             rates[name] = float(np.max(np.diff(np.log(top)) / np.diff(times)))
             bounds[name] = float(limits[name])
+            traces[name] = np.trace(fl.covs, axis1=1, axis2=2)
+        soft = moment_flow(heads["softmax"], _MEAN0, _COV0, times, rtol=RTOL, atol=1e-14)
+        traces["softmax"] = np.trace(soft.covs, axis1=1, axis2=2)
     with ctx.timed("projected limit"):
         q = np.array([[0.6, -0.8]])
         spec = GaussianAttention(2, query=q, key=-q)
@@ -218,7 +224,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
             printed.append(float(np.linalg.norm(ours - printed_sinkhorn_rhs(Sk, Qk, Kk, Vk)) / np.linalg.norm(ours)))
     return Quantities(closed_form_error=float(max(errs)), scalar_mean_error=mean_err, blowup_times=T_star,
                       blowup_solver_times=T_solver, blowup_direction_error=direction, no_blowup_trace=trace_max,
-                      no_blowup_rate=rates, no_blowup_bound=bounds, projected_gap=gap, projected_rank=rank,
+                      no_blowup_rate=rates, no_blowup_bound=bounds, growth_times=times, growth_traces=traces,
+                      projected_gap=gap, projected_rank=rank,
                       rank_count=ranks, rank_q_sigma_decay=decay, rank_gap=gaps, rank_trace_increase=increases,
                       rank_dims=dims, sinkhorn_collapse=collapse, sinkhorn_printed_gap=float(max(printed)))
 

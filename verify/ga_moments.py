@@ -171,6 +171,8 @@ class Quantities:
     kappa: dict[str, float]
     #: largest change of the moments (relative) between RK4 steps dt and dt/2 at the largest n, x 16/15
     integrator_error: dict[str, float]
+    #: the first draw's tokens at t_final at the largest n, per case (for the figure)
+    clouds: dict[str, np.ndarray]
 
 
 def coupling_strength(spec: GaussianAttention, cov) -> float:
@@ -260,7 +262,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     mean_err = {c: np.empty(shape) for c in p.cases}
     cov_err = {c: np.empty(shape) for c in p.cases}
     gauss = {c: np.empty(shape) for c in names}
-    ref_mean, ref_cov, motion, kappa, integ = {}, {}, {}, {}, {}
+    ref_mean, ref_cov, motion, kappa, integ, clouds = {}, {}, {}, {}, {}, {}
     with ctx.timed("reference"):
         grid = np.linspace(0.0, T, 41)
         for c in p.cases:
@@ -277,6 +279,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 with ctx.timed(c):
                     X = _flow(ctx, X0, T, p.dt, _kwargs(c))
                 gauss[c][i] = gaussianity_statistic(X)
+                if i == len(p.sizes) - 1:
+                    clouds[c] = X[0].copy()
                 if c != CONTRAST:
                     mean_err[c][i], cov_err[c][i] = moment_errors(X, ref_mean[c], ref_cov[c])
                     if i == len(p.sizes) - 1:  # the time step's share at the largest n: dt against dt / 2
@@ -293,7 +297,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         integ[c] = float(np.max(gaps)) * 16.0 / 15.0  # RK4: err(dt) ~ (16/15) |y(dt) - y(dt/2)|
     return Quantities(sizes=np.asarray(p.sizes), mean_errors=mean_err, cov_errors=cov_err, gaussianity=gauss,
                       reference_mean=ref_mean, reference_cov=ref_cov, motion=motion, kappa=kappa,
-                      integrator_error=integ)
+                      integrator_error=integ, clouds=clouds)
 
 
 def decisions(q: Quantities, p) -> dict[tuple[str, str], object]:

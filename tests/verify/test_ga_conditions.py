@@ -49,3 +49,12 @@ def test_a_non_normalised_velocity_fails(monkeypatch):
 
 test_bad_input = refusals(check.run, [({"sizes": (64, 32, 128)}, "sizes"), ({"kappas": (0.0,)}, "kappas"),
                                       ({"repeats": 1}, "repeats")])
+
+
+def test_the_device_namespace_computes_the_velocities(strict_xp):
+    p = CHECK.params(sizes=(16, 32, 64), repeats=2)
+    want = CHECK.measure(p)
+    got = CHECK.measure(p, xp=strict_xp)
+    assert "asarray" in strict_xp.used
+    for k in p.kappas:
+        np.testing.assert_allclose(got.rhs_errors[k], want.rhs_errors[k], rtol=1e-9, atol=1e-13)

@@ -85,3 +85,13 @@ def test_moment_errors_and_gaussianity_statistic_on_exact_samples():
 test_bad_input = refusals(check.run, [({"sizes": (64, 32, 128)}, "sizes"), ({"cases": ("softmax", "cosine")}, "cases"),
                                       ({"dt": 0.0}, "dt"), ({"t_final": -1.0}, "t_final"),
                                       ({"claimed_order": 1.0}, "claimed_order")])
+
+
+def test_the_device_namespace_computes_the_flows(strict_xp):
+    """On a device the particle flows run in its namespace (array_api_strict stands in for CuPy)."""
+    p = CHECK.params(cases=("softmax", "sinkhorn"), sizes=(8, 16, 32), repeats=2, contrast=False)
+    want = CHECK.measure(p)
+    got = CHECK.measure(p, xp=strict_xp)
+    assert "asarray" in strict_xp.used
+    for c in p.cases:
+        np.testing.assert_allclose(got.cov_errors[c], want.cov_errors[c], rtol=1e-9, atol=1e-12)
