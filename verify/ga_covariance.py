@@ -41,13 +41,14 @@ import math
 import numpy as np
 
 from manifolds.references.gaussian_attention import (GaussianAttention, blowup_time, isotropic_value_covariance,
-                                                     moment_flow, moment_rhs, projected_limit, psd_sqrt, scalar_flow)
+                                                     moment_flow, moment_rhs, printed_sinkhorn_rhs, projected_limit,
+                                                     psd_sqrt, scalar_flow)
 from spectral.validation import child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "Params", "Quantities", "run", "main", "printed_sinkhorn_rhs"]
+__all__ = ["CHECK", "Params", "Quantities", "run", "main"]
 
 CHECK = Check("ga_covariance", claims=("GA-5",), devices=("cpu",),
               host_only="ODEs of d x d matrices: nothing to put on a device")
@@ -101,19 +102,6 @@ class Quantities:
     sinkhorn_collapse: float
     #: max |rhs derived here - printed closed form| / |rhs| over random Sigma, Q, K, V (Sinkhorn)
     sinkhorn_printed_gap: float
-
-
-def printed_sinkhorn_rhs(cov, Q, K, V) -> np.ndarray:
-    """The Sinkhorn covariance right-hand side in the closed form of the authors' code (epsilon = 1)."""
-    from scipy.linalg import sqrtm
-
-    d = cov.shape[0]
-    A = K.T @ Q
-    R = np.real(sqrtm(cov))
-    prod = R @ A.T
-    CS = 0.5 * (R @ np.real(sqrtm(4.0 * prod @ cov @ prod.T + np.eye(d))) @ np.linalg.inv(R) - np.eye(d))
-    rhs = V @ np.linalg.inv(A.T) @ np.linalg.inv(cov) @ CS @ cov
-    return rhs + rhs.T
 
 
 def _spd(rng, d, floor=0.2):

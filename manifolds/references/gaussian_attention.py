@@ -71,7 +71,8 @@ from spectral.validation import InputError, check_option, check_real
 
 __all__ = ["GaussianAttention", "MomentFlow", "NORMALISATIONS", "KERNELS", "affine_velocity", "moment_rhs",
            "moment_flow", "sinkhorn_cross_covariance", "isotropic_value_covariance", "blowup_time",
-           "projected_limit", "scalar_flow", "psd_sqrt", "gaussian_velocity_quadrature", "velocity_loop"]
+           "projected_limit", "scalar_flow", "psd_sqrt", "gaussian_velocity_quadrature", "velocity_loop",
+           "printed_sinkhorn_rhs"]
 
 #: the normalisations whose mean-field velocity is affine on Gaussians (the uniform (USA) and sigmoid weights are
 #: not normalised: their velocity on a Gaussian is not affine and Gaussians do not stay Gaussian)
@@ -184,6 +185,24 @@ def sinkhorn_cross_covariance(cov, interaction) -> np.ndarray:
     U, s, Wt = np.linalg.svd(R @ np.asarray(interaction, dtype=float) @ R)
     g = 2.0 * s / (1.0 + np.sqrt(1.0 + 4.0 * s * s))
     return R @ ((U * g) @ Wt) @ R
+
+
+def printed_sinkhorn_rhs(cov, Q, K, V) -> np.ndarray:
+    """The Sinkhorn covariance right-hand side in the closed form of the authors' code (epsilon = 1, ``A = K^T Q``).
+
+    ``V A^(-T) Sigma^(-1) C_S Sigma + transpose`` with
+    ``C_S = (Sigma^(1/2) (4 Sigma^(1/2) A^T Sigma A Sigma^(1/2) + I)^(1/2) Sigma^(-1/2) - I) / 2``: a second,
+    independently derived form of the right-hand side of :func:`moment_rhs` (it needs ``A`` invertible).
+    """
+    from scipy.linalg import sqrtm
+
+    d = cov.shape[0]
+    A = K.T @ Q
+    R = np.real(sqrtm(cov))
+    prod = R @ A.T
+    CS = 0.5 * (R @ np.real(sqrtm(4.0 * prod @ cov @ prod.T + np.eye(d))) @ np.linalg.inv(R) - np.eye(d))
+    rhs = V @ np.linalg.inv(A.T) @ np.linalg.inv(cov) @ CS @ cov
+    return rhs + rhs.T
 
 
 def _head_terms(spec: GaussianAttention, h: int, mean, cov):

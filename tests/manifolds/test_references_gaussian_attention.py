@@ -10,8 +10,8 @@ import pytest
 
 from manifolds.references.gaussian_attention import (GaussianAttention, affine_velocity, blowup_time,
                                                      gaussian_velocity_quadrature, isotropic_value_covariance,
-                                                     moment_flow, moment_rhs, projected_limit, scalar_flow,
-                                                     sinkhorn_cross_covariance)
+                                                     moment_flow, moment_rhs, printed_sinkhorn_rhs, projected_limit,
+                                                     scalar_flow, sinkhorn_cross_covariance)
 from spectral.validation import InputError
 
 RNG = np.random.default_rng(21)
@@ -47,8 +47,6 @@ def test_sinkhorn_coupling_has_the_marginals_and_the_interaction():
 
 
 def test_sinkhorn_right_hand_side_matches_the_authors_closed_form():
-    from verify.ga_covariance import printed_sinkhorn_rhs
-
     spec = GaussianAttention(2, normalisation="sinkhorn", query=Q, key=K, value=V)
     ours = moment_rhs(spec, MEAN, COV)[1]
     np.testing.assert_allclose(ours, printed_sinkhorn_rhs(COV, Q, K, V), rtol=0, atol=1e-12)
