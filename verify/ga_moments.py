@@ -96,6 +96,8 @@ CASES = {
 CONTRAST = "sigmoid"
 DEFAULT_CASES = ("softmax", "l2", "multihead", "sinkhorn")
 DEFAULT_SIZES = (16, 32, 64, 128, 256)
+#: score entries moved together (draws are split into chunks of at most this many n x n entries: 256 MiB per array)
+CHUNK_ENTRIES = 2**25
 FULL_SIZES = (64, 128, 256, 512, 1024, 2048)
 
 _SEEDS = {"seed": tuple(range(10))}
@@ -144,9 +146,10 @@ class Params:
 
 @CHECK.memory
 def needs(p: Params) -> dict:
-    """The flow of ``repeats`` configurations of the largest ``n``: three ``(repeats, n, n)`` arrays of scores."""
+    """The flow of one chunk of draws at the largest ``n``: four ``(chunk, n, n)`` arrays of scores and weights."""
     def estimate(n):
-        return 8.0 * p.repeats * (4.0 * n * n + 40.0 * n * D) + (32 << 20)
+        chunk = min(p.repeats, max(1, CHUNK_ENTRIES // (n * n)))
+        return 8.0 * chunk * 4.0 * n * n + 8.0 * p.repeats * 40.0 * n * D + (32 << 20)
 
     n = max(p.sizes)
     return {"flows": PathNeed(estimate, n, "--sizes", 4, f"the attention flows of {p.repeats} x n = {n} tokens",
@@ -228,12 +231,18 @@ def _flow(ctx, X0, T, dt, spec_kwargs):
     from spectral.backend import to_numpy
     from spectral.validation import ConvergenceError
 
-    try:
-        flow = attention_flow(ctx.xp.asarray(X0), times=[T], method="rk4", dt=dt, **spec_kwargs)
-    except ConvergenceError as exc:  # a wrong dynamics can overflow: its errors are then NaN (never pass)
-        ctx.note(f"{spec_kwargs.get('normalisation')}, n = {np.shape(X0)[-2]}: {exc}")
-        return np.full(np.shape(X0), np.nan)
-    return np.asarray(to_numpy(flow.final), dtype=float)
+    n = int(np.shape(X0)[-2])
+    chunk = max(1, int(CHUNK_ENTRIES // (n * n)))  # draws moved together: (chunk, n, n) scores at most
+    out = []
+    for s in range(0, len(X0), chunk):
+        try:
+            flow = attention_flow(ctx.xp.asarray(X0[s:s + chunk]), times=[T], method="rk4", dt=dt, **spec_kwargs)
+        except ConvergenceError as exc:  # a wrong dynamics can overflow: its errors are then NaN (never pass)
+            ctx.note(f"{spec_kwargs.get('normalisation')}, n = {n}: {exc}")
+            out.append(np.full(np.shape(X0[s:s + chunk]), np.nan))
+            continue
+        out.append(np.asarray(to_numpy(flow.final), dtype=float))
+    return np.concatenate(out, axis=0)
 
 
 #: inverse temperature of the sigmoid contrast: saturated weights (near 1{<Q x, K y> > 0}), far from affine
