@@ -55,9 +55,11 @@ CHECK = Check("ga_conditions", claims=("GA-6",), devices=("cpu", "gpu"))
 DEFAULT_KAPPAS = (0.3, 2.0)
 FULL_KAPPAS = (0.3, 0.6, 0.9, 1.2, 2.0, 3.0)
 DEFAULT_SIZES = (64, 128, 256, 512, 1024)
-#: samples whose velocities are computed together (the peak is three (CHUNK, n, n) arrays)
-CHUNK = 8
+#: score entries computed together: samples are split into chunks of at most this many n x n entries (256 MiB)
+CHUNK_ENTRIES = 2**25
 FULL_SIZES = (128, 256, 512, 1024, 2048, 4096)
+#: sizes of the full tier's particle flows (144 field evaluations each: n = 4096 would take hours here)
+FLOW_SIZES = (64, 128, 256, 512, 1024)
 #: the particle flows of the full tier: d = 1, B = 0.25, V = 1, N(0, 1) at t = 0 (T* = 2), at these fractions of T*
 FLOW_B = 0.25
 FLOW_FRACTIONS = (0.3, 0.6, 0.8, 0.9)
@@ -89,8 +91,8 @@ class Params:
     sizes: tuple = Ints(None, "Numbers of tokens n (at least 3, increasing)", low=8, high=2**15, min_len=3,
                         auto="64 .. 1024 (doubling); with full 128 .. 4096", unit="tokens")
     repeats: int = Int(None, "Seeded samples per size", low=2, high=1024, auto="64")
-    full: bool = Flag(False, "The kappa crossover, n up to 4096 and particle flows toward the blow-up "
-                             "(about 20 CPU minutes on 2 cores)")
+    full: bool = Flag(False, "The kappa crossover, n up to 4096, and particle flows toward the blow-up (n up to "
+                             "1024; see the README for the measured cost)")
 
     def resolve(self):
         """Tier defaults; sizes increasing."""
@@ -104,9 +106,9 @@ class Params:
 
 @CHECK.memory
 def needs(p: Params) -> dict:
-    """One chunk's ``(CHUNK, n, n)`` scores, three arrays of them; the flows of the full tier hold all repeats."""
+    """One chunk's ``(chunk, n, n)`` scores, three arrays of them (the flows' chunks are no larger)."""
     def estimate(n):
-        return 24.0 * (p.repeats if p.full else CHUNK) * n * n + (32 << 20)
+        return 24.0 * min(p.repeats, _chunk(n)) * n * n + (32 << 20)
 
     n = max(p.sizes)
     return {"velocities": PathNeed(estimate, n, "--sizes", 8, f"the softmax velocities of {p.repeats} x n = {n} "
@@ -120,9 +122,14 @@ class Quantities:
     sizes: np.ndarray
     #: kappa -> ``[size, repeat]`` error of the mean and covariance right-hand sides (module docstring)
     rhs_errors: dict[float, np.ndarray]
-    #: the full tier's flows: T / T* -> ``[size, repeat]`` relative variance error at T, and kappa(T); empty otherwise
+    #: the full tier's flows (sizes FLOW_SIZES): T / T* -> ``[size, repeat]`` relative variance error at T, and
+    #: kappa(T); empty otherwise
     flow_errors: dict[float, np.ndarray]
     flow_kappa: dict[float, float]
+
+
+def _chunk(n: int) -> int:
+    return max(1, CHUNK_ENTRIES // (n * n))
 
 
 def _velocity(ctx, Y, kappa):
@@ -131,8 +138,9 @@ def _velocity(ctx, Y, kappa):
     from spectral.backend import to_numpy
 
     out = []
-    for s in range(0, Y.shape[0], CHUNK):  # CHUNK samples at a time: (CHUNK, n, n) scores at most
-        v = attention_velocity(ctx.xp.asarray(Y[s:s + CHUNK]), beta=1.0, query_key=[[kappa]], geometry="euclidean")
+    chunk = _chunk(Y.shape[1])
+    for s in range(0, Y.shape[0], chunk):  # chunk samples at a time: (chunk, n, n) scores at most
+        v = attention_velocity(ctx.xp.asarray(Y[s:s + chunk]), beta=1.0, query_key=[[kappa]], geometry="euclidean")
         out.append(np.asarray(to_numpy(v), dtype=float))
     return np.concatenate(out, axis=0)
 
@@ -169,14 +177,17 @@ def measure(p: Params, ctx: Context) -> Quantities:
         ref = moment_flow(spec, [0.0], [[1.0]], times)
         for f, S in zip(FLOW_FRACTIONS, ref.covs):
             flow_kappa[f] = float(FLOW_B * S[0, 0])
-            flow_errors[f] = np.empty(shape)
+            flow_errors[f] = np.empty((len(FLOW_SIZES), p.repeats))
         with single_blas_thread():
-            for i, n in enumerate(p.sizes):
+            for i, n in enumerate(FLOW_SIZES):
                 X0 = child_rng(p.seed, "ga_conditions", "flow", int(n)).standard_normal((p.repeats, int(n), 1))
-                with ctx.timed("flows"):
-                    fl = attention_flow(ctx.xp.asarray(X0), times=times, method="rk4", dt=0.05,
-                                        **spec.flow_kwargs())
-                tokens = np.asarray(to_numpy(fl.tokens), dtype=float)
+                parts = []
+                for s in range(0, p.repeats, _chunk(n)):
+                    with ctx.timed("flows"):
+                        fl = attention_flow(ctx.xp.asarray(X0[s:s + _chunk(n)]), times=times, method="rk4", dt=0.05,
+                                            **spec.flow_kwargs())
+                    parts.append(np.asarray(to_numpy(fl.tokens), dtype=float))
+                tokens = np.concatenate(parts, axis=1)
                 for k, (f, S) in enumerate(zip(FLOW_FRACTIONS, ref.covs)):
                     flow_errors[f][i] = np.abs(tokens[k].var(axis=1)[:, 0] - S[0, 0]) / S[0, 0]
     return Quantities(sizes=np.asarray(p.sizes), rhs_errors=errors, flow_errors=flow_errors, flow_kappa=flow_kappa)
@@ -220,7 +231,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     for f, errs in q.flow_errors.items():
         from verify.rates import RateQuantities, decide_rate
 
-        res = decide_rate(RateQuantities(sizes=np.asarray(q.sizes), errors=np.asarray(errs), deterministic=False),
+        res = decide_rate(RateQuantities(sizes=np.asarray(FLOW_SIZES), errors=np.asarray(errs), deterministic=False),
                           claimed=-0.5, kind="equal", tolerance=0.2, seed=p.seed)
         rec.info(f"flow_T{f:g}Tstar_order", res.order)
         rec.info(f"flow_T{f:g}Tstar_interval", f"[{res.interval[0]:.4f}, {res.interval[1]:.4f}]")

@@ -7,7 +7,7 @@ from verify.testing import assert_fails, assert_passes, changed_fields, failed_r
 
 CHECK = check.CHECK
 
-small = measurement_fixture(CHECK, draws=2, t_long=10000)
+small = measurement_fixture(CHECK, draws=1, dims=(3, 4), t_long=10000)
 
 
 def test_passes(small):
