@@ -45,7 +45,7 @@ from manifolds.references.gaussian_attention import (GaussianAttention, blowup_t
                                                      psd_sqrt, scalar_flow)
 from spectral.validation import child_rng
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints
+from verify.core.params import Flag, Int, Ints
 from verify.core.result import Recorder
 
 __all__ = ["CHECK", "Params", "Quantities", "run", "main"]
@@ -63,9 +63,18 @@ _MEAN0 = np.array([0.5, -0.3])
 
 @CHECK.parameters
 class Params:
-    draws: int = Int(10, "Random draws (Q, V, Sigma_0) per dimension of the rank study", low=1, high=1000)
-    dims: tuple = Ints((3, 4, 5), "Dimensions d of the rank study (K = -Q, Q with floor(d/2) rows)", low=2, high=12)
+    draws: int = Int(None, "Random draws (Q, V, Sigma_0) per dimension of the rank study", low=1, high=1000,
+                     auto="10; with full 100")
+    dims: tuple = Ints(None, "Dimensions d of the rank study (K = -Q, Q with floor(d/2) rows)", low=2, high=12,
+                       auto="3, 4, 5; with full 3 .. 8")
     t_long: int = Int(10**5, "Time horizon of the collapse runs (the last decade decides the rates)", low=100, high=10**9)
+    full: bool = Flag(False, "The rank study on 100 draws in each d = 3 .. 8 (see the README for the measured cost)")
+
+    def resolve(self):
+        """Tier defaults."""
+        draws = self.draws if self.draws is not None else (100 if self.full else 10)
+        dims = self.dims if self.dims is not None else ((3, 4, 5, 6, 7, 8) if self.full else (3, 4, 5))
+        return dataclasses.replace(self, draws=draws, dims=tuple(dims))
 
 
 @dataclasses.dataclass(frozen=True)
