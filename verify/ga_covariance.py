@@ -68,7 +68,8 @@ class Params:
     dims: tuple = Ints(None, "Dimensions d of the rank study (K = -Q, Q with floor(d/2) rows)", low=2, high=12,
                        auto="3, 4, 5; with full 3 .. 8")
     t_long: int = Int(10**5, "Time horizon of the collapse runs (the last decade decides the rates)", low=100, high=10**9)
-    full: bool = Flag(False, "The rank study on 100 draws in each d = 3 .. 8 (see the README for the measured cost)")
+    full: bool = Flag(False, "The rank study on 100 draws in each d = 3 .. 8 (40 CPU seconds, 2 minutes on a "
+                             "loaded 2-core host; 90 MB)")
 
     def resolve(self):
         """Tier defaults."""
@@ -268,9 +269,10 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                   "(d + 1) // 2 for floor(d/2) rows; counted as the eigenvalues of Sigma(t_long) above 1e-3 of its "
                   "trace (the others are below 1e-5 there), over every draw",
               label="GA-5: a limit covariance has a rank other than d - rank Q (the number of draws that do)")
-    rec.at_most("rank_q_sigma_decay", float(np.max(q.rank_q_sigma_decay)), 0.5,
+    rec.at_most("rank_q_sigma_decay", float(np.max(q.rank_q_sigma_decay)), 0.7,
                 why="|Q Sigma| keeps falling over the last decade (like 1/t: 0.1, or 1/t^2: 0.01 for some directions; "
-                    "the slowest draw of seed 0 is still pre-asymptotic at 0.21): a stationary Q Sigma != 0 gives 1",
+                    "the slowest draws are still pre-asymptotic: 0.21 .. 0.28 at the defaults, seeds 0-3; 0.41 over "
+                    "the full tier's 600 draws in d = 3 .. 8): a stationary Q Sigma != 0 gives 1",
                 label="GA-5: Q Sigma stops decaying: the flow does not approach ker Q")
     rec.at_least("rank_gap", float(np.min(q.rank_gap)), 100.0,
                  why="at t_long the d - rank Q kept eigenvalues exceed the collapsing ones by at least 100x (measured "
