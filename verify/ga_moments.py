@@ -356,6 +356,9 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                     label=f"{case.claim}: the time step, not the sampling, sets the error of {case.what}")
         rec.info(f"{c}_integrator_error", err)
         rec.info(f"{c}_kappa_max", q.kappa[c])
+        if q.kappa[c] >= 1.0:
+            rec.note(f"{c}: the softmax coupling kappa reaches {q.kappa[c]:.3g} >= 1 on [0, T]: the n^-1/2 rate is not "
+                     "expected there (GA-6, python -m verify.ga_conditions); shorten --t-final")
         rec.at_least(f"{c}_motion", q.motion[c], 5.0 * sampling,
                      why="the moments must move over [0, T] by at least 5x the median sampling error at the largest "
                          "n (the same relative measure), or an ODE off by a fraction of the motion would pass",
