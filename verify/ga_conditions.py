@@ -92,7 +92,8 @@ class Params:
                         auto="64 .. 1024 (doubling); with full 128 .. 4096", unit="tokens")
     repeats: int = Int(None, "Seeded samples per size", low=2, high=1024, auto="64")
     full: bool = Flag(False, "The kappa crossover, n up to 4096, and particle flows toward the blow-up (n up to "
-                             "1024; see the README for the measured cost)")
+                             "1024): 5 CPU minutes (107 s user, 186 s system), 13 minutes on a loaded 2-core host, "
+                             "0.6 GB; on a GPU the (chunk, n, n) fields (256 MiB each) fit any device")
 
     def resolve(self):
         """Tier defaults; sizes increasing."""
