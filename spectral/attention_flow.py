@@ -26,6 +26,14 @@ the sphere by ``O(h^(p+1))``, so the projection keeps the order ``p`` of the Run
 * ``"dopri5"``: Dormand-Prince 5(4), order 5; adaptive (embedded error estimate, steps clipped to the
   requested times) unless ``dt`` fixes the step.
 
+Variants (Castin, Ablin, Carrillo & Peyre, "A unified perspective on the dynamics of deep
+transformers", arXiv 2501.18322): ``normalisation="sinkhorn"`` makes the attention matrix doubly
+stochastic (Sinkhorn scaling of ``e^score``; Sander et al., Sinkformers), ``"sigmoid"`` weighs by
+``sigmoid(score) / n``; ``kernel="l2"`` scores ``-beta |Q x_i - K x_j|^2`` (L2 attention) from ``query``
+and ``key``; a leading head axis on ``query_key`` / ``query``, ``key`` and ``value`` sums the heads
+(multi-head attention, an output projection folded into each head's value); ``causal=True`` lets
+token ``i`` attend to tokens ``j <= i`` only (masked attention).
+
 The orders are checked by :mod:`verify.sa_equiangular` against the closed equiangular ODE
 (:mod:`manifolds.references.attention_flow`). Batches: ``X0`` of shape ``(..., n, d)`` moves every
 configuration of the leading axes at once (one step size for the batch). Arrays keep the namespace
@@ -49,10 +57,14 @@ from spectral.pairwise_memory import SMALL_REQUEST_BYTES
 from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
 
 __all__ = ["AttentionFlow", "TokenClusters", "attention_flow", "attention_velocity", "attention_energy",
-           "cluster_tokens", "METHODS", "NORMALISATIONS", "GEOMETRIES", "ORDERS"]
+           "cluster_tokens", "METHODS", "NORMALISATIONS", "GEOMETRIES", "ORDERS", "KERNELS"]
 
-#: ``"softmax"``: (SA), the row normaliser ``Z_i``; ``"uniform"``: (USA), ``1/n``.
-NORMALISATIONS = ("softmax", "uniform")
+#: ``"softmax"``: (SA), the row normaliser ``Z_i``; ``"uniform"``: (USA), ``1/n``; ``"sinkhorn"``: the doubly
+#: stochastic scaling of ``e^score`` (rows and columns sum to 1); ``"sigmoid"``: ``sigmoid(score) / n``.
+NORMALISATIONS = ("softmax", "uniform", "sinkhorn", "sigmoid")
+#: ``"dot"``: scores ``beta <Q x_i, K x_j>`` (``beta <x_i, B x_j>`` with ``B = Q^T K``); ``"l2"``:
+#: ``-beta |Q x_i - K x_j|^2``.
+KERNELS = ("dot", "l2")
 #: ``"sphere"``: projected onto the tangent space (GLPR); ``"euclidean"``: in R^d (the clustering paper).
 GEOMETRIES = ("sphere", "euclidean")
 #: The integrators (module docstring) and their orders.
@@ -100,6 +112,8 @@ class AttentionFlow:
         Tolerances of an adaptive run.
     steps, rejected, evaluations : int
         Accepted steps, rejected steps (adaptive only) and evaluations of the vector field.
+    sinkhorn_sweeps : int
+        Sinkhorn sweeps over all evaluations (``normalisation="sinkhorn"``; 0 otherwise).
     """
 
     times: np.ndarray
@@ -114,6 +128,7 @@ class AttentionFlow:
     steps: int
     rejected: int
     evaluations: int
+    sinkhorn_sweeps: int = 0
 
     @property
     def final(self):
@@ -159,14 +174,59 @@ def _tokens(X, name: str = "X"):
     return xp, X
 
 
-def _matrix(a, name: str, X):
+def _matrix(a, name: str, X, *, rows: bool = False):
+    """A matrix parameter as ``(heads, r, d)`` in the namespace of ``X`` (None stays None).
+
+    ``a`` is ``(r, d)`` (one head) or ``(H, r, d)`` (``H`` heads); ``r = d`` unless ``rows`` (query and key
+    matrices may map to any dimension ``r``).
+    """
     if a is None:
         return None
     d = int(X.shape[-1])
     a = like_array(a, name, like=X)
-    if a.ndim != 2 or tuple(a.shape) != (d, d):
-        raise InputError(f"{name} must be a ({d}, {d}) matrix (d = the token dimension), got shape {tuple(a.shape)}")
+    shape = tuple(int(s) for s in a.shape)
+    what = f"(r, {d}) matrix or an (H, r, {d}) stack of heads" if rows else f"({d}, {d}) matrix or an (H, {d}, {d}) stack"
+    if a.ndim not in (2, 3) or shape[-1] != d or (not rows and shape[-2] != d) or shape[-2] < 1 or (
+            a.ndim == 3 and shape[0] < 1):
+        raise InputError(f"{name} must be a {what} (d = the token dimension), got shape {shape}")
+    if a.ndim == 2:
+        a = a[None, ...]
     return a
+
+
+def _heads(query_key, query, key, value, kernel, X):
+    """Per head ``(query, key, value)`` matrices (None: the identity) and the number of heads."""
+    if query_key is not None and (query is not None or key is not None):
+        raise InputError("pass either query_key= (B = Q^T K) or query= and key=, not both")
+    if (query is None) != (key is None):
+        raise InputError("pass both query= and key= (or neither; query_key= gives B = Q^T K directly)")
+    if kernel == "l2" and query_key is not None:
+        raise InputError("kernel='l2' scores -beta |Q x_i - K x_j|^2 from query= and key= (B = Q^T K does not "
+                         "determine it); pass query= and key=")
+    B = _matrix(query_key, "query_key", X)
+    Q = _matrix(query, "query", X, rows=True)
+    K = _matrix(key, "key", X, rows=True)
+    V = _matrix(value, "value", X)
+    if Q is not None and int(Q.shape[-2]) != int(K.shape[-2]):
+        raise InputError(f"query and key must map to the same dimension r, got query {tuple(Q.shape)[-2:]} and key "
+                         f"{tuple(K.shape)[-2:]}")
+    counts = {name: int(a.shape[0]) for name, a in (("query_key", B), ("query", Q), ("key", K), ("value", V))
+              if a is not None and int(a.shape[0]) != 1}
+    if len(set(counts.values())) > 1:
+        raise InputError("the head axes must agree (or have length 1): got "
+                         + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    H = next(iter(counts.values()), 1)
+
+    def pick(a, h):
+        return None if a is None else a[h if int(a.shape[0]) > 1 else 0, ...]
+
+    heads = []
+    for h in range(H):
+        if B is not None:  # scores x_i . (B x_j): the query is the identity, the key B
+            heads.append((None, pick(B, h), pick(V, h)))
+        else:
+            heads.append((pick(Q, h), pick(K, h), pick(V, h)))
+    return heads
 
 
 def _mT(a):
@@ -219,49 +279,122 @@ def _times(times) -> np.ndarray:
 # the vector field
 # ------------------------------------------------------------------------------------------------
 class _Field:
-    """``F(X)`` of (SA)/(USA) with the parameters bound; counts its evaluations."""
+    """``F(X)`` of (SA)/(USA) and their variants with the parameters bound; counts its evaluations."""
 
-    def __init__(self, xp, beta, normalisation, geometry, value, query_key, block_rows):
+    def __init__(self, xp, beta, normalisation, geometry, heads, block_rows, kernel="dot", causal=False,
+                 sinkhorn_tol=1e-11, sinkhorn_max_iter=10_000):
         self.xp = xp
         self.beta = beta
         self.normalisation = normalisation
         self.geometry = geometry
-        self.value = value
-        self.query_key = query_key
+        self.heads = heads
         self.block_rows = block_rows
+        self.kernel = kernel
+        self.causal = causal
+        self.sinkhorn_tol = sinkhorn_tol
+        self.sinkhorn_max_iter = sinkhorn_max_iter
         self.evaluations = 0
-        # on the sphere |beta <x_i, B x_j>| <= |beta| |B|_2: checked once (_field_for); in R^d tokens grow
-        self.check_overflow = normalisation == "uniform" and geometry == "euclidean"
+        self.sinkhorn_sweeps = 0
+        self._warm = {}  # head -> the last column scaling (a warm start for the next evaluation's Sinkhorn)
+        # on the sphere |beta <x_i, B x_j>| <= |beta| |B|_2: checked once (_field_for); otherwise per evaluation
+        self.check_overflow = normalisation == "uniform" and (geometry == "euclidean" or kernel == "l2" or any(
+            q is not None for q, _, _ in heads))
 
-    def _rows(self, Xq, K, Vx):
+    def _scores(self, Qx, Kx, qq, kq, start):
+        """``(..., b, n)`` scores of the query rows ``start .. start + b`` (masked entries -inf when causal)."""
         xp = self.xp
-        S = self.beta * (Xq @ _mT(K))  # (..., b, n): beta <x_i, B x_j>
+        S = Qx @ _mT(Kx)  # <Q x_i, K x_j>
+        if self.kernel == "l2":  # -|Q x_i - K x_j|^2 = 2 <Q x_i, K x_j> - |Q x_i|^2 - |K x_j|^2
+            S = 2.0 * S - xp.expand_dims(qq, axis=-1) - xp.expand_dims(kq, axis=-2)
+        S = self.beta * S
+        if self.causal:
+            b, n = int(S.shape[-2]), int(S.shape[-1])
+            later = xp.reshape(xp.arange(n), (1, n)) > xp.reshape(xp.arange(start, start + b), (b, 1))
+            S = xp.where(later, xp.asarray(-math.inf, dtype=S.dtype), S)
+        return S
+
+    def _visible(self, start, b, n, like):
+        """``(b, 1)`` number of tokens row ``i`` attends to: ``i + 1`` when causal, else ``n``."""
+        xp = self.xp
+        if not self.causal:
+            return float(n)
+        return xp.asarray(xp.reshape(xp.arange(start + 1, start + b + 1), (b, 1)), dtype=like.dtype)
+
+    def _rows(self, Qx, Kx, qq, kq, Vx, start):
+        xp = self.xp
+        S = self._scores(Qx, Kx, qq, kq, start)
+        b, n = int(S.shape[-2]), int(S.shape[-1])
         if self.normalisation == "softmax":
             S = S - xp.max(S, axis=-1, keepdims=True)
             E = xp.exp(S)
             del S
             W = E / xp.sum(E, axis=-1, keepdims=True)
+        elif self.normalisation == "sigmoid":
+            W = 1.0 / (1.0 + xp.exp(-S))  # exp(-(-inf)) = inf: a masked entry weighs 0
+            W = W / self._visible(start, b, n, W)
         else:
-            if self.check_overflow and float(xp.max(xp.abs(S))) > _MAX_UNIFORM_SCORE:
+            finite = S if not self.causal else xp.where(xp.isinf(S), xp.zeros_like(S), S)
+            if self.check_overflow and float(xp.max(xp.abs(finite))) > _MAX_UNIFORM_SCORE:
                 raise (InputError if self.evaluations <= 1 else ConvergenceError)(
-                    f"beta |<x_i, B x_j>| exceeds {_MAX_UNIFORM_SCORE:g}"
+                    f"beta |score| exceeds {_MAX_UNIFORM_SCORE:g}"
                     + ("" if self.evaluations <= 1 else " along the flow (the tokens of R^d grow)")
                     + ": e^score overflows float64 with normalisation='uniform' (use a smaller beta or "
                       "normalisation='softmax')")
-            W = xp.exp(S) / float(K.shape[-2])
+            W = xp.exp(S) / self._visible(start, b, n, S)
         return W @ Vx
+
+    def _sinkhorn(self, Qx, Kx, qq, kq, Vx, head):
+        """The doubly stochastic ``diag(r) E diag(c)`` of ``E = e^score`` (rows shifted by their maxima) times ``Vx``."""
+        xp = self.xp
+        S = self._scores(Qx, Kx, qq, kq, 0)
+        S = S - xp.max(S, axis=-1, keepdims=True)  # a row scaling: absorbed by r
+        E = xp.exp(S)
+        del S
+        if not bool(xp.all(xp.sum(E, axis=-2) > 0.0)):
+            raise ConvergenceError("normalisation='sinkhorn': a column of e^score underflows to 0 (scores spread over "
+                                   "more than 700 within a row); use a smaller beta")
+        c = self._warm.get(head)
+        if c is None or tuple(c.shape) != tuple(E.shape[:-2]) + (int(E.shape[-1]),):
+            c = xp.ones(tuple(E.shape[:-2]) + (int(E.shape[-1]),), dtype=E.dtype)
+        sweeps, residual = 0, math.inf
+        while sweeps < self.sinkhorn_max_iter:
+            r = 1.0 / (E @ c[..., None])[..., 0]
+            c = 1.0 / (r[..., None, :] @ E)[..., 0, :]  # columns of diag(r) E diag(c) now sum to 1
+            sweeps += 1
+            if sweeps % 5 == 0 or sweeps == self.sinkhorn_max_iter:
+                residual = float(xp.max(xp.abs(r * (E @ c[..., None])[..., 0] - 1.0)))
+                if not residual > self.sinkhorn_tol:  # NaN continues to the error below
+                    break
+        self.sinkhorn_sweeps += sweeps
+        if not residual <= self.sinkhorn_tol:
+            raise ConvergenceError(f"normalisation='sinkhorn': row sums off by {residual:.3g} > sinkhorn_tol = "
+                                   f"{self.sinkhorn_tol:g} after {sweeps} sweeps")
+        scale = float(xp.max(c))  # keep the scalings O(1): (r, c) -> (r s, c / s) changes nothing
+        self._warm[head] = c / scale
+        return (xp.expand_dims(r, axis=-1) * E * xp.expand_dims(c, axis=-2)) @ Vx
 
     def __call__(self, X):
         self.evaluations += 1
-        K = X if self.query_key is None else X @ self.query_key.T  # rows B x_j
-        Vx = X if self.value is None else X @ self.value.T  # rows V x_j
+        xp = self.xp
         n = int(X.shape[-2])
         b = n if self.block_rows is None else min(self.block_rows, n)
-        if b >= n:
-            A = self._rows(X, K, Vx)
-        else:
-            concat = getattr(self.xp, "concat", None) or self.xp.concatenate
-            A = concat([self._rows(X[..., s:min(s + b, n), :], K, Vx) for s in range(0, n, b)], axis=-2)
+        A = None
+        for h, (qm, km, vm) in enumerate(self.heads):
+            Qx = X if qm is None else X @ _mT(qm)  # rows Q x_i
+            Kx = X if km is None else X @ _mT(km)  # rows K x_j (B x_j in the query_key form)
+            Vx = X if vm is None else X @ _mT(vm)  # rows V x_j
+            qq = xp.sum(Qx * Qx, axis=-1) if self.kernel == "l2" else None
+            kq = xp.sum(Kx * Kx, axis=-1) if self.kernel == "l2" else None
+            if self.normalisation == "sinkhorn":
+                Ah = self._sinkhorn(Qx, Kx, qq, kq, Vx, h)
+            elif b >= n:
+                Ah = self._rows(Qx, Kx, qq, kq, Vx, 0)
+            else:
+                concat = getattr(xp, "concat", None) or xp.concatenate
+                Ah = concat([self._rows(Qx[..., s:min(s + b, n), :], Kx,
+                                        None if qq is None else qq[..., s:min(s + b, n)], kq, Vx, s)
+                             for s in range(0, n, b)], axis=-2)
+            A = Ah if A is None else A + Ah
         if self.geometry == "sphere":
             A = A - _row_dot(X, A) * X
         return A
@@ -278,20 +411,30 @@ def _peak_bytes(batch: int, n: int, d: int, rows: int, itemsize: int, stages: in
 
 
 def _field_for(X, beta, normalisation, geometry, value, query_key, block_rows, max_bytes, *, stages, outputs,
-               what):
+               what, query=None, key=None, kernel="dot", causal=False, sinkhorn_tol=1e-11):
     xp = array_namespace(X)
     beta = check_real("beta", beta)
     normalisation = check_option("normalisation", normalisation, NORMALISATIONS)
     geometry = check_option("geometry", geometry, GEOMETRIES)
-    value = _matrix(value, "value", X)
-    query_key = _matrix(query_key, "query_key", X)
+    kernel = check_option("kernel", kernel, KERNELS)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise InputError(f"causal must be True or False, got {causal!r}")
+    causal = bool(causal)
+    sinkhorn_tol = check_real("sinkhorn_tol", sinkhorn_tol, low=1e-15, high=1e-2)
+    if normalisation == "sinkhorn" and causal:
+        raise InputError("causal=True with normalisation='sinkhorn': a lower-triangular doubly stochastic matrix is "
+                         "the identity (no attention); use normalisation='softmax' for masked attention")
+    heads = _heads(query_key, query, key, value, kernel, X)
     n, d = int(X.shape[-2]), int(X.shape[-1])
     batch = int(math.prod(int(s) for s in X.shape[:-2]))
     if block_rows is not None:
         block_rows = check_int("block_rows", block_rows, low=1)
+        if normalisation == "sinkhorn" and block_rows < n:
+            raise InputError(f"block_rows = {block_rows} < n = {n} with normalisation='sinkhorn': Sinkhorn scaling "
+                             "needs the whole (n, n) matrix (leave block_rows unset)")
     rows = n if block_rows is None else min(block_rows, n)
-    if normalisation == "uniform" and geometry == "sphere":
-        norm_b = 1.0 if query_key is None else float(np.linalg.norm(to_numpy(query_key), 2))
+    if normalisation == "uniform" and geometry == "sphere" and kernel == "dot" and query is None:
+        norm_b = 1.0 if query_key is None else max(float(np.linalg.norm(to_numpy(k), 2)) for _, k, _ in heads)
         if abs(beta) * norm_b > _MAX_UNIFORM_SCORE:
             raise InputError(f"beta |B|_2 = {abs(beta) * norm_b:.4g} exceeds {_MAX_UNIFORM_SCORE:g}: e^score overflows "
                              "float64 with normalisation='uniform' (use a smaller beta or normalisation='softmax')")
@@ -303,14 +446,17 @@ def _field_for(X, beta, normalisation, geometry, value, query_key, block_rows, m
                      alternative="pass block_rows=k to compute the scores k query rows at a time, or ask for fewer "
                                  "times or a smaller batch",
                      max_bytes=max_bytes, device=memory_device(X))
-    return _Field(xp, beta, normalisation, geometry, value, query_key, block_rows)
-
-
+    return _Field(xp, beta, normalisation, geometry, heads, block_rows, kernel=kernel, causal=causal,
+                  sinkhorn_tol=sinkhorn_tol)
 def attention_velocity(X, *, beta, normalisation="softmax", value=None, query_key=None, geometry="sphere",
-                       block_rows=None, max_bytes=None):
-    r"""The velocity of every token under self-attention dynamics (GLPR section 2, (SA)/(USA)).
+                       block_rows=None, max_bytes=None, query=None, key=None, kernel="dot", causal=False,
+                       sinkhorn_tol=1e-11):
+    r"""The velocity of every token under self-attention dynamics (GLPR section 2, (SA)/(USA)) and its variants.
 
-    .. math:: \dot x_i = P^\perp_{x_i}\Big(\frac{1}{Z_i} \sum_j e^{\beta \langle x_i, B x_j\rangle} V x_j\Big)
+    .. math:: \dot x_i = P^\perp_{x_i}\Big(\sum_h \sum_j P^{(h)}_{ij} V_h x_j\Big), \qquad
+              P^{(h)}_{ij} = \frac{e^{s^{(h)}_{ij}}}{Z_i} \text{ (softmax)}, \quad
+              s^{(h)}_{ij} = \beta \langle Q_h x_i, K_h x_j\rangle = \beta \langle x_i, B_h x_j\rangle
+              \text{ or } -\beta |Q_h x_i - K_h x_j|^2 \text{ (L2)}.
 
     Parameters
     ----------
@@ -318,10 +464,24 @@ def attention_velocity(X, *, beta, normalisation="softmax", value=None, query_ke
         Tokens (unit vectors for ``geometry="sphere"``); leading axes are a batch.
     beta : float
         Inverse temperature (any real; ``beta < 0`` repels).
-    normalisation : {"softmax", "uniform"}
-        ``Z_i = sum_k e^(beta <x_i, B x_k>)`` (SA) or ``Z_i = n`` (USA).
-    value, query_key : array of shape (d, d), optional
-        ``V`` and ``B = Q^T K``; default the identity.
+    normalisation : {"softmax", "uniform", "sinkhorn", "sigmoid"}
+        ``P_ij = e^(s_ij) / Z_i`` with ``Z_i = sum_k e^(s_ik)`` (SA) or ``Z_i = n`` (USA); ``"sinkhorn"``:
+        ``P = diag(r) e^S diag(c)`` with every row and column summing to 1 (Sinkhorn scaling to
+        ``sinkhorn_tol``); ``"sigmoid"``: ``P_ij = sigmoid(s_ij) / n``. With ``causal``, ``n`` is the number
+        ``i + 1`` of tokens row ``i`` sees.
+    value, query_key : array of shape (d, d) or (H, d, d), optional
+        ``V`` and ``B = Q^T K``; default the identity. A leading axis of length ``H`` gives one matrix per
+        head; the heads' velocities are summed (multi-head attention with each head's output projection
+        ``W_h^T`` folded into its value ``W_h^T V_h``).
+    query, key : array of shape (r, d) or (H, r, d), optional
+        ``Q`` and ``K`` (both or neither; not with ``query_key``): scores ``beta <Q x_i, K x_j>`` or, with
+        ``kernel="l2"``, ``-beta |Q x_i - K x_j|^2``. Default the identity.
+    kernel : {"dot", "l2"}
+        Dot-product or L2 scores (``"l2"`` needs ``query`` and ``key``, or neither: ``-beta |x_i - x_j|^2``).
+    causal : bool
+        Token ``i`` attends to tokens ``j <= i`` only (masked attention; not with ``"sinkhorn"``).
+    sinkhorn_tol : float
+        Largest deviation of a row sum from 1 at which Sinkhorn scaling stops (columns are exact).
     geometry : {"sphere", "euclidean"}
         Project onto the tangent space at ``x_i`` (GLPR), or not (the clustering paper, eq. (1.1)).
     block_rows : int, optional
@@ -338,6 +498,8 @@ def attention_velocity(X, *, beta, normalisation="softmax", value=None, query_ke
     ------
     spectral.validation.InputError
         Bad shapes, tokens off the sphere, a uniform normaliser whose ``e^score`` would overflow.
+    spectral.validation.ConvergenceError
+        Sinkhorn scaling that does not reach ``sinkhorn_tol`` in 10000 sweeps.
     spectral.memory.DenseMemoryError
         Before the scores are allocated, when the estimate exceeds the limit.
 
@@ -354,7 +516,8 @@ def attention_velocity(X, *, beta, normalisation="softmax", value=None, query_ke
     if geometry_ == "sphere":
         X = _on_sphere(xp, X, "X")
     field = _field_for(X, beta, normalisation, geometry, value, query_key, block_rows, max_bytes, stages=0,
-                       outputs=1, what="the attention velocity")
+                       outputs=1, what="the attention velocity", query=query, key=key, kernel=kernel, causal=causal,
+                       sinkhorn_tol=sinkhorn_tol)
     return field(X)
 
 
@@ -506,7 +669,8 @@ def _adaptive(f, y, times, rtol, atol, geometry, xp, max_steps, out):
 
 def attention_flow(X0, *, beta, times, normalisation="softmax", value=None, query_key=None, geometry="sphere",
                    method="dopri5", dt=None, rtol=1e-8, atol=1e-10, max_steps=1_000_000, block_rows=None,
-                   max_bytes=None) -> AttentionFlow:
+                   max_bytes=None, query=None, key=None, kernel="dot", causal=False,
+                   sinkhorn_tol=1e-11) -> AttentionFlow:
     r"""Token trajectories of the self-attention dynamics (SA)/(USA) at the requested times.
 
     Integrates :func:`attention_velocity` from ``X0`` at ``t = 0`` with a projection Runge-Kutta
@@ -522,10 +686,15 @@ def attention_flow(X0, *, beta, times, normalisation="softmax", value=None, quer
         Inverse temperature.
     times : sequence of float
         Strictly increasing times ``>= 0`` at which the tokens are returned (``0`` returns ``X0``).
-    normalisation : {"softmax", "uniform"}
-        (SA) or (USA) (GLPR section 2).
-    value, query_key : array of shape (d, d), optional
-        Value matrix ``V`` and ``B = Q^T K`` (scores ``beta <x_i, B x_j>``); default the identity.
+    normalisation : {"softmax", "uniform", "sinkhorn", "sigmoid"}
+        (SA) or (USA) (GLPR section 2), doubly stochastic (Sinkhorn) or sigmoid weights
+        (:func:`attention_velocity`).
+    value, query_key : array of shape (d, d) or (H, d, d), optional
+        Value matrix ``V`` and ``B = Q^T K`` (scores ``beta <x_i, B x_j>``); default the identity. A leading
+        head axis sums ``H`` heads.
+    query, key, kernel, causal, sinkhorn_tol
+        L2 scores, separate query and key matrices, masking and the Sinkhorn tolerance, as in
+        :func:`attention_velocity`.
     geometry : {"sphere", "euclidean"}
         On the unit sphere (GLPR) or in ``R^d`` without projection (the clustering paper, eq. (1.1)).
     method : {"dopri5", "rk4", "euler"}
@@ -587,7 +756,8 @@ def attention_flow(X0, *, beta, times, normalisation="softmax", value=None, quer
         X = _on_sphere(xp, X, "X0")
     stages = {"euler": 1, "rk4": 4, "dopri5": 7}[method]
     f = _field_for(X, beta, normalisation, geometry, value, query_key, block_rows, max_bytes, stages=stages,
-                   outputs=int(t.size), what="the attention flow")
+                   outputs=int(t.size), what="the attention flow", query=query, key=key, kernel=kernel, causal=causal,
+                   sinkhorn_tol=sinkhorn_tol)
     out = []
     y = X
     steps = rejected = 0
@@ -596,7 +766,7 @@ def attention_flow(X0, *, beta, times, normalisation="softmax", value=None, quer
     tokens = xp.stack(out, axis=0)
     return AttentionFlow(times=t, tokens=tokens, beta=f.beta, normalisation=f.normalisation, geometry=geometry_,
                          method=method, dt=dt, rtol=rtol, atol=atol, steps=steps, rejected=rejected,
-                         evaluations=f.evaluations)
+                         evaluations=f.evaluations, sinkhorn_sweeps=f.sinkhorn_sweeps)
 
 
 def _integrate(f, y, t, dt, method, geometry_, xp, rtol, atol, max_steps, out):

@@ -198,7 +198,7 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
                       "drift_diffusion", "nearest_point", "fna_rate", "sa_equiangular", "sa_clustering", "sa_hemisphere",
                       "sa_metastability", "sa_high_dimension", "gl_eps_knn", "gl_gaussian",
-                      "sk_convergence", "sk_generator", "sk_heat", "sk_rates"]
+                      "sk_convergence", "sk_generator", "sk_heat", "sk_rates", "ga_moments", "ga_conditions"]
 #: the checks declared for the GPU whose sizes are bounded, with no guard: sphere_softmax, conformal, and the PDE
 #: checks whose largest arrays are a few (T, T) and (T, vocab) float64 matrices, T and vocab <= 1024 (8 MiB each)
 BOUNDED_GPU_CHECKS = ["sphere_softmax", "conformal", "pde_conservation", "pde_modes", "pde_smoothing", "pde_causal"]
