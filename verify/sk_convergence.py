@@ -17,18 +17,19 @@ and the von Mises-Fisher Fibonacci set on S^2 (its irregularities put that error
 symmetric contraction reaches its bound).
 
 * symmetric: the mean contraction per update (after a 2-update transient) at most
-  ``(1 - lambda_min(P))/2`` (reached on S^2: 0.87-0.98 of it; on the grid the smooth ``O(eps)`` starting
-  error contracts faster, the smaller ``eps`` the fewer updates: 22, 15, 11, 8), the updates-to-``tol`` at
-  most ``log2(r0 / tol) + 1`` (a contraction by 1/2 per update), and on S^2 their order 0 in ``eps``;
+  ``(1 - lambda_min(P))/2`` (approached on S^2: the mean within 20 % of it, the last ratios within 6 % of it or
+  above it; on the grid the smooth ``O(eps)`` starting error contracts faster, the smaller ``eps`` the fewer
+  updates: 22, 15, 11, 8), the updates-to-``tol`` at most ``log2(r0 / tol) + 1`` (a contraction by 1/2 per
+  update), and on S^2 their order 0 in ``eps``;
 * alternating (:func:`spectral.sinkhorn`, one residual check per sweep): the asymptotic rate per sweep (the
   residual's ratio over the last 20 sweeps before ``tol = 1e-12``, from a second run stopped 20 sweeps
-  earlier) at least as fast as ``lambda_2(P)^2`` (equal on S^1; 8-13 % faster on S^2, whose zonal starting
+  earlier) at least as fast as ``lambda_2(P)^2`` (equal on S^1; 8-14 % faster on S^2, whose zonal starting
   error has almost no component along the slowest eigenvector), and the order -1 of the sweeps-to-``1e-12``
   in ``eps``.
 
 Why deterministic sets: an i.i.d. sample's own spectral gap closes faster than ``eps`` where its sparse
-parts break up (400 vMF samples on S^2: ``1 - lambda_2`` = 0.20, 0.091, 0.034, 0.0058 at ``eps`` = 0.2 ..
-0.025, and one seed in ten needs 12490 sweeps at ``eps = 0.04``; 400 von Mises samples on S^1 for some seeds
+parts break up (400 vMF samples on S^2: ``1 - lambda_2`` = 0.20, 0.091, 0.034, 0.0058 at ``eps`` halving from
+0.2, and one seed in ten needs 12490 sweeps at ``eps = 0.04``; 400 von Mises samples on S^1 for some seeds
 at ``eps = 0.0125``), and the sweeps grow with ``1 / (1 - lambda_2)``, not ``1 / eps``.
 
 Orders go through :func:`verify.rates.record_rate` (calibrated band). ``symmetric_order`` and
@@ -68,26 +69,30 @@ TOL = 1e-12
 RATE_WINDOW = 20
 MAX_SWEEPS = 200_000
 
-_CPU = "AVX-512 (this machine); AVX2 emulation gives the same counts, rates to 1e-6"
+_CPU = ("AVX-512 (this machine); AVX2 emulation gives the same counts, the asserted rates to 1e-6 (at n = 4000 "
+        "the reported per-eps ratios to 1e-4)")
+#: the default size and the largest measured (same verdicts; single max-norm ratios above the bound show there)
+_SIZES = {"n": (400, 4000)}
 CALIBRATION = Calibration(
-    Tolerance("*_symmetric_rate", 1.02, measured=0.98,
+    Tolerance("*_symmetric_rate", 1.02, measured=0.925, over=_SIZES,
               why="deterministic: the mean contraction per update after the first two, over the bound (1 - "
-                  "lambda_min(P))/2 of the linearisation (the 2-norm rate), at most 1: 0.87-0.98 on the Fibonacci set, "
-                  "0.2-0.9 on the grid (its smooth starting error contracts faster); 2 % margin because the residuals "
-                  "are max-norms (single ratios fluctuate: the last 5 reach 1.08 of the bound at n = 4000, reported); "
-                  f"the alternating rate lambda_2^2 in its place gives >= 1.6; {_CPU}"),
-    Tolerance("*_alternating_rate", 0.97, measured=0.99,
-              why="deterministic: e-folds per sweep over the last 20 sweeps, over -log lambda_2(P)^2, at least 1: 0.99-1.02 "
-                  "on the grid, 1.08-1.13 on the Fibonacci set (its starting error, zonal like the density, has almost "
-                  "no component along the slowest eigenvector, so a faster mode sets the pace); a rate of lambda_2 "
-                  f"per sweep would give 0.5; {_CPU}"),
-    Tolerance("*_symmetric_order", 0.1, measured=0.065,
-              why="deterministic: fitted order of the updates-to-1e-12 in eps on the Fibonacci set (30, 30, 30 updates; "
-                  "0.03-0.06); on the grid they fall with eps (22, 15, 11, 8: the smooth O(eps) starting error), order "
-                  f"+0.48: asserted on S^2 only; 1/eps growth is 1 away; {_CPU}"),
-    Tolerance("*_alternating_order", 0.15, measured=0.06,
-              why="deterministic: fitted order of the sweeps-to-1e-12 in eps (grid: -1.01, local orders -1.0 .. -1.02; "
-                  f"Fibonacci set: -1.06); bounded counts are 1 away; {_CPU}"),
+                  "lambda_min(P))/2 of the linearisation (the 2-norm rate), at most 1: the Fibonacci set comes close "
+                  "to the bound, the grid stays well below it (its smooth starting error contracts faster, the more so "
+                  "the smaller eps); 2 % margin because the residuals are max-norms (single ratios fluctuate: the last "
+                  "5 reach 1.08 of the bound at n = 4000, reported); the alternating rate lambda_2^2 in its place "
+                  f"gives >= 1.6; {_CPU}"),
+    Tolerance("*_alternating_rate", 0.97, measured=0.999, over=_SIZES,
+              why="deterministic: e-folds per sweep over the last 20 sweeps, over -log lambda_2(P)^2, at least 1: "
+                  "equal on the grid, faster on the Fibonacci set (its starting error, zonal like the density, has "
+                  "almost no component along the slowest eigenvector, so a faster mode sets the pace); a rate of "
+                  f"lambda_2 per sweep would give 0.5; {_CPU}"),
+    Tolerance("*_symmetric_order", 0.1, measured=0.025, over=_SIZES,
+              why="deterministic: fitted order of the updates-to-1e-12 in eps on the Fibonacci set (flat counts); on "
+                  "the grid they fall with eps (the smooth O(eps) starting error: order +0.48), so it is asserted on "
+                  f"S^2 only; 1/eps growth is 1 away; {_CPU}"),
+    Tolerance("*_alternating_order", 0.15, measured=0.064, over=_SIZES,
+              why="deterministic: fitted order of the sweeps-to-1e-12 in eps (the grid's -1 with local orders alike, "
+                  f"the Fibonacci set's a little steeper); bounded counts are 1 away; {_CPU}"),
 )
 
 #: the counts' orders asserted on each manifold: on the grid the symmetric count even falls as eps shrinks (its

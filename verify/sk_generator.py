@@ -30,7 +30,7 @@ symbols, computed without :mod:`spectral`), which separates the ``O(eps)`` bias 
 ``laplace_beltrami``, ``softmax_drift``, ``time_change``; each fails).
 
 Full tier (12000 points per tier, 4-6x the defaults):
-the same verdicts, the S^2 Fibonacci set's quadrature error falls to 6e-4 (from 6.5e-3), i.i.d. drift
+the same verdicts, the S^2 Fibonacci set's quadrature error falls to 6e-4 (a tenth of the default's), i.i.d. drift
 coefficients 0.489 / 0.478 (Sinkhorn) and 0.969 / 0.927 (softmax).
 """
 
@@ -71,57 +71,127 @@ _CPU = ("AVX-512 (this machine); AVX2 emulation gives the same numbers to 1e-10 
         "~1e-13, in its leading digit)")
 _SEEDS = {"seed": tuple(range(10))}
 _GRID = "deterministic"
+
+
+def _range(tier, n_low=None):
+    """Where a default row holds: the tier's bandwidth as calibrated, at its size or more (more points only shrink the
+    quadrature or sampling error at a fixed eps; another eps moves the O(eps) bias and the resolution of the kernel)."""
+    n, _, eps = _AUTO[tier]
+    return {f"{tier}_n": (n_low or n, None), f"{tier}_eps": (eps,)}
+
+
+#: the small setting of the tests (tests/verify/test_sk_generator.py): 800 points per tier, a wider kernel on S^2;
+#: calibrated on its own (a coarser set and wider kernel than the defaults: more quadrature error and O(eps) bias)
+_SMALL = {"sphere_grid": {"sphere_grid_n": 800, "sphere_grid_eps": 0.04},
+          "circle_iid": {"circle_iid_n": 800, "circle_iid_eps": 0.02},
+          "sphere_iid": {"sphere_iid_n": 800, "sphere_iid_eps": 0.05}}
+_SMALL_SEEDS = {"seed": tuple(range(20))}
 CALIBRATION = Calibration(
-    # the von Mises quantile grid on S^1 (n = 2000, eps = 0.005): a spectrally accurate quadrature, so the sampled
-    # operators equal the exact finite-eps continuum ones to 1e-11 and only the O(eps) bias separates them from the limit
-    Tolerance("circle_grid_*_laplacian_coef", 0.01, measured=0.0029,
-              why=f"{_GRID}: the O(eps) bias of A at eps = 0.005 (0.0029 Sinkhorn, 0.0024 softmax); {_CPU}"),
-    Tolerance("circle_grid_*_drift_coef", 0.02, measured=0.0092,
-              why=f"{_GRID}: |B - 1/2| 0.0037 (Sinkhorn), |B - 1| 0.0092 (softmax), O(eps); the wrong Sinkhorn limits "
-                  f"are 0.5 away; {_CPU}"),
-    Tolerance("circle_grid_*_limit_rms", 0.02, measured=0.0072,
-              why=f"{_GRID}: relative RMS against the eps -> 0 limit, the O(eps) bias: 0.0043 (Sinkhorn), 0.0072 "
-                  f"(softmax); laplace_beltrami gives 0.37, softmax_drift 0.30, time_change 0.90; {_CPU}"),
-    Tolerance("circle_grid_*_continuum_rms", 1e-9, measured=5.8e-12,
-              why=f"{_GRID}: against the exact finite-eps continuum operator (quadrature error: 5.8e-12 Sinkhorn, "
-                  f"8.7e-14 softmax); {_CPU}"),
-    Tolerance("circle_grid_scaling_rms", 1e-9, measured=4.9e-14,
-              why=f"{_GRID}: n d_i^2 against the continuum d(x_i)^2, relative RMS; {_CPU}"),
-    Tolerance("circle_grid_scaling_law_slope", 0.01, measured=0.0014,
-              why=f"{_GRID}: slope of log n d^2 on log p, -1 + O(eps); {_CPU}"),
+    # the von Mises quantile grid on S^1 (eps = 0.005): a spectrally accurate quadrature from n = 600 on, so the
+    # sampled operators equal the exact finite-eps continuum ones to 1e-11 and only the O(eps) bias separates them
+    # from the limit (the same numbers at every n of the grid)
+    Tolerance("circle_grid_*_laplacian_coef", 0.01, measured=0.0029, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: the O(eps) bias of A at eps = 0.005 (Sinkhorn's the larger); {_CPU}"),
+    Tolerance("circle_grid_*_drift_coef", 0.02, measured=0.0092, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: the O(eps) bias of B (the softmax's the larger); the wrong Sinkhorn limits are 0.5 away; "
+                  f"{_CPU}"),
+    Tolerance("circle_grid_*_limit_rms", 0.02, measured=0.0072, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: relative RMS against the eps -> 0 limit, the O(eps) bias (the softmax's the larger); "
+                  f"laplace_beltrami gives 0.37, softmax_drift 0.30, time_change 0.90; {_CPU}"),
+    Tolerance("circle_grid_*_continuum_rms", 1e-9, measured=5.8e-12, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: against the exact finite-eps continuum operator: the quadrature error, Sinkhorn's the "
+                  f"larger (the softmax's at round-off); the row normalisation in place of Sinkhorn gives 0.35; "
+                  f"{_CPU}"),
+    Tolerance("circle_grid_scaling_rms", 1e-9, measured=5.0e-14, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: n d_i^2 against the continuum d(x_i)^2, relative RMS (round-off); the row normalisation's "
+                  f"1/sqrt(row sum) in place of d gives 1.6e-3; {_CPU}"),
+    Tolerance("circle_grid_scaling_law_slope", 0.01, measured=0.0014, over={"circle_grid_n": (600, 800, 2000)},
+              valid=_range("circle_grid", 600),
+              why=f"{_GRID}: slope of log n d^2 on log p, -1 + O(eps); d ~ p^(-1/4) would give -1/2; {_CPU}"),
     # the vMF Fibonacci set on S^2 (n = 3000, eps = 0.02): its quadrature error is ~0.5 %, the O(eps) bias ~5 %
-    Tolerance("sphere_grid_*_laplacian_coef", 0.05, measured=0.025,
-              why=f"{_GRID}: O(eps) bias and the set's quadrature error (0.025 Sinkhorn, 0.018 softmax); {_CPU}"),
-    Tolerance("sphere_grid_*_drift_coef", 0.1, measured=0.050,
-              why=f"{_GRID}: 0.017 (Sinkhorn), 0.050 (softmax); the wrong Sinkhorn limits are 0.5 away; {_CPU}"),
-    Tolerance("sphere_grid_*_limit_rms", 0.1, measured=0.054,
-              why=f"{_GRID}: O(eps) bias at eps = 0.02: 0.032 (Sinkhorn), 0.054 (softmax); laplace_beltrami gives "
-                  f"0.60, softmax_drift 0.47, time_change 2.1; {_CPU}"),
-    Tolerance("sphere_grid_*_continuum_rms", 0.02, measured=0.0065,
-              why=f"{_GRID}: against the exact finite-eps continuum (Funk-Hecke): the set's quadrature error "
-                  f"(0.0065, 0.0053); {_CPU}"),
-    Tolerance("sphere_grid_scaling_rms", 0.03, measured=0.011, why=f"{_GRID}: n d_i^2 against d(x_i)^2; {_CPU}"),
-    Tolerance("sphere_grid_scaling_law_slope", 0.05, measured=0.013, why=f"{_GRID}: -1 + O(eps); {_CPU}"),
-    # i.i.d. samples: the sampling error dominates (relative RMS 0.16-0.34); the coefficients decide
-    Tolerance("circle_iid_*_laplacian_coef", 0.15, measured=0.085, over=_SEEDS,
-              why=f"sampling error at n = 3000, eps = 0.02, seeds 0-9 (0.054 Sinkhorn, 0.085 softmax); {_CPU}"),
-    Tolerance("circle_iid_*_drift_coef", 0.2, measured=0.12, over=_SEEDS,
-              why=f"sampling error, seeds 0-9 (0.054 Sinkhorn, 0.12 softmax); a wrong limit is 0.5 away; {_CPU}"),
-    Tolerance("circle_iid_*_limit_rms", 0.45, measured=0.34, over=_SEEDS,
-              why="sampling error, seeds 0-9 (0.16-0.28 Sinkhorn, 0.19-0.34 softmax): a floor, not a decider (a "
-                  f"wrong drift gives 0.33-0.45; the coefficients decide), except time_change (>= 0.87); {_CPU}"),
-    Tolerance("circle_iid_scaling_law_slope", 0.15, measured=0.049, over=_SEEDS,
-              why=f"sampling error of the degrees, seeds 0-9; {_CPU}"),
-    Tolerance("sphere_iid_*_laplacian_coef", 0.2, measured=0.118, over=_SEEDS,
-              why=f"sampling error at n = 3000, eps = 0.03, seeds 0-9 (0.090 Sinkhorn, 0.118 softmax); {_CPU}"),
-    Tolerance("sphere_iid_*_drift_coef", 0.2, measured=0.15, over=_SEEDS,
-              why="sampling error and O(eps) bias, seeds 0-9 (0.061 Sinkhorn, 0.15 softmax: its drift is biased low, "
-                  f"0.85-0.94); a wrong Sinkhorn limit is 0.5 away; {_CPU}"),
-    Tolerance("sphere_iid_*_limit_rms", 0.45, measured=0.30, over=_SEEDS,
-              why="sampling error, seeds 0-9 (0.22-0.27 Sinkhorn, 0.21-0.30 softmax); laplace_beltrami gives >= 0.62, "
-                  f"softmax_drift >= 0.49, time_change >= 1.9; {_CPU}"),
-    Tolerance("sphere_iid_scaling_law_slope", 0.15, measured=0.079, over=_SEEDS,
-              why=f"sampling error of the degrees, seeds 0-9; {_CPU}"),
+    Tolerance("sphere_grid_*_laplacian_coef", 0.05, measured=0.025, valid=_range("sphere_grid"),
+              why=f"{_GRID}: O(eps) bias and the set's quadrature error (Sinkhorn's the larger); {_CPU}"),
+    Tolerance("sphere_grid_*_drift_coef", 0.1, measured=0.050, valid=_range("sphere_grid"),
+              why=f"{_GRID}: O(eps) bias (the softmax's the larger); the wrong Sinkhorn limits are 0.5 away; {_CPU}"),
+    Tolerance("sphere_grid_*_limit_rms", 0.1, measured=0.054, valid=_range("sphere_grid"),
+              why=f"{_GRID}: O(eps) bias at eps = 0.02 (the softmax's the larger); laplace_beltrami gives 0.60, "
+                  f"softmax_drift 0.47, time_change 2.1; {_CPU}"),
+    Tolerance("sphere_grid_*_continuum_rms", 0.02, measured=0.0065, valid=_range("sphere_grid"),
+              why=f"{_GRID}: against the exact finite-eps continuum (Funk-Hecke): the set's quadrature error; the row "
+                  f"normalisation in place of Sinkhorn gives 0.59; {_CPU}"),
+    Tolerance("sphere_grid_scaling_rms", 0.03, measured=0.011, valid=_range("sphere_grid"),
+              why=f"{_GRID}: n d_i^2 against d(x_i)^2: the set's quadrature error; {_CPU}"),
+    Tolerance("sphere_grid_scaling_law_slope", 0.05, measured=0.013, valid=_range("sphere_grid"),
+              why=f"{_GRID}: -1 + O(eps); {_CPU}"),
+    # the same set at the tests' 800 points and eps = 0.04
+    Tolerance("sphere_grid_*_laplacian_coef", 0.1, measured=0.051, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: O(eps) bias at eps = 0.04 and the quadrature error of 800 points (Sinkhorn's the larger); "
+                  f"{_CPU}"),
+    Tolerance("sphere_grid_*_drift_coef", 0.2, measured=0.099, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: O(eps) bias (the softmax's the larger); the wrong Sinkhorn limits are 0.47 and 0.53 away; "
+                  f"{_CPU}"),
+    Tolerance("sphere_grid_*_limit_rms", 0.2, measured=0.105, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: O(eps) bias (the softmax's the larger); laplace_beltrami gives 0.59, softmax_drift 0.48, "
+                  f"time_change 2.2; {_CPU}"),
+    Tolerance("sphere_grid_*_continuum_rms", 0.05, measured=0.028, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: the quadrature error of 800 points; the row normalisation in place of Sinkhorn gives "
+                  f"0.56; {_CPU}"),
+    Tolerance("sphere_grid_scaling_rms", 0.1, measured=0.050, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: the quadrature error of 800 points; {_CPU}"),
+    Tolerance("sphere_grid_scaling_law_slope", 0.06, measured=0.029, setting=_SMALL["sphere_grid"],
+              why=f"{_GRID}: -1 + O(eps); {_CPU}"),
+    # i.i.d. samples (n = 3000): the sampling error dominates the relative RMS, a floor; the coefficients decide
+    Tolerance("circle_iid_*_laplacian_coef", 0.15, measured=0.085, over=_SEEDS, valid=_range("circle_iid"),
+              why=f"sampling error at n = 3000, eps = 0.02 (the softmax's the larger); {_CPU}"),
+    Tolerance("circle_iid_*_drift_coef", 0.2, measured=0.12, over=_SEEDS, valid=_range("circle_iid"),
+              why=f"sampling error (the softmax's the larger); a wrong limit is 0.5 away; {_CPU}"),
+    Tolerance("circle_iid_*_limit_rms", 0.45, measured=0.34, over=_SEEDS, valid=_range("circle_iid"),
+              why="sampling error: a floor, not a decider (a wrong drift gives 0.33-0.45; the coefficients decide), "
+                  f"except time_change (>= 0.86); {_CPU}"),
+    Tolerance("circle_iid_scaling_law_slope", 0.15, measured=0.049, over=_SEEDS, valid=_range("circle_iid"),
+              why=f"sampling error of the degrees; {_CPU}"),
+    Tolerance("sphere_iid_*_laplacian_coef", 0.2, measured=0.118, over=_SEEDS, valid=_range("sphere_iid"),
+              why=f"sampling error at n = 3000, eps = 0.03 (the softmax's the larger); {_CPU}"),
+    Tolerance("sphere_iid_*_drift_coef", 0.2, measured=0.15, over=_SEEDS, valid=_range("sphere_iid"),
+              why="sampling error and O(eps) bias (the softmax's the larger: its drift is biased low); a wrong "
+                  f"Sinkhorn limit is 0.5 away; {_CPU}"),
+    Tolerance("sphere_iid_*_limit_rms", 0.45, measured=0.30, over=_SEEDS, valid=_range("sphere_iid"),
+              why="sampling error (both normalisations alike); laplace_beltrami gives >= 0.62, softmax_drift >= 0.49, "
+                  f"time_change >= 1.9; {_CPU}"),
+    Tolerance("sphere_iid_scaling_law_slope", 0.15, measured=0.079, over=_SEEDS, valid=_range("sphere_iid"),
+              why=f"sampling error of the degrees; {_CPU}"),
+    # i.i.d. samples at the tests' 800 points (S^2: eps = 0.05): the sampling error of a quarter of the points; the
+    # drift coefficients get a row per normalisation, so that the Sinkhorn one keeps the wrong limits failing
+    Tolerance("circle_iid_*_laplacian_coef", 0.3, measured=0.165, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why=f"sampling error at n = 800, eps = 0.02 (the softmax's the larger); {_CPU}"),
+    Tolerance("circle_iid_sinkhorn_drift_coef", 0.2, measured=0.117, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why=f"sampling error at n = 800; laplace_beltrami and softmax_drift are >= 0.38 away; {_CPU}"),
+    Tolerance("circle_iid_softmax_drift_coef", 0.4, measured=0.24, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why=f"sampling error at n = 800, the softmax's larger than Sinkhorn's; {_CPU}"),
+    Tolerance("circle_iid_sinkhorn_limit_rms", 0.75, measured=0.57, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why="sampling error at n = 800: a floor, not a decider (a wrong drift gives 0.38-0.70; the coefficients "
+                  f"decide), except time_change (>= 1.0); {_CPU}"),
+    Tolerance("circle_iid_softmax_limit_rms", 0.9, measured=0.68, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why=f"sampling error at n = 800: a floor, not a decider (the coefficients decide); {_CPU}"),
+    Tolerance("circle_iid_scaling_law_slope", 0.25, measured=0.142, over=_SMALL_SEEDS, setting=_SMALL["circle_iid"],
+              why=f"sampling error of the degrees at n = 800; d ~ p^(-1/4) would give -1/2; {_CPU}"),
+    Tolerance("sphere_iid_*_laplacian_coef", 0.4, measured=0.25, over=_SMALL_SEEDS, setting=_SMALL["sphere_iid"],
+              why=f"sampling error at n = 800, eps = 0.05 (the softmax's the larger); {_CPU}"),
+    Tolerance("sphere_iid_sinkhorn_drift_coef", 0.22, measured=0.135, over=_SMALL_SEEDS, setting=_SMALL["sphere_iid"],
+              why=f"sampling error and O(eps) bias at n = 800; laplace_beltrami is >= 0.36 away, softmax_drift >= "
+                  f"0.50; {_CPU}"),
+    Tolerance("sphere_iid_softmax_drift_coef", 0.45, measured=0.30, over=_SMALL_SEEDS, setting=_SMALL["sphere_iid"],
+              why=f"sampling error and the O(eps) bias of eps = 0.05 (the softmax's drift is biased low); {_CPU}"),
+    Tolerance("sphere_iid_*_limit_rms", 0.5, measured=0.375, over=_SMALL_SEEDS, setting=_SMALL["sphere_iid"],
+              why="sampling error at n = 800 (both normalisations alike); laplace_beltrami gives >= 0.58, "
+                  f"softmax_drift >= 0.48 (its drift coefficient decides), time_change >= 1.6; {_CPU}"),
+    Tolerance("sphere_iid_scaling_law_slope", 0.3, measured=0.183, over=_SMALL_SEEDS, setting=_SMALL["sphere_iid"],
+              why=f"sampling error of the degrees at n = 800; {_CPU}"),
 )
 
 

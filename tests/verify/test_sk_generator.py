@@ -1,9 +1,10 @@
 """verify.sk_generator (SK-2): Sinkhorn keeps half the softmax's drift; the scaling is p^(-1/2).
 
 Measured once on the S^1 quantile grid at 800 points (a spectrally accurate quadrature: the sampled operators
-equal the exact finite-eps continuum to 1e-11) and once on small S^2 and i.i.d. tiers; the assertions are held
-to those quantities, to each wrong Sinkhorn limit (the Laplace-Beltrami "heat" reading, the softmax drift, a
-density time change), to a Sinkhorn normalisation replaced by the row normalisation, and to altered quantities.
+equal the exact finite-eps continuum to 1e-11) and once on small S^2 and i.i.d. tiers (800 points: a setting with
+calibration rows of its own); the assertions are held to those quantities, to each wrong Sinkhorn limit (the
+Laplace-Beltrami "heat" reading, the softmax drift, a density time change), to a Sinkhorn normalisation replaced
+by the row normalisation, and to altered quantities.
 """
 
 import dataclasses
@@ -49,6 +50,14 @@ def test_other_tiers_measure_half_the_drift(others):
         sink, soft = q.tiers[tier].normalised["sinkhorn"], q.tiers[tier].normalised["softmax"]
         assert abs(sink.drift_coef - 0.5) < 0.15 and abs(soft.drift_coef - 1.0) < 0.25, (tier, sink, soft)
         assert abs(q.tiers[tier].scaling_law_slope + 1) < 0.15
+
+
+def test_the_small_tiers_have_rows_of_their_own_and_another_setting_is_told_it_is_outside(others):
+    p, q = others
+    assert not assert_passes(CHECK, q, p).notes
+    moved = dataclasses.replace(p, sphere_iid_eps=0.04)  # no row of its own: the default rows, calibrated at 0.03
+    notes = CHECK.assess(q, moved).notes
+    assert any("sphere_iid_eps = 0.04" in note and "outside the calibrated range" in note for note in notes), notes
 
 
 def test_row_normalisation_in_place_of_sinkhorn_fails(monkeypatch):

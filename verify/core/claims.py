@@ -1154,7 +1154,7 @@ DETAILS: dict[str, ClaimDetails] = {
         "the alternating iteration's rate over its last 20 sweeps equals λ₂² on S^1 (1.00–1.01 of its e-folds) and is "
         "8–13 % faster on S^2 (the zonal starting error has almost no component along the slowest eigenvector); its "
         "sweeps to 1e-12 grow like ε^{−1.01} (S^1: 99 … 812 sweeps at ε = 0.2 … 0.025) and ε^{−1.06} (S^2). The "
-        "symmetric scaling: 30 updates at every ε on S^2, a mean contraction of 0.87–0.92 of the bound ½ per update (the "
+        "symmetric scaling: 30 updates at every ε on S^2, a mean contraction of 0.86–0.92 of the bound ½ per update (the "
         "last ratios 0.97), always within log₂(r₀/tol) + 1 updates; on the grid the smooth O(ε) starting error needs only 22 … 8 updates, fewer as ε shrinks. (i.i.d. "
         "samples' own spectral gap closes faster than ε where their sparse parts break up: 12490 sweeps for one seed "
         "in ten at ε = 0.04 on S^2.)"),
