@@ -126,6 +126,7 @@ def calibrate(name: str, *, names=None, setting=None, seeds=(0, 1, 2, 3, 4), dri
         if unknown:
             raise InputError(f"{name} has no calibrated tolerance {', '.join(unknown)}; it has: "
                              f"{', '.join(table.names())}")
+    exact = {r.name for r in table if "*" not in r.name}  # records a pattern row leaves to their own rows
     results = {}
 
     def measure(point):
@@ -148,25 +149,33 @@ def calibrate(name: str, *, names=None, setting=None, seeds=(0, 1, 2, 3, 4), dri
                 by_name[r.name] = r
         for row in by_name.values():
             points = [{**setting, "seed": s} for s in seeds]
-            out.append(_row(row, [measure(pt) for pt in points], dict(setting), drift))
+            out.append(_row(row, [measure(pt) for pt in points], dict(setting), drift, exact))
         return out
     for row in rows:
-        out.append(_row(row, [measure(pt) for pt in grid_points(row)], dict(row.setting), drift))
+        out.append(_row(row, [measure(pt) for pt in grid_points(row)], dict(row.setting), drift, exact))
     return out
 
 
-def _row(row, results, setting, drift_limit) -> CalibrationRow:
+def _decided_by(row, res, exact) -> list:
+    """The records of ``res`` that ``row`` decides: the one named so, or every record a pattern row matches that no
+    exactly named row takes."""
+    if "*" not in row.name:
+        try:
+            return [res.record(row.name)]
+        except KeyError:
+            return []
+    return [r for r in res.records if row.names(r.name) and r.name not in exact]
+
+
+def _row(row, results, setting, drift_limit, exact=frozenset()) -> CalibrationRow:
     values, failed, sense = [], 0, "at_most"
     for res in results:
-        try:
-            record = res.record(row.name)
-        except KeyError:
-            continue
-        sense = record.sense
-        value = statistic(record)
-        if value is not None:
-            values.append(value)
-        failed += record.passed is False
+        for record in _decided_by(row, res, exact):
+            sense = record.sense
+            value = statistic(record)
+            if value is not None:
+                values.append(value)
+            failed += record.passed is False
     if not values:
         raise InputError(f"{row.name} is not asserted at the setting {setting or 'defaults'}")
     if any(math.isnan(v) for v in values):  # a NaN is the worst of all (min and max pass over it)

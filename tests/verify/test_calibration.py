@@ -130,3 +130,19 @@ def test_a_nan_measured_value_is_the_worst(values, sense, tolerance):
     row = Tolerance("x", tolerance, why="w", measured=0.5 if sense != "within" else None)
     got = calibrate._row(row, [Result(v) for v in values], {}, 0.25)
     assert math.isnan(got.worst) and got.failed == 1 and got.status == "EXCEEDS"
+
+
+def test_calibrate_measures_a_pattern_row_over_the_records_it_decides():
+    # a row named with "*" decides every record it matches that no exactly named row takes
+    from verify.calibrate import _decided_by  # noqa: PLC2701 - the module's own helper, tested where it lives
+    from verify.core.calibration import Tolerance
+    from verify.core.result import Recorder
+
+    rec = Recorder(check="toy")
+    rec.at_most("a_rate", 0.5, 1.0, why="toy")
+    rec.at_most("b_rate", 0.7, 1.0, why="toy")
+    rec.at_most("c_order", 0.1, 1.0, why="toy")
+    res = rec.finish("toy")
+    row = Tolerance("*_rate", 1.0, why="toy")
+    assert [r.name for r in _decided_by(row, res, exact={"b_rate"})] == ["a_rate"]
+    assert [r.name for r in _decided_by(row, res, exact=set())] == ["a_rate", "b_rate"]
