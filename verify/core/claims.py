@@ -31,6 +31,7 @@ PAPERS = {
     "NEURAL": "neural-attention-mlp-scores",
     "SA": "self-attention-particles",
     "GL": "graph-laplacian-spectral-convergence",
+    "MS": "metastable-clusters",
 }
 
 
@@ -44,6 +45,8 @@ PAPER_TITLES = {
     "SA": "Self-attention as interacting particles (clusters, Geshkovski et al.)",
     "GL": "Graph-Laplacian spectral convergence (Calder & García Trillos 2022; Cheng & Wu 2022; "
           "García Trillos, Gerlach, Hein & Slepčev 2020)",
+    "MS": "Metastable clusters from near-uniform tokens (Bruno, Pasqualotto & Agazzi 2025; Geshkovski, Koubbi, "
+          "Polyanskiy & Rigollet 2024)",
 }
 
 
@@ -163,6 +166,10 @@ LEDGER: tuple[Claim, ...] = (
     Claim('GL-6', 'graph-laplacian-spectral-convergence', 'Gaussian kernel, ε ~ (log N/N)^{1/(d/2+2)}: eigenvalues N^{-1/(d/2+2)}, eigenvectors N^{-1/(d+4)} (Cheng–Wu)', 'P1', 'should hold', check='gl_gaussian', test=None),
     Claim('GL-7', 'graph-laplacian-spectral-convergence', 'Gaussian kernel, ε ~ (log N/N)^{1/(d/2+3)}: eigenvalues and eigenvectors N^{-1/(d/2+3)} (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
     Claim('GL-8', 'graph-laplacian-spectral-convergence', 'Density-corrected Laplacian on non-uniform samples converges to −Δ at the same rates (Cheng–Wu)', 'P2', 'should hold', check='gl_gaussian', test=None),
+    Claim('MS-1', 'metastable-clusters', 'Linear phase: mode k of the uniform state grows at k²I_k(β)/β (rescaled Gegenbauer coefficient; Theorem 4.3)', 'P1', 'should hold', check='ms_growth', test=None),
+    Claim('MS-2', 'metastable-clusters', 'The number of metastable clusters is the index k*(β) maximising the rescaled Gegenbauer coefficient (abstract, Theorem 4.3)', 'P1', 'holds only under stated assumptions', check='ms_phase', test=None),
+    Claim('MS-3', 'metastable-clusters', 'Fig. 4: from a perturbed uniform state at β = 5 a 3-periodic solution emerges', 'P2', 'holds only under stated assumptions', check='ms_phase', test=None),
+    Claim('MS-4', 'metastable-clusters', 'Dynamic metastability: k separated clusters persist for a time ≥ (ε/n)e^{(1−α)β} (Geshkovski, Koubbi, Polyanskiy & Rigollet, §2 main theorem)', 'P1', 'holds only under stated assumptions', check='ms_escape', test=None),
 )
 
 def _checks_from_ledger() -> dict[str, tuple[str, ...]]:
