@@ -1074,6 +1074,61 @@ DETAILS: dict[str, ClaimDetails] = {
         "plain L_rw stays 0.125–0.150 away (relative RMS; corrected: 0.048–0.054) at N = 2048 (0.130 against 0.029 at "
         "N = 8192, where the orders are −0.51 [−0.53, −0.48] and −0.68 [−0.75, −0.62]): the correction is needed. On uniform data too the correction helps: it removes the degrees' sampling noise (eigenvector "
         "error 0.06 against 0.14 for L_rw at N = 2048)."),
+    # -- Metastable clusters from near-uniform tokens (Bruno, Pasqualotto & Agazzi; Geshkovski, Koubbi, Polyanskiy & Rigollet)
+    "MS-1": D(
+        "Bruno, Pasqualotto & Agazzi, 'Emergence of meta-stable clustering in mean-field transformer models' (ICLR "
+        "2025, arXiv 2410.23228): abstract, section 4 (the linear phase, Theorem 4.3); the authors' public notebook "
+        "(github.com/gbruno16/transformers-metastability) for the dynamics and the plotted γ_k",
+        "Linearised at the uniform measure, the mean-field equation of tokens on the circle moved by (USA) "
+        "θ̇_i = −(1/n)Σ_j e^{β cos(θ_i−θ_j)} sin(θ_i−θ_j) (the paper's normalisation: 1/n, no softmax) grows the "
+        "Fourier mode k at a rate given by a rescaled Gegenbauer (on S¹: Chebyshev) coefficient of e^{βt}; the "
+        "notebook plots γ_k = k²I_k(β)/(πβ).",
+        "Derived here (manifolds.references.metastability): λ_k = k²I_k(β)/β for (USA), λ_k/I_0(β) for (SA); on "
+        "S^{d−1} λ_l = l(l+d−2)κ_l/β with κ_l = Γ(d/2)(2/β)^{d/2−1}I_{l+d/2−1}(β) the Funk–Hecke coefficient. Asserted: "
+        "closed form = quadrature of the linearised velocity (≤ 1e-9; 4e-14 measured), the particle system's own "
+        "rates from the perturbed lattice 2πj/n (every mode 1 … k*+3, β = 2, 5, 9, both normalisations: 5e-8 "
+        "relative), and the mean-field limit: from i.i.d. starts the deviation of c_k(t) from e^{λ_k t}c_k(0) over a "
+        "quarter e-fold falls like n^{−1/2} (order −0.53, n = 32 … 256, 64 starts). The dynamics the notebook "
+        "integrates grows at π γ_k, not γ_k (its argmax is unaffected)."),
+    "MS-2": D(
+        "arXiv 2410.23228: abstract ('the structure characterizing the meta-stable manifold is explicitly identified "
+        "… by the index maximizing a certain rescaling of Gegenbauer polynomials'), Theorem 4.3 and the clustering "
+        "phase (k_max equally spaced clusters)",
+        "In the limit of many tokens, from i.i.d. uniform tokens the configuration approaches a meta-stable state "
+        "of k*(β) clusters, k* = argmax_k k²I_k(β) on the circle (k* ≈ √(2β); it changes at β = 1.04, 3.17, 6.21, "
+        "10.23, 15.24, 21.24, 28.24, …).",
+        "True in the limit of vanishing noise and away from the transitions; at finite noise the first mode to grow "
+        "is random, with the law of the linear theory (Gaussian amplitudes s_k growing at λ_k; the first to reach "
+        "0.3 wins), and P(k*) → 1 only as log(1/s)(1 − λ_{k'}/λ_{k*}) → ∞. Asserted from lattice starts (jitter "
+        "1e-3, log(a/s) ≥ 4): every winner inside the law's support, k* winning as often as the law allows "
+        "(binomial, error rate 1e-3 per β), and k* clusters at the end in most draws where the law gives k* ≥ 0.75 "
+        "(n = 256, 16 draws: β = 5, 5.5, 12 all draws; 6.5, 7 near the 3→4 transition half 3 and half 4). The "
+        "i.i.d. starts of the theorem are far from the limit at any n a CPU reaches (s = n^{−1/2}; the law needs "
+        "n > 33000): at n = 512 the count is k* in only 30–60 % of draws and leans above k*."),
+    "MS-3": D(
+        "arXiv 2410.23228, Fig. 4: 'Evolution of the initial condition given by the uniform measure perturbed by "
+        "random white noise (σ = 0.01) with β = 5. We notice the emergence of 3-periodic solution as predicted by "
+        "Theorem 4.3.'",
+        "At β = 5 a perturbed uniform state develops a 3-periodic solution.",
+        "Reproduced as the likely outcome, not a certain one: k*(5) = 3, but λ_4/λ_3 = 0.88, so mode 4 grows first "
+        "with probability 0.16 at Fig. 4's noise (a 10⁴-point grid, σ = 0.01: s = 6.3e-4; linear theory P(3 first) = "
+        "0.84) and 0.29 for the notebook's 2·10⁴ i.i.d. particles (P = 0.71). Particle runs (lattice starts, n = 256, "
+        "16 draws): 3 clusters in 16 of 16 draws, mode 3 first in 15; i.i.d. n = 512: 3 clusters in only 6 of 16. "
+        "Asserted: most draws at β = 5 end with 3 clusters."),
+    "MS-4": D(
+        "Geshkovski, Koubbi, Polyanskiy & Rigollet, 'Dynamic metastability in the self-attention model' (arXiv "
+        "2410.06833 v1), section 2: the main theorem (dynamic metastability) and the definition of (β, ε)-separated "
+        "starts; proved for (SA), (USA) printed with e^{β(⟨x_i,x_j⟩−1)}/n",
+        "For (SA) from n tokens in k caps {⟨x, w_q⟩ ≥ 1−ε} with γ(β) = 1 − α − 8ε − log(2n²/ε)/β > 0 (α the largest "
+        "cosine between distinct 2ε caps), every token stays in its 2ε cap up to T₂ ≥ (ε/n)e^{(1−α)β}, and the caps "
+        "collapse by T₁: metastable times exponential in β.",
+        "Holds, and its exponent is sharp: k equally spaced point clusters on the circle leave their equilibrium at "
+        "the largest circulant eigenvalue μ ≈ β sin²(2π/k)e^{−β(1−cos(2π/k))} (closed form = Jacobian eigenvalue "
+        "to 3e-10; particles to 7e-8), merge on the angle ODE's time (1e-8), and d log(1/μ)/dβ → 1 − cos(2π/k) "
+        "(1.497 and 0.9965 for k = 3, 4 at β = 200 … 400). Caps of the theorem (k = 3, ε = 0.01, n = 12, β = 10, 11) "
+        "stay inside past 3× the bound. But the hypothesis excludes the clusters that form from near-uniform data "
+        "on the circle: they number k*(β) ≈ √(2β), so β(1 − cos(2π/k*)) → π² (≤ 10.63 for every β ≤ 400) and their "
+        "escape rate stays ≥ 1.3e-3 (SA): no exponential growth; for n ≥ 64 tokens γ(β) < 0 at every β and ε."),
 }
 
 del D
