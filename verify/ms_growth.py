@@ -102,6 +102,10 @@ class Params:
             v = getattr(p, name)
             if any(b <= a for a, b in zip(v, v[1:])):
                 raise InputError(f"{name} must increase, got {v}")
+        top = int(_modes_for(max(p.betas))[-1])
+        if 2 * top >= p.lattice_n:
+            raise InputError(f"lattice_n = {p.lattice_n} must exceed twice the largest mode {top} (beta = "
+                             f"{max(p.betas):g}): lattice_n > {2 * top}")
         return p
 
 
@@ -132,16 +136,25 @@ def _chunks(total: int, n: int):
     return [(s, min(s + step, total)) for s in range(0, total, step)]
 
 
-def _flow_modes(xp, theta, beta, times, norm, dt, ks):
-    """``c_k`` at ``times`` of the tokens at angles ``theta`` (batch, n), host complex (len(times), batch, K)."""
+def _flow_modes(ctx, theta, beta, times, norm, dt, ks):
+    """``c_k`` at ``times`` of the tokens at angles ``theta`` (batch, n), host complex (len(times), batch, K).
+
+    NaN where the integrator gave up (a wrong dynamics can leave RK4's stability region; a note says why).
+    """
     import spectral
     from spectral.backend import to_numpy
+    from spectral.validation import ConvergenceError
 
     X0 = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
     out = []
     for a, b in _chunks(X0.shape[0], X0.shape[1]):
-        flow = spectral.attention_flow(xp.asarray(X0[a:b]), beta=beta, times=times, normalisation=norm,
-                                       method="rk4", dt=dt)
+        try:
+            flow = spectral.attention_flow(ctx.xp.asarray(X0[a:b]), beta=beta, times=times, normalisation=norm,
+                                           method="rk4", dt=dt)
+        except ConvergenceError as exc:
+            ctx.note(f"beta = {beta:g}, {norm}: {exc}")
+            out.append(np.full((len(times), b - a, len(ks)), np.nan + 0j))
+            continue
         m = spectral.circle_modes(flow.tokens, [int(k) for k in ks])
         out.append(np.asarray(to_numpy(m.real)) + 1j * np.asarray(to_numpy(m.imag)))
     return np.concatenate(out, axis=1)
@@ -179,13 +192,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
         j = np.arange(n)
         for beta in p.betas:
             ks = _modes_for(beta)
-            if ks[-1] >= n // 2:
-                raise InputError(f"lattice_n = {n} must exceed twice the largest mode {ks[-1]} (beta = {beta:g})")
             theta = 2.0 * np.pi * j / n + p.amplitude * np.cos(2.0 * np.pi * np.outer(ks, j) / n)
             for norm in NORMALISATIONS:
                 lam = np.asarray(growth_rate(ks, beta, normalisation=norm))
                 T = _LATTICE_FOLDS / lam.max()
-                c = _flow_modes(ctx.xp, theta, beta, [0.0, T], norm, _LATTICE_STEP / lam.max(), ks)
+                c = _flow_modes(ctx, theta, beta, [0.0, T], norm, _LATTICE_STEP / lam.max(), ks)
                 for i, k in enumerate(ks):
                     key = (float(beta), norm, int(k))
                     lattice[key] = float(math.log(abs(c[1, i, i]) / abs(c[0, i, i])) / T)
@@ -198,7 +209,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         dev, per = [], []
         for n in p.sizes:
             theta = child_rng(p.seed, "iid", n).uniform(0.0, 2.0 * np.pi, (p.repeats, n))
-            c = _flow_modes(ctx.xp, theta, beta, [0.0, t1], "uniform", t1 / _IID_STEPS, ks)
+            c = _flow_modes(ctx, theta, beta, [0.0, t1], "uniform", t1 / _IID_STEPS, ks)
             pred = np.exp(lam * t1) * c[0]
             err, size = np.abs(c[1] - pred) ** 2, np.abs(pred) ** 2
             per.append(np.sqrt(err.sum(axis=-1) / size.sum(axis=-1)))  # each start, pooled over its modes

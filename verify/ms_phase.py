@@ -191,6 +191,7 @@ def _draws(p, ctx, beta, start, n, draws):
     """Winners (mode, time in t_lin) and cluster counts of ``draws`` starts of ``n`` tokens at ``beta``."""
     import spectral
     from spectral.backend import to_numpy
+    from spectral.validation import ConvergenceError
 
     kstar = dominant_mode(beta)
     ks = np.arange(1, kstar + _EXTRA_MODES + 1)
@@ -201,14 +202,18 @@ def _draws(p, ctx, beta, start, n, draws):
     steps = int(math.ceil(p.horizon * t_lin / dt))
     times = np.arange(steps + 1) * (p.horizon * t_lin / steps)
     theta = _start(p, beta, start, n, draws)
+    won = np.zeros(draws, dtype=int)
     with ctx.timed("flows"):
         X0 = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
-        flow = spectral.attention_flow(ctx.xp.asarray(X0), beta=beta, times=times, normalisation=p.normalisation,
-                                       method="rk4", dt=dt)
+        try:
+            flow = spectral.attention_flow(ctx.xp.asarray(X0), beta=beta, times=times,
+                                           normalisation=p.normalisation, method="rk4", dt=dt)
+        except ConvergenceError as exc:  # a wrong dynamics can leave RK4's stability region: no winner, no cluster
+            ctx.note(f"beta = {beta:g}: {exc}")
+            return ks, s, won, np.full(draws, np.nan), np.zeros(draws, dtype=int)
         amp = np.asarray(to_numpy(spectral.circle_modes(flow.tokens, [int(k) for k in ks]).amplitude))
     with ctx.timed("clusters"):
         counts = _count(flow.tokens[-1], p.tol, p.min_mass)
-    won = np.zeros(draws, dtype=int)
     when = np.full(draws, np.nan)
     for d in range(draws):
         hit = np.flatnonzero(amp[:, d, :].max(axis=-1) >= p.level)
