@@ -53,7 +53,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Flag, Int, Ints, Real, Reals
 from verify.core.result import Recorder
 
-__all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL", "RHO1", "PLATEAU_BETAS"]
+__all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL", "RHO1", "PLATEAU_BETAS", "FIXED_KS"]
 
 CHECK = Check("ms_escape", claims=("MS-4",), devices=("cpu", "gpu"))
 
@@ -62,6 +62,8 @@ NORMALISATIONS = ("softmax", "uniform")
 RHO1 = 0.999
 #: output times of a merge run, within 5 % of the reference's merge time
 _MERGE_OUTPUTS = 101
+#: fixed numbers of clusters whose escape rates the figure sets beside k*(beta)'s
+FIXED_KS = (2, 3, 4, 6)
 #: the betas of the near-uniform statements (closed forms only; the transitions' left ends are added)
 PLATEAU_BETAS = np.round(np.geomspace(1.1, 400.0, 200), 10)
 #: caps: the run lasts this many times the theorem's bound, and at most this long (explicit steps of order 1)
@@ -140,6 +142,8 @@ class Quantities:
     plateau_exponent: np.ndarray
     plateau_rate: np.ndarray
     plateau_gamma: np.ndarray
+    #: (SA) escape rates of FIXED_KS equally spaced clusters on plateau_betas (the figure's comparison)
+    fixed_k_rate: dict[int, np.ndarray]
 
 
 def _deviation(theta, k):
@@ -276,10 +280,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
     exit_, end, bound, gamma = _caps(p, ctx)
     with ctx.timed("plateau"):
         pbetas, expo, prate, pgam = _plateau(p)
+        fixed = {k: np.array([cluster_escape_rate(k, float(b)) for b in pbetas]) for k in FIXED_KS}
     return Quantities(escape_rate=rate, reference_rate=ref, jacobian_rate=jac, merge_time=merge,
                       reference_merge_time=ref_merge, limit_exponent=limit, cap_exit=exit_, cap_end=end,
                       cap_bound=bound, cap_gamma=gamma, plateau_betas=pbetas, plateau_exponent=expo, plateau_rate=prate,
-                      plateau_gamma=pgam)
+                      plateau_gamma=pgam, fixed_k_rate=fixed)
 
 
 def _worst(values) -> float:

@@ -145,6 +145,8 @@ class Quantities:
     #: the paper's i.i.d. setting (iid_n tokens; empty when iid_n = 0): winners and cluster counts per draw
     iid_winners: dict[float, np.ndarray]
     iid_counts: dict[float, np.ndarray]
+    #: the betas where k* changes (k* = k below the k-th, k + 1 above), up to the largest beta
+    transitions: np.ndarray
 
 
 def _scales(p, ks, start=None, n=None) -> np.ndarray:
@@ -238,8 +240,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
         dominant[b], modes[b], winners[b], wtime[b], counts[b] = kstar, ks, won, when, cnt
         if p.iid_n:
             _, _, iid_w[b], _, iid_c[b] = _draws(p, ctx, b, "iid", p.iid_n, p.iid_draws)
+    transitions, k = [], 1
+    while (b := mode_transition(k)) <= max(p.betas):
+        transitions.append(b)
+        k += 1
     return Quantities(dominant=dominant, modes=modes, model=model, winners=winners, win_time=wtime, counts=counts,
-                      paper_probability=paper, iid_winners=iid_w, iid_counts=iid_c)
+                      paper_probability=paper, iid_winners=iid_w, iid_counts=iid_c, transitions=np.asarray(transitions))
 
 
 def _binomial_cdf(x: int, n: int, p: float) -> float:
