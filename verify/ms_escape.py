@@ -34,7 +34,7 @@ about 1 ((USA): ``e^beta / k``), so explicit steps are of order 1 and a run cove
 time units: a (k, beta, normaliser) whose run would take more than 12000 explicit steps is not simulated
 (listed in ``not_simulated``; two clusters at beta >= 5, for example), the exponent is compared between the
 two largest simulated betas, and its limit and the near-uniform statements come from the closed forms. ``full=True``: ``k = 2 .. 6``, betas 2 .. 6,
-caps to ``beta = 13`` (half a minute on one core; the GPU brings nothing at this size).
+caps to ``beta = 13`` (10 CPU seconds here; the GPU brings nothing at this size).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class Params:
                              "theorem's bound within 3300 time units)", low=1.0, high=30.0)
     hypothesis_n: int = Int(16, "Tokens for which the theorem's hypothesis is tested at k*(beta) clusters", low=2,
                             high=10**9, unit="tokens")
-    full: bool = Flag(False, "k = 2 .. 6 clusters, betas 2 .. 6, caps to beta = 13 (half a minute on one core)")
+    full: bool = Flag(False, "k = 2 .. 6 clusters, betas 2 .. 6, caps to beta = 13 (10 CPU seconds)")
 
     def resolve(self):
         """``full`` sets the larger grids; the betas increase."""
