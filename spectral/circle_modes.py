@@ -14,7 +14,10 @@ no complex dtype), so they stay in the namespace and on the device of ``X``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
+
+import numpy as np
 
 from spectral.arrays import as_float_array
 from spectral.backend import array_namespace
@@ -86,12 +89,17 @@ def circle_modes(X, modes) -> CircleModes:
     xp, X = as_float_array(X, "X")
     if X.ndim < 2 or int(X.shape[-1]) != 2 or int(X.shape[-2]) < 1:
         raise InputError(f"X must have shape (..., n, 2): n tokens on the unit circle, got shape {tuple(X.shape)}")
-    try:
-        ks = tuple(int(k) for k in modes)
-    except (TypeError, ValueError):
-        raise InputError(f"modes must be a sequence of integers >= 0, got {modes!r}") from None
-    if not ks or any(k < 0 or k != m for k, m in zip(ks, modes)):
-        raise InputError(f"modes must be a non-empty sequence of integers >= 0, got {modes!r}")
+    if isinstance(modes, (str, bytes)) or not hasattr(modes, "__iter__"):
+        raise InputError(f"modes must be a sequence of integers >= 0, got {modes!r}")
+    ks = []
+    for m in modes:
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer, float, np.floating)) \
+                or not float(m) == float(m) or not math.isfinite(float(m)) or float(m) != int(m) or m < 0:
+            raise InputError(f"modes must be integers >= 0, got {m!r}")
+        ks.append(int(m))
+    ks = tuple(ks)
+    if not ks:
+        raise InputError("modes must be a non-empty sequence of integers >= 0, got an empty one")
     x, y = X[..., 0], X[..., 1]
     dev = float(xp.max(xp.abs(x * x + y * y - 1.0)))
     if not dev <= _UNIT_NORM_TOL:
