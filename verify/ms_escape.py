@@ -40,6 +40,7 @@ caps to ``beta = 13`` (10 CPU seconds here; the GPU brings nothing at this size)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -269,6 +270,11 @@ def _caps(p, ctx):
 
 
 def _plateau(p):
+    return _plateau_for(p.hypothesis_n)
+
+
+@functools.lru_cache(maxsize=8)
+def _plateau_for(hypothesis_n: int):
     """Near-uniform data: k*(beta) clusters, at the betas of PLATEAU_BETAS and at the transitions' left ends.
 
     On each interval where ``k*`` is constant, ``beta (1 - cos(2 pi / k*))`` and ``gamma`` increase with beta and
@@ -289,7 +295,9 @@ def _plateau(p):
     betas = np.array([b for b, _ in pts])
     expo = np.array([b * (1.0 - math.cos(2.0 * math.pi / k)) for b, k in pts])
     rate = np.array([cluster_escape_rate(k, b) for b, k in pts])
-    gam = np.array([separation_margin_max(k, b, p.hypothesis_n) for b, k in pts])
+    gam = np.array([separation_margin_max(k, b, hypothesis_n) for b, k in pts])
+    for a in (betas, expo, rate, gam):
+        a.setflags(write=False)  # cached: shared by every run of this process
     return betas, expo, rate, gam
 
 

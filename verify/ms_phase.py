@@ -43,6 +43,7 @@ here; a GPU runs each beta's batch at once).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -189,6 +190,14 @@ def _count(X, tol, min_mass) -> np.ndarray:
     return np.array([int(np.sum(np.bincount(row) >= max(1.0, min_mass * n))) for row in labels])
 
 
+@functools.lru_cache(maxsize=256)
+def _paper_probability(beta: float, setting: str, level: float) -> float:
+    """The linear theory's probability of k* at one of the paper's own noise levels (PAPER_SETTINGS)."""
+    kstar = dominant_mode(beta)
+    ks = np.arange(1, kstar + _EXTRA_MODES + 1)
+    return float(winner_probabilities(beta, np.full(ks.size, PAPER_SETTINGS[setting]), level=level)[kstar - 1])
+
+
 def _draws(p, ctx, beta, start, n, draws):
     """Winners (mode, time in t_lin) and cluster counts of ``draws`` starts of ``n`` tokens at ``beta``."""
     import spectral
@@ -235,8 +244,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         kstar = dominant_mode(b)
         with ctx.timed("model"):
             model[b] = winner_probabilities(b, s, level=p.level, normalisation=p.normalisation)
-            for name, scale in PAPER_SETTINGS.items():
-                paper[b, name] = float(winner_probabilities(b, np.full(ks.size, scale), level=p.level)[kstar - 1])
+            for name in PAPER_SETTINGS:
+                paper[b, name] = _paper_probability(b, name, p.level)
         dominant[b], modes[b], winners[b], wtime[b], counts[b] = kstar, ks, won, when, cnt
         if p.iid_n:
             _, _, iid_w[b], _, iid_c[b] = _draws(p, ctx, b, "iid", p.iid_n, p.iid_draws)
