@@ -33,7 +33,8 @@ def _wrapped(monkeypatch, change, record):
 
 
 def test_an_ignored_beta_fails(monkeypatch):
-    _wrapped(monkeypatch, lambda a: {**a, "beta": 0.5}, {"dominant_mode_frequency_b5", "fig4_three_clusters_share"})
+    _wrapped(monkeypatch, lambda a: {**a, "beta": 0.5}, {"dominant_mode_frequency_b5", "fig4_three_clusters_share",
+                                                      "excluded_winner_share"})
 
 
 def test_a_doubled_beta_fails(monkeypatch):
@@ -43,9 +44,9 @@ def test_a_doubled_beta_fails(monkeypatch):
 
 
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
-    ({("winners", 5.0): np.array([3, 3, 3, 9, 3, 3])}, "winner_support_b5"),
+    ({("winners", 5.0): np.array([3, 3, 3, 9, 3, 3])}, "excluded_winner_share"),
     ({("winners", 2.0): np.array([3, 3, 3, 3, 3, 3])}, "dominant_mode_frequency_b2"),
-    ({("winners", 5.0): np.zeros(6, dtype=int)}, "winner_support_b5"),
+    ({("winners", 5.0): np.zeros(6, dtype=int)}, {"excluded_winner_share", "dominant_mode_frequency_b5"}),
     (lambda q: {"counts": {2.0: np.full(6, 1), 5.0: np.full(6, 2)}}, {"cluster_count_share",
                                                                        "fig4_three_clusters_share"}),
     ({("counts", 5.0): np.array([3, 2, 4, 4, 3, 2])}, "fig4_three_clusters_share"),
@@ -54,7 +55,7 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
 
 def test_nan_never_passes(small):
     p, q = small
-    assert_nan_fails(CHECK, q, p, ("model", 5.0), {"winner_support_b5", "dominant_mode_frequency_b5"})
+    assert_nan_fails(CHECK, q, p, ("model", 5.0), {"excluded_winner_share", "dominant_mode_frequency_b5"})
 
 
 def test_json_round_trip_and_full_tier(small):
