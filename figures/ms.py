@@ -68,17 +68,18 @@ def _deviation(ax, q):
 
 def _phase(ax, q, *, iid=False):
     betas = np.array(sorted(q.winners), dtype=float)
-    span = betas[-1] - betas[0] if betas.size > 1 else 1.0
-    shift = 0.012 * span + 0.05
+    gap = float(np.min(np.diff(betas))) if betas.size > 1 else 1.0
+    shift = 0.3 * gap
+    size = min(220.0, 1200.0 / betas.size)  # marker area of a share 1: smaller when the betas crowd
     for b in betas:
-        ax.scatter(np.full(q.modes[b].size, b), q.modes[b], s=220 * np.asarray(q.model[b]), marker="s", color="0.6",
+        ax.scatter(np.full(q.modes[b].size, b), q.modes[b], s=size * np.asarray(q.model[b]), marker="s", color="0.6",
                    alpha=0.7, lw=0)
         won = np.asarray(q.winners[b])
         counts = np.asarray((q.iid_counts if iid else q.counts)[b])
         for k in np.unique(won[won > 0]):
-            ax.scatter(b - shift, k, s=220 * np.mean(won == k), marker="o", facecolors="none", edgecolors="C0")
+            ax.scatter(b - shift, k, s=size * np.mean(won == k), marker="o", facecolors="none", edgecolors="C0")
         for k in np.unique(counts[counts > 0]):
-            ax.scatter(b + shift, k, s=220 * np.mean(counts == k), marker="x", color="C3")
+            ax.scatter(b + shift, k, s=size * np.mean(counts == k), marker="x", color="C3")
     # k*(beta): constant between the transitions
     lo, hi = betas[0] - 2 * shift, betas[-1] + 2 * shift
     edges = [lo, *[t for t in q.transitions if lo < t < hi], hi]
