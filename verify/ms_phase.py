@@ -178,9 +178,14 @@ def _outputs(p) -> int:
 
 @CHECK.memory
 def needs(p: Params) -> dict:
-    """One beta's batch of ``draws`` configurations, with the tokens at every step."""
-    return {"flows": PathNeed(lambda v: _memory(v, p.n, _outputs(p)), p.draws, option="--draws", low=1,
-                              what=f"{p.draws} configurations of n = {p.n} tokens", other="a smaller --n")}
+    """One beta's batch of ``draws`` configurations, with the tokens at every step (and the i.i.d. batch beside)."""
+    needs = {"flows": PathNeed(lambda v: _memory(v, p.n, _outputs(p)), p.draws, option="--draws", low=1,
+                               what=f"{p.draws} configurations of n = {p.n} tokens", other="a smaller --n")}
+    if p.iid_n:
+        needs["iid"] = PathNeed(lambda v: _memory(v, p.iid_n, _outputs(p)), p.iid_draws, option="--iid-draws", low=1,
+                                what=f"{p.iid_draws} i.i.d. configurations of n = {p.iid_n} tokens",
+                                other="a smaller --iid-n")
+    return needs
 
 
 def _count(X, tol, min_mass) -> np.ndarray:
