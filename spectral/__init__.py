@@ -31,6 +31,7 @@ toolkit use); everything else is internal. The modules, one job each:
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere),
   :mod:`spectral.sinkformer` (tokens moved by Sinkformer or Transformer layers);
+  :mod:`spectral.circle_modes` (Fourier modes of tokens on the circle);
 * support: :mod:`spectral.display` (short reprs).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
@@ -121,6 +122,9 @@ _EXPORTS = {
     "AttentionFlow": "spectral.attention_flow",
     "cluster_tokens": "spectral.attention_flow",
     "TokenClusters": "spectral.attention_flow",
+    # Fourier modes of tokens on the circle (metastable clusters, MS papers)
+    "circle_modes": "spectral.circle_modes",
+    "CircleModes": "spectral.circle_modes",
     # PDE-guided evolution of attention matrices (PDE paper)
     "evolve_attention": "spectral.pde",
     "FactoredAttention": "spectral.pde",

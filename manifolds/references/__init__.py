@@ -11,4 +11,7 @@ numerics.
 * :mod:`manifolds.references.neural`: MLP scores by loops over pairs, rank profiles, the NEURAL cases;
 * :mod:`manifolds.references.graph_laplacian`: graph-Laplacian constants by quadrature, the finite-eps continuum
   spectra of eps-graph and Gaussian Laplacians on S^1 and S^2 (Funk-Hecke), exact eigenspaces (the GL claims).
+* :mod:`manifolds.references.metastability`: growth rates of the uniform state under self-attention dynamics
+  (Bessel / Funk-Hecke closed forms and quadrature), the linear theory's law of the first mode to grow, escape
+  rates of equally spaced clusters and the metastability theorem's quantities (the MS claims).
 """

@@ -104,6 +104,7 @@ CASES = [
     (lambda v: spectral.block_workspace_bytes(10, 2, block=v), "block"),
     (lambda v: spectral.block_workspace_bytes(10, 2, max_basis=v), "max_basis"),
     (lambda v: spectral.block_workspace_bytes(10, 2, itemsize=v), "itemsize"),
+    (lambda v: spectral.circle_modes(np.array([[1.0, 0.0], [0.0, 1.0]]), [v]), "modes"),
 ]
 
 
@@ -117,7 +118,7 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "neural_scores", "KernelOperator", "pairwise", "anisotropic_normalize", "sinkhorn", "markov_spectrum",
                "circulant_spectrum", "generator_eigenvalues", "diffusion_map", "diffusion_distance", "heat_markov",
                "truncation_bound", "suggest_scale", "max_slope_bandwidth", "knn_distances", "knn_kernel", "dense_bytes", "check_dense_memory", "check_memory",
-               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory"}
+               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory", "circle_modes"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
                        "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
                        "memory_device"}
@@ -347,6 +348,13 @@ REFUSED += [
     ("sinkformer_flow", lambda v: spectral.sinkformer_flow(_CIRCLE, eps=0.1, layers=1, value=v), "value"),
 ]
 WITHOUT_NUMERIC_INPUT |= {"SinkhornScaling", "SinkformerFlow"}
+# Fourier modes of tokens on the circle (MS papers): tokens and modes refused when not finite
+_TOKENS_S1 = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, 0.8]])
+REFUSED += [
+    ("circle_modes", lambda v: spectral.circle_modes(_with(_TOKENS_S1, v), [1]), "X"),
+    ("circle_modes", lambda v: spectral.circle_modes(_TOKENS_S1, [v]), "modes"),
+]
+WITHOUT_NUMERIC_INPUT.add("CircleModes")
 
 test_non_finite_input_refused = non_finite_refusal_test(REFUSED, says_why=r"finite|NaN|got (nan|inf)")
 

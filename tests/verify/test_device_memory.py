@@ -198,10 +198,13 @@ def test_require_memory_on_the_gpu_checks_the_device_and_the_host_part(monkeypat
 GUARDED_GPU_CHECKS = ["heat_rate", "fractional_limit", "density_normalisation", "metric_attention", "clusters",
                       "drift_diffusion", "nearest_point", "fna_rate", "sa_equiangular", "sa_clustering", "sa_hemisphere",
                       "sa_metastability", "sa_high_dimension", "gl_eps_knn", "gl_gaussian",
-                      "sk_convergence", "sk_generator", "sk_heat", "sk_rates", "ga_moments", "ga_conditions"]
+                      "sk_convergence", "sk_generator", "sk_heat", "sk_rates", "ga_moments", "ga_conditions",
+                      "ms_growth", "ms_phase"]
 #: the checks declared for the GPU whose sizes are bounded, with no guard: sphere_softmax, conformal, and the PDE
-#: checks whose largest arrays are a few (T, T) and (T, vocab) float64 matrices, T and vocab <= 1024 (8 MiB each)
-BOUNDED_GPU_CHECKS = ["sphere_softmax", "conformal", "pde_conservation", "pde_modes", "pde_smoothing", "pde_causal"]
+#: checks whose largest arrays are a few (T, T) and (T, vocab) float64 matrices, T and vocab <= 1024 (8 MiB each);
+#: ms_escape moves at most 12 clusters and 8 x 64 cap tokens
+BOUNDED_GPU_CHECKS = ["sphere_softmax", "conformal", "pde_conservation", "pde_modes", "pde_smoothing", "pde_causal",
+                      "ms_escape"]
 #: the size options of the bounded PDE checks and their largest values
 PDE_SIZE_BOUNDS = {"pde_conservation": {"sizes": 1024}, "pde_modes": {"size": 1024}, "pde_smoothing": {"size": 512},
                    "pde_causal": {"size": 1024, "vocab": 1024}}

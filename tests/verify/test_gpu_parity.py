@@ -20,7 +20,7 @@ def test_the_gpu_checks_are_the_expected_ones():
     # a check that gains or loses the GPU must say so here (and in its own device test)
     assert GPU_CHECKS == ["clusters", "conformal", "density_normalisation", "drift_diffusion", "fna_rate",
                           "fractional_limit", "ga_conditions", "ga_moments", "gl_eps_knn", "gl_gaussian", "heat_rate",
-                          "metric_attention",
+                          "metric_attention", "ms_escape", "ms_growth", "ms_phase",
                           "nearest_point", "pde_causal", "pde_conservation", "pde_modes", "pde_smoothing", "sa_clustering", "sa_equiangular",
                           "sa_hemisphere", "sa_high_dimension", "sa_metastability", "sk_convergence", "sk_generator",
                           "sk_heat", "sk_rates", "sphere_softmax"]
