@@ -85,6 +85,352 @@ def cpu_name() -> str:
     return "unknown"
 
 
+# ----------------------------------------------------------------------------- helpers
+
+
+def best(fn, repeats: int, per: int) -> float:
+    """Smallest time of ``repeats`` calls (after one warm-up), in nanoseconds per ``per`` elements."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times) / per * 1e9
+
+
+def interleaved(fns: dict, repeats: int, per: int) -> dict:
+    """Run each callable once (warm-up), then ``repeats`` rounds in turn; the smallest time of each, ns per ``per``."""
+    for fn in fns.values():
+        fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: min(ts) / per * 1e9 for name, ts in times.items()}
+
+
+# ----------------------------------------------------------------------------- 1. roofline
+
+
+def _optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def op_costs(repeats: int) -> dict:
+    """``{(op, dtype): {implementation: ns per element}}`` on 2^17 elements in cache, one thread."""
+    rng = np.random.default_rng(SEED)
+    n = N_ELEMENTS
+    ne = _optional("numexpr")
+    nb = _optional("numba")
+    if ne is not None:
+        ne.set_num_threads(1)
+    out = {}
+    for dt in (np.float64, np.float32):
+        name = np.dtype(dt).name
+        pos = rng.uniform(0.0, 30.0, n).astype(dt)  # exp(-pos): the scores' range
+        wide = (1.0 + rng.uniform(0.0, 300.0, n)).astype(dt)  # log(1 + z)
+        u = rng.uniform(0.0, 2.0, n).astype(dt)
+        v = np.sqrt(4.0 - u * u).astype(dt)
+        w = rng.uniform(0.0, 1.0, n).astype(dt)
+        o = np.empty(n, dtype=dt)
+        numpy_ops = {
+            "exp": lambda: np.exp(np.negative(pos, out=o), out=o),
+            "log": lambda: np.log(wide, out=o),
+            "log1p": lambda: np.log1p(pos, out=o),
+            "sqrt": lambda: np.sqrt(wide, out=o),
+            "atan2": lambda: np.arctan2(u, v, out=o),
+            "asin": lambda: np.arcsin(w, out=o),
+            "mul": lambda: np.multiply(u, v, out=o),
+        }
+        for op, fn in numpy_ops.items():
+            out.setdefault((op, name), {})["numpy"] = best(fn, repeats, n)
+        if ne is not None:
+            ne_ops = {"exp": "exp(-pos)", "log": "log(wide)", "log1p": "log1p(pos)", "sqrt": "sqrt(wide)",
+                      "atan2": "arctan2(u, v)", "asin": "arcsin(w)", "mul": "u * v", "fma": "u * v + w"}
+            env = dict(pos=pos, wide=wide, u=u, v=v, w=w)
+            for op, expr in ne_ops.items():
+                out.setdefault((op, name), {})["numexpr"] = best(
+                    functools.partial(ne.evaluate, expr, local_dict=env, out=o), repeats, n)
+        if nb is not None:
+            for op, fn in _numba_libm_loops(nb).items():
+                args = {"exp": (pos,), "log": (wide,), "log1p": (pos,), "sqrt": (wide,), "atan2": (u, v),
+                        "asin": (w,), "mul": (u, v), "fma": (u, v, w)}[op]
+                out.setdefault((op, name), {})["numba (libm)"] = best(functools.partial(fn, *args, o), repeats, n)
+            tn = _compiled_module()
+            if tn is not None:
+                if dt is np.float64:
+                    cases = {"exp": ("exp", pos, pos), "log": ("log", wide, wide), "atan2": ("atan2", u, v)}
+                else:
+                    cases = {"exp": ("expf", pos, pos), "log": ("logf", wide, wide)}
+                for op, (code, a, b) in cases.items():
+                    out.setdefault((op, name), {})["toolkit (Numba, vectorised)"] = best(
+                        functools.partial(tn.elementwise, tn.ELEMENTWISE[code], a, b, o), repeats, n)
+    return out
+
+
+def _compiled_module():
+    from spectral.tiles import host_engine
+
+    if host_engine("auto") != "numba":
+        return None
+    import importlib
+
+    return importlib.import_module("spectral.tiles_numba")
+
+
+@functools.cache
+def _numba_libm_loops(nb):
+    """Numba loops over ``math.*`` (each a scalar libm call: llvmlite has no vector math library)."""
+    jit = nb.njit(fastmath={"contract"}, error_model="numpy")
+
+    @jit
+    def exp_(a, o):
+        for i in range(o.size):
+            o[i] = math.exp(-a[i])
+
+    @jit
+    def log_(a, o):
+        for i in range(o.size):
+            o[i] = math.log(a[i])
+
+    @jit
+    def log1p_(a, o):
+        for i in range(o.size):
+            o[i] = math.log1p(a[i])
+
+    @jit
+    def sqrt_(a, o):
+        for i in range(o.size):
+            o[i] = math.sqrt(a[i])
+
+    @jit
+    def atan2_(a, b, o):
+        for i in range(o.size):
+            o[i] = math.atan2(a[i], b[i])
+
+    @jit
+    def asin_(a, o):
+        for i in range(o.size):
+            o[i] = math.asin(a[i])
+
+    @jit
+    def mul_(a, b, o):
+        for i in range(o.size):
+            o[i] = a[i] * b[i]
+
+    @jit
+    def fma_(a, b, c, o):
+        for i in range(o.size):
+            o[i] = a[i] * b[i] + c[i]
+
+    return {"exp": exp_, "log": log_, "log1p": log1p_, "sqrt": sqrt_, "atan2": atan2_, "asin": asin_, "mul": mul_,
+            "fma": fma_}
+
+
+def gemm_cost(repeats: int, k: int = 10, tile: int = 362) -> float:
+    """ns per tile entry of one GEMM ``C @ X`` (C a float64 tile, X of ``k`` columns): the product's own work."""
+    rng = np.random.default_rng(SEED)
+    c, x, o = rng.random((tile, tile)), rng.standard_normal((tile, k)), np.empty((tile, k))
+    return best(lambda: np.matmul(c, x, out=o), repeats * 20, tile * tile)
+
+
+#: Elementary operations of one evaluated pair, per geometry (``D`` coordinates) and profile: the roofline of a
+#: tile is the sum of the fastest measured cost of each (``cheap``: an add, a multiply, a min, a compare, a
+#: store: the measured multiply). The float32 profiles count float32 operations, the distances float64.
+def tile_ops(geometry: str, profile: str, dims: int, local_square: bool) -> list[tuple[str, str]]:
+    f64, ops = "float64", []
+    if geometry == "circle":
+        ops += [("mul", f64)] * 3  # subtract, abs, min
+    elif geometry == "sphere":
+        ops += [("fma", f64)] * (2 * dims) + [("mul", f64)] * (2 * dims)  # (a -+ b)^2 summed: sub, fma twice
+        ops += [("sqrt", f64)] * 2 + [("atan2", f64), ("mul", f64)]
+    else:
+        ops += [("fma", f64)] * dims + [("mul", f64)] * dims + [("sqrt", f64)]
+    return ops
+
+
+def profile_ops(profile: str, dtype: str, local_square: bool) -> list[tuple[str, str]]:
+    if profile == "power":
+        return [("mul", dtype), ("mul", dtype), ("log", dtype), ("mul", dtype), ("exp", dtype), ("mul", dtype)]
+    if profile == "local":
+        pw = [("mul", dtype)] if local_square else [("log", dtype), ("mul", dtype), ("exp", dtype)]
+        return [("mul", dtype)] + pw + [("exp", dtype), ("mul", dtype)]
+    return [("mul", dtype), ("mul", dtype), ("exp", dtype), ("mul", dtype)]
+
+
+def roofline_pair(costs: dict, ops) -> float:
+    """Sum of the fastest measured implementation of each operation (ns per evaluated pair)."""
+    total = 0.0
+    for op, dtype in ops:
+        if op == "fma" and (op, dtype) not in costs:
+            op = "mul"
+        total += min(costs[(op, dtype)].values())
+    return total
+
+
+def section_roofline(repeats: int):
+    print("\n[1] roofline: ns per element, 2^17 elements in cache, one thread (min of repeats)")
+    costs = op_costs(repeats)
+    impls = sorted({i for v in costs.values() for i in v})
+    print(f"  {'op':<7s} {'dtype':<8s} " + " ".join(f"{i:>28s}" for i in impls) + f" {'best':>8s}")
+    rows = []
+    for (op, dtype), v in sorted(costs.items()):
+        line = " ".join(f"{v[i]:28.2f}" if i in v else f"{'-':>28s}" for i in impls)
+        print(f"  {op:<7s} {dtype:<8s} {line} {min(v.values()):8.2f}")
+        rows.append(dict(section="roofline", op=op, dtype=dtype, load=_load(), **{i: v[i] for i in v}))
+    g = gemm_cost(repeats)
+    print(f"  GEMM C @ X (X of 10 columns), per tile entry: {g:.2f} ns")
+    rows.append(dict(section="roofline", op="gemm10", dtype="float64", ns=g, load=_load()))
+    return costs, g, rows
+
+
+# ----------------------------------------------------------------------------- 2. per-entry cost
+
+ENTRY_CASES = [
+    ("S^1", "circle", lambda: Circle(), "distance", "power"),
+    ("S^1", "circle", lambda: Circle(), "distance", "local"),
+    ("S^1", "circle", lambda: Circle(), "distance", "heat"),
+    ("S^2", "sphere", lambda: Sphere(2), "distance", "power"),
+    ("S^2", "sphere", lambda: Sphere(2), "distance", "local"),
+    ("S^2", "sphere", lambda: Sphere(2), "distance", "heat"),
+    ("S^2", "chordal", lambda: Sphere(2), "chordal_distance", "power"),
+    ("S^2", "chordal", lambda: Sphere(2), "chordal_distance", "heat"),
+    ("S^15", "sphere", lambda: Sphere(15), "distance", "power"),
+    ("S^15", "chordal", lambda: Sphere(15), "chordal_distance", "power"),
+]
+
+
+def _kernel(profile: str, dim: float):
+    if profile == "power":
+        return functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE * 4, dim=dim)
+    if profile == "local":
+        return functools.partial(fna_kernel, alpha=3.0, scale=SCALE * 4, dim=dim)
+    return functools.partial(heat_kernel, eps=0.01)
+
+
+def section_entry(n: int, repeats: int, costs: dict, gemm: float, engines):
+    print(f"\n[2] one block product C @ X (X of 10 columns), n = {n}: ns per n^2 entry (min of {repeats}, "
+          "interleaved) and the ratio to the roofline measured above")
+    rows = []
+    X = np.random.default_rng(1).standard_normal((n, 10))
+    for label, geometry, make, method, profile in ENTRY_CASES:
+        man = make()
+        x = man.sample(n, rng=np.random.default_rng([SEED, n]))
+        dims = int(x.shape[1])
+        kern = _kernel(profile, float(getattr(man, "dim", 1)))
+        ops = {e: KernelOperator(x, kernel=kern, distance=getattr(man, method), engine=e) for e in engines}
+        fns = {(e, td): functools.partial(op.matmat, X, tile_dtype=td) for e, op in ops.items()
+               for td in ("float64", "float32")}
+        t = interleaved(fns, repeats, n * n)
+        for td in ("float64", "float32"):
+            pair = roofline_pair(costs, tile_ops(geometry, profile, dims, False) + profile_ops(profile, td, False))
+            roof = pair / 2 + gemm  # half the pairs are evaluated, each used for two GEMM passes
+            line = f"  {label:<5s} {geometry:<8s} {profile:<6s} {td}: roofline {roof:5.2f}"
+            for e in engines:
+                line += f"   {e} {t[(e, td)]:6.2f} ns ({t[(e, td)] / roof:4.2f}x)"
+                rows.append(dict(section="entry", manifold=label, geometry=geometry, profile=profile, tile_dtype=td,
+                                 engine=e, n=n, ns_per_entry=t[(e, td)], roofline_ns=roof,
+                                 ratio=t[(e, td)] / roof, load=_load()))
+            print(line)
+    return rows
+
+
+# ----------------------------------------------------------------------------- 3. spectrum (child processes)
+
+
+def dense_child(n: int, ks) -> dict:
+    """Baseline: the FNA kernel on S^2 with NumPy alone (geodesic distances, (1 + d/s)^-beta), its symmetric
+    conjugate stored in float64, ARPACK ``eigsh`` (tol 0) for each k; the kernel's time counts in every k."""
+    from scipy.sparse.linalg import eigsh
+
+    rss0 = vmhwm_mb()
+    x = sphere_points(n, np.random.default_rng([SEED, n]))
+    t0 = time.perf_counter()
+    minus = np.zeros((n, n))
+    plus = np.zeros((n, n))
+    for c in range(3):
+        minus += (x[:, c, None] - x[None, :, c]) ** 2
+        plus += (x[:, c, None] + x[None, :, c]) ** 2
+    d = 2.0 * np.arctan2(np.sqrt(minus), np.sqrt(plus))
+    del minus, plus
+    c = (1.0 + d / SCALE) ** (-(2.0 + ALPHA))
+    del d
+    s = 1.0 / np.sqrt(c.sum(axis=1))
+    c *= s[:, None]
+    c *= s[None, :]
+    build = time.perf_counter() - t0
+    out = {}
+    for k in ks:
+        t1 = time.perf_counter()
+        w = eigsh(c, k=k, which="LA", v0=np.random.default_rng(SEED).standard_normal(n), tol=0,
+                  return_eigenvectors=False)
+        out[str(k)] = dict(seconds=build + time.perf_counter() - t1, eigenvalues=sorted(map(float, w), reverse=True))
+    return dict(kind="dense", n=n, build_s=build, runs=out, peak_rss_mib=vmhwm_mb(), start_rss_mib=rss0,
+                load=_load())
+
+
+def toolkit_child(n: int, ks) -> dict:
+    """The toolkit: KernelOperator (fused tiles) + markov_spectrum(matrix-free) for each k (degrees included)."""
+    import re
+
+    rss0 = vmhwm_mb()
+    x = sphere_points(n, np.random.default_rng([SEED, n]))
+    kern = functools.partial(fna_kernel, alpha=ALPHA, scale=SCALE, dim=2)
+    out = {}
+    for k in ks:
+        op = KernelOperator(x, kernel=kern, distance=Sphere(2).distance)
+        t0 = time.perf_counter()
+        spec = markov_spectrum(op, k, method="matrix-free", rng=SEED)
+        elapsed = time.perf_counter() - t0
+        found = re.search(r"(?:(\d+) float32 \+ )?(\d+) float64 block products, width (\d+)", spec.solver)
+        out[str(k)] = dict(seconds=elapsed, eigenvalues=[float(v) for v in spec.eigenvalues], solver=spec.solver,
+                           float32_products=int(found.group(1) or 0) if found else None,
+                           float64_products=int(found.group(2)) if found else None,
+                           width=int(found.group(3)) if found else None, tiles=op.tiles)
+    return dict(kind="toolkit", n=n, runs=out, peak_rss_mib=vmhwm_mb(), start_rss_mib=rss0, load=_load())
+
+
+def run_child(*args) -> dict:
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *map(str, args)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return dict(error=proc.stderr.strip()[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def section_spectrum(sizes, ks):
+    print(f"\n[3] FNA top-k on random S^2 points (alpha {ALPHA}, scale {SCALE}): matrix-free against dense float64 "
+          "+ eigsh, each in its own child process")
+    rows = []
+    for n in sizes:
+        kstr = ",".join(map(str, ks))
+        dense = run_child("dense", n, kstr)
+        tool = run_child("toolkit", n, kstr)
+        if "error" in dense or "error" in tool:
+            print(f"  n={n}: failed: {dense.get('error', '')[-300:]} {tool.get('error', '')[-300:]}")
+            rows.append(dict(section="spectrum", n=n, dense=dense, toolkit=tool))
+            continue
+        for k in ks:
+            d, t = dense["runs"][str(k)], tool["runs"][str(k)]
+            diff = float(np.max(np.abs(np.array(t["eigenvalues"]) - np.array(d["eigenvalues"]))))
+            ratio = t["seconds"] / d["seconds"]
+            print(f"  n={n:<6d} k={k:<3d} toolkit {t['seconds']:7.1f} s ({t['float32_products']} float32 + "
+                  f"{t['float64_products']} float64 products, width {t['width']})  dense {d['seconds']:7.1f} s "
+                  f"(kernel {dense['build_s']:.1f} s)  ratio {ratio:4.2f}  max|eig diff| {diff:.1e}")
+            rows.append(dict(section="spectrum", n=n, k=k, toolkit_s=t["seconds"], dense_s=d["seconds"], ratio=ratio,
+                             eig_diff=diff, float32_products=t["float32_products"],
+                             float64_products=t["float64_products"], width=t["width"], solver=t["solver"]))
+        print(f"  n={n}: peak RSS toolkit {tool['peak_rss_mib']:.0f} MiB, dense {dense['peak_rss_mib']:.0f} MiB; "
+              f"load {tool['load']:.1f} / {dense['load']:.1f}")
+    return rows
+
+
 # ----------------------------------------------------------------------------- 4. large n (child process)
 
 
@@ -106,6 +452,11 @@ def main(argv=None) -> int:
     sys.stdout.reconfigure(line_buffering=True)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sections", default="roofline,entry,spectrum")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--entry-n", type=int, default=3000)
+    p.add_argument("--sizes", default="6000", help="n of section spectrum (comma-separated)")
+    p.add_argument("--ks", default="9,10,16", help="k of section spectrum (comma-separated)")
+    p.add_argument("--engines", default="numba,numpy", help="host engines of section entry")
     p.add_argument("--large-n", type=int, default=100_000)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--json", default=None)
@@ -115,10 +466,27 @@ def main(argv=None) -> int:
         kind, rest = args.child[0], args.child[1:]
         if kind == "large":
             print(json.dumps(large_child(int(rest[0]), int(rest[1]))))
+        elif kind in ("dense", "toolkit"):
+            fn = dense_child if kind == "dense" else toolkit_child
+            print(json.dumps(fn(int(rest[0]), [int(v) for v in rest[1].split(",")])))
         return 0
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    print(f"{cpu_name()}, numpy {np.__version__}, NumPy SIMD {simd_level()}, load {_load():.1f}")
+    numba = _optional("numba")
+    print(f"{cpu_name()}, numpy {np.__version__}, NumPy SIMD {simd_level()}, numba "
+          f"{getattr(numba, '__version__', 'absent')} (NUMBA_CPU_NAME={os.environ.get('NUMBA_CPU_NAME', 'host')}), "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, load {_load():.1f}")
     results = []
+    costs = gemm = None
+    if "roofline" in sections or "entry" in sections:
+        costs, gemm, rows = section_roofline(args.repeats)
+        results += rows
+    if "entry" in sections:
+        from spectral.tiles import host_engine
+
+        engines = [e for e in args.engines.split(",") if e != "numba" or host_engine("auto") == "numba"]
+        results += section_entry(args.entry_n, args.repeats, costs, gemm, engines)
+    if "spectrum" in sections:
+        results += section_spectrum([int(v) for v in args.sizes.split(",")], [int(v) for v in args.ks.split(",")])
     if "large" in sections:
         r = large_child(args.large_n, args.k)
         print(json.dumps(r))

@@ -46,10 +46,13 @@ try:  # Numba is optional: without it this module defines nothing to call (avail
 except ImportError:  # pragma: no cover - exercised where Numba is not installed
     numba = None
 
-__all__ = ["GEOMETRY_CODES", "PROFILE_CODES", "available", "fill_tile"]
+__all__ = ["ELEMENTWISE", "GEOMETRY_CODES", "PROFILE_CODES", "available", "elementwise", "fill_tile"]
 
 GEOMETRY_CODES = {"circle": 0, "sphere": 1, "chordal": 2}
 PROFILE_CODES = {"power": 0, "local": 1, "heat": 2}
+#: Operations of :func:`elementwise` (the benchmarks' roofline measures the tiles' own vectorised functions):
+#: ``exp(-a)`` (a >= 0), ``log(a)`` (a > 0), ``atan2(a, b)`` (a, b >= 0), float32 ``expf(-a)``, ``logf(a)``.
+ELEMENTWISE = {"exp": 0, "log": 1, "atan2": 2, "expf": 3, "logf": 4}
 
 
 def available() -> bool:
@@ -357,7 +360,29 @@ if numba is not None:
                         d = np.float32(dist[j])
                         out[r, j] = np.float64(_expf(d * d * heat32))
 
+    @numba.njit(cache=True, **_OPTIONS)
+    def elementwise(code, a, b, out):
+        """``out[i] = f(a[i], b[i])`` for the :data:`ELEMENTWISE` operation ``code`` (1-d arrays; float32 ``a``
+        and ``out`` for ``expf`` and ``logf``, float64 otherwise): the tiles' functions alone, for measuring."""
+        if code == 0:
+            for i in range(out.shape[0]):
+                out[i] = _exp(-np.float64(a[i]))
+        elif code == 1:
+            for i in range(out.shape[0]):
+                out[i] = _log(np.float64(a[i]))
+        elif code == 2:
+            for i in range(out.shape[0]):
+                out[i] = _atan2_positive(np.float64(a[i]), np.float64(b[i]))
+        elif code == 3:
+            for i in range(out.shape[0]):
+                out[i] = _expf(-np.float32(a[i]))
+        else:
+            for i in range(out.shape[0]):
+                out[i] = _logf(np.float32(a[i]))
+
 else:  # pragma: no cover - without Numba
 
     def fill_tile(*args, **kwargs):
         raise ImportError("the compiled tiles need Numba: pip install 'attention-limits[fast]' (or numba)")
+
+    elementwise = fill_tile

@@ -568,7 +568,7 @@ def _operator(x, p, man):
     """The kernel under test as a matrix-free operator (toolkit code; the diagonal dropped on i.i.d. points)."""
     import functools
 
-    from spectral import KernelOperator, dot_product_scores, fna_kernel
+    from spectral import KernelOperator, ProfileKernel, dot_product_scores, fna_kernel
 
     if p.kernel == "softmax":
         temperature = p.temperature
@@ -576,13 +576,11 @@ def _operator(x, p, man):
         def scores(xa, xb):
             return dot_product_scores(xa, y=xb, temperature=temperature)
 
-        return KernelOperator(x, kernel=_identity, distance=scores, zero_diagonal=p.points == "random")
+        return KernelOperator(x, kernel=_identity, distance=scores, zero_diagonal=p.points == "random", fused=False)
     distance = man.distance if p.distance == "geodesic" else man.chordal_distance
     if p.user_kernel:
-        phi, scale = _user_profile(p), p.scale
-
-        def kernel(d):
-            return phi(d / scale)
+        # a kernel that declares its profile: the operator fuses the distance and calls Phi once per tile
+        kernel = ProfileKernel(_user_profile(p), p.scale, name=f"the profile {p.kernel} at scale {p.scale:.4g}")
     else:
         kernel = functools.partial(fna_kernel, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
     return KernelOperator(x, kernel=kernel, distance=distance, zero_diagonal=p.points == "random")
