@@ -52,7 +52,8 @@ from spectral.distance import sq_distance_tile
 from spectral.profiles import TileProfile, kernel_profile
 from spectral.validation import InputError, check_option
 
-__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "host_engine", "tile_plan"]
+__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "distance_geometry", "host_engine",
+           "plan_or_reason", "tile_plan", "warn_generic"]
 
 TWO_PI = 2.0 * math.pi
 GEOMETRIES = ("circle", "sphere", "chordal")
