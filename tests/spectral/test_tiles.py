@@ -185,12 +185,14 @@ class TestHostTiles:
         np.testing.assert_array_equal(fused.matvec(v), plain.matvec(v))
         np.testing.assert_array_equal(fused.rmatvec(w), plain.rmatvec(w))
 
-    def test_strict_namespace(self, xp, rng):
+    @pytest.mark.parametrize("kernel", ["power", "custom"])
+    def test_strict_namespace(self, xp, rng, kernel):
+        # the fused plan in another namespace: array code (CuPy: the CUDA kernel, or array code for a custom profile)
         x = Circle().sample(120, rng=rng)
-        op = KernelOperator(xp.asarray(x), kernel=KERNELS["power"], distance=Circle().distance, tile=50,
-                            zero_diagonal=True)
-        ref = KernelOperator(x, kernel=KERNELS["power"], distance=Circle().distance, tile=50, zero_diagonal=True,
-                             engine="numpy")
+        kern = KERNELS["power"] if kernel == "power" else ProfileKernel(_phi, 0.3)
+        op = KernelOperator(xp.asarray(x), kernel=kern, distance=Circle().distance, tile=50, zero_diagonal=True)
+        assert op.plan is not None and op.plan.kind == ("power" if kernel == "power" else "custom")
+        ref = KernelOperator(x, kernel=kern, distance=Circle().distance, tile=50, zero_diagonal=True, engine="numpy")
         X = rng.standard_normal((120, 2))
         out = op.matmat(xp.asarray(X))
         assert type(out) is type(xp.asarray(X))
