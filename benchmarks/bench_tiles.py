@@ -314,6 +314,33 @@ def _kernel(profile: str, dim: float):
     return functools.partial(heat_kernel, eps=0.01)
 
 
+def _one_tile(op, X, td):
+    """One off-diagonal tile of the operator's product, in its workspace, and its two GEMMs (``C X_j``, ``C^T X_i``)."""
+    plan, t = op.plan, op.tile
+    pa, _ = op._prepare()
+    work = op._workspace()
+    p, q = np.empty((t, X.shape[1])), np.empty((t, X.shape[1]))
+    dtype = getattr(np, td)
+    if plan.compiled:
+        pt, buf, scratch = op._compiled_columns(), work.get("d", np.float64), work.get("scratch", np.float64, (3, t))
+
+        def run():
+            c = plan.compiled_tile(buf, pa, pt, (0, t), (t, 2 * t), dtype, scratch)
+            np.matmul(c, X[t:2 * t], out=p)
+            np.matmul(c.T, X[:t], out=q)
+    else:
+        acc = work.get("acc", np.float64)
+
+        def run():
+            c = plan.tile(pa[:t], pa[t:2 * t], dtype, work)
+            if c.dtype != np.float64:
+                np.copyto(acc, c, casting="same_kind")
+                c = acc
+            np.matmul(c, X[t:2 * t], out=p)
+            np.matmul(c.T, X[:t], out=q)
+    return run
+
+
 def section_entry(n: int, repeats: int, costs: dict, gemm: float, engines):
     print(f"\n[2] one block product C @ X (X of 10 columns), n = {n}: ns per n^2 entry (min of {repeats}, "
           "interleaved) and the ratio to the roofline measured above")
@@ -328,15 +355,20 @@ def section_entry(n: int, repeats: int, costs: dict, gemm: float, engines):
         fns = {(e, td): functools.partial(op.matmat, X, tile_dtype=td) for e, op in ops.items()
                for td in ("float64", "float32")}
         t = interleaved(fns, repeats, n * n)
+        # one off-diagonal tile and its two GEMMs alone (about 1 ms: as short as the roofline's loops, so that on a
+        # loaded machine the minimum over many finds the same quiet moments), per n^2 entry: half a pair
+        tiles = {(e, td): _one_tile(op, X, td) for e, op in ops.items() for td in ("float64", "float32")}
+        tt = interleaved(tiles, repeats * 20, 2 * ops[engines[0]].tile ** 2)
         for td in ("float64", "float32"):
             pair = roofline_pair(costs, tile_ops(geometry, profile, dims, False) + profile_ops(profile, td, False))
             roof = pair / 2 + gemm  # half the pairs are evaluated, each used for two GEMM passes
             line = f"  {label:<5s} {geometry:<8s} {profile:<6s} {td}: roofline {roof:5.2f}"
             for e in engines:
-                line += f"   {e} {t[(e, td)]:6.2f} ns ({t[(e, td)] / roof:4.2f}x)"
+                line += (f"   {e} tile {tt[(e, td)]:5.2f} ns ({tt[(e, td)] / roof:4.2f}x), product "
+                         f"{t[(e, td)]:6.2f} ns")
                 rows.append(dict(section="entry", manifold=label, geometry=geometry, profile=profile, tile_dtype=td,
-                                 engine=e, n=n, ns_per_entry=t[(e, td)], roofline_ns=roof,
-                                 ratio=t[(e, td)] / roof, load=_load()))
+                                 engine=e, n=n, ns_per_entry=t[(e, td)], tile_ns_per_entry=tt[(e, td)],
+                                 roofline_ns=roof, ratio=tt[(e, td)] / roof, load=_load()))
             print(line)
     return rows
 
@@ -349,14 +381,15 @@ def section_entry_ratios(rows, costs, gemm):
         pair = roofline_pair(costs, tile_ops(r["geometry"], r["profile"], dims, False)
                              + profile_ops(r["profile"], r["tile_dtype"], False))
         roof = pair / 2 + gemm
-        out.append(dict(r, roofline_ns=roof, ratio=r["ns_per_entry"] / roof))
+        out.append(dict(r, roofline_ns=roof, ratio=r["tile_ns_per_entry"] / roof))
     by_case = {}
     for r in out:
         by_case.setdefault((r["manifold"], r["geometry"], r["profile"], r["tile_dtype"]), []).append(r)
     for (label, geometry, profile, td), rs in by_case.items():
         line = f"  {label:<5s} {geometry:<8s} {profile:<6s} {td}: roofline {rs[0]['roofline_ns']:5.2f}"
         for r in rs:
-            line += f"   {r['engine']} {r['ns_per_entry']:6.2f} ns ({r['ratio']:4.2f}x)"
+            line += (f"   {r['engine']} tile {r['tile_ns_per_entry']:5.2f} ns ({r['ratio']:4.2f}x), product "
+                     f"{r['ns_per_entry']:6.2f} ns")
         print(line)
     return out
 
