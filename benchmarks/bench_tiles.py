@@ -405,15 +405,13 @@ def dense_child(n: int, ks) -> dict:
     rss0 = vmhwm_mb()
     x = sphere_points(n, np.random.default_rng([SEED, n]))
     t0 = time.perf_counter()
-    minus = np.zeros((n, n))
-    plus = np.zeros((n, n))
-    for c in range(3):
-        minus += (x[:, c, None] - x[None, :, c]) ** 2
-        plus += (x[:, c, None] + x[None, :, c]) ** 2
-    d = 2.0 * np.arctan2(np.sqrt(minus), np.sqrt(plus))
-    del minus, plus
-    c = (1.0 + d / SCALE) ** (-(2.0 + ALPHA))
-    del d
+    c = np.empty((n, n))  # the one n x n array; row blocks of 256 rows for the distances (n = 20000: 3.2 GB)
+    for r0 in range(0, n, 256):
+        xb = x[r0:r0 + 256]
+        minus = sum((xb[:, j, None] - x[None, :, j]) ** 2 for j in range(3))
+        plus = sum((xb[:, j, None] + x[None, :, j]) ** 2 for j in range(3))
+        d = 2.0 * np.arctan2(np.sqrt(minus), np.sqrt(plus))
+        c[r0:r0 + 256] = (1.0 + d / SCALE) ** (-(2.0 + ALPHA))
     s = 1.0 / np.sqrt(c.sum(axis=1))
     c *= s[:, None]
     c *= s[None, :]
