@@ -99,16 +99,19 @@ def best(fn, repeats: int, per: int) -> float:
     return min(times) / per * 1e9
 
 
-def interleaved(fns: dict, repeats: int, per: int) -> dict:
-    """Run each callable once (warm-up), then ``repeats`` rounds in turn; the smallest time of each, ns per ``per``."""
+def interleaved(fns: dict, repeats: int, per: int, clock=time.perf_counter) -> dict:
+    """Run each callable once (warm-up), then ``repeats`` rounds in turn; the smallest time of each, ns per ``per``.
+
+    ``clock=time.process_time``: this process's CPU time (on a loaded machine a long call is preempted, and its
+    wall time grows with the load; its CPU time does not, apart from the caches other jobs evict)."""
     for fn in fns.values():
         fn()
     times = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(clock() - t0)
     return {name: min(ts) / per * 1e9 for name, ts in times.items()}
 
 
@@ -354,7 +357,7 @@ def section_entry(n: int, repeats: int, costs: dict, gemm: float, engines):
         ops = {e: KernelOperator(x, kernel=kern, distance=getattr(man, method), engine=e) for e in engines}
         fns = {(e, td): functools.partial(op.matmat, X, tile_dtype=td) for e, op in ops.items()
                for td in ("float64", "float32")}
-        t = interleaved(fns, repeats, n * n)
+        t = interleaved(fns, repeats, n * n, clock=time.process_time)  # whole products: CPU time
         # one off-diagonal tile and its two GEMMs alone (about 1 ms: as short as the roofline's loops, so that on a
         # loaded machine the minimum over many finds the same quiet moments), per n^2 entry: half a pair
         tiles = {(e, td): _one_tile(op, X, td) for e, op in ops.items() for td in ("float64", "float32")}
@@ -364,7 +367,7 @@ def section_entry(n: int, repeats: int, costs: dict, gemm: float, engines):
             roof = pair / 2 + gemm  # half the pairs are evaluated, each used for two GEMM passes
             line = f"  {label:<5s} {geometry:<8s} {profile:<6s} {td}: roofline {roof:5.2f}"
             for e in engines:
-                line += (f"   {e} tile {tt[(e, td)]:5.2f} ns ({tt[(e, td)] / roof:4.2f}x), product "
+                line += (f"   {e} tile {tt[(e, td)]:5.2f} ns ({tt[(e, td)] / roof:4.2f}x), product (CPU) "
                          f"{t[(e, td)]:6.2f} ns")
                 rows.append(dict(section="entry", manifold=label, geometry=geometry, profile=profile, tile_dtype=td,
                                  engine=e, n=n, ns_per_entry=t[(e, td)], tile_ns_per_entry=tt[(e, td)],
@@ -404,7 +407,7 @@ def dense_child(n: int, ks) -> dict:
 
     rss0 = vmhwm_mb()
     x = sphere_points(n, np.random.default_rng([SEED, n]))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     c = np.empty((n, n))  # the one n x n array; row blocks of 256 rows for the distances (n = 20000: 3.2 GB)
     for r0 in range(0, n, 256):
         xb = x[r0:r0 + 256]
@@ -415,13 +418,14 @@ def dense_child(n: int, ks) -> dict:
     s = 1.0 / np.sqrt(c.sum(axis=1))
     c *= s[:, None]
     c *= s[None, :]
-    build = time.perf_counter() - t0
+    build, build_cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {}
     for k in ks:
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         w = eigsh(c, k=k, which="LA", v0=np.random.default_rng(SEED).standard_normal(n), tol=0,
                   return_eigenvectors=False)
-        out[str(k)] = dict(seconds=build + time.perf_counter() - t1, eigenvalues=sorted(map(float, w), reverse=True))
+        out[str(k)] = dict(seconds=build + time.perf_counter() - t1, eigenvalues=sorted(map(float, w), reverse=True),
+                           cpu_s=build_cpu + time.process_time() - c1)
     return dict(kind="dense", n=n, build_s=build, runs=out, peak_rss_mib=vmhwm_mb(), start_rss_mib=rss0,
                 load=_load())
 
@@ -441,11 +445,12 @@ def toolkit_child(n: int, ks) -> dict:
     out = {}
     for k in ks:
         op = KernelOperator(x, kernel=kern, distance=Sphere(2).distance)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         spec = markov_spectrum(op, k, method="matrix-free", rng=SEED)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         found = re.search(r"(?:(\d+) float32 \+ )?(\d+) float64 block products, width (\d+)", spec.solver)
-        out[str(k)] = dict(seconds=elapsed, eigenvalues=[float(v) for v in spec.eigenvalues], solver=spec.solver,
+        out[str(k)] = dict(seconds=elapsed, cpu_s=cpu, eigenvalues=[float(v) for v in spec.eigenvalues],
+                           solver=spec.solver,
                            float32_products=int(found.group(1) or 0) if found else None,
                            float64_products=int(found.group(2)) if found else None,
                            width=int(found.group(3)) if found else None, tiles=op.tiles)
@@ -467,7 +472,7 @@ def _fastest(runs):
     if bad:
         return bad[0]
     out = dict(runs[0])
-    out["runs"] = {k: min((r["runs"][k] for r in runs), key=lambda v: v["seconds"]) for k in runs[0]["runs"]}
+    out["runs"] = {k: min((r["runs"][k] for r in runs), key=lambda v: v["cpu_s"]) for k in runs[0]["runs"]}
     out["load"] = max(r["load"] for r in runs)
     out["peak_rss_mib"] = max(r["peak_rss_mib"] for r in runs)
     return out
@@ -492,10 +497,13 @@ def section_spectrum(sizes, ks, rounds: int = 1):
             d, t = dense["runs"][str(k)], tool["runs"][str(k)]
             diff = float(np.max(np.abs(np.array(t["eigenvalues"]) - np.array(d["eigenvalues"]))))
             ratio = t["seconds"] / d["seconds"]
-            print(f"  n={n:<6d} k={k:<3d} toolkit {t['seconds']:7.1f} s ({t['float32_products']} float32 + "
-                  f"{t['float64_products']} float64 products, width {t['width']})  dense {d['seconds']:7.1f} s "
-                  f"(kernel {dense['build_s']:.1f} s)  ratio {ratio:4.2f}  max|eig diff| {diff:.1e}")
+            cpu_ratio = t["cpu_s"] / d["cpu_s"]
+            print(f"  n={n:<6d} k={k:<3d} toolkit {t['seconds']:7.1f} s, CPU {t['cpu_s']:7.1f} s ({t['float32_products']} "
+                  f"float32 + {t['float64_products']} float64 products, width {t['width']})  dense {d['seconds']:7.1f} s,"
+                  f" CPU {d['cpu_s']:7.1f} s (kernel {dense['build_s']:.1f} s)  ratio {ratio:4.2f} (CPU {cpu_ratio:4.2f})"
+                  f"  max|eig diff| {diff:.1e}")
             rows.append(dict(section="spectrum", n=n, k=k, toolkit_s=t["seconds"], dense_s=d["seconds"], ratio=ratio,
+                             toolkit_cpu_s=t["cpu_s"], dense_cpu_s=d["cpu_s"], cpu_ratio=cpu_ratio,
                              eig_diff=diff, float32_products=t["float32_products"],
                              float64_products=t["float64_products"], width=t["width"], solver=t["solver"]))
         print(f"  n={n}: peak RSS toolkit {tool['peak_rss_mib']:.0f} MiB, dense {dense['peak_rss_mib']:.0f} MiB; "
@@ -516,10 +524,10 @@ def large_child(n: int, k: int) -> dict:
     warm = KernelOperator(x[:64], kernel=kern, distance=Sphere(2).distance)
     for td in ("float32", "float64"):  # compile (or load) the tiles before the clock starts
         warm.matmat(np.ones((64, 2)), tile_dtype=td)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     spec = markov_spectrum(op, k, method="matrix-free", rng=SEED)
-    elapsed = time.perf_counter() - t0
-    return dict(n=n, k=k, seconds=elapsed, peak_rss_mib=vmhwm_mb(), start_rss_mib=rss0, solver=spec.solver,
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(n=n, k=k, seconds=elapsed, cpu_s=cpu, peak_rss_mib=vmhwm_mb(), start_rss_mib=rss0, solver=spec.solver,
                 tiles=op.tiles, residual=float(spec.residual), eigenvalues=[float(v) for v in spec.eigenvalues],
                 load=_load())
 
