@@ -98,9 +98,15 @@ def host_engine(engine: str = "auto") -> str:
 
 @functools.cache
 def _numba_installed() -> bool:
+    """Numba imports here (an installed Numba that refuses this NumPy raises ImportError: NumPy then)."""
     import importlib.util
 
-    return importlib.util.find_spec("numba") is not None
+    if importlib.util.find_spec("numba") is None:
+        return False
+    try:
+        return _compiled().available()
+    except ImportError:
+        return False
 
 
 def _compiled():
