@@ -73,3 +73,15 @@ def test_the_reader_sees_the_imports_it_checks():
     edges = _graph()
     assert "spectral.operators" in edges["spectral.heat"] and "spectral.tiles" in edges["spectral.operators"]
     assert "spectral.profiles" in edges["spectral.tiles"] and "spectral.heat" not in edges["spectral.tiles"]
+
+
+def test_numba_is_imported_only_when_a_tile_is_fused():
+    # the optional dependency is lazy: importing the library (operators, tiles, kernels) loads no Numba
+    import subprocess
+    import sys
+
+    code = ("import sys, spectral, spectral.operators, spectral.tiles, spectral.fna, spectral.heat\n"
+            "from spectral import KernelOperator, fna_kernel\n"
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["False"]
