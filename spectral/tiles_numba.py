@@ -407,9 +407,13 @@ if numba is not None:
             for i in range(out.shape[0]):
                 out[i] = _logf(np.float32(a[i]))
 
-else:  # pragma: no cover - without Numba
+else:  # pragma: no cover - without Numba (the same names and summaries: docs/api.md is one page either way)
 
     def fill_tile(*args, **kwargs):
+        """Scores ``C[i0:i1, j0:j1]`` into ``out[:i1 - i0, :j1 - j0]`` (float64, any tile dtype)."""
         raise ImportError("the compiled tiles need Numba: pip install 'attention-limits[fast]' (or numba)")
 
-    elementwise = fill_tile
+    def elementwise(*args, **kwargs):
+        """``out[i] = f(a[i], b[i])`` for the :data:`ELEMENTWISE` operation ``code`` (1-d arrays; float32 ``a``
+        and ``out`` for ``expf`` and ``logf``, float64 otherwise): the tiles' functions alone, for measuring."""
+        raise ImportError("the compiled tiles need Numba: pip install 'attention-limits[fast]' (or numba)")
