@@ -49,13 +49,18 @@ FAST_TOL = 1e-6
 
 
 def block_size(k: int, n: int) -> int:
-    """Default block width: ``k + 10`` capped at 32 (and at ``n // 4``), at least 4.
+    """Default block width: ``k + 10`` up to 32, and at least ``k + 8`` beyond (guard vectors), at least 4, at
+    most ``n // 4``.
 
     Measured on FNA kernels (random S^1 points, k = 10; Fibonacci S^2, k = 49): the number of block
     products falls slowly with the width (k = 49: 20 products at width 16, 13 at 32, 11 at 49) while
-    the cost of one product grows with it once the GEMM outweighs the kernel evaluation.
+    the cost of one product grows with it once the GEMM outweighs the kernel evaluation. The guard of 8
+    vectors past ``k`` keeps a cluster of nearly equal eigenvalues that ``k`` cuts inside the block: on the
+    Fibonacci S^2 (n = 4000, scale 8 h), k = 30 inside the 11-fold degree-5 multiplet took 10 + 4 products at
+    width 32 and 9 + 3 at width 40 (k = 10, inside the 7-fold multiplet, already has 10 guard vectors: 10 + 3).
     """
-    return max(1, min(max(4, min(k + 10, 32)), max(n // 4, 1)))
+    width = k + 10 if k + 10 <= 32 else max(32, k + 8)
+    return max(1, min(max(4, width), max(n // 4, 1)))
 
 
 def basis_size(k: int, b: int, n: int) -> int:

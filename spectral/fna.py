@@ -21,10 +21,11 @@ import math
 
 import numpy as np
 
-from spectral.arrays import as_distances, flush_subnormal
+from spectral.arrays import as_distances
+from spectral.profiles import TileProfile, declares_profile
 from spectral.validation import check_option, check_real
 
-__all__ = ["fna_kernel", "fna_profile", "fna_time", "matched_half_width_kappa", "paper_kappa"]
+__all__ = ["fna_kernel", "fna_profile", "fna_tile_profile", "fna_time", "matched_half_width_kappa", "paper_kappa"]
 
 KAPPA_VARIANTS = ("text", "sphere")
 
@@ -39,39 +40,21 @@ def _check_dim(dim, name: str = "dim") -> float:
     return check_real(name, dim, low=1.0)
 
 
-def _profile_owned(xp, z, alpha: float, dim: float):
-    """Phi_alpha(z) for a float array ``z >= 0`` this function may overwrite."""
+def _profile(alpha: float, dim: float, scale: float = 1.0) -> TileProfile:
+    """The :class:`~spectral.profiles.TileProfile` of ``Phi_alpha(d / scale)`` (checked parameters)."""
+    label = f"fna_kernel(alpha={alpha:g}, scale={scale:g}, dim={dim:g})"
     if alpha < 2.0:
-        beta = dim + alpha
-        # (1+z)^-beta as exp(-beta log(1 + z)). log of the rounded 1 + z is off by at most eps/2 absolute,
-        # which moves the score by beta eps/2 relative: as accurate as log1p here (the log is multiplied by
-        # -beta and exponentiated; log1p's relative accuracy near 0 buys nothing). Measured per entry (one
-        # core, 362^2 float64 tiles; AMD EPYC, 2026-11-26): with AVX-512 log 0.54, log1p 0.61, exp 2.1,
-        # pow 4.8 ns; on AVX2 only (NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL", the other machine
-        # class) log 7.6, log1p 26 (a scalar libm call; float32 too: 26 against 1.5 for log), exp 8.7,
-        # pow 29 ns.
-        if xp is np:
-            z += 1.0
-            np.log(z, out=z)
-            z *= -beta
-            np.exp(z, out=z)
-            out = z
-        else:
-            out = xp.exp(-beta * xp.log(1.0 + z))
-    else:
-        p = alpha / (alpha - 1.0)
-        if xp is np:
-            if p == 2.0:
-                np.multiply(z, z, out=z)
-            else:
-                np.power(z, p, out=z)
-            np.negative(z, out=z)
-            np.exp(z, out=z)
-            out = z
-        else:
-            w = z * z if p == 2.0 else xp.pow(z, p)
-            out = xp.exp(-w)
-    return flush_subnormal(out)
+        return TileProfile.power(dim + alpha, scale, name=label)
+    return TileProfile.local(alpha / (alpha - 1.0), scale, name=label)
+
+
+def fna_tile_profile(*, alpha, scale, dim) -> TileProfile:
+    """Tile profile of ``functools.partial(fna_kernel, alpha=, scale=, dim=)`` (parameters checked as the kernel
+    checks them): the power law ``exp(-(dim + alpha) log(1 + d / scale))`` or the local ``exp(-(d / scale)^p)``."""
+    alpha = _check_alpha(alpha)
+    dim = _check_dim(dim)
+    scale = check_real("scale", scale, low=0.0, low_open=True)
+    return _profile(alpha, dim, scale)
 
 
 def fna_profile(z, *, alpha, dim):
@@ -120,9 +103,10 @@ def fna_profile(z, *, alpha, dim):
     xp, z = as_distances(z, "z")
     if xp is np:  # the numpy path works in place on its argument
         z = np.array(z, copy=True)
-    return _profile_owned(xp, z, alpha, dim)
+    return _profile(alpha, dim).scaled(z)
 
 
+@declares_profile(fna_tile_profile)
 def fna_kernel(dist, *, alpha, scale, dim):
     r"""FNA scores :math:`C_{ij} = \Phi_\alpha(d_{ij} / \kappa)` (FNA eqs. 9, 10, 13; A.1 eq. 39).
 
@@ -155,7 +139,7 @@ def fna_kernel(dist, *, alpha, scale, dim):
     dim = _check_dim(dim)
     xp, d = as_distances(dist)
     z = d / scale  # a new array: the profile may overwrite it
-    return _profile_owned(xp, z, alpha, dim)
+    return _profile(alpha, dim, scale).scaled(z)
 
 
 def fna_time(scale, alpha) -> float:

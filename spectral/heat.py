@@ -23,9 +23,10 @@ from spectral.arrays import as_distances, as_float_array, flush_subnormal, numpy
 from spectral.backend import to_numpy
 from spectral.operators import SparseScores
 from spectral.pairwise_memory import check_pairwise_memory
+from spectral.profiles import TileProfile, declares_profile
 from spectral.validation import InputError, check_real
 
-__all__ = ["heat_kernel", "heat_kernel_sparse", "heat_time"]
+__all__ = ["heat_kernel", "heat_kernel_sparse", "heat_tile_profile", "heat_time"]
 
 
 #: Peak bytes per entry of :func:`heat_kernel` beyond its input: ``copies`` arrays of the itemsize plus
@@ -36,6 +37,13 @@ __all__ = ["heat_kernel", "heat_kernel_sparse", "heat_time"]
 HEAT_KERNEL_PEAK = {"numpy": {"copies": 1, "mask_bytes": 1}, "other": {"copies": 3, "mask_bytes": 2}}
 
 
+def heat_tile_profile(*, eps, max_bytes=None) -> TileProfile:
+    """Tile profile of ``functools.partial(heat_kernel, eps=...)``: ``exp(-d^2 / (2 eps))`` (``max_bytes`` is the
+    dense kernel's memory limit; a fused tile holds no dense matrix)."""
+    return TileProfile.heat(eps, name=f"heat_kernel(eps={check_real('eps', eps, low=0.0, low_open=True):g})")
+
+
+@declares_profile(heat_tile_profile)
 def heat_kernel(dist, *, eps, max_bytes=None):
     r"""Heat-kernel scores :math:`W_{ij} = \exp(-d_{ij}^2 / (2\varepsilon))` (DRIFT convention).
 

@@ -14,9 +14,9 @@ import math
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name, is_cupy_array
+from spectral.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
 from spectral.memory import check_dense_memory, memory_device
-from spectral.tiles import Workspace, tile_plan
+from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
 from spectral.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
@@ -120,10 +120,18 @@ class KernelOperator:
         Edge of the square tiles of the symmetric products; default from the same budget
         (about four ``tile x tile`` temporaries).
     fused : bool
-        Evaluate tiles through :func:`spectral.tiles.tile_plan` when it recognises ``kernel`` and
-        ``distance`` (FNA or heat kernel of ``Circle``/``Sphere`` distances): per-point data once, distance
-        and score in place, no per-tile input checks; on CuPy one CUDA kernel per block product
-        (:attr:`plan` says which). ``False``: always ``kernel(distance(xa, xb))``.
+        Evaluate tiles through a :class:`spectral.tiles.TilePlan` when the kernel declares its profile
+        (:mod:`spectral.profiles`: ``functools.partial(fna_kernel, ...)`` or ``partial(heat_kernel, ...)`` in any
+        form, an object with ``tile_profile()`` such as :class:`spectral.ProfileKernel`) and the distance its
+        geometry (``Circle``/``Sphere``/``Euclidean`` distances): per-point data once, distance and score in
+        one pass, no per-tile input checks; on CuPy one CUDA kernel per block product (:attr:`plan` and
+        :attr:`tiles` say which). ``False``: always ``kernel(distance(xa, xb))``. A kernel without a profile
+        on a fusable distance takes the generic path with a :class:`spectral.tiles.GenericTilesWarning`
+        (once per process and reason).
+    engine : {"auto", "numba", "numpy"}
+        Host engine of the fused tiles (:func:`spectral.tiles.host_engine`): ``auto`` compiles them with
+        Numba where it is installed (the ``fast`` extra; 2-4x faster per entry here, a few ulps from the NumPy
+        tiles), else NumPy; ``numpy`` is the reference (bitwise the generic tiles in float64).
 
     Notes
     -----
@@ -145,7 +153,7 @@ class KernelOperator:
     """
 
     def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None,
-                 fused=True):
+                 fused=True, engine="auto"):
         if not callable(kernel):
             raise InputError(f"kernel must be callable (distance block -> score block), got {type(kernel).__name__}")
         if not callable(distance):
@@ -198,10 +206,19 @@ class KernelOperator:
         if not isinstance(fused, bool):
             raise InputError(f"fused must be True or False, got {fused!r}")
         #: the fused tile plan (:class:`spectral.tiles.TilePlan`), or None: tiles are kernel(distance(xa, xb))
-        self.plan = tile_plan(kernel, distance) if fused else None
-        if self.plan is not None and not _plan_fits(self.plan, int(x.shape[1])):
-            self.plan = None  # points of the wrong dimension: the distance itself will say so
+        self.plan = None
+        why = "fused=False"
+        if fused:
+            self.plan, why = plan_or_reason(kernel, distance, engine=engine)
+            if self.plan is not None and not _plan_fits(self.plan, int(x.shape[1])):
+                self.plan, why = None, f"points of {int(x.shape[1])} coordinates do not fit the {self.plan.geometry} tiles"
+            elif self.plan is None and distance_geometry(distance) is not None:
+                warn_generic(why)  # a fusable distance: the kernel alone keeps the operator off the fused path
+        #: one line: which tiles the products evaluate (fused, and how; or generic, and why)
+        self.tiles = (self.plan.describe(namespace_name(xp)) if self.plan is not None
+                      else f"generic tiles kernel(distance(xa, xb)): {why}")
         self._prepared = None
+        self._columns = None
 
     # ------------------------------------------------------------------------------ blocks
 
@@ -233,6 +250,12 @@ class KernelOperator:
             self._prepared = (pa, pa if self.y is self.x else self.plan.prepare(self.y))
         return self._prepared
 
+    def _compiled_columns(self):
+        """The column points as the compiled tiles read them (``(D, m)`` contiguous), made once."""
+        if self._columns is None:
+            self._columns = self.plan.columns(self._prepare()[1])
+        return self._columns
+
     def _workspace(self):
         """Reused tile buffers of the fused NumPy tiles (None on other namespaces)."""
         if self._xp is not np:
@@ -242,8 +265,12 @@ class KernelOperator:
         return self._work
 
     def _on_device(self) -> bool:
-        """True when the products run as the plan's one CUDA kernel (CuPy points and a fused plan)."""
-        return self.plan is not None and is_cupy_array(self.x)
+        """True when the products run as the plan's one CUDA kernel (CuPy points, a fused compiled profile)."""
+        return self.plan is not None and self.plan.kind in PROFILES and is_cupy_array(self.x)
+
+    def _compiled(self) -> bool:
+        """True when the host tiles run the plan's compiled (Numba) loop."""
+        return self.plan is not None and self.plan.compiled and self._xp is np
 
     def _points(self, dtype):
         """The points cast to ``dtype`` (cached; the original for its own dtype)."""
@@ -259,9 +286,13 @@ class KernelOperator:
         next one: the callers use every tile before asking for the next.
         """
         n, t = self.shape[0], self.tile
+        compiled = self._compiled()
         if self.plan is not None:
             pa, _ = self._prepare()
             work = self._workspace()
+            if compiled:
+                pt, buf = self._compiled_columns(), work.get("d", np.float64)
+                scratch = work.get("scratch", np.float64, (3, t))
         else:
             pts = self._points(dtype)
         for i0 in range(0, n, t):
@@ -270,7 +301,9 @@ class KernelOperator:
                 xi = pts[i0:i1, ...]
             for j0 in range(i0, n, t):
                 j1 = min(n, j0 + t)
-                if self.plan is not None:
+                if compiled:
+                    c = self.plan.compiled_tile(buf, pa, pt, (i0, i1), (j0, j1), dtype, scratch)
+                elif self.plan is not None:
                     c = self.plan.tile(pa[i0:i1, ...], pa[j0:j1, ...], dtype, work)
                 else:
                     c = self._score(xi, pts[j0:j1, ...], i1 - i0, j1 - j0)
@@ -320,9 +353,12 @@ class KernelOperator:
 
     def _blocks_in(self, dtype):
         """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``."""
-        n = self.shape[0]
+        n, m = self.shape
+        compiled = self._compiled()
         if self.plan is not None:
             pa, pb = self._prepare()
+            if compiled:
+                pt, scratch = self._compiled_columns(), np.empty((3, m))
         elif dtype_name(dtype) == dtype_name(self.dtype):
             pts_x, pts_y = self.x, self.y
         else:
@@ -330,7 +366,11 @@ class KernelOperator:
             pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
         for start in range(0, n, self.block_rows):
             stop = min(n, start + self.block_rows)
-            if self.plan is not None:
+            if compiled:
+                c = self.plan.compiled_tile(np.empty((stop - start, m)), pa, pt, (start, stop), (0, m), dtype, scratch)
+                if dtype_name(dtype) != "float64":
+                    c = c.astype(dtype)
+            elif self.plan is not None:
                 c = self.plan.tile(pa[start:stop, ...], pb, dtype)
             else:
                 c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
@@ -460,7 +500,8 @@ class KernelOperator:
     def __repr__(self) -> str:
         extra = ", zero_diagonal=True" if self.zero_diagonal else ""
         if self.plan is not None:
-            extra += f", fused={self.plan.geometry}/{self.plan.profile}{' (CUDA)' if self._on_device() else ''}"
+            how = " (CUDA)" if self._on_device() else f" ({self.plan.engine})" if self._xp is np else ""
+            extra += f", fused={self.plan.geometry}/{self.plan.kind}{how}"
         return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
                 f"tile={self.tile}{extra})")
 

@@ -1,26 +1,34 @@
 """Fused tiles of :class:`spectral.KernelOperator`: distance and score in one pass, per-point data made once.
 
-A kernel operator built from a kernel and a distance it recognises (:func:`tile_plan`) evaluates its
-tiles through a :class:`TilePlan` instead of calling ``kernel(distance(xa, xb))`` per tile:
+A kernel operator whose kernel declares a :class:`~spectral.profiles.TileProfile` (:mod:`spectral.profiles`)
+and whose distance declares its geometry evaluates its tiles through a :class:`TilePlan` instead of calling
+``kernel(distance(xa, xb))`` per tile (:func:`tile_plan`):
 
-* the per-point work is done once (circle: the angles ``atan2(x_1, x_0)``; sphere: the normalised
-  rows), and no tile re-validates its inputs or re-checks the memory (``distance`` and ``kernel`` each
-  check their input and the free memory on every call, and on a GPU every such check is a host
-  synchronisation);
-* NumPy: the distance and the score are computed in place in one buffer, with the same operations as
-  ``distance`` and ``kernel`` (bitwise the same tiles in float64); float32 tiles take float64 distances
-  rounded once;
+* the per-point work is done once (circle: the angles ``atan2(x_1, x_0)``; sphere: the normalised rows),
+  and no tile re-validates its inputs or re-checks the memory (``distance`` and ``kernel`` each check their
+  input and the free memory on every call, and on a GPU every such check is a host synchronisation);
+* host, engine ``"numba"`` (the default where Numba is installed, :mod:`spectral.tiles_numba`): one compiled
+  loop per tile row computes the distances and the scores, vectorised with the toolkit's own ``exp``,
+  ``log`` and ``atan2`` (NumPy's are scalar libm calls on AVX2 CPUs); a few ulps from the NumPy tiles;
+* host, engine ``"numpy"`` (the reference, and the default without Numba): the distance and the score are
+  computed in place in reused buffers, with the same operations as ``distance`` and ``kernel`` (bitwise the
+  same tiles in float64); float32 tiles take float64 distances rounded once;
 * CuPy: one CUDA kernel (:func:`cuda_source`) computes a whole block product ``C @ X``: each thread owns
   a row, evaluates the distance and the score of every column in registers (float32 or float64 score
   arithmetic) and accumulates ``score * X[j, :]`` in float64; no tile is stored, nothing goes to the
   host, one launch per product (columns split over ``gridDim.y`` for small ``n``, the partial sums added
-  in a fixed order, so results do not depend on scheduling).
+  one after the other in chunk order, so a device gives the same result every run; the number of chunks
+  follows the device's multiprocessors, so two device models can differ at round-off);
+* a ``custom`` profile (a function, e.g. a user's ``Phi`` through ``weyl --kernel``): the fused distances of
+  either engine's geometry code (NumPy in place on the host, array code on CuPy), then the function on each
+  tile of scaled distances.
 
-Recognised kernels: ``functools.partial(fna_kernel, alpha=..., scale=..., dim=...)`` (power law and
-local profile) and ``functools.partial(heat_kernel, eps=...)``. Recognised distances: methods of an
-object with ``tile_distance(name)`` (``manifolds.Circle().distance`` -> ``"circle"``,
-``Sphere(d).distance`` -> ``"sphere"``, ``chordal_distance`` -> ``"chordal"``). Anything else keeps the
-generic path. :mod:`spectral` imports nothing of :mod:`manifolds`: the distances describe themselves.
+Recognised distances: methods of an object with ``tile_distance(name)`` (``manifolds.Circle().distance`` ->
+``"circle"``, ``Sphere(d).distance`` -> ``"sphere"``, ``chordal_distance`` and ``Euclidean(d).distance`` ->
+``"chordal"``). :mod:`spectral` imports nothing of :mod:`manifolds` and nothing of the kernels: both sides
+describe themselves. Anything else keeps the generic path, and the operator records why
+(:attr:`spectral.KernelOperator.tiles`; a kernel without a profile on a fusable distance also warns once,
+:class:`GenericTilesWarning`).
 
 References
 ----------
@@ -29,20 +37,32 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
+import os
 import sys
+import warnings
 
 import numpy as np
 
 from spectral.backend import array_namespace, dtype_name, is_cupy_array
+from spectral.distance import sq_distance_tile
+from spectral.profiles import TileProfile, kernel_profile
+from spectral.validation import InputError, check_option
 
-__all__ = ["TilePlan", "Workspace", "cuda_source", "tile_plan"]
+__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "distance_geometry", "host_engine",
+           "plan_or_reason", "tile_plan", "warn_generic"]
 
 TWO_PI = 2.0 * math.pi
 GEOMETRIES = ("circle", "sphere", "chordal")
+#: Profile kinds with a compiled tile (Numba and CUDA); ``custom`` profiles call their function per tile.
 PROFILES = ("power", "local", "heat")
+#: Host engines of the fused tiles: ``auto`` is Numba where it is installed, else NumPy.
+ENGINES = ("auto", "numpy", "numba")
+#: Environment variable that sets the default host engine (``numpy`` turns the compiled tiles off).
+ENGINE_VARIABLE = "ATTENTION_LIMITS_TILES"
 #: Widths of the compiled CUDA product kernels: a block of k columns runs the smallest that holds it
 #: (columns beyond the largest go in further launches); each width is one compilation, cached by CuPy.
 CUDA_WIDTHS = (1, 4, 8, 16, 32)
@@ -52,29 +72,92 @@ CUDA_THREADS = 128
 CUDA_MIN_CHUNK = 128
 
 
+class GenericTilesWarning(UserWarning):
+    """A kernel operator on a fusable distance evaluates ``kernel(distance(.))`` per tile: its kernel has no
+    tile profile (warned once per process and reason; the operator's ``tiles`` says the same)."""
+
+
+def host_engine(engine: str = "auto") -> str:
+    """The host engine ``engine`` resolves to: ``"numba"`` or ``"numpy"``.
+
+    ``"auto"``: :data:`ENGINE_VARIABLE` if set, else Numba when it is installed. ``"numba"`` without Numba is
+    refused (the extra that brings it is named).
+    """
+    engine = check_option("engine", engine, ENGINES)
+    if engine == "auto":
+        engine = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+        if engine not in ENGINES:
+            raise InputError(f"{ENGINE_VARIABLE} must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if engine == "auto":
+            return "numba" if _numba_installed() else "numpy"
+    if engine == "numba" and not _numba_installed():
+        raise InputError("engine='numba' needs Numba: pip install 'attention-limits[fast]' (or numba), or use "
+                         "engine='numpy'")
+    return engine
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    """Numba imports here (an installed Numba that refuses this NumPy raises ImportError: NumPy then)."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return False
+    try:
+        return _compiled().available()
+    except ImportError:
+        return False
+
+
+def _compiled():
+    """:mod:`spectral.tiles_numba` (imported on first use: it imports Numba)."""
+    import importlib
+
+    return importlib.import_module("spectral.tiles_numba")
+
+
 @dataclasses.dataclass(frozen=True)
 class TilePlan:
-    """How a kernel operator evaluates its tiles: the geometry, the score profile and its constants.
+    """How a kernel operator evaluates its tiles: the geometry of the distance and the kernel's profile.
 
     Attributes
     ----------
     geometry : {"circle", "sphere", "chordal"}
         Wrapped angle difference on S^1; ``2 atan2(|x - y|, |x + y|)`` of unit rows; ``|x - y|``.
-    profile : {"power", "local", "heat"}
-        ``exp(-beta log(1 + d / scale))`` (FNA, alpha < 2, beta = dim + alpha);
-        ``exp(-(d / scale)^p)`` (FNA, alpha >= 2, p = alpha / (alpha - 1)); ``exp(-d^2 / (2 eps))``.
-    scale, constant : float
-        ``scale`` (FNA kappa; unused by heat) and beta, p or ``eps``.
-    alpha, dim : float
-        The FNA parameters as given (NumPy tiles call the same profile code as :func:`spectral.fna_kernel`).
+    profile : spectral.profiles.TileProfile
+        The score of a distance (power law, local, heat, or a custom function).
+    engine : {"numba", "numpy"}
+        Host engine of the tiles (CuPy points always use the CUDA kernel, or array code for ``custom``).
     """
 
     geometry: str
-    profile: str
-    scale: float
-    constant: float
-    alpha: float = 0.0
-    dim: float = 0.0
+    profile: TileProfile
+    engine: str = "numpy"
+
+    @property
+    def kind(self) -> str:
+        """The profile's kind: power, local, heat or custom."""
+        return self.profile.kind
+
+    @property
+    def compiled(self) -> bool:
+        """True when the host tiles run the compiled loop (Numba and a power, local or heat profile)."""
+        return self.engine == "numba" and self.kind in PROFILES
+
+    def describe(self, namespace: str = "numpy") -> str:
+        """One line: which tiles for points of ``namespace`` ("numpy", "cupy", other) (the record
+        :attr:`spectral.KernelOperator.tiles` holds)."""
+        if namespace != "numpy":
+            how = ("one CUDA kernel per block product" if namespace == "cupy" and self.kind in PROFILES else
+                   f"array code of {namespace}" + (", the profile's function per tile" if self.kind == "custom"
+                                                    else ""))
+        elif self.compiled:
+            how = "Numba, distance and score in one loop"
+        elif self.kind == "custom":
+            how = "NumPy distances in place, the profile's function per tile"
+        else:
+            how = "NumPy, in place"
+        return f"fused {self.geometry}/{self.kind} tiles of {self.profile.name} ({how})"
 
     # --------------------------------------------------------------------------- per-point data
 
@@ -84,9 +167,14 @@ class TilePlan:
         x = x if dtype_name(x.dtype) == "float64" else xp.astype(x, xp.float64)
         if self.geometry == "circle":
             return xp.atan2(x[:, 1], x[:, 0])
-        if self.geometry == "sphere":
-            return x / xp.linalg.vector_norm(x, axis=1, keepdims=True)
+        if self.geometry == "sphere":  # (bare CuPy has no linalg.vector_norm)
+            return x / xp.sqrt(xp.sum(x * x, axis=1, keepdims=True))
         return x
+
+    @staticmethod
+    def columns(p):
+        """Prepared points as the compiled tiles read the columns: ``(D, n)`` contiguous float64 (NumPy)."""
+        return np.ascontiguousarray(np.reshape(p, (p.shape[0], -1)).T)
 
     # ----------------------------------------------------------------------- host and array API
 
@@ -101,38 +189,18 @@ class TilePlan:
                 return d
             d = xp.abs(d)
             return xp.minimum(d, TWO_PI - d)
-        from spectral.distance import _coordinate_sum, _numpy_sq_distance
-
-        sq = _numpy_sq_distance if xp is np else _coordinate_sum
-        minus = sq(pa, pb, 1.0)
+        minus = sq_distance_tile(pa, pb, 1.0)
         if self.geometry == "chordal":
             return np.sqrt(minus, out=minus) if xp is np else xp.sqrt(minus)
-        plus = sq(pa, pb, -1.0)
+        plus = sq_distance_tile(pa, pb, -1.0)
         return 2.0 * xp.atan2(xp.sqrt(minus), xp.sqrt(plus))
 
     def scores(self, d, dtype):
         """Scores of a float64 distance block ``d`` (overwritten on NumPy) in ``dtype`` (float32 or float64)."""
-        from spectral.arrays import flush_subnormal
-        from spectral.fna import _profile_owned
-
-        xp = array_namespace(d)
-        if dtype_name(dtype) != dtype_name(d.dtype):
-            d = xp.astype(d, dtype)  # distances rounded once to the tile precision
-        if self.profile == "heat":
-            if xp is np:  # heat_kernel's operations, in place
-                np.multiply(d, d, out=d)
-                d *= -1.0 / (2.0 * self.constant)
-                np.exp(d, out=d)
-                return flush_subnormal(d)
-            return flush_subnormal(xp.exp(-(d * d) / (2.0 * self.constant)))
-        if xp is np:
-            np.divide(d, self.scale, out=d)  # fna_kernel: z = d / scale, then the profile in place
-        else:
-            d = d / self.scale
-        return _profile_owned(xp, d, self.alpha, self.dim)
+        return self.profile.scores(d, dtype)
 
     def tile(self, pa, pb, dtype, work=None):
-        """Scores ``C[a, b]`` of two sets of prepared points, in ``dtype`` (NumPy, or any array-API namespace).
+        """Scores ``C[a, b]`` of two sets of prepared points, in ``dtype`` (the NumPy engine, or array code).
 
         ``work`` (NumPy only, a :class:`Workspace`): compute in its buffers and return a view of one of them,
         valid until the next call with the same workspace. A fresh 1 MiB temporary per tile costs more
@@ -149,7 +217,7 @@ class TilePlan:
             np.abs(d, out=d)
             np.subtract(TWO_PI, d, out=w)
             np.minimum(d, w, out=d)
-        else:  # spectral.distance._numpy_sq_distance's operations, coordinate by coordinate
+        else:  # spectral.distance.sq_distance_tile's operations, coordinate by coordinate
             t = work.get("t", np.float64)[:a, :b] if pa.shape[1] > 1 else None
             _sq_into(pa, pb, np.subtract.outer, d, t)
             if self.geometry == "chordal":
@@ -160,12 +228,28 @@ class TilePlan:
                 np.sqrt(w, out=w)
                 np.arctan2(d, w, out=d)
                 np.multiply(2.0, d, out=d)
-        if dtype_name(dtype) != "float64":
+        if dtype_name(dtype) != "float64" and self.kind != "custom":
             z = work.get("s", dtype)[:a, :b]
             np.copyto(z, d, casting="same_kind")
         else:
             z = d
         return self.scores(z, dtype)
+
+    def compiled_tile(self, out, pa, pt, rows, cols, dtype, work):
+        """Scores ``C[rows, cols]`` by the compiled loop, into the float64 buffer ``out`` (returns the view).
+
+        ``pa`` (n, D) or the circle's (n,) angles, ``pt`` the column points from :meth:`columns`, ``rows`` and
+        ``cols`` ``(start, stop)``; ``dtype`` the score arithmetic (float32 scores are stored as float64,
+        ready for a float64 product); ``work`` a ``(3, >= cols)`` float64 scratch.
+        """
+        tn = _compiled()
+        pa2 = pa if pa.ndim == 2 else pa[:, None]
+        # beta (power), p (local), -1 / (2 eps) (heat)
+        constant = -1.0 / (2.0 * self.profile.constant) if self.kind == "heat" else self.profile.constant
+        tn.fill_tile(out, pa2, pt, rows[0], rows[1], cols[0], cols[1], tn.GEOMETRY_CODES[self.geometry],
+                     tn.PROFILE_CODES[self.kind], dtype_name(dtype) == "float32", float(self.profile.scale),
+                     float(constant), work)
+        return out[: rows[1] - rows[0], : cols[1] - cols[0]]
 
     # ---------------------------------------------------------------------------------- CUDA
 
@@ -200,40 +284,52 @@ class TilePlan:
         on the current stream. The only allocations are the result, the partial sums of the column chunks
         (``chunks * n * k`` floats; one chunk from ``n >= 4 * 128 * multiprocessors``) and contiguous float64
         copies of ``X`` and the points where they are not already; :meth:`device_bytes` is their estimate.
+        The partial sums of the chunks are added one after the other in chunk order (not by ``cupy.sum``,
+        whose order is CuPy's): a device repeats its results bitwise; the chunk count follows the number
+        of multiprocessors, so devices with different counts can differ at round-off.
         """
+        if self.kind not in PROFILES:
+            raise ValueError(f"no CUDA product for a {self.kind!r} profile (its tiles run as array code)")
         cp = sys.modules["cupy"] if _module is None else _module
         n, m = int(pa.shape[0]), int(pb.shape[0])
         dims = 1 if self.geometry == "circle" else int(pa.shape[1])
         with _device_of(pa):
+            sms = _multiprocessors(cp) if _module is None else 2
             if _module is None:  # the device's memory checked before anything is allocated on it
                 from spectral.memory import check_memory
 
-                check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, _multiprocessors(cp)),
+                check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, sms),
                              what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",
                              alternative="multiply fewer columns at a time", device="gpu")
             pa, pb = cp.ascontiguousarray(pa), cp.ascontiguousarray(pb)
             X = cp.ascontiguousarray(X, dtype=cp.float64)
             k = int(X.shape[1])
-            rows, chunks, chunk = launch_shape(n, m, _multiprocessors(cp) if _module is None else 2)
+            rows, chunks, chunk = launch_shape(n, m, sms)
             out = cp.empty((n, k), dtype=cp.float64)
             mins = cp.empty((chunks, n), dtype=cp.float64) if row_min else None
             for c0 in range(0, max(k, 1), CUDA_WIDTHS[-1]):
                 c1 = min(k, c0 + CUDA_WIDTHS[-1])
                 width = next(w for w in CUDA_WIDTHS if w >= c1 - c0)
                 if _compile is None:
-                    kern = _cuda_kernel(self.geometry, self.profile, width, tile_dtype, dims)
+                    kern = _cuda_kernel(self.geometry, self.kind, width, tile_dtype, dims)
                 else:
-                    kern = _compile(cuda_source(self.geometry, self.profile, width, tile_dtype, dims))
+                    kern = _compile(cuda_source(self.geometry, self.kind, width, tile_dtype, dims))
                 part = cp.empty((chunks, n, c1 - c0), dtype=cp.float64)
                 Xc = cp.ascontiguousarray(X[:, c0:c1])
                 keep_min = row_min and c0 == 0
                 kern((rows, chunks), (CUDA_THREADS,),
                      (pa, pb, Xc, part, mins if keep_min else part, np.int32(n), np.int32(m), np.int32(c1 - c0),
                       np.int32(chunk), np.int32(1 if zero_diagonal else 0), np.int32(1 if keep_min else 0),
-                      np.float64(self.scale), np.float64(self._cuda_constant())))
-                out[:, c0:c1] = part[0] if chunks == 1 else cp.sum(part, axis=0)  # fixed order: deterministic
+                      np.float64(self.profile.scale), np.float64(self._cuda_constant())))
+                total = part[0]
+                for c in range(1, chunks):  # chunk order, not cupy.sum's: the same result on every run
+                    total = total + part[c]
+                out[:, c0:c1] = total
             if row_min:
-                return out, (mins[0] if chunks == 1 else cp.min(mins, axis=0))
+                low = mins[0]
+                for c in range(1, chunks):
+                    low = cp.minimum(low, mins[c])
+                return out, low
             return out
 
     @staticmethod
@@ -241,34 +337,36 @@ class TilePlan:
         """Device bytes :meth:`device_product` allocates for an (n, m) operator and k columns (float64)."""
         _, chunks, _ = launch_shape(n, m, multiprocessors)
         width = min(k, CUDA_WIDTHS[-1])
-        return 8 * (n * k + chunks * n * width + m * k + m * width + (n + m) * dims + chunks * n)
+        return 8 * (n * k + (chunks + 1) * n * width + m * k + m * width + (n + m) * dims + 2 * chunks * n)
 
     def _cuda_constant(self) -> float:
         """The profile's constant as the CUDA kernel takes it: -beta, p, or -1 / (2 eps)."""
-        if self.profile == "power":
-            return -self.constant
-        if self.profile == "heat":
-            return -1.0 / (2.0 * self.constant)
-        return self.constant
+        if self.kind == "power":
+            return -self.profile.constant
+        if self.kind == "heat":
+            return -1.0 / (2.0 * self.profile.constant)
+        return self.profile.constant
 
 
 class Workspace:
-    """Reused ``(tile, tile)`` buffers of the NumPy fused tiles, one per name and dtype."""
+    """Reused ``(tile, tile)`` buffers of the host fused tiles, one per name and dtype (and the ``(3, tile)``
+    scratch of the compiled tiles)."""
 
     def __init__(self, tile: int):
         self.tile = int(tile)
         self._buffers = {}
 
-    def get(self, name: str, dtype):
+    def get(self, name: str, dtype, shape=None):
         key = (name, dtype_name(dtype))
         buf = self._buffers.get(key)
         if buf is None:
-            buf = self._buffers[key] = np.empty((self.tile, self.tile), dtype=np.dtype(dtype_name(dtype)))
+            shape = (self.tile, self.tile) if shape is None else shape
+            buf = self._buffers[key] = np.empty(shape, dtype=np.dtype(dtype_name(dtype)))
         return buf
 
 
 def _sq_into(pa, pb, outer, acc, tmp):
-    """``sum_k outer(pa[:, k], pb[:, k])^2`` into ``acc`` (the operations of ``_numpy_sq_distance``)."""
+    """``sum_k outer(pa[:, k], pb[:, k])^2`` into ``acc`` (the operations of ``sq_distance_tile``)."""
     outer(pa[:, 0], pb[:, 0], out=acc)
     acc *= acc
     for k in range(1, pa.shape[1]):
@@ -291,17 +389,25 @@ def launch_shape(n: int, m: int, multiprocessors: int) -> tuple[int, int, int]:
 
 def _device_of(a):
     """``with`` context of the array's device (CuPy), or a no-op (the tests' NumPy stand-in)."""
-    import contextlib
-
     dev = getattr(a, "device", None)
     return dev if hasattr(dev, "__enter__") else contextlib.nullcontext()
 
 
 def _multiprocessors(cp) -> int:
+    """Multiprocessors of the current device (read once per device: a driver call, kept out of every product)."""
     try:
-        return int(cp.cuda.Device().attributes["MultiProcessorCount"])
+        return _multiprocessors_of(int(cp.cuda.Device().id))
     except (AttributeError, KeyError, RuntimeError):
         return 132  # an H100
+
+
+@functools.cache
+def _multiprocessors_of(device_id: int) -> int:
+    cp = sys.modules["cupy"]
+    try:
+        return int(cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
+    except (AttributeError, KeyError, RuntimeError):
+        return 132
 
 
 @functools.cache
@@ -431,34 +537,50 @@ extern "C" __global__ void kernel_operator_product(
 # ---------------------------------------------------------------------------------- recognition
 
 
-def tile_plan(kernel, distance):
-    """The :class:`TilePlan` of ``kernel(distance(a, b))`` when both are recognised, else ``None``.
+def tile_plan(kernel, distance, *, engine: str = "auto"):
+    """The :class:`TilePlan` of ``kernel(distance(a, b))``, or ``None``; see :func:`plan_or_reason`."""
+    return plan_or_reason(kernel, distance, engine=engine)[0]
 
-    ``kernel``: ``functools.partial(fna_kernel, alpha=, scale=, dim=)`` or ``functools.partial(heat_kernel,
-    eps=)`` with keywords only; ``distance``: a bound method whose object has ``tile_distance(name)``
-    (returning ``"circle"``, ``"sphere"`` or ``"chordal"``). Parameters are checked as the kernels check them.
-    """
-    from spectral.fna import _check_alpha, _check_dim, fna_kernel
-    from spectral.heat import heat_kernel
-    from spectral.validation import check_real
 
+def distance_geometry(distance) -> str | None:
+    """The geometry a distance declares: ``owner.tile_distance(name)`` of a bound method, if it is one of
+    :data:`GEOMETRIES`; else ``None``."""
     owner, name = getattr(distance, "__self__", None), getattr(distance, "__name__", None)
     describe = getattr(owner, "tile_distance", None)
     geometry = describe(name) if callable(describe) and isinstance(name, str) else None
-    if geometry not in GEOMETRIES:
-        return None
-    if not isinstance(kernel, functools.partial) or kernel.args:
-        return None
-    kw = dict(kernel.keywords)
-    if kernel.func is fna_kernel and set(kw) == {"alpha", "scale", "dim"}:
-        alpha, dim = _check_alpha(kw["alpha"]), _check_dim(kw["dim"])
-        scale = check_real("scale", kw["scale"], low=0.0, low_open=True)
-        if alpha < 2.0:
-            return TilePlan(geometry, "power", scale, dim + alpha, alpha, dim)
-        return TilePlan(geometry, "local", scale, alpha / (alpha - 1.0), alpha, dim)
-    if kernel.func is heat_kernel and set(kw) == {"eps"}:
-        return TilePlan(geometry, "heat", 1.0, check_real("eps", kw["eps"], low=0.0, low_open=True))
-    return None
+    return geometry if geometry in GEOMETRIES else None
+
+
+def plan_or_reason(kernel, distance, *, engine: str = "auto") -> tuple[TilePlan | None, str]:
+    """``(plan, "")`` when the distance declares its geometry and the kernel its profile, else ``(None, why)``.
+
+    ``distance``: a bound method whose object has ``tile_distance(name)`` (returning ``"circle"``,
+    ``"sphere"`` or ``"chordal"``); ``kernel``: anything :func:`spectral.profiles.kernel_profile` reads (a
+    ``functools.partial`` of :func:`spectral.fna_kernel` or :func:`spectral.heat_kernel` in any form, an
+    object with ``tile_profile()``). Parameters are checked as the kernels check them (a bad one raises).
+    ``engine``: the host engine (:func:`host_engine`).
+    """
+    geometry = distance_geometry(distance)
+    if geometry is None:
+        name = getattr(distance, "__qualname__", type(distance).__name__)
+        return None, (f"the distance {name} declares no tile geometry (a method of an object with "
+                      "tile_distance(name), e.g. manifolds.Sphere(2).distance)")
+    profile, why = kernel_profile(kernel)
+    if profile is None:
+        return None, why
+    return TilePlan(geometry, profile, host_engine(engine)), ""
+
+
+def warn_generic(reason: str) -> None:
+    """Warn once per process and reason that a fusable distance runs generic tiles (:class:`GenericTilesWarning`)."""
+    if reason in _WARNED:
+        return
+    _WARNED.add(reason)
+    warnings.warn(f"KernelOperator evaluates kernel(distance(xa, xb)) per tile (the generic path, 1.3-3x slower "
+                  f"than the fused tiles): {reason}", GenericTilesWarning, stacklevel=3)
+
+
+_WARNED: set[str] = set()
 
 
 def on_cupy(x) -> bool:

@@ -141,9 +141,32 @@ def test_exact_invariant_subspace():
 
 
 def test_default_sizes():
-    assert block_size(10, 20000) == 20 and block_size(49, 20000) == 32 and block_size(2, 20000) == 12
+    assert block_size(10, 20000) == 20 and block_size(22, 20000) == 32 and block_size(2, 20000) == 12
+    assert block_size(30, 20000) == 38 and block_size(49, 20000) == 57  # 8 guard vectors past k from 32 on
     assert block_size(10, 12) == 3  # at most n // 4
     assert basis_size(10, 20, 20000) == 170 and basis_size(10, 20, 100) == 100
+
+
+@pytest.mark.parametrize("cut", [10, pytest.param(30, marks=pytest.mark.slow)])
+def test_products_do_not_blow_up_when_k_cuts_a_multiplet(cut):
+    # the spectrum of a kernel on S^2: multiplets 1, 3, 5, 7, ... (2l + 1), split by 1e-6 relative, then a tail;
+    # k = cut lies inside a multiplet, k = cut - 1 or the end of that multiplet does not. Measured products
+    # (n = 200): cut 10: 18 / 19 / 15 for k = 9, 10, 16 with the default width, 23 / 31 / 20 with width k (no
+    # guard vectors: the blow-up); cut 30: 14 / 15 / 13, and 18 / 17 / 13 with width k.
+    rng = np.random.default_rng(3)
+    values = np.concatenate([np.full(2 * l + 1, 0.9**l) * (1 + 1e-6 * rng.standard_normal(2 * l + 1)) for l in range(8)])
+    n = 200
+    lam = np.concatenate([np.sort(values)[::-1], 0.4 * rng.random(n - values.size)])
+    U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    S = (U * lam) @ U.T
+    ends = np.cumsum([2 * l + 1 for l in range(8)])
+    after = int(ends[ends > cut][0])  # the end of the multiplet k = cut falls in
+    counts = {}
+    for k in (cut - 1, cut, after):
+        res = block_eigsh(lambda X: S @ X, n, k, like=S, rng=0)
+        np.testing.assert_allclose(to_numpy(res.eigenvalues), lam[:k], rtol=0, atol=1e-12)
+        counts[k] = res.products
+    assert counts[cut] <= max(counts[cut - 1], counts[after]) + 2, counts
 
 
 @pytest.mark.gpu

@@ -23,6 +23,13 @@ def _op():
 
 CASES = [
     # (call taking the value, parameter name)
+    (lambda v: spectral.fna_tile_profile(alpha=v, scale=1.0, dim=1), "alpha"),
+    (lambda v: spectral.fna_tile_profile(alpha=1.2, scale=v, dim=1), "scale"),
+    (lambda v: spectral.fna_tile_profile(alpha=1.2, scale=1.0, dim=v), "dim"),
+    (lambda v: spectral.heat_tile_profile(eps=v), "eps"),
+    (lambda v: spectral.ProfileKernel(np.exp, v), "scale"),
+    (lambda v: spectral.TileProfile.power(v, 1.0), "beta"),
+    (lambda v: spectral.TileProfile.local(2.0, v), "scale"),
     (lambda v: spectral.fna_kernel(D, alpha=v, scale=1.0, dim=1), "alpha"),
     (lambda v: spectral.fna_kernel(D, alpha=1.2, scale=v, dim=1), "scale"),
     (lambda v: spectral.fna_kernel(D, alpha=1.2, scale=1.0, dim=v), "dim"),
@@ -118,10 +125,11 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "neural_scores", "KernelOperator", "pairwise", "anisotropic_normalize", "sinkhorn", "markov_spectrum",
                "circulant_spectrum", "generator_eigenvalues", "diffusion_map", "diffusion_distance", "heat_markov",
                "truncation_bound", "suggest_scale", "max_slope_bandwidth", "knn_distances", "knn_kernel", "dense_bytes", "check_dense_memory", "check_memory",
-               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory", "circle_modes"}
+               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory", "circle_modes",
+               "fna_tile_profile", "heat_tile_profile"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
                        "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
-                       "memory_device"}
+                       "memory_device", "kernel_profile"}
     # the PDE, FMA, attention-flow, graph-Laplacian and symmetric Sinkhorn modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in (
         "spectral.pde", "spectral.fma", "spectral.attention_flow", "spectral.graph_laplacians",
@@ -163,6 +171,12 @@ def _mlp_with(value):
 
 #: (exported name, call taking the value, the parameter the InputError names)
 REFUSED = [
+    ("fna_tile_profile", lambda v: spectral.fna_tile_profile(alpha=v, scale=1.0, dim=1), "alpha"),
+    ("heat_tile_profile", lambda v: spectral.heat_tile_profile(eps=v), "eps"),
+    ("kernel_profile", lambda v: spectral.kernel_profile(functools.partial(spectral.fna_kernel, alpha=1.2, scale=v,
+                                                                           dim=1)), "scale"),
+    ("ProfileKernel", lambda v: spectral.ProfileKernel(np.exp, v), "scale"),
+    ("TileProfile", lambda v: spectral.TileProfile.heat(v), "eps"),
     ("fna_kernel", lambda v: spectral.fna_kernel(_sym(D, v), alpha=1.2, scale=1.0, dim=1), "dist"),
     ("fna_kernel", lambda v: spectral.fna_kernel(D, alpha=v, scale=1.0, dim=1), "alpha"),
     ("fna_kernel", lambda v: spectral.fna_kernel(D, alpha=1.2, scale=v, dim=1), "scale"),
