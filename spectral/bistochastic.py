@@ -98,18 +98,21 @@ class SinkhornScaling:
 
     @functools.cached_property
     def residual(self) -> float:
+        """``max(max_i |row sum_i - 1|, max_j |column sum_j - 1|)`` of ``matrix`` (over the batch)."""
         xp = array_namespace(self.matrix)
         P = self.matrix
         return max(float(xp.max(xp.abs(xp.sum(P, axis=-1) - 1.0))), float(xp.max(xp.abs(xp.sum(P, axis=-2) - 1.0))))
 
     @property
     def scaling(self):
+        """The vector ``d`` of ``P = diag(d) C diag(d)`` (``method="symmetric"``)."""
         if self.method != "symmetric":
             raise AttributeError("the alternating scaling has two vectors: row_scaling and col_scaling")
         return self.row_scaling
 
     @property
     def log_scaling(self):
+        """``log d``, always finite (``method="symmetric"``)."""
         if self.method != "symmetric":
             raise AttributeError("the alternating scaling has two vectors: log_row_scaling and log_col_scaling")
         return self.log_row_scaling
