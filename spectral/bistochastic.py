@@ -55,7 +55,7 @@ class SinkhornConvergenceWarning(RuntimeWarning):
     """Sinkhorn scaling stopped at ``max_iter`` before reaching ``tol``."""
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, init=False)
 class SinkhornScaling:
     """Outcome of :func:`sinkhorn_normalize`.
 
@@ -84,6 +84,10 @@ class SinkhornScaling:
         ``max(max_i |row sum_i - 1|, max_j |column sum_j - 1|)`` of ``matrix`` (computed on first access).
     scaling, log_scaling : array of shape (n,)
         ``method="symmetric"`` only: the vector ``d`` and ``log d``.
+
+    The constructor also takes the symmetric result's first form, ``SinkhornScaling(matrix=P, scaling=d,
+    log_scaling=log_d, iterations=k, converged=True, residual=r, residuals=(...))`` (``scaling`` for both
+    ``row_scaling`` and ``col_scaling``; ``residual`` given instead of computed).
     """
 
     matrix: Any
@@ -94,7 +98,22 @@ class SinkhornScaling:
     iterations: int
     converged: bool
     residuals: tuple[float, ...]
-    method: str = "symmetric"
+    method: str
+
+    def __init__(self, matrix, row_scaling=None, col_scaling=None, log_row_scaling=None, log_col_scaling=None,
+                 iterations: int = 0, converged: bool = False, residuals: tuple[float, ...] = (),
+                 method: str = "symmetric", *, scaling=None, log_scaling=None, residual: float | None = None):
+        row_scaling = scaling if row_scaling is None else row_scaling
+        col_scaling = row_scaling if col_scaling is None else col_scaling
+        log_row_scaling = log_scaling if log_row_scaling is None else log_row_scaling
+        log_col_scaling = log_row_scaling if log_col_scaling is None else log_col_scaling
+        values = dict(matrix=matrix, row_scaling=row_scaling, col_scaling=col_scaling, log_row_scaling=log_row_scaling,
+                      log_col_scaling=log_col_scaling, iterations=iterations, converged=converged,
+                      residuals=tuple(residuals), method=method)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        if residual is not None:  # given: the cached property is not computed
+            object.__setattr__(self, "residual", float(residual))
 
     @functools.cached_property
     def residual(self) -> float:

@@ -139,6 +139,16 @@ def test_float32():
     assert res.matrix.dtype == np.float32 and res.converged and res.residual <= 1e-5
 
 
+def test_the_result_keeps_its_first_constructor():
+    """SinkhornScaling(matrix=, scaling=, log_scaling=, residual=, ...) as the symmetric result was first built."""
+    P = np.full((2, 2), 0.5)
+    res = SinkhornScaling(matrix=P, scaling=np.ones(2), log_scaling=np.zeros(2), iterations=0, converged=True,
+                          residual=0.25, residuals=(0.0,))
+    assert res.residual == 0.25 and res.row_scaling is res.col_scaling and res.method == "symmetric"
+    assert np.array_equal(res.scaling, np.ones(2)) and np.array_equal(res.log_col_scaling, np.zeros(2))
+    assert SinkhornScaling(P, np.ones(2), np.ones(2), np.zeros(2), np.zeros(2), 3, True, (0.1,)).residual == 0.0
+
+
 def test_repr_is_short():
     text = repr(sinkhorn_normalize(gaussian_kernel(30, 0.1)))
     assert isinstance(sinkhorn_normalize(np.eye(2)), SinkhornScaling)
