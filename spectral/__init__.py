@@ -18,7 +18,8 @@ toolkit use); everything else is internal. The modules, one job each:
   matrices, the guarded dense builder);
 * checks and normalisations: :mod:`spectral.scores` (score and attention matrices),
   :mod:`spectral.normalize` (row, anisotropic, Sinkhorn, symmetric conjugate),
-  :mod:`spectral.bistochastic` (the symmetric Sinkhorn scaling ``D C D`` of Sinkformers);
+  :mod:`spectral.bistochastic` (the one Sinkhorn scaling: symmetric ``D C D`` of Sinkformers, or alternating
+  rows and columns, batched; ``spectral.sinkhorn`` is its alternating method under its first name);
 * spectra: :mod:`spectral.eigen` (the solver dispatcher :func:`markov_spectrum`), :mod:`spectral.block`
   (the block Krylov-Schur solver of its matrix-free path),
   :mod:`spectral.spectrum` (the result and eigenpair hygiene), :mod:`spectral.components`
@@ -110,7 +111,7 @@ _EXPORTS = {
     "ScaleSuggestion": "spectral.scale",
     "ScoreMLP": "spectral.neural",
     "sinkhorn": "spectral.normalize",
-    "SinkhornResult": "spectral.normalize",
+    "SinkhornResult": "spectral.bistochastic",
     "SinkhornScaling": "spectral.bistochastic",
     "sinkhorn_normalize": "spectral.bistochastic",
     "SinkformerFlow": "spectral.sinkformer",

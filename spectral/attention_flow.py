@@ -46,12 +46,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from spectral.arrays import as_float_array, like_array, numpy_dtype
 from spectral.backend import array_namespace, to_numpy
+from spectral.bistochastic import SinkhornConvergenceWarning, sinkhorn_normalize
 from spectral.memory import check_memory, memory_device
 from spectral.pairwise_memory import SMALL_REQUEST_BYTES
 from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
@@ -344,34 +346,45 @@ class _Field:
         return W @ Vx
 
     def _sinkhorn(self, Qx, Kx, qq, kq, Vx, head):
-        """The doubly stochastic ``diag(r) E diag(c)`` of ``E = e^score`` (rows shifted by their maxima) times ``Vx``."""
+        """The doubly stochastic ``diag(r) E diag(c)`` of ``E = e^score`` (rows shifted by their maxima) times ``Vx``.
+
+        :func:`spectral.sinkhorn_normalize` (alternating, batched over the configurations), warm-started from
+        this head's column scaling of the previous evaluation; where a column of ``E`` underflows, on the
+        scores themselves (log domain).
+        """
         xp = self.xp
         S = self._scores(Qx, Kx, qq, kq, 0)
         S = S - xp.max(S, axis=-1, keepdims=True)  # a row scaling: absorbed by r
         E = xp.exp(S)
         del S
-        if not bool(xp.all(xp.sum(E, axis=-2) > 0.0)):
-            raise ConvergenceError("normalisation='sinkhorn': a column of e^score underflows to 0 (scores spread over "
-                                   "more than 700 within a row); use a smaller beta")
-        c = self._warm.get(head)
-        if c is None or tuple(c.shape) != tuple(E.shape[:-2]) + (int(E.shape[-1]),):
-            c = xp.ones(tuple(E.shape[:-2]) + (int(E.shape[-1]),), dtype=E.dtype)
-        sweeps, residual = 0, math.inf
-        while sweeps < self.sinkhorn_max_iter:
-            r = 1.0 / (E @ c[..., None])[..., 0]
-            c = 1.0 / (r[..., None, :] @ E)[..., 0, :]  # columns of diag(r) E diag(c) now sum to 1
-            sweeps += 1
-            if sweeps % 5 == 0 or sweeps == self.sinkhorn_max_iter:
-                residual = float(xp.max(xp.abs(r * (E @ c[..., None])[..., 0] - 1.0)))
-                if not residual > self.sinkhorn_tol:  # NaN continues to the error below
-                    break
-        self.sinkhorn_sweeps += sweeps
-        if not residual <= self.sinkhorn_tol:
-            raise ConvergenceError(f"normalisation='sinkhorn': row sums off by {residual:.3g} > sinkhorn_tol = "
-                                   f"{self.sinkhorn_tol:g} after {sweeps} sweeps")
+        shape = tuple(E.shape[:-2]) + (int(E.shape[-1]),)
+        warm = self._warm.get(head)
+        if warm is not None and tuple(warm.shape) != shape:
+            warm = None
+        columns = xp.sum(E, axis=-2)
+        finfo = xp.finfo(E.dtype)
+        if not bool(xp.all(columns > finfo.smallest_normal / finfo.eps)):
+            if not bool(xp.all(xp.isfinite(columns))):
+                raise ConvergenceError("normalisation='sinkhorn': the scores are not finite (the tokens left the "
+                                       "floating-point range)")
+            # a column of e^score underflows (scores spread over about 700 or more within every row): scale the
+            # scores themselves, in the log domain
+            E = self._scores(Qx, Kx, qq, kq, 0)
+            log_domain = True
+        else:
+            log_domain = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SinkhornConvergenceWarning)  # raised below as an error instead
+            res = sinkhorn_normalize(E, method="alternating", log_domain=log_domain, tol=self.sinkhorn_tol,
+                                     max_iter=self.sinkhorn_max_iter, check_every=5, start=warm, check_input=False)
+        self.sinkhorn_sweeps += res.iterations
+        if not res.converged:
+            raise ConvergenceError(f"normalisation='sinkhorn': row sums off by {res.residuals[-1]:.3g} > "
+                                   f"sinkhorn_tol = {self.sinkhorn_tol:g} after {res.iterations} sweeps")
+        c = res.col_scaling
         scale = float(xp.max(c))  # keep the scalings O(1): (r, c) -> (r s, c / s) changes nothing
-        self._warm[head] = c / scale
-        return (xp.expand_dims(r, axis=-1) * E * xp.expand_dims(c, axis=-2)) @ Vx
+        self._warm[head] = c / scale if math.isfinite(scale) else None
+        return res.matrix @ Vx
 
     def __call__(self, X):
         self.evaluations += 1

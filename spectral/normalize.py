@@ -2,8 +2,9 @@
 
 A score matrix ``C`` (``C[i, j]`` = score of query ``i`` for key ``j``, nonnegative)
 becomes an attention matrix by normalisation.  This module implements the four
-normalisations the papers use; all are array-API clean (the namespace comes from
-the input, so CuPy arrays stay on the GPU) and none crosses the host boundary
+normalisations the papers use (the Sinkhorn scaling itself is :mod:`spectral.bistochastic`'s;
+:func:`sinkhorn` is its alternating method under its first name); all are array-API clean (the
+namespace comes from the input, so CuPy arrays stay on the GPU) and none crosses the host boundary
 except to name a bad row in an error message.
 
 Input checks live in :mod:`spectral.scores`.
@@ -16,26 +17,17 @@ conjugate). "Attention as drift-diffusion" (DRIFT), the Coifman-Lafon a-normalis
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
-from typing import Any
-
-from spectral.display import array_summary, result_repr
+from spectral.bistochastic import SinkhornConvergenceWarning, SinkhornResult, sinkhorn_normalize
 from spectral.scores import check_scores, checked_row_sums, scan_scores, symmetry_tolerance
-from spectral.validation import InputError, check_int, check_real
+from spectral.validation import InputError, check_real
 
 __all__ = [
     "SinkhornConvergenceWarning",
-    "SinkhornResult",
     "anisotropic_normalize",
     "row_normalize",
     "sinkhorn",
     "symmetric_conjugate",
 ]
-
-
-class SinkhornConvergenceWarning(RuntimeWarning):
-    """Sinkhorn scaling stopped at ``max_iter`` before reaching ``tol``."""
 
 
 def row_normalize(C):
@@ -127,46 +119,21 @@ def anisotropic_normalize(C, a):
     return row_normalize(Ca)
 
 
-@dataclass(frozen=True, repr=False)
-class SinkhornResult:
-    """Outcome of :func:`sinkhorn`.
-
-    Attributes
-    ----------
-    matrix : array of shape (n, n)
-        ``diag(row_scaling) C diag(col_scaling)``, doubly stochastic up to ``residual``.
-    row_scaling, col_scaling : array of shape (n,)
-        The positive scalings ``r`` and ``c``.
-    iterations : int
-        Number of (row, column) scaling sweeps performed.
-    converged : bool
-        ``residual <= tol``.
-    residual : float
-        ``max(max_i |row sum_i - 1|, max_j |col sum_j - 1|)`` of ``matrix``.
-    """
-
-    matrix: Any
-    row_scaling: Any
-    col_scaling: Any
-    iterations: int
-    converged: bool
-    residual: float
-
-    def __repr__(self) -> str:
-        return result_repr(self, matrix=array_summary(self.matrix), iterations=self.iterations,
-                           converged=self.converged, residual=f"{self.residual:.3g}")
-
-
 def sinkhorn(C, *, tol=1e-10, max_iter=10000, check_every=10):
     """Sinkhorn-Knopp scaling of a square nonnegative matrix to a doubly stochastic one.
 
+    The alternating method of :func:`spectral.sinkhorn_normalize` under its first name and defaults:
+    ``sinkhorn(C, tol=tol, max_iter=max_iter, check_every=check_every)`` is
+    ``sinkhorn_normalize(C, method="alternating", tol=tol, max_iter=max_iter, check_every=check_every)``
+    (the same iteration, numbers and result; no second implementation).
+
     Parameters
     ----------
-    C : array of shape (n, n)
+    C : array of shape (n, n) or (..., n, n)
         Nonnegative, finite scores with no zero row or column.  Convergence needs
         total support (true for any positive matrix, e.g. every FNA or heat kernel).
     tol : float in (0, 1)
-        Stop when the largest deviation of a row or column sum from 1 is ``<= tol``.
+        Stop when the largest deviation of a row sum from 1 is ``<= tol`` (the columns then sum to 1).
     max_iter : int >= 1
         Maximum number of sweeps (one sweep = row scaling then column scaling).
     check_every : int >= 1
@@ -174,9 +141,10 @@ def sinkhorn(C, *, tol=1e-10, max_iter=10000, check_every=10):
 
     Returns
     -------
-    SinkhornResult
-        ``converged=False`` (with a :class:`SinkhornConvergenceWarning`) when
-        ``max_iter`` is reached first.
+    SinkhornScaling (also named SinkhornResult)
+        ``matrix = diag(row_scaling) C diag(col_scaling)``, ``iterations`` (sweeps), ``converged``,
+        ``residual`` (rows and columns of ``matrix``), ``residuals`` (the row residual at each check);
+        ``converged=False`` (with a :class:`SinkhornConvergenceWarning`) when ``max_iter`` is reached first.
 
     Raises
     ------
@@ -186,10 +154,11 @@ def sinkhorn(C, *, tol=1e-10, max_iter=10000, check_every=10):
 
     Notes
     -----
-    Alternating updates :math:`r \\leftarrow 1 / (C c)`, :math:`c \\leftarrow 1 / (C^T r)`;
-    after each sweep the column sums of :math:`\\mathrm{diag}(r) C \\mathrm{diag}(c)`
-    are exactly 1 and the residual is that of the row sums.  For symmetric ``C`` the
-    limit is symmetric (``r = c``) up to a scalar.
+    Alternating updates :math:`r \\leftarrow 1 / (C c)`, :math:`c \\leftarrow 1 / (C^T r)` from
+    :math:`c = 1`; after each sweep the column sums of :math:`\\mathrm{diag}(r) C \\mathrm{diag}(c)`
+    are exactly 1 and the residual is that of the row sums.  For symmetric ``C`` the limit is symmetric
+    (``r = c``) up to a scalar; :func:`spectral.sinkhorn_normalize` with its default
+    ``method="symmetric"`` reaches it with one vector, at a rate that does not degrade as the kernel narrows.
 
     References
     ----------
@@ -202,39 +171,7 @@ def sinkhorn(C, *, tol=1e-10, max_iter=10000, check_every=10):
     >>> res.converged, bool(np.allclose(res.matrix.sum(axis=0), 1.0))
     (True, True)
     """
-    tol = check_real("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
-    max_iter = check_int("max_iter", max_iter, low=1)
-    check_every = check_int("check_every", check_every, low=1)
-    xp = check_scores(C, square=True)
-    checked_row_sums(C)
-    checked_row_sums(C, axis=0, what="column")
-    n = C.shape[0]
-    c = xp.ones((n,), dtype=C.dtype)
-    r = c
-    residual = float("inf")
-    it = 0
-    while it < max_iter:
-        r = 1.0 / (C @ c)
-        c = 1.0 / (r @ C)
-        it += 1
-        if it % check_every == 0 or it == max_iter:
-            row = r * (C @ c)
-            residual = float(xp.max(xp.abs(row - 1.0)))
-            if residual <= tol:
-                break
-    converged = residual <= tol
-    if not converged:
-        warnings.warn(
-            f"sinkhorn stopped after max_iter={max_iter} sweeps with residual {residual:.3g} > tol={tol:.3g}",
-            SinkhornConvergenceWarning,
-            stacklevel=2,
-        )
-    P = r[:, None] * C * c[None, :]
-    residual = max(
-        float(xp.max(xp.abs(xp.sum(P, axis=1) - 1.0))),
-        float(xp.max(xp.abs(xp.sum(P, axis=0) - 1.0))),
-    )
-    return SinkhornResult(matrix=P, row_scaling=r, col_scaling=c, iterations=it, converged=converged, residual=residual)
+    return sinkhorn_normalize(C, method="alternating", tol=tol, max_iter=max_iter, check_every=check_every)
 
 
 def symmetric_conjugate(C):

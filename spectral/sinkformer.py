@@ -33,9 +33,8 @@ from typing import Any
 import numpy as np
 
 from spectral.arrays import as_float_array, numpy_dtype
-from spectral.bistochastic import sinkhorn_normalize
+from spectral.bistochastic import SinkhornConvergenceWarning, sinkhorn_normalize
 from spectral.memory import check_memory, memory_device
-from spectral.normalize import SinkhornConvergenceWarning
 from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
 
 __all__ = ["NORMALISATIONS", "SinkformerFlow", "sinkformer_flow"]

@@ -19,8 +19,9 @@ The check draws ``n`` i.i.d. tokens from ``N(alpha_0, Sigma_0)`` (``repeats`` se
 moves them with :func:`spectral.attention_flow` (``geometry="euclidean"``, classical RK4 with step
 ``dt``) to ``t_final``, and compares the empirical mean and covariance with the ODE solved by
 ``solve_ivp`` (DOP853, rtol 1e-10): the errors ``|m_n - alpha| / sqrt(tr Sigma)`` and
-``|Sigma_n - Sigma|_F / |Sigma|_F`` must decay like ``n^(-1/2)`` (the order and its 95 % bootstrap
-interval from :func:`verify.rates.decide_rate`, ``kind="equal"``). That the whole law stays Gaussian is
+``|Sigma_n - Sigma|_F / |Sigma|_F`` must decay like ``n^(-1/2)`` over the sizes measured (the fitted order
+and its 95 % interval from :func:`verify.rates.decide_rate`, ``kind="equal"``; the rule's asymptotic interval
+is recorded beside it). That the whole law stays Gaussian is
 checked through the empirical characteristic function of the whitened cloud against ``e^(-|w|^2/2)`` at
 eight frequencies (:func:`gaussianity_statistic`): its distance decays like ``n^(-1/2)`` too, while under
 saturated sigmoid attention (``beta = 12``; not normalised: the velocity is not affine on a Gaussian and
@@ -106,19 +107,22 @@ _SEEDS = {"seed": tuple(range(10))}
 _DEFAULT = {"repeats": (32, None)}
 CALIBRATION = Calibration(
     Tolerance("sigmoid_gaussianity_ratio", 1.5, measured=1.83, over=_SEEDS, valid=_DEFAULT,
-              why="median Gaussianity statistic of the sigmoid cloud over the softmax cloud's at n = 256 (AVX-512 "
-                  "host; 1.83 .. 2.59 over seeds 0-9): the sigmoid law's distance from Gaussian plus noise against "
-                  "noise alone"),
-    Tolerance("*_mean_order_deviation", 0.3, measured=0.257, over=_SEEDS, valid=_DEFAULT,
-              why="the farther end of the 95 % bootstrap interval of the mean error's order from -1/2 (AVX-512 host, "
+              why="median Gaussianity statistic of the sigmoid cloud over the softmax cloud's at n = 256, the "
+                  "smallest over the seeds (AVX-512 host): the sigmoid law's distance from Gaussian plus noise "
+                  "against noise alone; a flow that kept the sigmoid cloud Gaussian, or a statistic blind to the "
+                  "law's shape, gives a ratio near 1"),
+    Tolerance("*_mean_order_deviation", 0.3, measured=0.235, over=_SEEDS, valid=_DEFAULT,
+              why="the farther end of the 95 % interval of the mean error's fitted order from -1/2 (AVX-512 host, "
                   "default tier, the four default cases): the norm of a 2-vector fluctuates most (interval about "
                   "+-0.13 wide at 32 draws per size over n = 16 .. 256); a wrong mean ODE makes the error plateau "
                   "(order near 0, deviation near 0.5 and more)"),
-    Tolerance("*_cov_order_deviation", 0.25, measured=0.193, over=_SEEDS, valid=_DEFAULT,
-              why="as for the mean, for the covariance error (interval about +-0.09 wide; measured 0.083 .. 0.193)"),
-    Tolerance("*_gaussian_order_deviation", 0.2, measured=0.132, over=_SEEDS, valid=_DEFAULT,
-              why="as for the mean, for the Gaussianity statistic (bounded summands: interval about +-0.04 wide; "
-                  "measured 0.047 .. 0.132, the largest for the two-head case)"),
+    Tolerance("*_cov_order_deviation", 0.25, measured=0.187, over=_SEEDS, valid=_DEFAULT,
+              why="as for the mean, for the covariance error (interval about +-0.09 wide); a wrong covariance ODE "
+                  "makes the error plateau (deviation near 0.5)"),
+    Tolerance("*_gaussian_order_deviation", 0.2, measured=0.136, over=_SEEDS, valid=_DEFAULT,
+              why="as for the mean, for the Gaussianity statistic (bounded summands: interval about +-0.04 wide; the "
+                  "two-head case deviates most); a law that leaves the Gaussians keeps the statistic from decaying "
+                  "(deviation near 0.5)"),
 )
 
 
@@ -327,9 +331,14 @@ def decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
 
 
 def _deviation(res, claimed: float) -> float:
-    """The farther end of the order's interval from ``claimed`` (nan when the local orders have not settled)."""
+    """The farther end of the fitted order's interval from ``claimed`` (nan when there is no interval).
+
+    Decided on the sizes measured (the calibrated band holds the spread of the fitted order over seeds); the
+    asymptotic order's interval by :mod:`verify.rates`' rule is recorded beside it (32 draws per size usually
+    leave that rule undecided).
+    """
     lo, hi = res.interval
-    return float(max(abs(lo - claimed), abs(hi - claimed))) if res.asymptotic else float("nan")
+    return float(max(abs(lo - claimed), abs(hi - claimed)))
 
 
 @CHECK.assertions
@@ -348,6 +357,9 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                           f"{', '.join(f'{v:.2f}' for v in res.local_orders)}; {res.status})")
         rec.info(f"{c}_{kind}_order", res.order)
         rec.info(f"{c}_{kind}_order_interval", f"[{lo:.4f}, {hi:.4f}]")
+        rec.info(f"{c}_{kind}_asymptotic_status", res.status)
+        rec.info(f"{c}_{kind}_asymptotic_interval", f"[{res.asymptotic_interval[0]:.4f}, "
+                                                    f"{res.asymptotic_interval[1]:.4f}]")
         if kind == "cov":
             texts.append(f"{c} {res.order:.2f} [{lo:.2f}, {hi:.2f}]")
     for c, err in q.integrator_error.items():

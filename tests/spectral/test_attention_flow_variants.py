@@ -97,6 +97,28 @@ def test_heads_add_and_a_shared_value_broadcasts():
     np.testing.assert_allclose(shared, ref, rtol=0, atol=1e-14)
 
 
+def test_sinkhorn_attention_with_an_underflowing_column_is_scaled_in_the_log_domain():
+    """A key bias of -1000 on token 2: its column of e^(score - row max) underflows to 0 in every row (this raised
+    ConvergenceError before); the scores are scaled in the log domain. Reference: P is invariant under a column
+    scaling, so it is the plain Sinkhorn loop's P of the scores without the bias."""
+    rng = np.random.default_rng(3)
+    n = 5
+    Y = np.concatenate([np.ones((n, 1)), rng.standard_normal((n, n - 1))], axis=1)  # x_i0 = 1; P = v Y^-1 (V = I)
+    M = 0.5 * rng.standard_normal((n, n))
+    B = M.copy()
+    B[0] -= 1000.0 * np.linalg.inv(Y)[:, 2]  # <x_i, B x_j> = <x_i, M x_j> - 1000 [j = 2]
+    S = Y @ B @ Y.T
+    assert np.all(np.exp(S - S.max(axis=1, keepdims=True))[:, 2] == 0)
+    C, c = np.exp(Y @ M @ Y.T), np.ones(n)
+    for _ in range(5000):
+        r = 1.0 / (C @ c)
+        c = 1.0 / (r @ C)
+    v = attention_velocity(Y, beta=1.0, normalisation="sinkhorn", query_key=B, geometry="euclidean",
+                           sinkhorn_tol=1e-12)
+    # the row-sum tolerance 1e-12 and the inverse of Y (condition number 25): measured 5e-13
+    np.testing.assert_allclose(v @ np.linalg.inv(Y), r[:, None] * C * c[None, :], rtol=0, atol=1e-11)
+
+
 def test_sinkhorn_flow_warm_starts_and_counts_sweeps():
     X0 = np.random.default_rng(2).standard_normal((3, 12, 2))
     kw = {"beta": 1.0, "normalisation": "sinkhorn", "query_key": np.array([[0.4, 0.2], [-0.1, 0.5]]),
