@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import platform
 
-__all__ = ["AVX512", "AVX2", "REFERENCE", "cpu_class", "avx512_groups", "avx2_environment"]
+__all__ = ["AVX512", "AVX2", "REFERENCE", "cpu_class", "avx512_groups", "avx2_environment", "rounding_fingerprint"]
 
 #: The two x86-64 classes CI runs on, as calibration rows name them.
 AVX512 = "x86-64 AVX-512"
@@ -111,3 +111,24 @@ def avx2_environment() -> dict[str, str]:
     if groups:
         env["NPY_DISABLE_CPU_FEATURES"] = " ".join(groups)
     return env
+
+
+def rounding_fingerprint() -> str:
+    """A short hash of results that depend on the kernels in use: NumPy's ``exp`` and ``log`` and an OpenBLAS
+    matrix product and symmetric eigensolve of odd sizes (fixed inputs).
+
+    Two processes with different fingerprints round differently; the AVX-512 and AVX2 kernels of NumPy 2.4
+    and OpenBLAS 0.3.31 give different ones (measured), so a test can tell that :func:`avx2_environment`
+    took effect and that its checks really ran on other rounding.
+    """
+    import hashlib
+
+    import numpy as np
+
+    rng = np.random.default_rng(20261127)
+    x = rng.uniform(-5.0, 5.0, 4096)
+    a, b = rng.standard_normal((203, 301)), rng.standard_normal((301, 97))
+    h = hashlib.sha1()
+    for part in (np.exp(x), np.log(np.abs(x)), a @ b, np.linalg.eigvalsh(a @ a.T)):
+        h.update(np.ascontiguousarray(part).tobytes())
+    return h.hexdigest()[:12]
