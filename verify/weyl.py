@@ -364,8 +364,9 @@ def _check_resolvable(kernel, manifold, n, scale, alpha, kernel_alpha, dim, temp
     ``(1 + z)^-(dim + alpha)`` at the spacing ``h`` and at the diameter (pi geodesic, 2 chordal), the softmax
     ``exp((x.y - 1) / T)`` at the spacing and at the antipode. A user's profile is probed when it runs.
     """
-    tiny, huge = np.finfo(np.float64).smallest_normal, np.finfo(np.float64).max
-    lo_t, hi_t = tiny ** (1.0 / alpha), huge ** (1.0 / alpha)
+    # scale^alpha within [tiny, huge], compared in logs (tiny^(1/alpha) underflows, huge^(1/alpha) overflows)
+    log_lo, log_hi = math.log(np.finfo(np.float64).smallest_normal) / alpha, math.log(np.finfo(np.float64).max) / alpha
+    lo_t, hi_t = math.exp(max(log_lo, -745.0)), math.exp(min(log_hi, 709.0))
     h, diameter = _spacing(manifold, n), (2.0 if distance == "chordal" else math.pi)
     if kernel == "fna":
         power = dim + kernel_alpha
@@ -376,7 +377,7 @@ def _check_resolvable(kernel, manifold, n, scale, alpha, kernel_alpha, dim, temp
         lo, hi = max(lo, lo_t), min(hi, hi_t)
     else:
         lo, hi, why = lo_t, hi_t, f"t = scale^alpha is a positive normal float (alpha = {alpha:g})"
-    if not lo <= scale <= hi:
+    if not (lo <= scale <= hi and log_lo <= math.log(scale) <= log_hi):
         raise InputError(f"scale must be in [{lo:.3g}, {hi:.3g}], where {why}, got {scale!r}")
     if kernel == "softmax":
         t_lo = (1.0 - math.cos(h)) / -math.log(RESOLVED)  # the nearest neighbour at angle h: exp(-(1 - cos h) / T)
