@@ -92,8 +92,9 @@ class Params:
     betas: tuple = Reals((0.0, 1.0, 4.0), "Inverse temperatures beta of the equiangular runs", low=0.0, high=8.0)
     sizes: tuple = Ints((3, 8, 32), "Numbers of tokens n of the equiangular runs (d = n + 1)", low=2, high=256,
                         unit="tokens")
-    t_max: float = Real(5.0, "Final time of the comparison (26 equispaced output times)", low=0.0, high=20.0,
-                        low_open=True)
+    t_max: float = Real(5.0, "Final time of the comparison (26 equispaced output times); at least 1e-3: over shorter "
+                        "runs rho moves too little for its 1e-8 relative error to be resolved (t_max = 1e-8 gave 2e-5, "
+                        "1e-300 no output time with rho != 0)", low=1e-3, high=20.0)
     rho0: float = Real(0.0, "Initial inner product rho(0) (GLPR Theorem 6.8: 0, pairwise orthogonal)", low=-0.02,
                        high=0.99)
     rtol: float = Real(1e-11, "Relative tolerance of the adaptive Dormand-Prince run of the simulator", low=1e-13,
