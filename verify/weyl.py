@@ -204,7 +204,8 @@ CALIBRATION = Calibration(
 @CHECK.parameters
 class Params:
     alpha: float = Real(1.2, "Claimed order alpha of the Weyl law lambda_k ~ k^alpha (FNA eqs. 9-10, 22; 2 = "
-                        "Gaussian kernel)", low=0, high=2, low_open=True)
+                        "Gaussian kernel); at least 0.05, where the best-fit scan of the continuum family starts",
+                        low=0.05, high=2)
     manifold: str = Choice("circle", MANIFOLDS, "S^1 (circle, Fig. 2a) or S^2 (sphere, FNA-11: lambda_j ~ "
                            "j^(alpha/2))")
     n: int = Int(None, "Number of points", low=8, unit="points",

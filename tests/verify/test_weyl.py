@@ -616,6 +616,7 @@ def test_refusals_name_real_options(available_memory, command_options, capsys, a
         (dict(paper_setting=True, points="random"), "paper_setting"),
         (dict(paper_setting=True, n=1000), "paper_setting"),
         (dict(dim=1e300), "dim"),
+        (dict(alpha=1e-300), r"alpha must be in \[0.05, 2\]"),  # the measurement stopped in the power-law fit
         # scales and temperatures at which float64 has no digits left (1e300 overflowed t = s^alpha, 1e-300 made it 0)
         (dict(scale=1e300), r"scale must be in \[8.7e-07, 4.64e\+08\], where the FNA kernel"),
         (dict(scale=1e-300), r"scale must be in \[8.7e-07, 4.64e\+08\]"),
