@@ -56,11 +56,13 @@ def _limited(argv, *, timeout):
 def _assert_limited(child_cpu, child_fingerprint):
     """The child computed as an AVX2 machine where this one has AVX-512, else on this machine's own class."""
     env = avx2_environment()
-    if cpu_class() == AVX512 and env.get("NPY_DISABLE_CPU_FEATURES"):
+    if not env:  # another architecture, or x86-64 without AVX2: nothing to limit, the same checks on this class
+        assert child_cpu == cpu_class()
+    elif cpu_class() == AVX512 and env.get("NPY_DISABLE_CPU_FEATURES"):
         assert child_cpu == AVX2, f"the limited child still computes as {child_cpu} (environment {env})"
         assert child_fingerprint != rounding_fingerprint(), "the limited child rounds as this process does"
-    else:  # nothing to limit here (an AVX2 machine, another architecture): the same checks on this class
-        assert child_cpu == cpu_class()
+    else:  # an AVX2 machine (or a NumPy without AVX-512 kernels): the child computes as AVX2 at most
+        assert child_cpu != AVX512, f"the limited child computes as {child_cpu} (environment {env})"
 
 
 def test_the_class_sensitive_checks_pass_when_this_machine_computes_as_an_avx2_one():
