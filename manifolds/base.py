@@ -15,7 +15,7 @@ from spectral.distance import BLOCK_ELEMENTS
 from spectral.pairwise_memory import check_pairwise_memory
 from spectral.validation import InputError, as_generator, check_int
 
-from .points import as_points
+from .points import as_points, check_points_memory
 
 __all__ = ["Manifold"]
 
@@ -88,7 +88,8 @@ class Manifold(ABC):
             the same points on every backend.
         """
         n = check_int("n", n, low=1)
-        if density is None:
+        if density is None:  # the result, the Gaussians it is made from and their norms
+            check_points_memory(n, 8 * (3 * self.ambient_dim + 4), what=f"uniform draws on {self!r}")
             return self._sample_uniform(n, as_generator(rng))
         if getattr(density, "manifold", None) != self:
             raise InputError(

@@ -27,7 +27,7 @@ from spectral.validation import InputError, as_generator, check_int, check_optio
 from .base import Manifold
 from .circle import Circle
 from .euclidean import Euclidean
-from .points import as_points
+from .points import as_points, check_points_memory
 from .sphere import Sphere
 
 __all__ = [
@@ -134,7 +134,14 @@ class Density(ABC):
             Random source (SPEC 7; no global state).
         """
         n = check_int("n", n, low=1)
+        self._check_draws_memory(n)
         return self._sample(n, as_generator(rng))
+
+    def _check_draws_memory(self, n: int) -> None:
+        """The memory guard of ``n`` draws: the result and the temporaries of the samplers here (a mixture's
+        (n, d, d) Cholesky factors, a rejection sampler's 2 n candidates), before anything is drawn."""
+        d = self.manifold.ambient_dim
+        check_points_memory(n, 8 * (d * d + 4 * d + 8), what=f"draws of {type(self).__name__}")
 
 
 class _CircleLaw(ABC):
@@ -201,6 +208,8 @@ class _CircleLaw(ABC):
         """
         self._require_circle("quantile_angles")
         n = check_int("n", n, low=1)
+        # the Newton iteration holds about 24 arrays of n (angles, brackets, CDF values, indices, masks)
+        check_points_memory(n, 8 * 24, what=f"the quantile grid of {type(self).__name__}")
         u = (np.arange(n, dtype=np.float64) + 0.5) / n
         return _invert_circle_cdf(self._angle_cdf, self._angle_pdf, u)
 
@@ -582,4 +591,5 @@ class GaussianMixture(Density):
         """``n`` i.i.d. points and the component each was drawn from (component first, then the
         Gaussian; the same draws as :meth:`sample` for the same ``rng``)."""
         n = check_int("n", n, low=1)
+        self._check_draws_memory(n)
         return self._sample_with_labels(n, as_generator(rng))

@@ -18,6 +18,9 @@ from spectral.validation import InputError
 
 __all__ = ["pairwise_sq_distance"]
 
+#: Point requests up to this many estimated bytes are made without reading the memory available (64 MiB).
+SMALL_POINT_BYTES = 1 << 26
+
 
 def as_points(x, ambient_dim: int, name: str = "x"):
     """Return ``(xp, x)`` with ``x`` a real floating array of shape ``(n, ambient_dim)``.
@@ -46,8 +49,27 @@ def as_points(x, ambient_dim: int, name: str = "x"):
             f"got shape {tuple(x.shape)}"
         )
     if not xp.isdtype(x.dtype, "real floating"):
-        if xp.isdtype(x.dtype, ("integral", "bool")):
+        if xp.isdtype(x.dtype, "integral"):
             x = xp.astype(x, xp.float64)
-        else:
-            raise InputError(f"{name} must be a real array, got dtype {x.dtype}")
+        else:  # complex, or bool (True is not 1.0)
+            raise InputError(f"{name} must be a real array (float or integer dtype), got dtype {x.dtype}")
     return xp, x
+
+
+def check_points_memory(n: int, bytes_per_point: int, *, what: str, max_bytes=None) -> int:
+    """Refuse to make ``n`` points when their estimated peak (``n * bytes_per_point``) would not fit.
+
+    The guard of every point maker (grids, samplers, quantile grids): ``Circle().grid(10**12)`` is one
+    :class:`~spectral.memory.DenseMemoryError` with the estimate and the largest ``n`` that fits now,
+    before NumPy is asked for terabytes. ``bytes_per_point`` counts the result and the temporaries held
+    at once (the caller's estimate); ``max_bytes`` defaults to the memory available now.
+    """
+    from spectral.memory import check_memory, memory_limit
+
+    per_point = max(int(bytes_per_point), 1)
+    needed = int(n) * per_point
+    if max_bytes is None and needed <= SMALL_POINT_BYTES:  # small requests skip reading the memory available
+        return needed
+    fits = memory_limit(max_bytes=max_bytes) // per_point
+    return check_memory(needed, what=f"{what} (n = {n} points, ~{per_point} bytes each)", max_bytes=max_bytes,
+                        alternative=f"lower n (at most {fits} fits now)")

@@ -21,6 +21,7 @@ from spectral.validation import InputError, check_int, check_real
 from . import spectra
 from .base import Manifold
 from .euclidean import EUCLIDEAN_DISTANCE_COPIES, sqrt_in_place
+from .points import check_points_memory
 
 __all__ = ["Sphere", "sphere_volume"]
 
@@ -128,6 +129,8 @@ class Sphere(Manifold):
         Other dimensions raise :class:`~spectral.validation.InputError` (use ``sample``).
         """
         n = check_int("n", n, low=1)
+        if self._dim in (1, 2):  # the result and up to 8 temporaries of n (angles, heights, cos, sin)
+            check_points_memory(n, 8 * (self.ambient_dim + 8), what=f"the grid of {self!r}")
         if self._dim == 1:
             theta = 2.0 * np.pi * np.arange(n) / n
             return np.stack([np.cos(theta), np.sin(theta)], axis=1)

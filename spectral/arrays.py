@@ -29,6 +29,13 @@ def _is_integral(xp, dtype) -> bool:
         return np.dtype(dtype).kind in "iub"
 
 
+def _is_bool(xp, dtype) -> bool:
+    try:
+        return bool(xp.isdtype(dtype, "bool"))
+    except AttributeError:
+        return np.dtype(dtype).kind == "b"
+
+
 def numpy_dtype(dtype) -> np.dtype:
     """The NumPy dtype of the same name as a NumPy, CuPy or array-API dtype (for byte counts)."""
     return np.dtype(dtype_name(dtype))
@@ -38,13 +45,13 @@ def as_float_array(x, name: str, *, ndim: int | None = None):
     """``(xp, array)`` with a real floating dtype (integers promoted to float64) and finite entries.
 
     Non-arrays (lists) become NumPy arrays. Raises :class:`~spectral.validation.InputError` for a
-    complex or other non-real dtype, a wrong number of dimensions, NaN or inf.
+    boolean, complex or other non-real dtype (``True`` is not 1), a wrong number of dimensions, NaN or inf.
     """
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         x = np.asarray(x)
     xp = array_namespace(x)
     if not _is_real_float(xp, x.dtype):
-        if _is_integral(xp, x.dtype):
+        if _is_integral(xp, x.dtype) and not _is_bool(xp, x.dtype):
             x = xp.astype(x, xp.float64)
         else:
             raise InputError(f"{name} must be a real array (float or integer dtype), got dtype {x.dtype}")

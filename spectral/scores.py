@@ -56,6 +56,10 @@ def row_stochastic_tolerance(dtype) -> float:
 
 def _check_shape_dtype(C: Any, *, name: str, square: bool):
     """Rank, shape and dtype checks of a score matrix; return its namespace."""
+    if C is not None and not isinstance(C, (int, float)) and not (hasattr(C, "shape") and hasattr(C, "dtype")):
+        # a list or a string has no namespace: say what is wanted instead of array_namespace's TypeError
+        raise InputError(f"{name} must be a 2-D score matrix (a NumPy, CuPy or array-API array, or a scipy.sparse "
+                         f"matrix where accepted), got {type(C).__name__}: pass numpy.asarray(...) of the scores")
     xp = array_namespace(C)
     shape = tuple(getattr(C, "shape", ()))
     if len(shape) != 2:

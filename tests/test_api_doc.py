@@ -26,7 +26,7 @@ def made_once(page, monkeypatch):
     return page
 
 
-def test_committed_page_is_what_the_exports_make():
+def test_committed_page_is_what_the_exports_make(made_once):
     assert api_doc.stale_docs(ROOT) == [], REGENERATE
 
 

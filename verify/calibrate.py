@@ -16,7 +16,9 @@ tolerance, the margin between them and a status:
 tolerance that applies there is reported with the worst value measured at that setting, so that
 a tolerance for a setting outside the calibrated range is derived from measurement (the report
 suggests twice the worst value; whether a wrong input still fails with it is for the check's tests
-to show). Exit code 0 when nothing exceeds, 1 when a tolerance failed, 2 for bad input.
+to show). Each row names the CPU class its recorded value was measured on, and the report names the
+class of this machine (:mod:`verify.core.cpu`; a drift between classes is rounding, not a regression, but the
+tolerance must still hold). Exit code 0 when nothing exceeds, 1 when a tolerance failed, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class CalibrationRow:
         At how many of them the record failed.
     status : str
         ``ok``, ``drift`` or ``EXCEEDS``.
+    recorded_on : str
+        The CPU class(es) the recorded value was measured on (the row's ``cpu``).
     """
 
     name: str
@@ -69,6 +73,7 @@ class CalibrationRow:
     points: int
     failed: int
     status: str
+    recorded_on: str = ""
 
     @property
     def margin(self) -> float:
@@ -186,7 +191,8 @@ def _row(row, results, setting, drift_limit, exact=frozenset()) -> CalibrationRo
     else:
         worst = min(values) if sense == "at_least" else max(values)
     status = "EXCEEDS" if failed else "ok"
-    result = CalibrationRow(row.name, setting, sense, row.value, row.measured, worst, len(results), failed, status)
+    result = CalibrationRow(row.name, setting, sense, row.value, row.measured, worst, len(results), failed, status,
+                            row.cpu_text)
     d = result.drift
     if status == "ok" and d is not None and abs(d) > drift_limit:
         result = dataclasses.replace(result, status="drift")
@@ -270,13 +276,15 @@ def main(argv=None) -> int:
         return report_error(prog, exc)
     except USER_ERRORS as exc:
         return report_error(prog, exc)
-    head = ("tolerance", "setting", "sense", "tolerance value", "recorded", "worst now", "margin", "drift", "points",
-            "status")
+    from verify.core.cpu import cpu_class
+
+    head = ("tolerance", "setting", "sense", "tolerance value", "recorded", "recorded on", "worst now", "margin",
+            "drift", "points", "status")
     lines = [head]
     for r in rows:
         d = r.drift
         lines.append((r.name, ", ".join(f"{k}={_fmt(v)}" for k, v in r.setting.items()) or "defaults", r.sense,
-                      _fmt(r.tolerance), _fmt(r.recorded), _fmt(r.worst), _fmt(r.margin),
+                      _fmt(r.tolerance), _fmt(r.recorded), r.recorded_on, _fmt(r.worst), _fmt(r.margin),
                       "" if d is None else f"{100 * d:+.0f} %", str(r.points), r.status))
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     for j, row in enumerate(lines):
@@ -288,7 +296,8 @@ def main(argv=None) -> int:
               + ", ".join(f"{r.name} {_fmt(2 * r.worst if r.sense != 'at_least' else r.worst / 2)}" for r in rows))
     exceeded = [r for r in rows if r.status == "EXCEEDS"]
     drifted = [r for r in rows if r.status == "drift"]
-    print(f"calibration of {ns.check}: {len(rows)} tolerances, {len(exceeded)} exceeded, {len(drifted)} drifted")
+    print(f"calibration of {ns.check} on {cpu_class()}: {len(rows)} tolerances, {len(exceeded)} exceeded, "
+          f"{len(drifted)} drifted")
     if ns.json:
         with open(ns.json, "w", encoding="utf-8") as fh:
             json.dump([{**dataclasses.asdict(r), "margin": r.margin, "drift": r.drift} for r in rows], fh, indent=2,

@@ -29,6 +29,7 @@ from manifolds.kernel_spectra import fractional_constant
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.cpu import AVX2, AVX512
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Real, Reals
 from verify.core.progress import progress
@@ -72,10 +73,19 @@ CALIBRATION = Calibration(
               over=_NO_SAMPLES,
               why="divergent mass grows between radii 1e4 and 1e8 (d = 1 logarithmically); a normalisable kernel's "
                   "mass would change by < 1e-3 there"),
-    *(Tolerance(f"outside_support_rel_err_a{a:g}", 1e-4, measured=m, over=_NO_SAMPLES,
-                why="FFT (2^16 points on [-32, 32)) against the periodised kernel by 200-point Gauss-Legendre")
-      for a, m in ((2.2, 3.2e-9), (2.5, 6.0e-9), (3.0, 1.38e-6))),
+    *(Tolerance(f"outside_support_rel_err_a{a:g}", 1e-4, measured=m, over=_NO_SAMPLES, cpu=(AVX512, AVX2),
+                why="FFT (2^16 points on [-32, 32)) against the periodised kernel by 200-point Gauss-Legendre; the "
+                    "FFT's round-off floor is about eps xi_max^alpha relative (0.05-3x it measured on both classes: "
+                    "AVX2 gives up to 10x the AVX-512 value); above alpha = 3 the floor itself sets the tolerance "
+                    "(FFT_FLOOR_FACTOR)")
+      for a, m in ((2.2, 3.2e-8), (2.5, 1.7e-7), (3.0, 6.9e-6))),
 )
+#: The multiplier |xi|^alpha of the FFT reaches xi_max = pi 2^16 / 64; its round-off, eps xi_max^alpha relative to the
+#: value at x = 3, was measured at 0.05-1.9x (AVX-512) and 0.9-5x (AVX2) for alpha in [2.05, 3.9]: the tolerance of
+#: outside_support_rel_err is at least 30x that floor (1e-4 up to alpha = 2.9, 2.2e-4 at 3, 0.32 at 3.9, where a local
+#: operator still gives 1).
+FFT_FLOOR_FACTOR = 30.0
+_FFT_XI_MAX = math.pi * 2**16 / 64.0
 
 
 @CHECK.parameters
@@ -84,8 +94,10 @@ class Params:
                           low=0.5, high=2.0)
     const_alphas: tuple = Reals((0.5, 1.0, 1.2, 1.5, 1.8), "Orders alpha for the constant c_{d,alpha} (FNA eq. 7)",
                                 low=0, high=2, low_open=True, high_open=True)
-    high_alphas: tuple = Reals((2.2, 2.5, 3.0), "Orders alpha claimed 'local' (FNA text after eq. 7, eq. 9)",
-                               low=2, high=4, low_open=True, high_open=True)
+    high_alphas: tuple = Reals((2.2, 2.5, 3.0), "Orders alpha claimed 'local' (FNA text after eq. 7, eq. 9); at most "
+                               "3.9 (toward 4 the kernel's constant vanishes and the FFT's round-off, eps "
+                               "xi_max^alpha, reaches its value)",
+                               low=2, high=3.9, low_open=True)
     n_samples: int = Int(4_000_000, "Stable increments per alpha (Chambers-Mallows-Stuck)", low=100_000, high=10**8,
                          unit="samples")
     n_ks: int = Int(1500, "Subsample size for the KS test against scipy.stats.levy_stable (its cdf is slow); at most "
@@ -531,8 +543,13 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             # the kernel -c_(1,alpha)|x|^-(1+alpha) is positive for alpha in (2, 4) (c_(1,alpha) < 0 there)
             rec.at_least(f"outside_support_a{a:g}", q.outside_support[a], local_floor, why=local_why,
                          label=f"FNA-5: (-Delta)^({a:g}/2) should be non-local (value at x = 3)")
-        rec.at_most(f"outside_support_rel_err_a{a:g}", q.outside_support_rel_err[a],
-                    CALIBRATION.borrow(f"outside_support_rel_err_a{a:g}", p, "outside_support_rel_err_a", at=a),
+        row = CALIBRATION.borrow(f"outside_support_rel_err_a{a:g}", p, "outside_support_rel_err_a", at=a)
+        floor = FFT_FLOOR_FACTOR * np.finfo(float).eps * _FFT_XI_MAX ** a
+        if floor > row.value:  # the FFT cannot do better: the round-off floor decides
+            row = dataclasses.replace(row, value=floor, measured=None, over=(),
+                                      why=f"{FFT_FLOOR_FACTOR:g} eps xi_max^alpha, the FFT's round-off floor at alpha "
+                                          f"= {a:g} (above the calibrated 1e-4)")
+        rec.at_most(f"outside_support_rel_err_a{a:g}", q.outside_support_rel_err[a], row,
                     label=f"FNA-5: (-Delta)^({a:g}/2) outside the support differs from the kernel "
                           f"-c_(1,alpha)|x|^-(1+alpha)")
 

@@ -34,7 +34,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints, Real, Reals
+from verify.core.params import Int, Ints, Real, Reals, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
@@ -94,6 +94,9 @@ class Params:
         r = self.alpha * self.dt
         if r > 0.25:
             raise InputError(f"alpha must keep r = alpha dt <= 0.25 (stable on both axes), got {r:g}")
+        check_resolved("alpha and dt", r, "r = alpha dt")
+        for a in self.stencil_alphas:
+            check_resolved("stencil_alphas", a, "each stencil coefficient")
         return self
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from spectral.validation import InputError, child_rng
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints, Real
+from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
@@ -71,6 +71,9 @@ class Params:
         r = self.alpha * self.dt
         if r > 0.25:
             raise InputError(f"alpha must keep r = alpha dt <= 0.25 (stable on both axes), got r = {r:g}")
+        check_resolved("alpha and dt", r, "r = alpha dt")
+        check_resolved("c and dt", self.c * self.dt, "c dt")
+        check_resolved("beta_reaction and dt", self.beta_reaction * self.dt, "beta_reaction dt")
         if self.c * self.dt >= 0.7:
             raise InputError(f"c must keep the Courant number c dt < 0.7 (stable on both axes), got "
                              f"{self.c * self.dt:g}")

@@ -38,7 +38,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints, Real, Reals
+from verify.core.params import Int, Ints, Real, Reals, check_resolved
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
@@ -105,6 +105,9 @@ class Params:
         steps = self.hybrid_steps
         if len(steps) < 3 or list(steps) != sorted(set(steps)):
             raise InputError(f"hybrid_steps must be at least 3 increasing values, got {steps}")
+        dt = 2.0 ** -max(self.dt_exponents)  # the smallest step (alpha = 1e-300 stopped in the slope fit)
+        check_resolved("alpha and dt_exponents", self.alpha * dt, "alpha dt (dt = 2^-max(dt_exponents))")
+        check_resolved("c and dt_exponents", self.c * dt, "c dt (dt = 2^-max(dt_exponents))")
         return self
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from spectral.validation import InputError, child_rng
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints, Reals
+from verify.core.params import Int, Ints, Reals, check_resolved
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
@@ -61,6 +61,8 @@ class Params:
         """The rule a declaration cannot state: an even size (a Nyquist mode)."""
         if self.size % 2:
             raise InputError(f"size must be even (a Nyquist mode), got {self.size}")
+        for r in self.rates:
+            check_resolved("rates", r, "each mesh ratio r")
         return self
 
 

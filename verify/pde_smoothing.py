@@ -29,7 +29,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
-from verify.core.params import Int, Real, Reals
+from verify.core.params import Int, Real, Reals, check_resolved
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
@@ -68,6 +68,8 @@ class Params:
         r = self.alpha * self.dt
         if r > 0.25:
             raise InputError(f"alpha must keep r = alpha dt <= 0.25, got {r:g}")
+        check_resolved("alpha and dt", r, "r = alpha dt")
+        check_resolved("c and dt", self.c * self.dt, "c dt")  # c = 1e-300 gave a NaN energy drift
         if self.c * self.dt >= 1.0:
             raise InputError(f"c must keep c dt < 1, got {self.c * self.dt:g}")
         if abs(self.beta_advection) * self.dt / 2 > r:

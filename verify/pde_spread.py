@@ -39,7 +39,7 @@ import numpy as np
 from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
-from verify.core.params import Int, Real, Reals
+from verify.core.params import Int, Real, Reals, check_resolved
 from verify.core.reduce import count_bad
 from verify.core.result import Recorder
 
@@ -109,6 +109,8 @@ class Params:
         """The rule between parameters: the rows stay away from the ends for steps steps."""
         if self.steps > self.size // 2 - 40:
             raise InputError(f"steps must be an integer in [16, {self.size // 2 - 40}], got {self.steps!r}")
+        for r in self.rates:
+            check_resolved("rates", r, "each mesh ratio r")
         return self
 
 

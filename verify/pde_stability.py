@@ -39,7 +39,7 @@ import numpy as np
 from spectral.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
-from verify.core.params import Int, Ints, Real
+from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
@@ -74,6 +74,12 @@ class Params:
     c: float = Real(0.15, "Wave speed of the paper (PDE Table 11: 0.15)", low=0.0, high=1.0, low_open=True)
     lengths: tuple = Ints((64, 256, 1024, 4096, 16384), "Sequence lengths N of the parameter-scaling sweep "
                           "(PDE-14; a log-log slope)", low=16, high=65536, min_len=3, unit="tokens")
+
+    def resolve(self):
+        """The steps (dt = 1) must move entries by more than rounding."""
+        check_resolved("alpha", self.alpha, "r = alpha dt (dt = 1)")
+        check_resolved("c", self.c, "c dt (dt = 1)")
+        return self
 
 
 @dataclasses.dataclass(frozen=True)

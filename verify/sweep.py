@@ -324,9 +324,13 @@ def _validate_points(run: Callable, grid: Mapping[str, Sequence], points) -> Non
     """Every value, then every point, checked by the check's declarations before anything runs.
 
     A value outside its declared constraint is refused naming the grid parameter; a point whose
-    values break a rule between parameters (the check's ``resolve``) is refused naming the point.
-    Checks without declarations (a user's own ``run``) are checked by their runs.
+    values break a rule between parameters (the check's ``resolve``) or whose computing path would not
+    fit in memory (the check's memory hook, as ``run`` holds it) is refused naming the point: a sweep
+    never computes some points and then stops at a later one it could have refused. Checks without
+    declarations (a user's own ``run``) are checked by their runs.
     """
+    from spectral.memory import DenseMemoryError
+
     check = getattr(run, "__check__", None)
     if check is None:
         return
@@ -339,11 +343,19 @@ def _validate_points(run: Callable, grid: Mapping[str, Sequence], points) -> Non
                 specs[name].validate(value)
             except InputError as exc:
                 raise InputError(f"grid {name}: {exc}") from None
+    checked = set()
     for point in points:
+        values = {k: v for k, v in point.params.items() if k != "seed"}
+        key = _key(values)
+        if key in checked:  # the repeats of a point differ by their seed only
+            continue
+        checked.add(key)
         try:
-            check.params(**point.params)
+            check.choose(check.params(**point.params))
         except InputError as exc:
             raise InputError(f"grid point {_describe(point.params)}: {exc}") from None
+        except DenseMemoryError as exc:
+            raise DenseMemoryError(f"grid point {_describe(values)}: {exc}") from None
 
 
 def _run_point(run: Callable[..., CheckResult], params: Mapping[str, Any]) -> PointResult:

@@ -195,7 +195,8 @@ CALIBRATION = Calibration(
 @CHECK.parameters
 class Params:
     alpha: float = Real(1.2, "Claimed order alpha of the Weyl law lambda_k ~ k^alpha (FNA eqs. 9-10, 22; 2 = "
-                        "Gaussian kernel)", low=0, high=2, low_open=True)
+                        "Gaussian kernel); at least 0.05, where the best-fit scan of the continuum family starts",
+                        low=0.05, high=2)
     manifold: str = Choice("circle", MANIFOLDS, "S^1 (circle, Fig. 2a) or S^2 (sphere, FNA-11: lambda_j ~ "
                            "j^(alpha/2))")
     n: int = Int(None, "Number of points (the matrix-free path scales to 10^5 and beyond: FNA top 10 at n = 10^5 on S^2 measured 131 min wall (28 CPU min), 701 MiB peak, "
@@ -221,7 +222,7 @@ class Params:
     kernel_alpha: float = Real(None, "Alpha used to BUILD the kernel (another value is a negative control)", low=0,
                                high=2, low_open=True, auto="the claimed alpha")
     dim: float = Real(None, "Exponent dimension d_M of Phi = (1+z)^-(d_M+alpha) (2 on S^1 is the ambient-dimension "
-                      "trap of FNA-10)", low=1, auto="intrinsic: 1 on S^1, 2 on S^2")
+                      "trap of FNA-10)", low=1, high=16, auto="intrinsic: 1 on S^1, 2 on S^2")
     kernel: str = Text("fna", "fna (Phi_alpha, FNA eqs. 9-10), softmax (dot-product exp(x.y/T), a negative control) "
                        "or package.module:function, your profile Phi(z) of the scaled distance z = d/s (a float64 "
                        "array of any shape in, an array of that shape out), held to the Weyl law against the "
@@ -307,6 +308,10 @@ class Params:
         if not 1 <= lo < hi <= top:
             raise InputError(f"fit_range must satisfy 1 <= lo < hi <= {top} ({unit} available with modes={modes}), "
                              f"got {fit_range!r}")
+        kernel_alpha = self.alpha if self.kernel_alpha is None else self.kernel_alpha
+        dim = float(intrinsic if self.dim is None else self.dim)
+        _check_resolvable(self.kernel, self.manifold, n, scale, self.alpha, kernel_alpha, dim, temperature,
+                          self.distance)
         if self.user_kernel:
             return dataclasses.replace(self, n=n, scale=scale, modes=modes, fit_range=(lo, hi),
                                        reference_distance=reference_distance)
@@ -338,6 +343,46 @@ class Params:
 
 def _spacing(manifold: str, n: int) -> float:
     return 2 * math.pi / n if manifold == "circle" else math.sqrt(4 * math.pi / n)
+
+
+#: A kernel matrix is resolved in float64 when its weights differ from one another by at least sqrt(eps)
+#: (half the digits kept): the nearest neighbour's weight at least sqrt(eps) of the self-weight (else the
+#: matrix is the identity to that precision), and the farthest point's weight at most 1 - sqrt(eps) of it
+#: (else the kernel is flat over the manifold and its nontrivial eigenvalues are rounding).
+RESOLVED = math.sqrt(np.finfo(np.float64).eps)
+
+
+def _check_resolvable(kernel, manifold, n, scale, alpha, kernel_alpha, dim, temperature, distance):
+    """Refuse a scale (or temperature) at which the computation has no digits: before anything is computed.
+
+    ``t = scale^alpha`` must be a positive normal float (``--scale 1e300`` overflowed, ``1e-300`` gave
+    t = 0); for the built-in kernels the weights must be resolved (:data:`RESOLVED`): the FNA profile
+    ``(1 + z)^-(dim + alpha)`` at the spacing ``h`` and at the diameter (pi geodesic, 2 chordal), the softmax
+    ``exp((x.y - 1) / T)`` at the spacing and at the antipode. A user's profile is probed when it runs.
+    """
+    # scale^alpha within [tiny, huge], compared in logs (tiny^(1/alpha) underflows, huge^(1/alpha) overflows)
+    log_lo, log_hi = math.log(np.finfo(np.float64).smallest_normal) / alpha, math.log(np.finfo(np.float64).max) / alpha
+    lo_t, hi_t = math.exp(max(log_lo, -745.0)), math.exp(min(log_hi, 709.0))
+    h, diameter = _spacing(manifold, n), (2.0 if distance == "chordal" else math.pi)
+    if kernel == "fna":
+        power = dim + kernel_alpha
+        lo = h / math.expm1(-math.log(RESOLVED) / power)  # (1 + h/s)^-power >= RESOLVED
+        hi = diameter / math.expm1(-math.log1p(-RESOLVED) / power)  # (1 + D/s)^-power <= 1 - RESOLVED
+        why = (f"the FNA kernel (1 + d/s)^-{power:g} is resolved in float64 (the nearest of n = {n} points weighs "
+               f"at least sqrt(eps) = {RESOLVED:.2g} of the self-weight, the farthest at most 1 - sqrt(eps))")
+        lo, hi = max(lo, lo_t), min(hi, hi_t)
+    else:
+        lo, hi, why = lo_t, hi_t, f"t = scale^alpha is a positive normal float (alpha = {alpha:g})"
+    if not (lo <= scale <= hi and log_lo <= math.log(scale) <= log_hi):
+        raise InputError(f"scale must be in [{lo:.3g}, {hi:.3g}], where {why}, got {scale!r}")
+    if kernel == "softmax":
+        t_lo = (1.0 - math.cos(h)) / -math.log(RESOLVED)  # the nearest neighbour at angle h: exp(-(1 - cos h) / T)
+        t_hi = 2.0 / -math.log1p(-RESOLVED)  # exp(-2 / T) <= 1 - RESOLVED
+        if not t_lo <= temperature <= t_hi:
+            raise InputError(f"temperature must be in [{t_lo:.3g}, {t_hi:.3g}], where the softmax kernel "
+                             f"exp(x.y / T) is resolved in float64 on n = {n} points (the nearest neighbour weighs at "
+                             f"least sqrt(eps) of the self-weight, the antipode at most 1 - sqrt(eps)), got "
+                             f"{temperature!r}")
 
 
 # ------------------------------------------------------------------------------ memory and method

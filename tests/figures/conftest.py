@@ -7,6 +7,23 @@ import numpy as np
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _low_dpi(request, monkeypatch):
+    """PNG files at 72 dpi in the figure tests: what is drawn does not depend on it, and rasterising at the house
+    300 dpi cost most of these tests' time. A test of the dpi itself asks for ``house_dpi`` and keeps it."""
+    if "house_dpi" in request.fixturenames:
+        return
+    from matplotlib.figure import Figure
+
+    savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *args, **kwargs: savefig(self, *args, **{**kwargs, "dpi": 72}))
+
+
+@pytest.fixture
+def house_dpi():
+    """Keep the dpi a figure is saved with (the house 300, or what the test sets): no 72-dpi shortcut."""
+
+
 def small_results(small: dict) -> dict:
     """check name -> its result at the small settings ``small[name]`` (measured and assessed once)."""
     from verify.core.claims import load_check

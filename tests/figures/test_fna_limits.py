@@ -20,15 +20,6 @@ CHEAP = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _low_dpi(monkeypatch):
-    """PNG files at 72 dpi here: what is drawn does not depend on it, and 300 dpi costs most of these tests' time."""
-    from matplotlib.figure import Figure
-
-    savefig = Figure.savefig
-    monkeypatch.setattr(Figure, "savefig", lambda self, *args, **kwargs: savefig(self, *args, **{**kwargs, "dpi": 72}))
-
-
 def _pyplot():
     from figures._plotting import pyplot
 

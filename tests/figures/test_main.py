@@ -133,7 +133,7 @@ def test_a_write_that_fails_after_the_check_is_one_line(monkeypatch, tmp_path, c
                            "device")
 
 
-def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys):
+def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys, house_dpi):
     out = tmp_path / "new" / "figs"  # created on demand
     assert cli.main(["seeded", "fixed", "--out", str(out), "--format", "png,pdf", "--format", "svg",
                      "--dpi", "100", "--seed", "7", "--quiet"]) == 0
@@ -149,7 +149,7 @@ def test_formats_dpi_and_seed_reach_the_figures(fake, tmp_path, capsys):
     assert (out / "seeded.pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_default_is_300_dpi_png_and_vector_pdf(fake, tmp_path, capsys):
+def test_default_is_300_dpi_png_and_vector_pdf(fake, tmp_path, capsys, house_dpi):
     assert cli.main(["all", "--out", str(tmp_path), "--quiet"]) == 0
     capsys.readouterr()
     from PIL import Image

@@ -50,7 +50,7 @@ def test_plain_log_ticks_use_one_kind_of_label(limits, minor_labelled):
     plt.close(fig)
 
 
-def test_save_writes_each_format_with_the_dpi_of_the_session(tmp_path):
+def test_save_writes_each_format_with_the_dpi_of_the_session(tmp_path, house_dpi):
     from PIL import Image
 
     plt = pyplot()

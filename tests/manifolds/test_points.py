@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from manifolds import Circle, Sphere
+from manifolds.densities import GaussianMixture, VonMises
 from manifolds.points import as_points
 from spectral.validation import InputError
 
@@ -25,3 +27,24 @@ def test_bad_input():
         as_points(np.zeros((3, 3)), 2)
     with pytest.raises(InputError, match="real array"):
         as_points(np.zeros((3, 2), dtype=complex), 2)
+
+
+def test_a_boolean_array_is_refused():
+    with pytest.raises(InputError, match=r"^x must be a real array .* got dtype bool"):  # True is not 1.0
+        as_points(np.eye(2, dtype=bool), 2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: Circle().grid(n),
+    lambda n: Sphere(2).grid(n),
+    lambda n: Sphere(2).sample(n, rng=0),
+    lambda n: VonMises(0.0, 1.0).sample(n, rng=0),
+    lambda n: VonMises(0.0, 1.0).quantile_grid(n),
+    lambda n: GaussianMixture([[0.0, 1.0]], [[0.5, 0.5]]).sample_with_labels(n)[0],
+], ids=["circle-grid", "sphere-grid", "sphere-sample", "density-sample", "quantile-grid", "mixture-labels"])
+def test_point_makers_refuse_what_would_not_fit_before_allocating(make, refused_peak):
+    """Circle().grid(10**12) was NumPy's MemoryError (7 TiB) past the memory guards: now the estimate, before."""
+    peak = refused_peak(lambda: make(10**12), r"\(n = 1000000000000 points, ~\d+ bytes each\) needs an estimated .* "
+                                              r"lower n \(at most \d+ fits now\)")
+    assert peak < 1 << 20
+    assert make(3).shape[0] == 3  # small requests are made as before

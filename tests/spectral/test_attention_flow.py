@@ -207,6 +207,8 @@ class TestInputs:
             attention_flow(np.ones(3), beta=1.0, times=[1.0])
         with pytest.raises(InputError, match="finite"):
             attention_flow(np.full((2, 2), np.nan), beta=1.0, times=[1.0])
+        with pytest.raises(InputError, match="^X0 must be a real array .* got dtype bool"):  # True is not 1.0
+            attention_flow(np.eye(3, dtype=bool), beta=1.0, times=[1.0])
 
     def test_uniform_overflow_is_refused(self):
         with pytest.raises(InputError, match="overflow"):

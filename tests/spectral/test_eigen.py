@@ -273,6 +273,8 @@ def test_dense_path_backend_neutral(xp, random_circle):
         (np.ones((5, 5)), {"dtype": "float16"}, "dtype must be one of"),
         (np.ones((5, 5)), {"tol": -1.0}, "tol must be"),
         (np.ones((5, 5)), {"symmetric": "yes"}, "symmetric must be"),
+        ([[1.0, 0.5], [0.5, 1.0]], {}, r"^C must be a 2-D score matrix .* got list: pass numpy.asarray"),  # not TypeError
+        ("x", {}, r"^C must be a 2-D score matrix .* got str"),
     ],
 )
 def test_markov_spectrum_bad_input(C, kwargs, match):

@@ -61,6 +61,18 @@ def test_a_row_needs_its_reason_and_a_finite_value():
     assert Tolerance("x", (0.5, 2.0), why="an interval for within()").value == (0.5, 2.0)
 
 
+def test_a_row_names_the_cpu_class_it_was_measured_on():
+    from verify.core.cpu import AVX2, AVX512
+
+    row = ROWS.get("slope_gap", {"points": "random"})
+    assert row.cpu == AVX512 and "measured 0.011 on x86-64 AVX-512" in row.reason()  # the default class
+    both = Tolerance("x", 0.1, measured=0.02, cpu=(AVX512, AVX2), why="w")
+    assert "measured 0.02 on x86-64 AVX-512 and x86-64 AVX2" in both.reason()
+    assert Tolerance("x", 0.1, measured=0.02, cpu=[AVX2], why="w").cpu == AVX2
+    with pytest.raises(ValueError, match="cpu must name the CPU class"):
+        Tolerance("x", 0.1, cpu=(), why="w")
+
+
 def test_grid_points_are_the_product_of_each_grid_with_the_setting():
     row = Tolerance("t", 1.0, setting={"points": "random"}, over=({"alpha": (1.0, 1.2), "seed": (0, 1)},
                                                                   {"alpha": (2.0,)}), why="w")
@@ -83,16 +95,23 @@ def test_the_recorder_takes_a_row_its_reason_and_its_range():
     assert statistic(relative) == pytest.approx(0.1)  # a relative row is re-measured relative
 
 
-def test_calibrate_command_reports_drift_and_exits_by_the_worst(capsys, tmp_path):
+def test_calibrate_command_reports_drift_and_exits_by_the_worst(capsys, tmp_path, monkeypatch):
     from verify import calibrate, pde_stability
 
     out = tmp_path / "c.json"
     assert calibrate.main(["pde_stability", "--quiet", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "calibration of pde_stability: 2 tolerances, 0 exceeded" in text
+    from verify.core.cpu import cpu_class
+
+    assert f"calibration of pde_stability on {cpu_class()}: 2 tolerances, 0 exceeded" in text
     rows = json.loads(out.read_text())
+    assert {r["recorded_on"] for r in rows} == {"x86-64 AVX-512"}  # each row names the class it was measured on
     assert {r["name"] for r in rows} == {"diffusion_limit_vs_bisection", "wave_limit_vs_bisection"}
-    # a recorded value far from what is measured now is reported as drift; a tolerance below it as EXCEEDS
+    # a recorded value far from what is measured now is reported as drift; a tolerance below it as EXCEEDS (the
+    # tables differ, the measurements do not: each grid point is measured once for both)
+    measure, measured = pde_stability.CHECK.measure, {}
+    monkeypatch.setattr(pde_stability.CHECK, "measure", lambda p, **kw: measured.get(p) or measured.setdefault(
+        p, measure(p, **kw)))
     stale = Calibration(*(dataclasses.replace(r, measured=r.measured * 1000) for r in pde_stability.CALIBRATION))
     tight = Calibration(*(dataclasses.replace(r, value=1e-20) for r in pde_stability.CALIBRATION))
     for table, status, code in ((stale, "drift", 0), (tight, "EXCEEDS", 1)):

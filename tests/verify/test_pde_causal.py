@@ -91,7 +91,8 @@ def test_json_round_trip(small):
 
 test_bad_input = refusals(check.run, [({"alpha": 0.3}, "alpha"), ({"steps": (0,)}, "steps"),
                                       ({"vocab": 2}, "vocab"), ({"stencil_alphas": (0.0,)}, "stencil_alphas"),
-                                      ({"size": 16}, "size")])
+                                      ({"size": 16}, "size"), ({"dt": 1e-300}, "alpha and dt must keep r"),
+                                      ({"stencil_alphas": (1e-300,)}, "stencil_alphas must keep")])
 
 
 def test_computes_in_the_given_namespace(small, evolve_on_device):

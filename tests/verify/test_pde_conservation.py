@@ -82,7 +82,10 @@ def test_json_round_trip(small):
 test_bad_input = refusals(check.run, [
     ({"alpha": 0.3}, "alpha"), ({"c": 0.8}, "c"), ({"beta_advection": 0.3}, "beta_advection"),
     ({"sizes": (4,)}, "sizes"), ({"steps": (0,)}, "steps"), ({"dt": 0.0}, "dt"), ({"claim": "paper"}, "claim"),
-    ({"sizes": ()}, "sizes")])
+    ({"sizes": ()}, "sizes"),
+    # a step float64 cannot resolve (dt = 1e-300 was a ValueError traceback in the assertions)
+    ({"dt": 1e-300}, r"alpha and dt must keep r = alpha dt >= 1.5e-08"), ({"c": 1e-300}, "c and dt must keep c dt"),
+    ({"beta_reaction": 1e-300}, "beta_reaction and dt must keep")])
 
 
 def test_computes_in_the_given_namespace(evolve_on_device):

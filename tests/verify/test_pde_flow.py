@@ -68,7 +68,10 @@ def test_json_round_trip(small):
 
 test_bad_input = refusals(check.run, [({"dt_exponents": (2, 3)}, "dt_exponents"),
                                       ({"hybrid_steps": (4, 1, 16)}, "hybrid_steps"), ({"alpha": 0.9}, "alpha"),
-                                      ({"times": (0.1,)}, "times"), ({"size": 8}, "size")])
+                                      ({"times": (0.1,)}, "times"), ({"size": 8}, "size"),
+                                      # the measurement stopped in its slope fit (errors at rounding)
+                                      ({"alpha": 1e-300}, "alpha and dt_exponents must keep alpha dt"),
+                                      ({"c": 1e-8}, "c and dt_exponents must keep c dt")])
 
 
 @pytest.mark.parametrize("call, failed", [

@@ -75,7 +75,8 @@ def test_json_round_trip(small):
 
 test_bad_input = refusals(check.run, [({"size": 65}, "size"), ({"rates": (0.6,)}, "rates"),
                                       ({"layers": (0,)}, "layers"), ({"rates": ()}, "rates"),
-                                      ({"bound_steps": 0}, "bound_steps")])
+                                      ({"bound_steps": 0}, "bound_steps"),
+                                      ({"rates": (1e-300, 0.25)}, "rates must keep each mesh ratio r")])
 
 
 def test_computes_in_the_given_namespace(evolve_on_device):

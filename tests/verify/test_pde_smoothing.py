@@ -65,7 +65,9 @@ def test_json_round_trip(small):
 
 test_bad_input = refusals(check.run, [({"alpha": 0.3}, "alpha"), ({"c": 1.0}, "c"),
                                       ({"beta_advection": 0.3}, "beta_advection"),
-                                      ({"beta_reaction": ()}, "beta_reaction"), ({"steps": 10}, "steps")])
+                                      ({"beta_reaction": ()}, "beta_reaction"), ({"steps": 10}, "steps"),
+                                      ({"c": 1e-300}, "c and dt must keep c dt >= 1.5e-08"),  # was a NaN drift
+                                      ({"dt": 1e-300}, "alpha and dt must keep r = alpha dt")])
 
 
 def test_computes_in_the_given_namespace(evolve_on_device):

@@ -76,7 +76,8 @@ def test_json_round_trip(small):
 
 test_bad_input = refusals(check.run, [({"steps": 400, "size": 512}, "steps"), ({"rates": (0.0,)}, "rates"),
                                       ({"variance_rate": 0.0}, "variance_rate"),
-                                      ({"softmax_draws": 2}, "softmax_draws"), ({"size": 100}, "size")])
+                                      ({"softmax_draws": 2}, "softmax_draws"), ({"size": 100}, "size"),
+                                      ({"rates": (1e-300,)}, "rates must keep each mesh ratio r >= 1.5e-08")])
 
 
 def test_a_nan_inside_the_evolved_delta_fails(small, inject_nan):

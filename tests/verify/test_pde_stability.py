@@ -75,6 +75,7 @@ def test_nan_never_passes(fast):
 test_bad_input = refusals(check.run, [
     ({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
     ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"), ({"norm_steps": 4}, "norm_steps"),
+    ({"c": 1e-300}, "c must keep c dt"), ({"alpha": 1e-300}, "alpha must keep r = alpha dt"),  # steps of rounding
 ])
 
 

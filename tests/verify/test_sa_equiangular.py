@@ -89,6 +89,7 @@ def test_json_round_trip_gives_typed_quantities(small):
 
 test_bad_input_names_the_parameter = refusals(check.run, [
     ({"sizes": (1,)}, "sizes"), ({"betas": (-1.0,)}, "betas"), ({"t_max": 0.0}, "t_max"), ({"rho0": 0.999}, "rho0"),
+    ({"t_max": 1e-300}, r"t_max must be in \[0.001, 20"),  # was a ValueError traceback
 ])
 
 

@@ -326,3 +326,19 @@ def test_declared_grid_is_validated_before_anything_runs(monkeypatch):
         sw.sweep(pde_stability.run, {"growth_size": [16, 4]})
     with pytest.raises(InputError, match=r"^grid lengths: lengths must hold at least 3"):
         sw.sweep(pde_stability.run, {"lengths": [(64, 256, 1024), (64, 128)]})
+
+
+def test_a_point_that_would_not_fit_in_memory_is_refused_before_any_point_runs(monkeypatch, capsys):
+    """The whole grid's memory is checked first: n = 2000, 4000 would fit, 10^10 would not, and nothing runs."""
+    from spectral.memory import DenseMemoryError
+    from verify import weyl
+
+    def no_run(*args, **kwargs):  # pragma: no cover - the failure mode under test
+        raise AssertionError("a point ran before the grid's memory was checked")
+
+    monkeypatch.setattr(weyl.CHECK, "_measure", no_run)
+    with pytest.raises(DenseMemoryError, match=r"^grid point n=10000000000: .* needs an estimated"):
+        sw.sweep(weyl.run, {"n": [2000, 4000, 10**10]}, repeats=3)
+    assert sw.main(["weyl", "--grid", "n=2000,4000,10000000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m verify.sweep: memory: grid point n=10000000000") and err.count("\n") == 1

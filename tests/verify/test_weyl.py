@@ -618,10 +618,33 @@ def test_refusals_name_real_options(available_memory, command_options, capsys, a
         (dict(manifold="sphere", distance="chordal"), "geodesic"),
         (dict(paper_setting=True, points="random"), "paper_setting"),
         (dict(paper_setting=True, n=1000), "paper_setting"),
+        (dict(dim=1e300), "dim"),
+        (dict(alpha=1e-300), r"alpha must be in \[0.05, 2\]"),  # the measurement stopped in the power-law fit
+        # scales and temperatures at which float64 has no digits left (1e300 overflowed t = s^alpha, 1e-300 made it 0)
+        (dict(scale=1e300), r"scale must be in \[8.7e-07, 4.64e\+08\], where the FNA kernel"),
+        (dict(scale=1e-300), r"scale must be in \[8.7e-07, 4.64e\+08\]"),
+        (dict(scale=1e-7), "scale must be in"),
+        (dict(kernel="softmax", scale=1e-300), "scale must be in .* t = scale\\^alpha is a positive normal float"),
+        (dict(kernel="softmax", temperature=1e-300), "temperature must be in"),
+        (dict(kernel="softmax", temperature=1e300), "temperature must be in"),
     ],
 )
 def test_bad_input(kwargs, word):
     assert_refused(weyl.run, word, **kwargs)
+
+
+@pytest.mark.parametrize("scale", ["1e300", "1e-300"])
+def test_cli_refuses_a_scale_with_no_digits_in_one_line(capsys, scale):
+    assert weyl.main(["--scale", scale, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m verify.weyl: error: scale must be in") and err.count("\n") == 1
+
+
+def test_the_resolvable_scales_hold_at_their_ends():
+    """The refused range is where float64 has no digits: just inside it the run is made (and reported as usual)."""
+    p = CHECK.params(scale=8.8e-7)
+    assert (1 + p.h / p.scale) ** -(p.dim + p.kernel_alpha) >= weyl.RESOLVED
+    assert CHECK.params(scale=4.6e8).scale == 4.6e8
 
 
 @pytest.mark.parametrize("method, target", [("circulant", "spectral.circulant_spectrum"),

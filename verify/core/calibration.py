@@ -23,7 +23,11 @@ A row says
   ``python -m verify.calibrate CHECK`` measures again to report drift;
 * ``valid``: the range of the parameters it is known to hold in (``(lo, hi)`` with numbers or None
   is an interval; a list, set or other tuple lists the allowed values). A run outside it still asserts the
-  tolerance, says so in a note, and a failure names the range and how to calibrate the new setting.
+  tolerance, says so in a note, and a failure names the range and how to calibrate the new setting;
+* ``cpu``: the CPU class ``measured`` was measured on (:mod:`verify.core.cpu`): ``"x86-64 AVX-512"`` (the
+  default, :data:`verify.core.cpu.REFERENCE`) or ``"x86-64 AVX2"``, or both (``cpu=(AVX512, AVX2)``,
+  ``measured`` then the worst of them). Rounding differs between the classes; a tolerance must hold on both
+  (tests/verify/test_cpu_class.py runs the deciding checks with this machine limited to AVX2).
 
 Tolerances that are not measured (exact algebra at a few eps, bounds computed from theory in the
 check) stay next to their assertion with their reason: only measured numbers live here.
@@ -37,6 +41,8 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from verify.core.cpu import REFERENCE
 
 __all__ = ["Tolerance", "Calibration", "grid_points", "statistic"]
 
@@ -66,10 +72,16 @@ class Tolerance:
     measured: Any = None
     over: tuple[Mapping[str, Sequence], ...] = ()
     valid: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    cpu: str | tuple[str, ...] = REFERENCE
 
     def __post_init__(self):
         if not self.why.strip():
             raise ValueError(f"tolerance {self.name!r} needs its reason (why=...)")
+        cpu = (self.cpu,) if isinstance(self.cpu, str) else tuple(self.cpu)
+        if not cpu or not all(isinstance(c, str) and c.strip() for c in cpu):
+            raise ValueError(f"tolerance {self.name!r}: cpu must name the CPU class(es) it was measured on, got "
+                             f"{self.cpu!r}")
+        object.__setattr__(self, "cpu", cpu[0] if len(cpu) == 1 else cpu)
         if isinstance(self.over, Mapping):
             object.__setattr__(self, "over", (self.over,))
         object.__setattr__(self, "over", tuple({k: tuple(v) for k, v in g.items()} for g in self.over))
@@ -86,12 +98,18 @@ class Tolerance:
         """Whether ``params`` (a Params object or a mapping) has this row's setting."""
         return all(_get(params, k) == v for k, v in self.setting.items())
 
+    @property
+    def cpu_text(self) -> str:
+        """The CPU class(es) it was measured on, in words: ``x86-64 AVX-512 and x86-64 AVX2``."""
+        return self.cpu if isinstance(self.cpu, str) else " and ".join(self.cpu)
+
     def calibrated_text(self) -> str:
-        """Where it was calibrated, in words: ``measured 0.0009 over alpha in {1, 1.2}; seeds 0-7``."""
+        """Where it was calibrated, in words: ``measured 0.0009 on x86-64 AVX-512 over alpha in {1, 1.2}``."""
         parts = []
         if self.measured is not None:
-            parts.append(f"measured {_fmt(self.measured)}" if not isinstance(self.measured, tuple)
-                         else f"measured in [{_fmt(self.measured[0])}, {_fmt(self.measured[1])}]")
+            parts.append((f"measured {_fmt(self.measured)}" if not isinstance(self.measured, tuple)
+                          else f"measured in [{_fmt(self.measured[0])}, {_fmt(self.measured[1])}]")
+                         + f" on {self.cpu_text}")
         grids = ["; ".join(f"{k} in {{{_values_text(v)}}}" for k, v in g.items()) for g in self.over]
         if grids:
             parts.append("over " + " and ".join(grids))

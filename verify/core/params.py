@@ -34,10 +34,29 @@ import numpy as np
 from spectral.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["Spec", "Int", "Real", "Choice", "Flag", "Text", "Ints", "Reals", "Options", "spec_of", "specs",
+           "RESOLVED", "check_resolved",
            "describe", "validate_value", "interval_text"]
 
 KINDS = ("int", "float", "str", "bool", "ints", "floats", "strs")
 SEQUENCES = ("ints", "floats", "strs")
+
+
+#: The smallest relative change float64 resolves with half its digits: sqrt(eps) = 1.5e-8.
+RESOLVED = math.sqrt(float(np.finfo(np.float64).eps))
+
+
+def check_resolved(name: str, value: float, what: str, *, floor: float = RESOLVED) -> float:
+    """Refuse a parameter whose effect float64 cannot resolve: ``value`` (a rate per step, a relative change) below
+    ``floor`` (sqrt(eps) by default), named by ``name`` and described by ``what`` (``"r = alpha dt"``).
+
+    A step that changes entries of size 1 by less than sqrt(eps) moves them by rounding only: a check run there
+    measures nothing (``--dt 1e-300`` stopped pde_conservation with a traceback). A rule between parameters, so it
+    lives in a check's ``resolve`` and runs before anything is computed (a sweep checks it for its whole grid).
+    """
+    if not value >= floor:
+        raise InputError(f"{name} must keep {what} >= {floor:.2g} (below it a step moves entries of size 1 by "
+                         f"rounding only), got {value:.3g}")
+    return value
 
 
 def interval_text(low, high, low_open: bool = False, high_open: bool = False) -> str:

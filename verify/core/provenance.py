@@ -119,9 +119,16 @@ def _library_versions() -> dict[str, str]:
 
 
 def versions() -> dict[str, str]:
-    """Provenance of a result: Python, the libraries, the toolkit, git commit, UTC time, command line."""
+    """Provenance of a result: Python, the libraries, the CPU class, the toolkit, git commit, UTC time, command line.
+
+    The CPU class (:func:`verify.core.cpu.cpu_class`) is what rounding depends on: a number measured on an
+    AVX-512 machine can differ in its last digits from the same run on an AVX2 one.
+    """
+    from verify.core.cpu import cpu_class
+
     out = {"attention-limits": toolkit_version(), "python": platform.python_version()}
     out.update(_library_versions())
+    out["cpu"] = cpu_class()
     commit = _commit()
     if commit:
         out["git_commit"] = commit
