@@ -277,12 +277,22 @@ static launch_index blockIdx, blockDim, threadIdx;
 """
 _FOOTER = r"""
 extern "C" void launch(int gx, int gy, int bx, const double* pa, const double* pb, const double* X,
-                       double* part, double* mins, int n, int m, int k, int chunk, int zd, int rm,
-                       double scale, double constant) {
+                       double* part, double* mins, int n, int m, int k, int ldx, int xcol, int ldo, int ocol,
+                       int chunk, int zd, int rm, double scale, double constant) {
     blockDim.x = bx; blockDim.y = 1; blockDim.z = 1;
     for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) for (int t = 0; t < bx; ++t) {
         blockIdx.x = x; blockIdx.y = y; threadIdx.x = t;
-        kernel_operator_product(pa, pb, X, part, mins, n, m, k, chunk, zd, rm, scale, constant);
+        kernel_operator_product(pa, pb, X, part, mins, n, m, k, ldx, xcol, ldo, ocol, chunk, zd, rm, scale, constant);
+    }
+}
+"""
+_SUM_FOOTER = r"""
+extern "C" void launch(int gx, int gy, int bx, const double* part, double* out, int n, int k, int chunks, int ldo,
+                       int ocol) {
+    blockDim.x = bx; blockDim.y = 1; blockDim.z = 1;
+    for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) for (int t = 0; t < bx; ++t) {
+        blockIdx.x = x; blockIdx.y = y; threadIdx.x = t;
+        kernel_operator_chunk_sum(part, out, n, k, chunks, ldo, ocol);
     }
 }
 """
@@ -296,22 +306,27 @@ def _host_compiler(tmp_path):
     built = {}
 
     def compile_source(source):
+        product = "kernel_operator_product" in source
+        n_arrays, n_ints, n_floats = (5, 10, 2) if product else (2, 5, 0)
         if source not in built:
             stem = tmp_path / f"k{len(built)}"
-            stem.with_suffix(".cpp").write_text(_HEADER + source + _FOOTER)
+            stem.with_suffix(".cpp").write_text(_HEADER + source + (_FOOTER if product else _SUM_FOOTER))
             subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-ffp-contract=off", str(stem.with_suffix(".cpp")),
                             "-o", str(stem.with_suffix(".so"))], check=True, capture_output=True)
             lib = ctypes.CDLL(str(stem.with_suffix(".so")))
-            lib.launch.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [ctypes.c_double] * 2
+            lib.launch.argtypes = ([ctypes.c_int] * 3 + [ctypes.c_void_p] * n_arrays + [ctypes.c_int] * n_ints
+                                   + [ctypes.c_double] * n_floats)
             built[source] = lib
 
         lib = built[source]
 
         def launcher(grid, block, args):
-            arrays, ints, floats = args[:5], args[5:11], args[11:]
+            assert len(args) == n_arrays + n_ints + n_floats
+            arrays, ints, floats = args[:n_arrays], args[n_arrays:n_arrays + n_ints], args[n_arrays + n_ints:]
             for a in arrays:
                 assert a.dtype == np.float64 and a.flags.c_contiguous
             assert all(isinstance(v, np.int32) for v in ints) and all(isinstance(v, np.float64) for v in floats)
+            grid = tuple(grid) + (1,) * (2 - len(grid))
             lib.launch(int(grid[0]), int(grid[1]), int(block[0]), *(a.ctypes.data for a in arrays),
                        *(int(v) for v in ints), *(float(v) for v in floats))
 
@@ -333,13 +348,13 @@ CASES = [("circle", "power", "float32", (5, 37)), ("sphere", "local", "float64",
 def test_cuda_source_on_the_host(geometry, kernel, tile_dtype, columns, rng, tmp_path):
     # The CUDA kernel's own text, run thread by thread through device_product's launch code (NumPy in CuPy's
     # place), against the NumPy tiles times X. n = 300 rows: three blocks of 128 threads, the last partial;
-    # two column chunks (launch_shape with 2 multiprocessors); k = 5 (width 8) and 37 (launches of 32 + 5).
+    # two column chunks (launch_shape: 300 // 128 = 2 at most); k = 5 (width 8) and 37 (launches of 32 + 5).
     compile_source = _host_compiler(tmp_path)
     dist, _ = DISTANCES[geometry]
     plan = tile_plan(KERNELS[kernel], dist, engine="numpy")
     x = _points(geometry, 300, rng)
     pa = plan.prepare(x)
-    assert launch_shape(300, 300, 2)[1] == 2
+    assert launch_shape(300, 300)[1] == 2
     tile = plan.tile(pa, pa, tile_dtype).astype(np.float64)
     np.fill_diagonal(tile, 0.0)
     for k in columns:
@@ -362,10 +377,12 @@ def test_cuda_source_on_the_host(geometry, kernel, tile_dtype, columns, rng, tmp
 
 
 def test_launch_shape():
-    assert launch_shape(100_000, 100_000, 132) == (782, 1, 100_000)  # enough rows: one chunk, no partial sums
-    rows, chunks, chunk = launch_shape(2000, 2000, 132)
+    assert launch_shape(100_000, 100_000) == (782, 1, 100_000)  # enough rows: one chunk, no partial sums
+    rows, chunks, chunk = launch_shape(2000, 2000)
     assert rows == 16 and chunks * chunk >= 2000 and (chunks - 1) * chunk < 2000 and chunks == 15
-    assert launch_shape(1, 1, 132) == (1, 1, 1)
+    assert launch_shape(1, 1) == (1, 1, 1)
+    assert launch_shape(20_000, 20_000) == (157, 4, 5000)  # 628 blocks: 4 per multiprocessor of a 132-SM device
+    assert launch_shape(4 * 132 * 128, 10**6)[1] == 1  # from n = 67584 rows alone fill the target
 
 
 def _nvrtc():
