@@ -64,7 +64,7 @@ from spectral.distance import sq_distance_tile
 from spectral.profiles import TileProfile, kernel_profile
 from spectral.validation import InputError, check_option
 
-__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "cuda_sum_source",
+__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "cuda_sum_source", "cuda_variants",
            "distance_geometry", "host_engine", "plan_or_reason", "tile_plan", "warn_generic"]
 
 TWO_PI = 2.0 * math.pi
@@ -574,6 +574,29 @@ extern "C" __global__ void kernel_operator_chunk_sum(
     out[i * ldo + ocol + (t - i * k)] = s;
 }
 """
+
+
+#: Numbers of coordinates :func:`cuda_variants` compiles by default: S^1 and S^2 (2, 3), S^16 (17: the largest
+#: ``weyl --dim``), 64 (the most a row keeps in registers at width 32, NVRTC 12.9 and 13.5 for sm_90) and two
+#: embedding sizes of attention (128, 768), where the row's coordinates spill (benchmarks/README.md).
+CUDA_DIMS = (2, 3, 17, 64, 128, 768)
+
+
+def cuda_variants(dims=CUDA_DIMS):
+    """Every CUDA source this module generates, as ``(label, source)``: the chunk sum, then the product kernel of
+    each geometry, profile, width and tile dtype, the circle with its one angle, the sphere and the chordal
+    distance at each number of coordinates in ``dims`` (the chordal distance also at 1). ``custom`` profiles
+    generate no CUDA (:func:`cuda_source` refuses them: their tiles run as array code)."""
+    yield "chunk_sum", cuda_sum_source()
+    for geometry in GEOMETRIES:
+        counts = (1,) if geometry == "circle" else tuple(d for d in dims if d >= 2) + ((1,) if geometry == "chordal"
+                                                                                      else ())
+        for d in counts:
+            for profile in PROFILES:
+                for tile_dtype in ("float32", "float64"):
+                    for width in CUDA_WIDTHS:
+                        yield (f"{geometry}/{profile}/{tile_dtype}/w{width}/D{d}",
+                               cuda_source(geometry, profile, width, tile_dtype, d))
 
 
 # ---------------------------------------------------------------------------------- recognition
