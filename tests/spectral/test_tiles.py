@@ -480,10 +480,11 @@ def test_cuda_sources_compile_with_nvrtc():
 @pytest.mark.slow
 def test_every_cuda_variant_compiles_with_every_nvrtc():
     # every variant spectral.tiles generates (cuda_variants: 3 geometries x 3 profiles x 5 widths x 2 tile dtypes,
-    # the chordal distance also at D = 1) at D = 1, 3, 17, 64 with every NVRTC found (12.9 and 13.5 here: 4 min
-    # on 2 cores), and at D = 128 and 768, where the row's coordinates spill, with the newest at widths 1 and 32
-    # (a D = 768 source takes 2 s to compile: its DIMS loops are unrolled). benchmarks/cuda_resources.py
-    # compiles all of them with every NVRTC and prints the registers and spills (benchmarks/README.md).
+    # the chordal distance also at D = 1) at D = 1, 3, 17, 64 with every NVRTC found (12.9 and 13.5 here: 124 s
+    # on 2 shared cores, 2 compilations at a time), and at D = 128 and 768, where the row's coordinates spill,
+    # with the newest at widths 1 and 32 (a D = 768 source takes 2 s to compile: its DIMS loops are unrolled).
+    # benchmarks/cuda_resources.py compiles all 421 with every NVRTC and prints the registers and spills
+    # (benchmarks/README.md).
     libraries = _nvrtc_libraries()
     jobs = [(lib, label, src) for lib in libraries for label, src in cuda_variants((3, 17, 64))]
     jobs += [(libraries[0], label, src) for label, src in cuda_variants((128, 768))
