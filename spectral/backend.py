@@ -25,6 +25,13 @@ recognises both namespaces.
 Arrays from other array-API libraries (``array_api_strict`` in the tests) are
 accepted through ``array_api_compat``; this is how backend neutrality is
 tested on machines without a GPU.
+
+Reproducibility on a CUDA device: every random start is drawn on the host from the caller's seed and copied
+to the device (Lanczos: :func:`eigsh`'s ``v0``; the block solver's start block), never by ``cupy.random``;
+the fused products add in a fixed order that does not depend on the device (:mod:`spectral.tiles`); cuBLAS
+and cuSOLVER give the same bits on GPUs of one architecture and number of multiprocessors. So results are
+bitwise reproducible per device model (one stream, one CUDA and CuPy version), and agree with the host and
+across device models to round-off.
 """
 
 from __future__ import annotations

@@ -33,14 +33,14 @@ describe themselves. Anything else keeps the generic path, and the operator reco
 Reproducibility on a CUDA device: the launch shape (:func:`launch_shape`: row blocks, column chunks) depends
 on ``n`` and ``m`` only, never on the device (a fixed :data:`CUDA_TARGET_BLOCKS`), each thread adds its columns
 in index order with ``fma``, and the partial sums of the chunks are added one after the other in chunk order:
-a product is bitwise the same on every run, and the same order of operations on every device model. Its bits
+a product is bitwise the same on every run, with the same order of operations on every device model. Its bits
 can still differ between GPU architectures or CUDA versions, which compile the same source to different
-machine code (NVRTC contracts multiply-adds per target; libdevice's ``exp``/``log`` change between
-releases). The solvers around the product use cuBLAS and cuSOLVER, whose documented guarantee is bitwise
-results per toolkit version on GPUs "with the same architecture and the same number of SMs" (cuBLAS guide,
-"Results reproducibility"), single stream: a whole device solve is bitwise reproducible per device model
-(an H100 PCIe, 114 SMs, and an H100 SXM, 132, can differ at round-off; one H200 always gives the same bits),
-and agrees with the host to round-off, which is all the checks rely on.
+machine code (where multiply-adds are contracted into FMAs, libdevice's ``exp``/``log``). The solvers around
+the product use cuBLAS and cuSOLVER, whose documented guarantee is bitwise results per toolkit version on
+GPUs "with the same architecture and the same number of SMs" (cuBLAS guide, "Results reproducibility"), one
+stream. Claimed, then: a whole device solve is bitwise reproducible per device model (an H100 PCIe, 114 SMs,
+and an H100 SXM, 132, can differ at round-off; one H200 always gives the same bits), and agrees with the host
+to round-off, which is all the checks rely on.
 
 References
 ----------
@@ -489,9 +489,9 @@ def cuda_source(geometry: str, profile: str, width: int, tile_dtype: str, dims: 
     ``[by * chunk, min(m, (by + 1) * chunk))``; it computes the float64 distance, the score in ``real``
     (``float`` or ``double``: ``tile_dtype``), flushes a subnormal score to 0 (as the kernels do), zeroes
     ``C_ii`` when asked, and accumulates ``score * X[j, xcol + c]`` for the ``k <= WIDTH`` columns in float64
-    registers (``WIDTH`` is a compile-time constant: the accumulators stay in registers, no local memory for
-    ``WIDTH <= 32`` with ``DIMS <= 16``; larger ``DIMS`` keep the row's coordinates in local memory, see
-    benchmarks/README.md). ``X`` is ``(m, ldx)`` row-major; the sums go to
+    registers (``WIDTH`` and ``DIMS`` are compile-time constants: the accumulators and the row's coordinates
+    stay in registers up to ``DIMS = 64`` at every width, NVRTC 12.9 and 13.5 for sm_90; from ``DIMS = 128``
+    the coordinates spill to local memory: benchmarks/README.md, ``benchmarks/cuda_resources.py``). ``X`` is ``(m, ldx)`` row-major; the sums go to
     ``part[(by * n + i) * ldo + ocol + c]``: the chunk's partial sums, or the result's columns when there is
     one chunk.
     Plain C++ apart from ``__global__``, ``blockIdx``, ``blockDim`` and ``threadIdx`` (the tests compile it
