@@ -256,6 +256,8 @@ class CupyStandIn:
         standin = self
 
         class LinearOperator:
+            __module__ = "cupyx.scipy.sparse.linalg._interface"  # what spectral.backend recognises
+
             def __init__(self, shape, matvec, matmat=None, dtype=None):
                 self.shape, self.dtype, self._matvec, self._matmat = tuple(shape), np.dtype(dtype), matvec, matmat
 

@@ -14,7 +14,7 @@ import pytest
 
 from manifolds import Circle, Sphere
 from spectral import KernelOperator, block_eigsh, fna_kernel, heat_kernel, markov_spectrum
-from spectral.backend import eigsh
+from spectral.backend import eigsh, linear_operator
 from spectral.memory import DenseMemoryError
 from spectral.tiles import launch_shape
 from spectral.validation import InputError
@@ -65,6 +65,12 @@ def test_backend_eigsh_gives_cupyx_a_fresh_device_start_in_the_matrix_dtype(cupy
     eigsh(st.put(A), 3, which="LA", v0=d0, tol=1e-6)
     np.testing.assert_array_equal(st.host(d0), keep.astype(np.float32))
     np.testing.assert_allclose(np.sort(st.host(w)), np.linalg.eigvalsh(A.astype(np.float64))[-3:], rtol=1e-4)
+    # a device operator (cupyx LinearOperator, as graph Laplacians build): the start goes to the current device
+    Ad = st.put(A.astype(np.float64))
+    op = linear_operator((30, 30), lambda v: Ad @ v, dtype=np.float64, like=Ad)
+    w, _ = eigsh(op, 3, which="LA", v0=v0, tol=1e-10)
+    np.testing.assert_array_equal(st.eigsh_starts[-1], keep)
+    np.testing.assert_allclose(np.sort(st.host(w)), np.linalg.eigvalsh(A.astype(np.float64))[-3:], rtol=1e-8)
 
 
 # --------------------------------------------------------------------------------------- fused products
