@@ -319,7 +319,7 @@ class KernelOperator:
 
     # ---------------------------------------------------------------------------- products
 
-    def matmat(self, X, *, tile_dtype=None):
+    def matmat(self, X, *, tile_dtype=None, check_finite=True):
         """``C @ X`` for ``X`` of shape (m,) or (m, k): the kernel is evaluated once for all k columns.
 
         Parameters
@@ -330,16 +330,21 @@ class KernelOperator:
         tile_dtype : {None, "float32", "float64"}
             Precision of the distances and scores (default the operator's dtype); the products are
             accumulated in the dtype of ``X``.
+        check_finite : bool
+            Refuse a NaN or inf in ``X`` (default). A pass over ``X`` and, on a GPU, a host synchronisation
+            per product: the toolkit's eigensolvers, whose vectors are finite by construction (they check
+            each product's result), pass ``False``. The device memory of a fused CUDA product is checked
+            once per operator and number of columns (not per product).
         """
         xp = self._xp
-        X = _as_block(X, self.shape[1], "X", like=self.x)
+        X = _as_block(X, self.shape[1], "X", like=self.x, finite=check_finite)
         tdt = self.dtype if tile_dtype is None else getattr(xp, check_option("tile_dtype", tile_dtype,
                                                                              ("float32", "float64")))
         vector = X.ndim == 1
         X2 = xp.reshape(X, (-1, 1)) if vector else X
         if self._on_device():
             pa, pb = self._prepare()
-            out = self.plan.device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
+            out = self._device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
             out = _cast(out, X2.dtype, xp)
         elif self.symmetric:
             out = self._symmetric_product(X2, tdt)
@@ -350,6 +355,14 @@ class KernelOperator:
                 parts.append(_cast(c, acc, xp) @ X2)
             out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return xp.reshape(out, (-1,)) if vector else out
+
+    def _device_product(self, pa, pb, X, **options):
+        """The plan's CUDA product; its device memory checked only when more columns than before are asked
+        (a driver call: once per operator and width, not in every product of a solver's loop)."""
+        k = int(X.shape[1])
+        out = self.plan.device_product(pa, pb, X, check_memory=k > getattr(self, "_device_checked", 0), **options)
+        self._device_checked = max(k, getattr(self, "_device_checked", 0))
+        return out
 
     def _blocks_in(self, dtype):
         """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``."""
@@ -422,7 +435,7 @@ class KernelOperator:
         if self._on_device():  # C(x, y)^T = C(y, x): the distances are symmetric in their arguments
             pa, pb = self._prepare()
             v2 = self._xp.reshape(v, (-1, 1)) if v.ndim == 1 else v
-            out = _cast(self.plan.device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
+            out = _cast(self._device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
             return self._xp.reshape(out, (-1,)) if v.ndim == 1 else out
         out = None
         for start, stop, c in self._blocks():
@@ -445,8 +458,8 @@ class KernelOperator:
         if self._on_device():  # one kernel: the sums against a column of ones, and each row's smallest score
             pa, pb = self._prepare()
             ones = xp.ones((self.shape[1], 1), dtype=xp.float64)
-            sums, mins = self.plan.device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
-                                                  zero_diagonal=self.zero_diagonal, row_min=True)
+            sums, mins = self._device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
+                                              zero_diagonal=self.zero_diagonal, row_min=True)
             low = float(xp.min(mins)) if self.shape[0] else None
             self.min_score = low
             return _cast(sums[:, 0], self.dtype, xp)
@@ -547,11 +560,11 @@ def _cast(c, dtype, xp):
     return xp.astype(c, dtype) if hasattr(xp, "astype") else c.astype(dtype)
 
 
-def _as_block(X, length: int, name: str, *, like):
-    """``X`` as a finite real array of shape (length,) or (length, k) in the namespace of ``like``,
-    keeping a floating dtype of its own (float64 accumulation with float32 points)."""
+def _as_block(X, length: int, name: str, *, like, finite: bool = True):
+    """``X`` as a real array of shape (length,) or (length, k) in the namespace of ``like``, finite unless
+    ``finite=False``, keeping a floating dtype of its own (float64 accumulation with float32 points)."""
     xp = array_namespace(like)
-    X = like_array(X, name, like=like, keep_dtype=True)
+    X = like_array(X, name, like=like, keep_dtype=True, finite=finite)
     if X.ndim not in (1, 2) or X.shape[0] != length:
         raise InputError(f"{name} must have shape ({length},) or ({length}, k), got {tuple(X.shape)}")
     if numpy_dtype(X.dtype).itemsize < numpy_dtype(like.dtype).itemsize:
