@@ -498,7 +498,7 @@ class _RunLog:
 
 
 #: Seconds between two reads of a shared run log while waiting for another sweep's runs (growing).
-_POLL, _POLL_MAX = 0.5, 10.0
+_POLL, _POLL_MAX = 0.1, 10.0
 
 
 def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: bool, desc: str):
@@ -521,26 +521,39 @@ def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: b
         else:
             todo.append(key)
     computed: set[int] = set()
+    def done(i, outcome):
+        log.write(outcome)
+        for j in by_key[_key(points[i].params)]:
+            outcomes[j] = outcome if j == i else dataclasses.replace(outcome, params=dict(points[j].params))
+            computed.add(j)
+
     try:
         while todo:
-            mine, held = log.claim(todo)
-            for key in set(todo) - set(mine) - set(held):  # finished by another sweep meanwhile
-                read_back(key)
-            ids = [by_key[key][0] for key in mine]
-
-            def done(i, outcome):
-                log.write(outcome)
-                for j in by_key[_key(points[i].params)]:
-                    outcomes[j] = outcome if j == i else dataclasses.replace(outcome, params=dict(points[j].params))
-                    computed.add(j)
-
-            if ids and scheduler is None:
+            if scheduler is None:  # one run claimed at a time: sweeps sharing the log take turns
                 from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
 
-                for i in report(ids, desc=desc, quiet=not progress, label=lambda i: _describe(points[i].params)):
+                held: list[str] = []
+
+                def claimed(keys=todo, held=held):
+                    for key in keys:
+                        mine, other = log.claim([key])
+                        if mine:
+                            yield by_key[key][0]
+                        elif other:
+                            held.append(key)
+                        else:  # finished by another sweep meanwhile
+                            read_back(key)
+
+                for i in report(claimed(), total=len(todo), desc=desc, quiet=not progress,
+                                label=lambda i: _describe(points[i].params)):
                     done(i, _run_point(run, points[i].params))
-            elif ids:
-                _dask_compute(run, [points[i] for i in ids], ids, scheduler, progress, done)
+            else:  # every run claimed, then submitted
+                mine, held = log.claim(todo)
+                for key in set(todo) - set(mine) - set(held):  # finished by another sweep meanwhile
+                    read_back(key)
+                ids = [by_key[key][0] for key in mine]
+                if ids:
+                    _dask_compute(run, [points[i] for i in ids], ids, scheduler, progress, done)
             todo = log.wait(held, desc, progress) if held else []
             for key in held:
                 if key in log.done and key not in todo:

@@ -46,7 +46,7 @@ __all__ = ["BEAT_EVERY", "FIRST_BEAT", "durations_path", "format_seconds", "is_s
 T = TypeVar("T")
 
 #: Seconds before a run's first heartbeat line, then between two (a loop's own lines reset the clock).
-FIRST_BEAT = 8.0
+FIRST_BEAT = 5.0
 BEAT_EVERY = 30.0
 #: Environment variable naming the file of remembered durations ("off": remember none).
 DURATIONS_VARIABLE = "ATTENTION_LIMITS_DURATIONS"
@@ -141,7 +141,8 @@ _LOOPS: list[_Loop] = []
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", quiet: bool | None = None,
              label: Callable[[T], Any] | None = None, stream: TextIO | None = None,
-             weight: Callable[[T], float] | None = None, clock: str = "item") -> Iterator[T]:
+             weight: Callable[[T], float] | None = None, clock: str = "item", after: float = 0.0,
+             total_weight: float | None = None) -> Iterator[T]:
     """Yield the items of ``iterable`` while reporting their progress and the time left on stderr.
 
     Parameters
@@ -164,6 +165,12 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
     clock : {"item", "run"}
         What a line's time is: the item's own (a loop that does the items), or the time since the loop began
         (items finishing elsewhere, e.g. tasks on a cluster gathered as they complete).
+    total_weight : float, optional
+        The weight of all the items, for an ``iterable`` without a length (then ``weight`` weighs each item as
+        it is done).
+    after : float
+        Seconds the loop runs before it writes anything (a check's draws: :data:`FIRST_BEAT`, so that a run of a
+        second stays silent); the first line then counts the items done so far.
 
     Yields
     ------
@@ -176,23 +183,39 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
     if weight is not None and hasattr(iterable, "__len__"):
         iterable = list(iterable)
         weights = [float(weight(item)) for item in iterable]
+    elif weight is not None and total_weight is not None:
+        weights = _Weigh(weight)
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     if quiet:
         yield from iterable
         return
-    total_weight = sum(weights) if weights is not None else (float(total) if total is not None else None)
+    if total_weight is None:
+        total_weight = sum(weights) if isinstance(weights, list) else (float(total) if total is not None else None)
     loop = _Loop(desc, total, total_weight)
     out = sys.stderr if stream is None else stream
     tqdm = _tqdm() if _is_terminal(out) else None
     _LOOPS.append(loop)
     try:
         if tqdm is not None:
-            yield from _bar(tqdm, iterable, loop, weights, label, out)
+            yield from _bar(tqdm, iterable, loop, weights, label, out, after)
         else:
-            yield from _lines(iterable, loop, weights, label, out, clock)
+            yield from _lines(iterable, loop, weights, label, out, clock, after)
     finally:
         _LOOPS.remove(loop)
+
+
+class _Weigh:
+    """Weights of the items of an iterable without a length, taken as they come (``weights[index]``)."""
+
+    def __init__(self, weight):
+        self.weight, self.items = weight, {}
+
+    def note(self, index, item):
+        self.items[index] = float(self.weight(item))
+
+    def __getitem__(self, index):
+        return self.items[index]
 
 
 def _finish_item(loop: _Loop, weights, index: int, now: float) -> None:
@@ -202,14 +225,16 @@ def _finish_item(loop: _Loop, weights, index: int, now: float) -> None:
     loop.item_start = now
 
 
-def _bar(tqdm, iterable, loop, weights, label, out):
+def _bar(tqdm, iterable, loop, weights, label, out, after=0.0):
     fmt = "{desc}: {percentage:3.0f}%|{bar}| " + ("{n:.0f}/{total:.0f} " if weights is None else "") + \
           "[{elapsed}<{remaining}]{postfix}"
     bar = tqdm(total=loop.total_weight, desc=loop.desc or None, file=out, leave=False, dynamic_ncols=True,
-               bar_format=fmt)
+               bar_format=fmt, delay=after)
     loop.bar = bar
     try:
         for index, item in enumerate(iterable):
+            if isinstance(weights, _Weigh):
+                weights.note(index, item)
             loop.item_label = str(label(item)) if label is not None else ""
             if label is not None:
                 bar.set_postfix_str(loop.item_label, refresh=True)
@@ -220,10 +245,13 @@ def _bar(tqdm, iterable, loop, weights, label, out):
         bar.close()
 
 
-def _lines(iterable, loop, weights, label, out, clock="item"):
+def _lines(iterable, loop, weights, label, out, clock="item", after=0.0):
     head = f"{loop.desc} " if loop.desc else ""
+    wrote = False
     for index, item in enumerate(iterable):
         t0 = time.perf_counter()
+        if isinstance(weights, _Weigh):
+            weights.note(index, item)
         loop.item_label = str(label(item)) if label is not None else ""
         yield item  # a line once the item is done: an item that raises leaves no line behind
         now = time.perf_counter()
@@ -232,10 +260,13 @@ def _lines(iterable, loop, weights, label, out, clock="item"):
         name = f" {loop.item_label}" if loop.item_label else ""
         left = loop.left(now)
         tail = f", about {format_seconds(left)} left" if left is not None and loop.count != loop.total else ""
+        if now - loop.start < after:
+            continue
         took = f"{now - t0:.1f} s" if clock == "item" else f"at {format_seconds(now - loop.start)}"
         _write(out, f"{head}[{loop.count}{of}]{name} {took}{tail}\n")
-        loop.last_line = now
-    _write(out, f"{loop.desc or 'progress'}: {loop.count} done in {time.perf_counter() - loop.start:.1f} s\n")
+        loop.last_line, wrote = now, True
+    if wrote or after <= 0:
+        _write(out, f"{loop.desc or 'progress'}: {loop.count} done in {time.perf_counter() - loop.start:.1f} s\n")
 
 
 def _write(out: TextIO, text: str) -> None:

@@ -38,12 +38,12 @@ from typing import Any
 
 from spectral.validation import InputError, UnavailableError
 from verify.core.locks import Claims
-from verify.core.progress import is_silenced, progress, silenced
+from verify.core.progress import FIRST_BEAT, is_silenced, progress, silenced
 
 __all__ = ["ResultStore", "current_store", "resume_into", "run_items"]
 
 #: Seconds between two looks at the items other runs hold (growing to :data:`POLL_MAX`).
-POLL = 0.5
+POLL = 0.1
 POLL_MAX = 10.0
 
 _STORES: list[ResultStore] = []
@@ -167,9 +167,12 @@ def run_items(fn: Callable, items: Sequence, *, desc: str, label: Callable | Non
     weight_of = (lambda i: weight(items[i])) if weight is not None else None
     try:
         while todo:
-            mine, waiting = _claim(store, names, todo)
-            if mine:
-                _compute(fn, items, mine, names, results, store, client, desc, label_of, weight_of, quiet)
+            if client is None:  # one item claimed at a time: runs sharing the store take turns
+                waiting = _loop(fn, items, todo, names, results, store, desc, label_of, weight_of, quiet)
+            else:  # every item claimed, then submitted
+                mine, waiting = _claim(store, names, todo)
+                if mine:
+                    _on_cluster(fn, items, mine, names, results, store, client, desc, label_of, quiet)
             todo = _wait(store, names, waiting, results, desc, quiet) if waiting else []
     finally:
         if store is not None:
@@ -200,11 +203,31 @@ def _record(store, names, results, i, value) -> None:
             store.claims.release(names[i])
 
 
-def _compute(fn, items, mine, names, results, store, client, desc, label_of, weight_of, quiet):
-    if client is None:
-        for i in progress(mine, desc=desc, label=label_of, weight=weight_of, quiet=quiet):
-            _record(store, names, results, i, fn(items[i]))
-        return
+def _loop(fn, items, todo, names, results, store, desc, label_of, weight_of, quiet) -> list:
+    """The items in a loop here, each claimed just before it runs; returns those another run holds."""
+    held = []
+
+    def claimed():
+        for i in todo:
+            if store is not None:
+                with store.claims.lock():
+                    if store.has(names[i]):
+                        results[i] = store.get(names[i])
+                        continue
+                    if not store.claims.claim(names[i]):
+                        held.append(i)
+                        continue
+            yield i
+
+    total = sum(weight_of(i) for i in todo) if weight_of is not None else None
+    for i in progress(claimed(), total=len(todo), desc=desc, label=label_of, weight=weight_of, total_weight=total,
+                      quiet=quiet, after=FIRST_BEAT):
+        _record(store, names, results, i, fn(items[i]))
+    return held
+
+
+def _on_cluster(fn, items, mine, names, results, store, client, desc, label_of, quiet) -> None:
+    """The items as tasks on ``client``, gathered (and stored) as they finish."""
     from dask.distributed import as_completed  # the cluster came from the user: dask is installed
 
     token = f"{desc.replace(' ', '-')}-{time.time_ns()}"
@@ -214,7 +237,7 @@ def _compute(fn, items, mine, names, results, store, client, desc, label_of, wei
     try:
         for future in progress(done, total=len(index), desc=f"{desc} on dask", quiet=quiet,
                                label=(lambda f: label_of(index[f.key])) if label_of is not None else None,
-                               clock="run"):
+                               clock="run", after=FIRST_BEAT):
             i = index[future.key]
             _record(store, names, results, i, future.result())
             futures.pop(future, None)
@@ -252,7 +275,8 @@ def _wait(store, names, waiting, results, desc, quiet):
                 time.sleep(pause)
                 pause = min(POLL_MAX, pause * 1.5)
 
-    for _ in progress(arrivals(), total=len(waiting), desc=f"{desc}: held by other runs", quiet=quiet):
+    for _ in progress(arrivals(), total=len(waiting), desc=f"{desc}: held by other runs", quiet=quiet,
+                      after=FIRST_BEAT):
         pass
     return free
 
