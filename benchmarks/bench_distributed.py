@@ -92,7 +92,7 @@ def _cluster(workers, scheduler):
 
     if scheduler:
         return None, Client(scheduler)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                            env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     return cluster, Client(cluster)
 
@@ -111,7 +111,7 @@ def products(n, k, parts, worker_counts, repeats, scheduler):
         cluster, client = _cluster(w, scheduler)
         try:
             w_now = len(client.nthreads())
-            with use_client(client):
+            with use_client(client, min_rows=0):
                 op = _operator(x, parts=parts)
                 t, cpu, out = _timed_products(op, X, repeats, client)
             rows.append({"where": f"LocalCluster, {w_now} worker process(es)" if cluster else f"{scheduler}",
@@ -139,7 +139,7 @@ def spectrum(n, parts, workers, scheduler):
     t_local = time.perf_counter() - t0
     cluster, client = _cluster(workers, scheduler)
     try:
-        with use_client(client):
+        with use_client(client, min_rows=0):
             op = _operator(x, parts=parts)
             t0 = time.perf_counter()
             spread = markov_spectrum(op, 10, rng=0)

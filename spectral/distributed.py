@@ -38,14 +38,20 @@ from typing import Any
 import numpy as np
 
 from spectral.backend import from_numpy, is_cupy_array, to_numpy
-from spectral.operators import KernelOperator, ProductLayout, tree_sum
+from spectral.parts import ProductLayout, tree_sum
 from spectral.validation import InputError, UnavailableError, check_int
 
-__all__ = ["DEVICES", "RemoteProducts", "Workers", "current", "remote_products", "use_client", "worker_operator"]
+__all__ = ["DEVICES", "MIN_ROWS", "RemoteProducts", "Workers", "current", "remote_products", "stand_in_device", "use_client",
+           "worker_operator"]
 
 #: Where the workers evaluate their parts: ``auto`` (``gpu`` for an operator whose points are on a GPU, else
 #: ``cpu``), the host tiles, or each worker's CUDA device through CuPy.
 DEVICES = ("auto", "cpu", "gpu")
+
+#: Rows below which an operator inside :func:`use_client` keeps its products in this process: measured with
+#: ``benchmarks/bench_distributed.py``, a product on a cluster costs a fixed 30-45 ms (the scatter of X, one task
+#: per part, the sums, the gather), the time of a whole product at n = 2000 here
+MIN_ROWS = 4096
 
 _STACK: list[Workers] = []
 _TOKENS = itertools.count()
@@ -65,11 +71,16 @@ class Workers:
     parts : int, optional
         Parts of each product for operators without their own ``parts``; default one per worker thread
         (read at an operator's first product and kept for its lifetime).
+    min_rows : int
+        Operators with fewer rows compute in this process (:data:`MIN_ROWS`: a product of milliseconds costs
+        more on a cluster, whose every product pays a fixed few tens of milliseconds); an operator given the
+        cluster as its own ``client`` always uses it.
     """
 
     client: Any
     device: Any = "auto"
     parts: int | None = None
+    min_rows: int = 0
 
     def __post_init__(self):
         for name in ("scatter", "submit", "gather", "nthreads"):
@@ -79,6 +90,7 @@ class Workers:
             raise InputError(f"device must be one of {', '.join(DEVICES)} (or a callable), got {self.device!r}")
         if self.parts is not None:
             object.__setattr__(self, "parts", check_int("parts", self.parts, low=1))
+        object.__setattr__(self, "min_rows", check_int("min_rows", self.min_rows, low=0))
 
     def threads(self) -> int:
         """Worker threads of the cluster now."""
@@ -91,14 +103,17 @@ def as_workers(client) -> Workers:
 
 
 @contextlib.contextmanager
-def use_client(client, *, device="auto", parts=None):
-    """Within the block, every :class:`~spectral.KernelOperator` without a ``client`` of its own runs its
-    products on ``client`` (a ``dask.distributed.Client`` or :class:`Workers`); yields the :class:`Workers`.
+def use_client(client, *, device="auto", parts=None, min_rows=None):
+    """Within the block, every :class:`~spectral.KernelOperator` of at least ``min_rows`` rows without a
+    ``client`` of its own runs its products on ``client`` (a ``dask.distributed.Client`` or :class:`Workers`);
+    yields the :class:`Workers`.
 
-    ``device`` and ``parts``: see :class:`Workers` (ignored when ``client`` already is one). Tasks running on
-    the workers see no enclosing cluster: an operator built inside a task computes in its worker.
+    ``device``, ``parts``, ``min_rows`` (default :data:`MIN_ROWS`): see :class:`Workers` (ignored when ``client``
+    already is one). Tasks running on the workers see no enclosing cluster: an operator built inside a task
+    computes in its worker.
     """
-    workers = client if isinstance(client, Workers) else Workers(client, device=device, parts=parts)
+    workers = client if isinstance(client, Workers) else Workers(
+        client, device=device, parts=parts, min_rows=MIN_ROWS if min_rows is None else min_rows)
     _STACK.append(workers)
     try:
         yield workers
@@ -134,12 +149,14 @@ class RemoteProducts:
         estimate from the array sizes; the scheduler's messages are not counted).
     """
 
-    def __init__(self, op: KernelOperator, workers: Workers):
+    def __init__(self, op, workers: Workers):
         self.workers = workers
         device = workers.device
         if device == "auto":
             device = "gpu" if (is_cupy_array(op.x) or op._on_device()) else "cpu"
         self.device = device
+        #: workers of the cluster at the first product
+        self.worker_count = len(workers.client.nthreads())
         parts = op.parts or workers.parts or workers.threads()
         self.layout: ProductLayout = op.layout(parts, device=device != "cpu")
         host = op.on(np)
@@ -155,7 +172,7 @@ class RemoteProducts:
         """One line: the parts and the workers."""
         where = self.device if isinstance(self.device, str) else getattr(self.device, "__name__", "a stand-in")
         return (f"{len(self.layout)} {'tile' if self.layout.how == 'sum' else 'row'} parts on a Dask cluster of "
-                f"{len(self.workers.client.nthreads())} workers ({where})")
+                f"{self.worker_count} workers ({where})")
 
     def _submit(self, fn, *args):
         client = self.workers.client
@@ -216,7 +233,7 @@ def _like(a: np.ndarray, like):
     return a if isinstance(like, np.ndarray) else from_numpy(a, like=like)
 
 
-def remote_products(op: KernelOperator) -> RemoteProducts:
+def remote_products(op) -> RemoteProducts:
     """The :class:`RemoteProducts` of ``op`` on its client (else the enclosing :func:`use_client`'s), made at
     the first product and kept on the operator (:attr:`spectral.KernelOperator.distribution`)."""
     try:
@@ -235,7 +252,7 @@ def remote_products(op: KernelOperator) -> RemoteProducts:
 # ------------------------------------------------------------------------------------------- worker side
 
 
-def worker_operator(host: KernelOperator, device) -> KernelOperator:
+def worker_operator(host, device):
     """The operator a worker computes with: the scattered host copy (``cpu``), its copy on the worker's
     current CUDA device (``gpu``, made once per worker), or ``device(host)`` (a callable, made once)."""
     if device == "cpu":
@@ -280,10 +297,10 @@ def _second(pair):
     return pair[1]
 
 
-def stand_in_device(module, compiler) -> Callable[[KernelOperator], KernelOperator]:
+def stand_in_device(module, compiler) -> Callable:
     """A worker device that runs the CUDA kernel's source through ``compiler`` on ``module`` (NumPy): the
     GPU workers' code path where no GPU is (tests). See :meth:`spectral.KernelOperator.on`."""
-    def device(host: KernelOperator) -> KernelOperator:
+    def device(host):
         return host.on(np, stand_in=(module, compiler))
 
     device.__name__ = "stand-in device"

@@ -9,7 +9,6 @@ array namespace, e.g. CuPy); :class:`SparseScores` wraps a SciPy CSR matrix on t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -17,10 +16,11 @@ import numpy as np
 from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
 from spectral.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
 from spectral.memory import check_dense_memory, memory_device
+from spectral.parts import Part, ProductLayout
 from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
 from spectral.validation import InputError, check_int, check_option
 
-__all__ = ["KernelOperator", "Part", "ProductLayout", "SparseScores", "pairwise", "tree_sum"]
+__all__ = ["KernelOperator", "SparseScores", "pairwise"]
 
 # Working-memory budget of one block on non-NumPy backends (GPUs want large blocks).
 DEFAULT_BLOCK_BYTES = 64 << 20
@@ -600,7 +600,8 @@ class KernelOperator:
 
         if self.client is None:
             module = sys.modules.get("spectral.distributed")  # no cluster was ever entered: not even imported
-            if module is None or module.current() is None:
+            workers = None if module is None else module.current()
+            if workers is None or self.shape[0] < workers.min_rows:
                 return None
         from spectral.distributed import remote_products  # a cluster is in use: Dask is imported there
 
@@ -710,59 +711,6 @@ class KernelOperator:
             extra += f", fused={self.plan.geometry}/{self.plan.kind}{how}"
         return (f"KernelOperator(shape={self.shape}, dtype={self.dtype}, block_rows={self.block_rows}, "
                 f"tile={self.tile}{extra})")
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    """One part of a :class:`ProductLayout`: the rows ``[start, stop)`` it computes, or the first rows of the
-    tile rows whose tiles it evaluates (:meth:`KernelOperator.layout`)."""
-
-    index: int
-    rows: tuple[int, int] | None = None
-    tile_rows: tuple[int, ...] | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class ProductLayout:
-    """The block plan of a :class:`KernelOperator`'s products: its parts and how their results combine.
-
-    ``how``: ``"stack"`` (row parts: their rows, stacked in part order) or ``"sum"`` (tile parts: ``(n, k)``
-    partial sums added in the fixed binary tree of :func:`tree_sum`); ``device``: the parts run on a CUDA device.
-    """
-
-    how: str
-    parts: tuple[Part, ...]
-    device: bool = False
-
-    def __len__(self) -> int:
-        return len(self.parts)
-
-    def combine(self, results, xp):
-        """The product from the parts' results (in part order)."""
-        results = list(results)
-        if self.how == "sum":
-            return tree_sum(results, lambda a, b: a + b)
-        return results[0] if len(results) == 1 else xp.concat(results, axis=0)
-
-    def combine_row_sums(self, results, xp):
-        """``(row sums, smallest score)`` from the parts' :meth:`KernelOperator.part_row_sums`."""
-        results = list(results)
-        lows = [low for _, low in results if low is not None]
-        return self.combine([sums for sums, _ in results], xp), (min(lows) if lows else None)
-
-
-def tree_sum(items, add):
-    """``items`` added in a fixed binary tree: neighbours pairwise, level by level (an odd last one moves up).
-
-    ``add(a, b)`` adds two items (or, on a cluster, submits the addition): the same tree, hence the same
-    rounding, whoever adds. ``[a, b, c, d, e]`` -> ``((a + b) + (c + d)) + e``.
-    """
-    level = list(items)
-    if not level:
-        raise ValueError("tree_sum of nothing")
-    while len(level) > 1:
-        level = [add(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
-    return level[0]
 
 
 def _device_block_bytes(x) -> int:

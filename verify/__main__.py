@@ -103,7 +103,8 @@ def main(argv=None) -> int:
     extra = {k: v for k, v in (("seed", ns.seed), ("device", ns.device)) if v is not None}
     options = {"checks": list(names), "full": ns.full, **extra}
     try:
-        context = execution(ns)
+        with silenced(ns.quiet):  # --quiet: no line about a local cluster either
+            context = execution(ns)
     except (InputError, UnavailableError) as exc:
         return report_error("python -m verify", exc)
     with silenced(ns.quiet), context:

@@ -10,7 +10,7 @@ from dask.distributed import LocalCluster
 from verify import sweep
 
 if __name__ == "__main__":
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         code = sweep.main(["pde_modes", "--grid", "size=64,128", "--grid", "claim=corrected,printed",
                            "--scheduler", cluster.scheduler_address])
     # the printed claim of pde_modes is false (its points FAIL), so the sweep exits 1: that is the finding

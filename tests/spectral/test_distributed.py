@@ -21,7 +21,7 @@ import pytest
 
 from manifolds import Circle, Sphere
 from spectral import KernelOperator, fna_kernel, heat_kernel, markov_spectrum, pairwise
-from spectral.operators import tree_sum
+from spectral.parts import tree_sum
 from spectral.profiles import TileProfile
 from spectral.tiles import TilePlan
 from spectral.validation import InputError
@@ -161,7 +161,7 @@ def test_row_parts_on_a_stand_in_device(kernel, rng):
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cl, \
             distributed.Client(cl) as c:
         yield c
 
@@ -174,9 +174,13 @@ def test_products_on_two_workers_give_the_single_process_bits(client, rng):
     x = SPHERE.sample(1200, rng=rng)
     here = KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True, parts=4)
     local = markov_spectrum(here, 6, rng=0)
-    with use_client(client):
+    with use_client(client, min_rows=0):
         op = KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True, parts=4)
         spread = markov_spectrum(op, 6, rng=0)
+        small = KernelOperator(x[:100], kernel=KERN, distance=SPHERE.distance)
+    with use_client(client):  # the default keeps operators of fewer than MIN_ROWS rows here
+        small.matmat(np.ones(100))
+        assert small.distribution is None
     assert np.array_equal(np.asarray(spread.eigenvalues), np.asarray(local.eigenvalues))
     assert op.distribution is not None and op.distribution.products > 5 and len(op.distribution.layout) == 4
     assert "4 tile parts on a Dask cluster of 2 workers (cpu)" == op.distribution.describe()
@@ -196,7 +200,7 @@ def test_products_on_two_workers_give_the_single_process_bits(client, rng):
     X = rng.standard_normal((1200, 4))
     on_device = KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True, engine="numpy",
                                parts=3).on(np, stand_in=STAND_IN)
-    with use_client(client, device=stand_in_device(*STAND_IN)):
+    with use_client(client, device=stand_in_device(*STAND_IN), min_rows=0):
         gpu = KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True, engine="numpy", parts=3)
         out, sums = gpu.matmat(X), gpu.row_sums()
     assert gpu.distribution.layout.device and len(gpu.distribution.layout) == 3
@@ -236,8 +240,8 @@ def test_products_on_two_worker_processes_give_the_single_process_bits(rng):
     x = SPHERE.sample(3000, rng=rng)
     local = markov_spectrum(KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True, parts=6),
                             10, rng=1)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
-            distributed.Client(cl) as c, use_client(c, parts=6):
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
+            distributed.Client(cl) as c, use_client(c, parts=6, min_rows=0):
         op = KernelOperator(x, kernel=KERN, distance=SPHERE.distance, zero_diagonal=True)
         spread = markov_spectrum(op, 10, rng=1)
     assert np.array_equal(np.asarray(spread.eigenvalues), np.asarray(local.eigenvalues))

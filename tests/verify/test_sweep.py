@@ -238,7 +238,7 @@ def test_a_scheduler_address_gives_the_serial_results(tmp_path):
     grid = {"alpha": [1.0, 1.6]}  # toy draws a random number: every repeat differs
     serial = sw.sweep(toy_run, grid, repeats=2, seed=5)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+                                  host="127.0.0.1", dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
         log = tmp_path / "runs.jsonl"
@@ -262,7 +262,7 @@ def test_a_local_cluster_of_two_worker_processes_gives_the_serial_results(tmp_pa
     grid = {"tensor": ["inverse", "direct"], "triples": [2000]}  # random draws: every repeat differs
     serial = sw.sweep(metric_attention.run, grid, repeats=2, seed=5)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
         log = tmp_path / "runs.jsonl"

@@ -208,7 +208,7 @@ def test_a_killed_worker_loses_no_finished_run(tmp_path):
     log = tmp_path / "runs.jsonl"
     logged_at_kill: list = []
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
                 distributed.Client(cl) as client:
             pids = client.run(os.getpid)
 

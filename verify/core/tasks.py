@@ -307,8 +307,12 @@ def check_scheduler(address: str | None):
             raise InputError(f"--scheduler local:N takes a number of workers, got {address!r}") from None
         if workers is not None and workers < 1:
             raise InputError(f"--scheduler local:N needs N >= 1, got {address!r}")
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
+        if not is_silenced():
+            import sys
+
+            sys.stderr.write(f"dask: {len(client.nthreads())} local workers, dashboard {client.dashboard_link}\n")
 
         def close():
             client.close()
