@@ -8,7 +8,8 @@ Two pieces, both silenced by ``--quiet``:
       for name in progress(names, desc="verify", label=str, weight=cost):
           run(name)
 
-  When stderr is a terminal and tqdm is installed (the optional ``progress`` extra:
+  A check's draws (:meth:`verify.core.check.Context.map`) write nothing for their first :data:`FIRST_BEAT`
+  seconds (``after=``), so a quick run stays silent. When stderr is a terminal and tqdm is installed (the optional ``progress`` extra:
   ``pip install "attention-limits[progress]"``) this draws a bar that names the current item and its time
   left; otherwise (a log file, CI, or no tqdm) one plain line per finished item with its time and the time
   left, ``verify [3/22] fna_rate 2.1 s, about 40 s left``, and a closing ``verify: 22 done in 77.1 s``. The
