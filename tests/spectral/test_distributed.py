@@ -43,27 +43,45 @@ _SOURCE = re.compile(r"cuda_source\('(\w+)', '(\w+)', (\d+), '(\w+)', (\d+)\)")
 
 
 def emulated_cuda(source: str):
-    """A "compiler" of :func:`spectral.tiles.cuda_source` returning a NumPy launcher with the kernel's contract:
-    ``part[chunk, i, :] = sum_{j in chunk} s_ij X[j, :]`` (``s_ii`` left out with ``zero_diagonal``) and the
-    row minima of the scores per chunk, for the geometry, profile and tile dtype named in the source."""
+    """A "compiler" of :func:`spectral.tiles.cuda_source` and :func:`spectral.tiles.cuda_sum_source` returning a
+    NumPy launcher with the kernels' contracts, on NumPy arrays written in place. The product:
+    ``target[chunk, i, ocol:ocol+k] = sum_{j in chunk} s_ij X[j, xcol:xcol+k]`` (``s_ii`` left out with
+    ``zero_diagonal``; one chunk: the result's columns) and the row minima of the scores per chunk, for the
+    geometry, profile and tile dtype named in the source; the chunk sum: the chunks added in chunk order.
+    (tests/spectral/conftest.py's stand-in checks the launch against the CUDA source's arithmetic; this one
+    only has to give the parts' products.)"""
+    if "kernel_operator_chunk_sum" in source:
+        def add_chunks(grid, block, args):
+            part, out = args[0], args[1]
+            n, k, chunks, ldo, ocol = (int(v) for v in args[2:7])
+            flat = part.reshape(-1)[: chunks * n * k].reshape(chunks, n, k)
+            total = flat[0].copy()
+            for b in range(1, chunks):  # chunk order
+                total = total + flat[b]
+            out.reshape(n, ldo)[:, ocol:ocol + k] = total
+        return add_chunks
     geometry, kind, _, tile_dtype, _ = _SOURCE.search(source).groups()
 
     def launch(grid, block, args):
-        pa, pb, X, part, mins, n, m, k, chunk, zd, rm, scale, constant = args
-        profile = {"power": lambda: TileProfile.power(-float(constant), float(scale)),
-                   "local": lambda: TileProfile.local(float(constant), float(scale)),
-                   "heat": lambda: TileProfile.heat(-1.0 / (2.0 * float(constant)))}[kind]()
+        pa, pb, X, target, mins = args[:5]
+        n, m, k, ldx, xcol, ldo, ocol, chunk, zd, rm = (int(v) for v in args[5:15])
+        scale, constant = float(args[15]), float(args[16])
+        profile = {"power": lambda: TileProfile.power(-constant, scale),
+                   "local": lambda: TileProfile.local(constant, scale),
+                   "heat": lambda: TileProfile.heat(-1.0 / (2.0 * constant))}[kind]()
         plan = TilePlan(geometry, profile, "numpy")
+        flat = target.reshape(-1)
         for c in range(grid[1]):
-            j0, j1 = c * int(chunk), min(int(m), (c + 1) * int(chunk))
+            j0, j1 = c * chunk, min(m, (c + 1) * chunk)
             s = np.asarray(plan.tile(pa, pb[j0:j1], tile_dtype), dtype=np.float64)
             if rm:
                 mins[c, :] = s.min(axis=1)
             if zd:
-                i = np.arange(int(n))
+                i = np.arange(n)
                 hit = (i >= j0) & (i < j1)
                 s[i[hit], i[hit] - j0] = 0.0
-            part[c] = s @ X[j0:j1]
+            sums = s @ X.reshape(m, ldx)[j0:j1, xcol:xcol + k]
+            flat[(c * n + np.arange(n))[:, None] * ldo + ocol + np.arange(k)[None, :]] = sums
 
     return launch
 
