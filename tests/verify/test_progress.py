@@ -72,6 +72,35 @@ def test_quiet_and_silenced_write_nothing():
     assert out.getvalue() == ""
 
 
+def test_silencing_is_per_thread_and_never_leaks():
+    """Tasks on an in-process cluster's worker threads silence themselves (verify.core.tasks) as they start and
+    finish, interleaved: neither this thread's progress nor the process stays silenced afterwards (a shared flag
+    saved and restored by each task left it set when two overlapped)."""
+    import threading
+
+    inside, leave = threading.Barrier(9), threading.Barrier(9)
+    seen = []
+
+    def task(i):
+        with silenced(True):
+            inside.wait(timeout=10)  # all 8 tasks inside at once, then leaving in an interleaved order
+            seen.append(is_silenced())
+            time.sleep(0.001 * (i % 3))
+            leave.wait(timeout=10)
+
+    threads = [threading.Thread(target=task, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    inside.wait(timeout=10)
+    assert not is_silenced()  # the tasks' silence is theirs, not this thread's
+    leave.wait(timeout=10)
+    for t in threads:
+        t.join()
+    assert seen == [True] * 8 and not is_silenced()
+    out = io.StringIO()
+    assert list(progress(["a"], desc="after", stream=out)) == ["a"] and out.getvalue().startswith("after [1/1]")
+
+
 def test_bar_on_a_terminal_names_the_item():
     pytest.importorskip("tqdm")
     out = _Terminal()

@@ -52,29 +52,34 @@ BEAT_EVERY = 30.0
 #: Environment variable naming the file of remembered durations ("off": remember none).
 DURATIONS_VARIABLE = "ATTENTION_LIMITS_DURATIONS"
 
-_SILENCED = [False]
+#: Per thread: how many enclosing ``silenced(True)`` blocks are open. Per thread, so that a task silenced on one
+#: of an in-process cluster's worker threads neither silences this thread's progress nor, when several tasks
+#: enter and leave at once, leaves the process silenced (a shared flag saved and restored by each did).
+_SILENCED = threading.local()
 _WRITE = threading.Lock()
 
 
 @contextlib.contextmanager
 def silenced(quiet: bool = True):
-    """Within the block, :func:`progress` and :func:`watch` with ``quiet=None`` write nothing (when ``quiet``
-    is true).
+    """Within the block, :func:`progress` and :func:`watch` with ``quiet=None`` started in this thread write
+    nothing (when ``quiet`` is true).
 
     ``silenced(False)`` leaves the current setting as it is, so a command can always write
     ``with silenced(ns.quiet):``.
     """
-    previous = _SILENCED[0]
-    _SILENCED[0] = previous or bool(quiet)
+    if not quiet:
+        yield
+        return
+    _SILENCED.depth = getattr(_SILENCED, "depth", 0) + 1
     try:
         yield
     finally:
-        _SILENCED[0] = previous
+        _SILENCED.depth -= 1
 
 
 def is_silenced() -> bool:
-    """Whether progress is currently silenced by an enclosing :func:`silenced`."""
-    return _SILENCED[0]
+    """Whether progress is currently silenced by an enclosing :func:`silenced` (of this thread)."""
+    return getattr(_SILENCED, "depth", 0) > 0
 
 
 def format_seconds(seconds: float) -> str:
