@@ -141,3 +141,29 @@ def points_under_legend(ax) -> int:
         if offsets.ndim == 2 and offsets.size:
             count += inside(coll.get_offset_transform().transform(offsets))
     return count
+
+
+def assert_check_drawer_reads_json(module, result, name):
+    """``module.CHECK_FIGURES[name]`` draws ``result`` after a JSON round trip (typed quantities back) on one axes
+    titled with the check's name."""
+    from figures._plotting import pyplot
+    from verify.core.claims import load_check
+    from verify.core.result import CheckResult
+
+    result = CheckResult.from_json(result.to_json())
+    assert type(result.quantities) is load_check(name).CHECK.quantities_type
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    try:
+        module.CHECK_FIGURES[name](result, ax)
+        fig.canvas.draw()
+        assert ax.has_data() and ax.get_title().startswith(name)
+    finally:
+        plt.close(fig)
+
+
+def assert_paper_figure_writes_png(module, out_dir, name, *, min_bytes=10_000):
+    """``module.FIGURES[name](out_dir)`` writes one PNG named after the figure, of a drawn size."""
+    paths = module.FIGURES[name](out_dir)
+    assert [p.name for p in paths] == [f"{name}.png"]
+    assert paths[0].stat().st_size > min_bytes

@@ -4,10 +4,8 @@ the ga_* --plot figures, drawn from small measurements computed once (the defaul
 import pytest
 
 from figures import ga, save_check_figure
-from verify.core.claims import load_check
-from verify.core.result import CheckResult
 
-from .conftest import assert_registered
+from .conftest import assert_check_drawer_reads_json, assert_paper_figure_writes_png, assert_registered
 
 PAPER = ("ga-1", "ga-2")
 SMALL = {
@@ -35,18 +33,7 @@ def test_paper_figures_from_small_runs(small_runs, tmp_path):
 
 @pytest.mark.parametrize("name", list(SMALL))
 def test_check_drawers_read_typed_quantities_from_json(results, name):
-    from figures._plotting import pyplot
-
-    result = CheckResult.from_json(results[name].to_json())
-    assert type(result.quantities) is load_check(name).CHECK.quantities_type
-    plt = pyplot()
-    fig, ax = plt.subplots()
-    try:
-        ga.CHECK_FIGURES[name](result, ax)
-        fig.canvas.draw()
-        assert ax.has_data() and ax.get_title().startswith(name)
-    finally:
-        plt.close(fig)
+    assert_check_drawer_reads_json(ga, results[name], name)
 
 
 def test_a_check_figure_is_written(results, tmp_path):
@@ -57,6 +44,4 @@ def test_a_check_figure_is_written(results, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_write_png(tmp_path, name):
-    paths = ga.FIGURES[name](tmp_path)
-    assert [p.name for p in paths] == [f"{name}.png"]
-    assert paths[0].stat().st_size > 10_000
+    assert_paper_figure_writes_png(ga, tmp_path, name)

@@ -9,10 +9,8 @@ the figures at the checks' defaults are the slow tier's.
 import pytest
 
 from figures import sa, save_check_figure
-from verify.core.claims import load_check
-from verify.core.result import CheckResult
 
-from .conftest import assert_registered
+from .conftest import assert_check_drawer_reads_json, assert_paper_figure_writes_png, assert_registered
 
 PAPER = ("sa-1", "sa-2", "sa-3", "sa-4")
 SMALL = {
@@ -48,18 +46,7 @@ def test_paper_figures_from_small_runs(small_runs, tmp_path):
 
 @pytest.mark.parametrize("name", list(SMALL))
 def test_check_drawers_read_typed_quantities_from_json(results, name):
-    from figures._plotting import pyplot
-
-    result = CheckResult.from_json(results[name].to_json())
-    assert type(result.quantities) is load_check(name).CHECK.quantities_type
-    plt = pyplot()
-    fig, ax = plt.subplots()
-    try:
-        sa.CHECK_FIGURES[name](result, ax)
-        fig.canvas.draw()
-        assert ax.has_data() and ax.get_title().startswith(name)
-    finally:
-        plt.close(fig)
+    assert_check_drawer_reads_json(sa, results[name], name)
 
 
 def test_a_check_figure_is_written(results, tmp_path):
@@ -70,6 +57,4 @@ def test_a_check_figure_is_written(results, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PAPER)
 def test_paper_figures_write_png(tmp_path, name):
-    paths = sa.FIGURES[name](tmp_path)
-    assert [p.name for p in paths] == [f"{name}.png"]
-    assert paths[0].stat().st_size > 10_000
+    assert_paper_figure_writes_png(sa, tmp_path, name)
