@@ -47,23 +47,7 @@ EOF
 }
 
 # ------------------------------------------------------------------------------------------- 0. a device?
-WHY=$("$PY" - <<'EOF' 2>&1
-try:
-    import cupy
-except ImportError:
-    print("CuPy is not installed (pip install '.[gpu-cuda12]' or '.[gpu-cuda13]')")
-    raise SystemExit(1)
-try:
-    count = cupy.cuda.runtime.getDeviceCount()
-except Exception as exc:  # no driver, no device
-    print(f"CuPy {cupy.__version__} sees no CUDA device ({type(exc).__name__}: {exc})")
-    raise SystemExit(1)
-if count < 1:
-    print(f"CuPy {cupy.__version__} sees no CUDA device")
-    raise SystemExit(1)
-print(f"{count} CUDA device(s)")
-EOF
-)
+WHY=$("$PY" benchmarks/device_probe.py 2>&1)
 if [ $? -ne 0 ]; then
     say "no GPU here: $WHY; nothing to run"
     json_summary false "$WHY"
