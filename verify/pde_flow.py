@@ -60,9 +60,14 @@ CALIBRATION = Calibration(
     Tolerance("diffusion_error_decay_t1000", 0.1, measured=9.6e-4, over=_SEEDS,
               why="every non-constant mode decays in both the scheme and the flow, so the error at t = 1000 is a "
                   "small fraction of its maximum; an error bounded like (1 + t) would give about 1"),
-    Tolerance("wave_error_growth_100_to_1000", 2.0, measured=2.96, over=_SEEDS,
-              why="the phase error t omega^3 dt^2 / 24 accumulates from t = 100 to 1000; a bounded error gives "
-                  "about 1"),
+    Tolerance("wave_error_growth_over_a_decade", 2.0, measured=3.13, cpu=("x86-64 AVX-512", "x86-64 AVX2"),
+              over=({"seed": (0, 1, 2, 3, 4)},
+                    {"c": (0.5, 0.15, 0.1, 0.05, 0.02), "long_dt": (0.5,)}, {"c": (0.3, 0.01), "long_dt": (1.0,)},
+                    {"c": (0.2,), "long_dt": (0.05,)}),
+              why="per mode the error is |sin(omega t)| omega dt / 2 (1 + omega^2 dt t / 12) while the phase error "
+                  "omega^3 dt^2 t / 24 is small: its envelope grows 11/2-fold from t_b = 3 / (c^2 dt) to 10 t_b "
+                  "(5-6 for c dt <= 0.15; least at c dt = 0.3, where the phase error starts to saturate); "
+                  "a bounded error gives about 1"),
     Tolerance("carried_error_order", 0.05, measured=0.00404, over=_SEEDS,
               why="the carried matrix is the explicit scheme itself: its fitted order in dt is 1 up to the dt^2 "
                   "terms over dt = 1, 1/2, 1/4"),
@@ -78,6 +83,23 @@ CALIBRATION = Calibration(
 
 #: pseudo-times of the error-versus-t run at fixed dt
 ERROR_TIMES = (1, 3, 10, 30, 100, 300, 1000)
+#: The wave's error growth is asserted for c long_dt in [WAVE_GROWTH_MIN_COURANT, WAVE_GROWTH_MAX_COURANT]. The scheme
+#: depends on c and dt only through the Courant number c dt: the run to 12.5 t_b = 37.5 / (c^2 long_dt) takes
+#: 37.5 / (c long_dt)^2 steps (3.8e5 at the floor, 4-10 s), so below it the run is not made and the growth is not
+#: decided (a note says so); above 0.3 the phase error saturates (the error stays below 2 |A(0)|) within a decade of
+#: t_b and the growth is recorded, not asserted.
+WAVE_GROWTH_MIN_COURANT = 0.01
+WAVE_GROWTH_MAX_COURANT = 0.3
+#: the wave's slope in dt is fitted where its dt^2 t term is at most this fraction of its first-order term
+WAVE_SLOPE_MAX_RHO = 0.1
+#: samples of the error envelope (its max) over [t, 1.25 t] at t = t_b and 10 t_b
+_ENVELOPE_SAMPLES = 17
+
+
+def wave_secular_time(c: float, dt: float) -> float:
+    """``t_b = 12 / (omega_max^2 dt) = 3 / (c^2 dt)`` (periodic, omega_max = 2 c): where the wave's secular phase
+    error ``omega^3 dt^2 t / 24`` of its top mode reaches its bounded amplitude error ``omega dt / 2``."""
+    return 3.0 / (c * c * dt)
 #: dt of the Algorithm-1 stack
 LAYER_DTS = (1.0, 0.5, 0.25)
 
@@ -91,7 +113,8 @@ class Params:
                          high=200.0)
     dt_exponents: tuple = Ints((3, 4, 5, 6), "dt = 2^-k for these k (at least 3 distinct); the slope in dt is "
                                "fitted over them", low=0, high=8)
-    long_dt: float = Real(0.5, "dt of the error-versus-t run up to t = 1000", low=0.05, high=1.0)
+    long_dt: float = Real(0.5, "dt of the error-versus-t runs (up to t = 1000; the wave's growth run to 37.5 / "
+                          "(c^2 long_dt), with c long_dt >= 0.01)", low=0.05, high=1.0)
     layers_time: float = Real(8.0, "Pseudo-time L dt of the Algorithm-1 stack (L = layers_time / dt layers)",
                               low=1.0, high=32.0)
     hybrid_size: int = Int(256, "Sequence length of the hybrid-bound test (PDE-7)", low=64, high=512, unit="tokens")
@@ -122,6 +145,10 @@ class Quantities:
     #: the pseudo-times ERROR_TIMES and pde -> the global error there with dt = long_dt
     error_times: tuple[float, ...]
     error_vs_t: dict[str, np.ndarray]
+    #: the wave at dt = long_dt: t_b and 10 t_b (wave_secular_time) and the max of its error over [t, 1.25 t] there
+    #: (both empty when c long_dt < WAVE_GROWTH_MIN_COURANT: the run is not made)
+    wave_growth_times: tuple[float, ...]
+    wave_growth_envelope: tuple[float, ...]
     #: against the continuum PDE (a cosine of T/4 periods per row, t = 10): fitted slope in dt, error at the smallest
     continuum_error_slope: float
     continuum_error_smallest_dt: float
@@ -198,6 +225,20 @@ def _global_error(T, alpha, c, times, dt_exponents, long_dt, seed) -> dict:
             done = n
             err[pde].append(float(np.linalg.norm(res.attention - exact(pde, n * long_dt))))
 
+    # the wave's error envelope at t_b and 10 t_b: its secular part dominates there (growth ~ 11/2)
+    t_b = wave_secular_time(c, long_dt)
+    growth_times = (t_b, 10.0 * t_b) if c * long_dt >= WAVE_GROWTH_MIN_COURANT else ()
+    envelope = []
+    res, done = evolve_attention(a0, pde="wave", steps=0, dt=long_dt, c=c, boundary="periodic"), 0
+    for t_start in growth_times:
+        worst_err = 0.0
+        for n in np.unique(np.round(np.linspace(t_start, 1.25 * t_start, _ENVELOPE_SAMPLES) / long_dt).astype(int)):
+            res = evolve_attention(res.attention, pde="wave", steps=int(n) - done, dt=long_dt, c=c,
+                                   boundary="periodic", velocity=res.velocity)
+            done = int(n)
+            worst_err = worst(worst_err, float(np.linalg.norm(res.attention - exact("wave", n * long_dt))))
+        envelope.append(worst_err)
+
     # continuum reference: a cosine of k0 = T/4 periods per row decays like exp(-alpha kappa^2 t)
     k0 = T // 4
     j = np.arange(T)
@@ -214,6 +255,7 @@ def _global_error(T, alpha, c, times, dt_exponents, long_dt, seed) -> dict:
     return dict(error_slope=slopes, initial_norm=float(np.linalg.norm(a0)),
                 error_times=tuple(float(t) for t in ERROR_TIMES),
                 error_vs_t={pde: np.array(e) for pde, e in err.items()},
+                wave_growth_times=growth_times, wave_growth_envelope=tuple(envelope),
                 continuum_error_slope=fit_power_law(dts, errs).slope, continuum_error_smallest_dt=errs[-1])
 
 
@@ -307,9 +349,15 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     corrected = p.claim == "corrected"
     alpha = p.alpha
     deviations = [0.0]
+    dt_max = 2.0 ** -min(p.dt_exponents)
     for pde in ("diffusion", "wave"):
         for t, slope in q.error_slope[pde].items():
             rec.info(f"{pde}_slope_t{t:g}", slope)
+            # the wave's error is omega dt / 2 (1 + omega^2 dt t / 12) per mode: its dt^2 t part biases the slope by
+            # ~ rho / 2 with rho = c^2 dt_max t / 3 (omega_max = 2 c); fitted where rho <= 0.1 (0.094 at the defaults'
+            # t = 100, deviation 0.03; c = 0.5 gave rho = 1 at t = 100 and 0.23: the dt^2 t regime, not first order)
+            if pde == "wave" and p.c ** 2 * dt_max * t / 3.0 > WAVE_SLOPE_MAX_RHO:
+                continue
             deviations.append(abs(slope - 1.0))
     worst_dev = np.max(deviations)  # np.max: a NaN slope is not skipped
     rec.at_most("error_order_deviation", worst_dev, CALIBRATION.get("error_order_deviation", p),
@@ -324,9 +372,25 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.at_most("diffusion_error_decay_t1000", float(err["diffusion"][-1] / np.max(err["diffusion"])),
                     CALIBRATION.get("diffusion_error_decay_t1000", p),
                     label="the diffusion error does not decay at large t: (1 + t) would not be pessimistic")
-        rec.at_least("wave_error_growth_100_to_1000", float(err["wave"][-1] / err["wave"][4]),
-                     CALIBRATION.get("wave_error_growth_100_to_1000", p),
-                     label="the wave error does not grow with t")
+        rec.info("wave_error_growth_100_to_1000", float(err["wave"][-1] / err["wave"][4]))
+        courant = p.c * p.long_dt
+        if courant < WAVE_GROWTH_MIN_COURANT:
+            rec.note(f"c long_dt = {courant:g} < {WAVE_GROWTH_MIN_COURANT:g}: the wave's secular phase error overtakes "
+                     f"its bounded error only at t_b = 3 / (c^2 long_dt) = {wave_secular_time(p.c, p.long_dt):.3g}, "
+                     f"{37.5 / courant ** 2:.2g} steps to see it grow over a decade: its growth is not decided here "
+                     "(raise c or long_dt)")
+        else:
+            growth = q.wave_growth_envelope[1] / q.wave_growth_envelope[0]
+            rec.info("wave_growth_from_t", q.wave_growth_times[0])
+            if courant <= WAVE_GROWTH_MAX_COURANT:
+                rec.at_least("wave_error_growth_over_a_decade", growth,
+                             CALIBRATION.get("wave_error_growth_over_a_decade", p),
+                             label="the wave error does not grow with t (its envelope from t_b = 3 / (c^2 dt) to 10 t_b)")
+            else:
+                rec.info("wave_error_growth_over_a_decade", growth)
+                rec.note(f"c long_dt = {courant:g} > {WAVE_GROWTH_MAX_COURANT:g}: the wave's phase error saturates "
+                         "within a decade of t_b = 3 / (c^2 long_dt) (the error stays below 2 |A(0)|), so its growth "
+                         "is recorded, not asserted")
     else:
         rec.info("continuum_error_smallest_dt", q.continuum_error_smallest_dt)
         rec.close("printed_continuum_error_order", q.continuum_error_slope, 1.0, atol=0.05,

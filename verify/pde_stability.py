@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, check_resolved
@@ -59,6 +59,11 @@ CALIBRATION = Calibration(
 )
 
 
+#: The smallest wave speed whose A -> A map is resolved: at c = 1e-5 the excess over norm 1 is 8e-12 (the rounding
+#: of the 1.6e5 steps to reach it 4e-14, 5 s); at 1e-6 it would be ~1e-13 after 1.6e6 steps.
+WAVE_MAP_MIN_C = 1e-5
+
+
 @CHECK.parameters
 class Params:
     sizes: tuple = Ints((8, 63, 64, 512), "Sequence lengths T whose limits are compared with the closed forms "
@@ -71,7 +76,8 @@ class Params:
     norm_steps: int = Int(64, "Largest N_t of the operator-norm sweep", low=8, high=256)
     alpha: float = Real(0.1, "Diffusion coefficient of the paper (PDE Table 5: 0.1)", low=0.0, high=1.0,
                         low_open=True)
-    c: float = Real(0.15, "Wave speed of the paper (PDE Table 11: 0.15)", low=0.0, high=1.0, low_open=True)
+    c: float = Real(0.15, "Wave speed of the paper (PDE Table 11: 0.15); at least 1e-5 (below, the wave map's excess "
+                    "over norm 1 is at rounding)", low=0.0, high=1.0, low_open=True)
     lengths: tuple = Ints((64, 256, 1024, 4096, 16384), "Sequence lengths N of the parameter-scaling sweep "
                           "(PDE-14; a log-log slope)", low=16, high=65536, min_len=3, unit="tokens")
 
@@ -79,6 +85,10 @@ class Params:
         """The steps (dt = 1) must move entries by more than rounding."""
         check_resolved("alpha", self.alpha, "r = alpha dt (dt = 1)")
         check_resolved("c", self.c, "c dt (dt = 1)")
+        if self.c < WAVE_MAP_MIN_C:
+            raise InputError(f"c must be >= {WAVE_MAP_MIN_C:g}: the wave's A -> A map exceeds norm 1 by at most "
+                             f"c^2 mu_max / 8 and first after ~1.6 / c steps; below c = {WAVE_MAP_MIN_C:g} that is "
+                             f"> 1.6e5 steps for an excess < 5e-11, at the rounding of so many steps, got {self.c:g}")
         return self
 
 
@@ -121,6 +131,10 @@ class Quantities:
     wave_map_sup_norm: float
     #: (1 - c^2 mu_max dt^2 / 4)^(-1/2): the bound of the wave's A -> A map
     wave_map_bound: float
+    #: the same sup from the closed form |cos((2n+1) theta_k / 2) / cos(theta_k / 2)| over the same steps n, and the
+    #: last n swept (past the top mode's first crossing of pi / theta_max, which needs ~1.6 / c steps)
+    wave_map_closed_form_sup: float
+    wave_map_last_step: int
     r_limit_spacing_dependence: float
     #: max |r_max - 1/2| over the lengths
     r_limit_offset: float
@@ -297,16 +311,53 @@ def _norms(T, n_max, c) -> dict:
             worst8 = worst(worst8, _sym_norm(m8))
 
     # the wave's A -> A map: W_n with A_n = A_0 W_n^T; sup_n |W_n|_2 vs (1 - c^2 mu_max dt^2 / 4)^(-1/2)
-    bound = 1.0 / math.sqrt(1.0 - c * c * laplacian_eigenvalues(T, "neumann").max() / 4.0)
+    mu = laplacian_eigenvalues(T, "neumann")
+    bound = 1.0 / math.sqrt(1.0 - c * c * mu.max() / 4.0)
     sup = 0.0
+    ns = wave_map_steps(T, n_max, c)
     res = evolve_attention(eye, pde="wave", steps=0, c=c, boundary="neumann")
-    for _ in range(n_max):  # one step at a time, continuing from the returned velocity
-        res = evolve_attention(res.attention, pde="wave", steps=1, c=c, boundary="neumann", velocity=res.velocity)
-        w = res.attention
-        sup = worst(sup, _sym_norm(w))
+    done = 0
+    for n in ns:  # one step at a time (a jump to the window past n_max), continuing from the returned velocity
+        res = evolve_attention(res.attention, pde="wave", steps=n - done, c=c, boundary="neumann",
+                               velocity=res.velocity)
+        done = n
+        sup = worst(sup, _sym_norm(res.attention))
     return dict(contraction_norm2_deviation=dev_2, contraction_norm1_inf_deviation=dev_1,
                 unstable_norm_vs_closed_form=growth_err, unstable_norm_growth_per_step=min_growth,
-                max_norm_8_steps_learned_alpha=worst8, wave_map_sup_norm=sup, wave_map_bound=bound)
+                max_norm_8_steps_learned_alpha=worst8, wave_map_sup_norm=sup, wave_map_bound=bound,
+                wave_map_closed_form_sup=wave_map_closed_form(mu, c, ns), wave_map_last_step=int(ns[-1]))
+
+
+#: steps swept on each side of the top mode's first crossing when it lies past norm_steps
+_WAVE_WINDOW = 64
+
+
+def wave_map_steps(T: int, n_max: int, c: float) -> list[int]:
+    """The steps n at which the wave's A -> A map is measured: 1..n_max, and a window around the top mode's first
+    crossing when it lies past n_max.
+
+    Per Neumann mode k (dt = 1) the map is ``cos((2n+1) theta_k / 2) / cos(theta_k / 2)`` with
+    ``sin(theta_k / 2) = c sqrt(mu_k) / 2``: its modulus exceeds 1 only where ``(2n+1) theta_k / 2`` comes within
+    ``theta_k / 2`` of a multiple of pi, first near ``n = pi / theta_max`` (~1.6 / c steps). A sweep of n_max = 64
+    steps sees that for c >= 0.03 only (c = 0.01 gave sup = 1: a wrong FAIL); past it the window
+    ``pi / theta_max -+ 64`` is swept one step at a time after one jump.
+    """
+    from manifolds.references.pde import laplacian_eigenvalues
+
+    theta = 2.0 * math.asin(min(1.0, c * math.sqrt(laplacian_eigenvalues(T, "neumann").max()) / 2.0))
+    cross = math.ceil(math.pi / theta)
+    ns = list(range(1, n_max + 1))
+    if cross + 8 > n_max:
+        ns += list(range(max(n_max + 1, cross - _WAVE_WINDOW), cross + _WAVE_WINDOW + 1))
+    return ns
+
+
+def wave_map_closed_form(mu: np.ndarray, c: float, ns) -> float:
+    """``max_(n, k) |cos((2n+1) theta_k / 2)| / cos(theta_k / 2)``: the sup of the wave's A -> A map over the steps
+    ``ns`` from its closed form (symplectic Euler, V(0) = 0, dt = 1), independent of the evolution."""
+    theta = 2.0 * np.arcsin(c * np.sqrt(mu) / 2.0)
+    n = np.asarray(ns, dtype=float)[:, None]
+    return float(np.max(np.abs(np.cos((2.0 * n + 1.0) * theta / 2.0)) / np.cos(theta / 2.0)))
 
 
 def _scaling(lengths, alpha) -> dict:
@@ -426,9 +477,13 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                      label="C.5 as printed: linear theory predicts no instability at 8 steps (|M|_2 = 1 for every "
                            "alpha in [0.02, 0.15], dt <= 3)")
     bound = q.wave_map_bound
-    rec.within("wave_map_sup_norm", q.wave_map_sup_norm, (1.0 + 1e-6, bound * (1 + 1e-12)),
+    excess = q.wave_map_closed_form_sup - 1.0
+    rec.info("wave_map_closed_form_sup", q.wave_map_closed_form_sup)
+    rec.within("wave_map_sup_norm", q.wave_map_sup_norm, (1.0 + excess / 2, bound * (1 + 1e-12)),
                why="per mode |cos((2n+1) theta/2) / cos(theta/2)| <= (1 - x/4)^(-1/2) with x = c^2 mu dt^2, "
-                   f"reached approximately (bound {bound:.5g}); > 1 for some n",
+                   f"reached approximately (bound {bound:.5g}); > 1 for some n: at least half the closed form's excess "
+                   f"{excess:.3g} over the steps swept (up to n = {q.wave_map_last_step}; measured within 4e-14 of "
+                   "it for c in [1e-5, 1], 6e-12 at c = 1 where the norm is 40)",
                label="the wave's A -> A map norm is not in (1, (1 - c^2 mu_max dt^2 / 4)^(-1/2)]")
 
     n_ref = p.lengths[0]

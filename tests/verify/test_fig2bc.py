@@ -103,3 +103,13 @@ def test_a_nan_attention_fails(inject_nan, call, at, failed):
     p, q = measured(CHECK, draws=10)
     assert poisoned == [call]
     assert_fails(CHECK, q, p, failed, only=True)
+
+
+def test_a_kappa_below_the_range_fails_and_says_why():
+    """kappa = 0.1 (a decade below the assumed 1): the heavy tail at the cluster spacing is below the threshold and
+    both kernels are narrower than the clusters; the statement is false there, and the failure names the range."""
+    p, q = measured(check.CHECK, kappa=0.1, draws=20)
+    res = check.CHECK.assess(q, p)
+    rec = res.record("inter_edges_fraction_alpha1.2")
+    assert rec.passed is False and "below the range where the statement holds" in rec.hint
+    assert any("0.7 <= kappa <= 1" in note for note in res.notes)

@@ -35,8 +35,18 @@ def test_printed_fails_on_each_statement(small):
         only=True)
 
 
-def test_a_step_that_never_leaks_fails(monkeypatch):
-    """A toolkit that re-masked the future after every step would hide the leak the check asserts."""
+def test_a_small_r_passes():
+    """The leaked weights are first order in r = alpha dt: at alpha = 1e-3 (0.79 r = 7.9e-4 < 1e-3, a wrong FAIL
+    with the old fixed bound) the right step passes."""
+    p, q = measured(CHECK, size=32, steps=(1, 2), stencil_steps=10, alpha=1e-3)
+    assert_passes(CHECK, q, p)
+    assert 1e-5 < q.min_future_mass < 1e-3
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1e-3])
+def test_a_step_that_never_leaks_fails(monkeypatch, alpha):
+    """A toolkit that re-masked the future after every step would hide the leak the check asserts (at the default
+    and at a small alpha, where the bounds r / 100 are small)."""
     import spectral
 
     true_evolve = spectral.evolve_attention
@@ -47,7 +57,7 @@ def test_a_step_that_never_leaks_fails(monkeypatch):
         return true_evolve(a0, **kwargs)
 
     monkeypatch.setattr(spectral, "evolve_attention", remasked)
-    p, q = measured(CHECK, size=32, steps=(1, 2), stencil_steps=10)
+    p, q = measured(CHECK, size=32, steps=(1, 2), stencil_steps=10, alpha=alpha)
     assert_fails(CHECK, q, p, {"min_future_mass", "periodic_wraparound_weight", "oracle_perplexity_with_leak"})
 
 

@@ -74,6 +74,25 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
 ])
 
 
+def test_a_short_wave_travels_to_its_first_negative_entry_and_a_clipped_wave_fails(monkeypatch):
+    """At dt = 0.01 the runs end at c t = 0.03, long before the wave's first negative entry (c t ~ 1.3): a wrong FAIL
+    until the wave ran on to c t = 3; the right wave passes, one clipped at 0 fails there."""
+    import spectral
+
+    p, q = measured(CHECK, **SMALL, dt=0.01)
+    assert_passes(CHECK, q, p)
+    assert q.wave_min_entry_travelled < -0.1 and min(v for k, v in q.min_entry.items() if k[0] == "wave") > 0
+    true_evolve = spectral.evolve_attention
+
+    def clipped(a0, *, pde="diffusion", **kw):
+        res = true_evolve(a0, pde=pde, **kw)
+        return dataclasses.replace(res, attention=np.maximum(res.attention, 0.0)) if pde == "wave" else res
+
+    monkeypatch.setattr(spectral, "evolve_attention", clipped)
+    p, q = measured(CHECK, **SMALL, dt=0.01)
+    assert_fails(CHECK, q, p, "wave_min_entry")
+
+
 def test_json_round_trip(small):
     p, q = small
     assert_round_trip(CHECK, q, p)  # typed again: conserving, the row-sum and entry tables, Fig. 16's rows
@@ -85,7 +104,8 @@ test_bad_input = refusals(check.run, [
     ({"sizes": ()}, "sizes"),
     # a step float64 cannot resolve (dt = 1e-300 was a ValueError traceback in the assertions)
     ({"dt": 1e-300}, r"alpha and dt must keep r = alpha dt >= 1.5e-08"), ({"c": 1e-300}, "c and dt must keep c dt"),
-    ({"beta_reaction": 1e-300}, "beta_reaction and dt must keep")])
+    ({"beta_reaction": 1e-300}, "beta_reaction and dt must keep"),
+    ({"c": 5e-6}, "c dt >= 1e-05")])  # the wave's first negative entry would need > 3e5 steps
 
 
 def test_computes_in_the_given_namespace(evolve_on_device):

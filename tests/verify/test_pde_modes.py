@@ -53,6 +53,22 @@ def test_a_step_with_the_wrong_rate_fails(monkeypatch):
                                "annihilated_mode_factor"})
 
 
+def test_a_small_rate_compares_the_leading_term_above_rounding(monkeypatch):
+    """At r = 1e-4 the leading term L x^2 / 2 of the low modes is ~1e-14, below the rounding of the measured factor
+    (a wrong FAIL at 0.025 when they were compared): only modes with L x^2 / 2 >= 1e-10 are, and the right step
+    passes with the truncation error 2x/3 ~ 3e-4; a step with r 1 % too small still fails there."""
+    import spectral
+
+    p, q = measured(CHECK, size=64, rates=(1e-4,))
+    assert_passes(CHECK, q, p)
+    assert 0 < q.leading_order_error_small_Lx2 < 1e-3
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention",
+                        lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
+    p, q = measured(CHECK, size=64, rates=(1e-4,))
+    assert_fails(CHECK, q, p, {"mode_factor_vs_closed_form", "leading_order_error_small_Lx2"})
+
+
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     ({"mode_factor_vs_closed_form": 1e-6}, "mode_factor_vs_closed_form"),
     ({"ratio_vs_series": 1e-6}, "ratio_vs_series"),

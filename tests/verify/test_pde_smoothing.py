@@ -44,6 +44,25 @@ def test_a_wave_with_the_wrong_speed_fails(monkeypatch):
     assert_fails(CHECK, q, p, "wave_energy_drift", only=True)
 
 
+def test_the_reaction_growth_is_decided_once_beta_t_reaches_6(monkeypatch):
+    """C grows only once the logistic term has acted (beta t >= 6): at beta t = 2 (steps 100, beta 0.02; dt = 0.01 at
+    the default steps was a wrong FAIL) it is recorded and noted, not asserted; at a small dt with beta t = 10 the
+    right step passes and one that drops the reaction term fails."""
+    import spectral
+
+    p, q = measured(CHECK, size=16, steps=100, beta_reaction=(0.02,))
+    res = assert_passes(CHECK, q, p)
+    assert "reaction_max_consistency_ratio" not in res.measured and any("beta t = 2" in n for n in res.notes)
+    moved = {"size": 64, "steps": 1000, "dt": 0.1, "beta_reaction": (0.1,)}
+    p, q = measured(CHECK, **moved)
+    assert_passes(CHECK, q, p)
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention", lambda a0, pde="diffusion", beta=0.0, **kw: true_evolve(
+        a0, pde=pde, beta=0.0 if pde == "reaction-diffusion" else beta, **kw))
+    p, q = measured(CHECK, **moved)
+    assert_fails(CHECK, q, p, "reaction_max_consistency_ratio", only=True)
+
+
 def _scaled(curves, factor):
     return dataclasses.replace(curves, consistency=curves.consistency * factor)
 

@@ -111,3 +111,26 @@ def test_a_nan_wave_front_stops_the_measurement_as_a_failure(monkeypatch):
     res = check.run(**SMALL)
     assert len(waves) == last and not res.passed
     assert [r.name for r in res.records] == ["measurement_completed"] and "finite" in res.failures[0]
+
+
+def test_a_small_rate_passes_and_a_truncating_step_still_fails(monkeypatch):
+    """At r = 0.01 the outermost entry r^n leaves the normal floats from n = 154: the support is compared where it is a normal
+    float (the right step passes), and a step that flushes entries below 1e-100 to zero (the support stops growing
+    from n = 51) still fails there."""
+    import spectral
+
+    assert check.support_resolved_steps(0.01) == 153 and check.support_resolved_steps(0.1) >= 200
+    small_rate = {**SMALL, "rates": (0.01,), "steps": 200, "random_rows": 1, "softmax_draws": 8}
+    p, q = measured(CHECK, **small_rate)
+    assert_passes(CHECK, q, p)
+    true_evolve = spectral.evolve_attention
+
+    def truncating(a0, **kw):
+        res = true_evolve(a0, **kw)
+        key = res.attention.key
+        return dataclasses.replace(res, attention=spectral.FactoredAttention(res.attention.query,
+                                                                              np.where(key < 1e-100, 0.0, key)))
+
+    monkeypatch.setattr(spectral, "evolve_attention", truncating)
+    p, q = measured(CHECK, **small_rate)
+    assert_fails(CHECK, q, p, "support_extent_error")

@@ -49,6 +49,31 @@ def test_a_wrong_stability_limit_fails(monkeypatch):
                                "wave_limit_vs_bisection"})
 
 
+def test_the_wave_map_exceeds_one_and_a_damped_wave_fails(monkeypatch):
+    """At c = 0.01 the map first exceeds norm 1 near n = pi / theta_max = 158, past norm_steps: the sweep reaches it
+    (sup = 1 there was a wrong FAIL) and the right wave passes; a wave whose velocity loses 1 % per step is a
+    contraction and fails the lower end there."""
+    import spectral
+
+    assert check.wave_map_steps(32, 16, 0.01)[-1] > 158 > 16
+    p, q = measured(CHECK, **FAST, c=0.01)
+    assert_passes(CHECK, q, p)
+    assert q.wave_map_sup_norm - 1 == pytest.approx(q.wave_map_closed_form_sup - 1, rel=1e-6)
+    true_evolve = spectral.evolve_attention
+
+    def damped(a0, *, pde="diffusion", steps, velocity=None, **kw):
+        if pde != "wave":
+            return true_evolve(a0, pde=pde, steps=steps, velocity=velocity, **kw)
+        res = true_evolve(a0, pde="wave", steps=0, velocity=velocity, **kw)
+        for _ in range(steps):
+            res = true_evolve(res.attention, pde="wave", steps=1, velocity=0.99 * res.velocity, **kw)
+        return res
+
+    monkeypatch.setattr(spectral, "evolve_attention", damped)
+    p, q = measured(CHECK, **FAST, c=0.01)
+    assert_fails(CHECK, q, p, "wave_map_sup_norm")
+
+
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "fast", [
     ({"contraction_norm2_deviation": 1e-6}, "contraction_norm2_deviation"),
     ({"diffusion_growth_below_limit": 1.5}, "diffusion_growth_below_limit"),
@@ -76,6 +101,7 @@ test_bad_input = refusals(check.run, [
     ({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
     ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"), ({"norm_steps": 4}, "norm_steps"),
     ({"c": 1e-300}, "c must keep c dt"), ({"alpha": 1e-300}, "alpha must keep r = alpha dt"),  # steps of rounding
+    ({"c": 1e-6}, "c must be >= 1e-05"),  # the wave map's excess over norm 1 at rounding
 ])
 
 
