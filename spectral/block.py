@@ -10,8 +10,10 @@ an FNA kernel where this method needs 12 block products of 20 columns).
 Mixed precision: a cheap product ``apply_fast`` (e.g. kernel tiles in float32, accumulated in
 float64) drives the iteration until its residuals stop improving; the accurate product ``apply`` then
 continues from the converged Ritz vectors. Because the Rayleigh quotient of a symmetric matrix is
-quadratic in the eigenvector error, one or two accurate products turn vectors accurate to the
-cheap operator's rounding (~1e-6) into eigenvalues accurate to ~1e-12.
+quadratic in the eigenvector error, one accurate product turns Ritz vectors with residuals ~1e-7 into
+eigenvalues accurate to ~1e-12. With ``eig_tol`` (eigenvalues only) the solver stops on that: on the bound
+:func:`error_bound` (residual^2 / gap) rather than on the residual target, which the vectors need but the
+eigenvalues do not (on an FNA kernel on S^2, n = 6000, top 9: 27 + 1 products instead of 26 + 8).
 
 Every step works in the namespace of the vectors (NumPy, CuPy, any array-API library): products,
 orthogonalisation, the small projected eigenproblems (``eigh`` of at most a few hundred rows, on the

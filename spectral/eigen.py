@@ -231,6 +231,11 @@ def markov_spectrum(
         matrix-free path (block solver): relative residual ``||S v - eta v|| <= tol |eta_1|`` of
         the conjugate ``S``; 0 means sqrt(eps64) = 1.5e-8 (eigenvalues then accurate to about
         residual^2 / gap, i.e. machine precision), or ``FLOAT32_BLOCK_TOL`` on float32 tiles.
+        Without ``vectors``, 0 (float64) also stops as soon as the a posteriori bound on every
+        eigenvalue's error (:func:`spectral.block.error_bound`: residual^2 / gap over the leading
+        group of pairs) is at most ``spectral.block.DEFAULT_EIG_TOL`` = 1e-10 relative: the
+        eigenvalues need far fewer block products than the residual target (the reported residual
+        is then about 1e-7 to 1e-6; the solver string gives the bound).
         Stored sparse scores (:class:`spectral.SparseScores`) run ARPACK: ``tol`` is its relative
         accuracy, as for Lanczos.
     dtype : {None, "float32", "float64"}
