@@ -501,10 +501,10 @@ def section_spectrum(sizes, ks, rounds: int = 1):
             print(f"  n={n:<6d} k={k:<3d} toolkit {t['seconds']:7.1f} s, CPU {t['cpu_s']:7.1f} s ({t['float32_products']} "
                   f"float32 + {t['float64_products']} float64 products, width {t['width']})  dense {d['seconds']:7.1f} s,"
                   f" CPU {d['cpu_s']:7.1f} s (kernel {dense['build_s']:.1f} s)  ratio {ratio:4.2f} (CPU {cpu_ratio:4.2f})"
-                  f"  max|eig diff| {diff:.1e}")
+                  f"  max|eig diff| {diff:.1e} ({'within' if diff <= 1e-8 else 'NOT within'} 1e-8)")
             rows.append(dict(section="spectrum", n=n, k=k, toolkit_s=t["seconds"], dense_s=d["seconds"], ratio=ratio,
                              toolkit_cpu_s=t["cpu_s"], dense_cpu_s=d["cpu_s"], cpu_ratio=cpu_ratio,
-                             eig_diff=diff, float32_products=t["float32_products"],
+                             eig_diff=diff, eig_within_1e8=bool(diff <= 1e-8), float32_products=t["float32_products"],
                              float64_products=t["float64_products"], width=t["width"], solver=t["solver"]))
         print(f"  n={n}: peak RSS toolkit {tool['peak_rss_mib']:.0f} MiB, dense {dense['peak_rss_mib']:.0f} MiB; "
               f"load {tool['load']:.1f} / {dense['load']:.1f}; compiling the tiles (apart, once per machine: Numba "

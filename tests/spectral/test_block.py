@@ -13,7 +13,7 @@ import pytest
 from manifolds import Circle, Sphere
 from spectral import fna_kernel
 from spectral.backend import to_numpy
-from spectral.block import DEFAULT_TOL, FAST_TOL, basis_size, block_eigsh, block_size
+from spectral.block import DEFAULT_EIG_TOL, DEFAULT_TOL, FAST_TOL, basis_size, block_eigsh, block_size, error_bound
 from spectral.validation import ConvergenceError
 
 
@@ -90,6 +90,50 @@ def test_mixed_precision_refines_float32_iterations(sphere_S):
     # negative control: the cheap operator alone stalls near its own rounding (eigenvalues off by > 1e-9)
     only = block_eigsh(fast, S.shape[0], 49, like=S, rng=2, tol=10 * FAST_TOL)
     assert np.max(np.abs(to_numpy(only.eigenvalues) - np.linalg.eigvalsh(S)[::-1][:49])) > 1e-9
+
+
+@pytest.mark.parametrize("k", [9, 10])
+def test_eigenvalue_target_stops_on_the_error_bound(sphere_S, k):
+    # k = 9 ends the degree-2 shell, k = 10 cuts the 7-fold degree-3 one (the bound's group then ends after it)
+    S, S32 = sphere_S
+    w = np.linalg.eigvalsh(S)[::-1][:k]
+    kw = dict(like=S, apply_fast=lambda X: S32 @ X, rng=2)
+    res = block_eigsh(lambda X: S @ X, S.shape[0], k, eig_tol=DEFAULT_EIG_TOL, **kw)
+    err = np.max(np.abs(to_numpy(res.eigenvalues) - w))
+    assert res.eigenvalue_bound <= DEFAULT_EIG_TOL and err <= res.eigenvalue_bound  # the bound holds
+    assert res.products == 1  # the cheap phase went far enough: one accurate product settles it
+    # it stopped on the bound, before the residual target, and with fewer products in all
+    full = block_eigsh(lambda X: S @ X, S.shape[0], k, **kw)
+    _check(full, S, k, DEFAULT_TOL)
+    assert res.residual > DEFAULT_TOL and res.products + res.fast_products < full.products + full.fast_products
+    # negative control: the same products without the accurate one (cheap Ritz values) are off by > 1e-9
+    only = block_eigsh(lambda X: S32 @ X, S.shape[0], k, like=S, rng=2, eig_tol=DEFAULT_EIG_TOL)
+    assert np.max(np.abs(to_numpy(only.eigenvalues) - w)) > 1e-9
+
+
+def test_error_bound_bounds_ritz_value_errors():
+    # Ritz pairs of perturbed eigenvectors of a matrix with a clustered top (1, 3, 5 nearly equal values, then
+    # a gap, then a tail): every Ritz value's error is within the bound; the bound is within 1e4 of the error
+    rng = np.random.default_rng(5)
+    n, k = 120, 4  # k cuts the 5-fold cluster: the bound's group must end after it (9 pairs)
+    lam = np.concatenate([[1.0], 0.9 + 1e-4 * rng.random(3), 0.8 + 1e-4 * rng.random(5), 0.5 * rng.random(n - 9)])
+    lam = np.sort(lam)[::-1]
+    U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    S = (U * lam) @ U.T
+    for eps in (1e-3, 1e-5, 1e-7):
+        Y, _ = np.linalg.qr(U[:, :14] + eps * rng.standard_normal((n, 14)))
+        theta, G = np.linalg.eigh(Y.T @ S @ Y)
+        theta, G = theta[::-1], G[:, ::-1]
+        Z = Y @ G
+        res = np.linalg.norm(S @ Z - Z * theta, axis=0)
+        bound = error_bound(theta, res, k)
+        err = np.max(np.abs(theta[:k] - lam[:k]))
+        assert err <= bound <= 1e4 * err, (eps, err, bound)
+        # the group ends after the cluster that k cuts: the bound is far below the one of a group of k pairs
+        assert bound < np.sum(res[:k] ** 2) / (theta[k - 1] - theta[k])
+    # no gap among the measured pairs (or too few pairs): no bound
+    assert error_bound(np.array([1.0, 1.0, 1.0]), np.array([0.1, 0.1, 0.1]), 1) == float("inf")
+    assert error_bound(np.array([1.0, 0.5]), np.array([0.0, 0.0]), 2) == float("inf")
 
 
 def test_other_namespaces(xp, circle_S):
