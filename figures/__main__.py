@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from figures import describe, registry
-from spectral.memory import DenseMemoryError
-from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int
 from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 from verify.core.progress import progress, silenced
 

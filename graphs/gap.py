@@ -31,11 +31,11 @@ import numpy as np
 
 from graphs._inputs import input_kind, sparse_stochastic
 from spectral import DisconnectedGraphWarning, markov_spectrum
-from spectral.backend import from_numpy, to_numpy
-from spectral.display import result_repr
-from spectral.memory import check_dense_memory
+from spectral.floor.backend import from_numpy, to_numpy
+from spectral.floor.display import result_repr
+from spectral.floor.memory import check_dense_memory
 from spectral.scores import check_row_stochastic
-from spectral.validation import ConvergenceError, InputError, as_generator, check_option, check_real
+from spectral.floor.validation import ConvergenceError, InputError, as_generator, check_option, check_real
 
 __all__ = ["GAP_METHODS", "SpectralGap", "spectral_gap", "stationary_distribution", "is_reversible"]
 
@@ -130,7 +130,7 @@ def stationary_distribution(A):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` is not row-stochastic or not an accepted type, or the chain has no unique stationary
         distribution (the linear system is singular, or ``pi`` has entries below ``-4 sqrt(eps)``).
     """
@@ -250,12 +250,12 @@ def spectral_gap(A, *, epsilon: float = 0.25, method: str = "auto", rng=None) ->
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` not an accepted type, not square, not finite, negative, or not row-stochastic;
         ``epsilon`` outside (0, 1/2); unknown ``method``; ``"arpack"`` on n < 4.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         A sparse ``A`` on the dense path would not fit densified.
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         ARPACK did not converge (try ``method="dense"``).
 
     Notes

@@ -21,8 +21,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy.special import ive
 
-from spectral.backend import from_numpy
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.backend import from_numpy
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real
 
 from .base import Manifold
 from .circle import Circle

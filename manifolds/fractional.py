@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from spectral.validation import check_real
+from spectral.floor.validation import check_real
 
 __all__ = ["generator_bias_constants"]
 

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
-from spectral.memory import check_dense_memory, memory_device
+from spectral.floor.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
+from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
+from spectral.floor.memory import check_dense_memory, memory_device
 from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
-from spectral.validation import InputError, check_int, check_option
+from spectral.floor.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
 
@@ -86,7 +86,7 @@ def _host_vector(v):
         return np.asarray(v)
     raise InputError(f"SparseScores holds a SciPy CSR matrix on the host and multiplies NumPy vectors only, got "
                      f"{type(v).__module__}.{type(v).__name__}; copy the vector to the host "
-                     "(spectral.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
+                     "(spectral.floor.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
                      "products on the device")
 
 
@@ -476,7 +476,7 @@ class KernelOperator:
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
     def to_dense(self, max_bytes=None):
-        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.memory.check_dense_memory`).
+        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.floor.memory.check_dense_memory`).
 
         Built from row blocks; for keys = queries it equals the products' (upper-triangle) matrix up to
         the rounding asymmetry of ``distance`` (a few ulps).
@@ -514,10 +514,10 @@ def _device_block_bytes(x) -> int:
         return DEFAULT_BLOCK_BYTES
     import sys
 
-    from spectral.memory import device_memory_bytes
+    from spectral.floor.memory import device_memory_bytes
 
     try:
-        with x.device:  # the free memory of the points' device (bare cupy: spectral.memory knows that name)
+        with x.device:  # the free memory of the points' device (bare cupy: spectral.floor.memory knows that name)
             free = device_memory_bytes(sys.modules["cupy"])
     except Exception:  # noqa: BLE001 - the driver did not answer: the fixed budget
         return DEFAULT_BLOCK_BYTES
@@ -575,7 +575,7 @@ def pairwise(x, y=None, *, kernel, distance, max_bytes=None):
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before any allocation, with the estimate and the matrix-free alternative.
     """
     if not callable(kernel) or not callable(distance):

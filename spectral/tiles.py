@@ -47,10 +47,10 @@ import warnings
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, is_cupy_array
-from spectral.distance import sq_distance_tile
+from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array
+from spectral.floor.distance import sq_distance_tile
 from spectral.profiles import TileProfile, kernel_profile
-from spectral.validation import InputError, check_option
+from spectral.floor.validation import InputError, check_option
 
 __all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "distance_geometry", "host_engine",
            "plan_or_reason", "tile_plan", "warn_generic"]
@@ -217,7 +217,7 @@ class TilePlan:
             np.abs(d, out=d)
             np.subtract(TWO_PI, d, out=w)
             np.minimum(d, w, out=d)
-        else:  # spectral.distance.sq_distance_tile's operations, coordinate by coordinate
+        else:  # spectral.floor.distance.sq_distance_tile's operations, coordinate by coordinate
             t = work.get("t", np.float64)[:a, :b] if pa.shape[1] > 1 else None
             _sq_into(pa, pb, np.subtract.outer, d, t)
             if self.geometry == "chordal":
@@ -296,7 +296,7 @@ class TilePlan:
         with _device_of(pa):
             sms = _multiprocessors(cp) if _module is None else 2
             if _module is None:  # the device's memory checked before anything is allocated on it
-                from spectral.memory import check_memory
+                from spectral.floor.memory import check_memory
 
                 check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, sms),
                              what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",

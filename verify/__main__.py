@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import CHECKS, CONTRACT_CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
 from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
 from verify.core.progress import silenced

@@ -125,7 +125,7 @@ import math
 import numpy as np
 
 from manifolds.references.attention import exact_attention, exact_weights, weight_blocks
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import (CountedCalls, Implementation, ImplementationError, hold_to_contract,
                                         is_reference, load)

@@ -29,7 +29,7 @@ import json
 import math
 import sys
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration, grid_points, statistic
 from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
 

@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -140,7 +140,7 @@ def _operator(x, kernel, xp):
 
 def _spectrum(c, xp):
     """Eigenvalues of D^-1 C (descending, on the host) via the symmetric conjugate ``D^-1/2 C D^-1/2``."""
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     deg = xp.sum(c, axis=1)
     s = c / xp.sqrt(deg[:, None] * deg[None, :])
@@ -150,7 +150,7 @@ def _spectrum(c, xp):
 def _leading(op, rng):
     """The ``TOP`` leading eigenvalues of D^-1 C (descending, host) by the matrix-free block solver."""
     from spectral import DisconnectedGraphWarning, markov_spectrum
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     # clusters many sigma apart are numerically disconnected (several eigenvalues within round-off of 1):
     # that is the clustering under test, read from the gap ratio, not a defect of the input
@@ -194,7 +194,7 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Eigengap ratios of both kernels, the two-stage collapse and the |eta_2|^L rate."""
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
     from verify.core.fits import fit_linear
 
     if p.method == "auto":  # measured without the skeleton's choice (tests): take it here

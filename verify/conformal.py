@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 
-from spectral.validation import InputError, UnavailableError, child_rng
+from spectral.floor.validation import InputError, UnavailableError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real
@@ -181,7 +181,7 @@ def _angles(x):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Theorem 4 symbolically, the S^1 spectra, and the p^2 invariant measure numerically on S^1."""
     from manifolds import VonMises
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     eps, weight_power = p.eps, p.weight_power

@@ -209,7 +209,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     """pi, the column sums and pi A = pi of A^(a) for every density, alpha and exponent."""
     from manifolds import circle_density
     from spectral import KernelOperator, anisotropic_normalize, fna_kernel
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     method = CHECK.choose(p).method if p.method == "auto" else p.method
     xp = ctx.xp

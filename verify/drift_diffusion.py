@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed, circle_pairs
@@ -281,7 +281,7 @@ def _continuum_remainders(lap_coefs):
 def measure(p: Params, ctx: Context) -> Quantities:
     """(1/eps)(S^(a) - I) f on each sampled tier against the pieces of the limit; the continuum remainders."""
     import spectral
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     settings = _settings(p)

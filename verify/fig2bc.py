@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Real
@@ -132,7 +132,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     from graphs import eigengap_ratios
     from spectral import DisconnectedGraphWarning, markov_spectrum, row_normalize
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     draws = p.draws
     mix = mixture(p.layout)

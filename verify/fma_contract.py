@@ -60,7 +60,7 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.implementation import CountedCalls, Implementation, hold_to_contract, is_reference, load

@@ -64,7 +64,7 @@ class Params:
 
     def resolve(self):
         """At least three levels: r <= n / 8 (ranks <= 8 <= r, so every p fits in a group)."""
-        from spectral.validation import InputError
+        from spectral.floor.validation import InputError
 
         if self.r > self.n // 8:
             raise InputError(f"r must be an integer in [8, {self.n // 8}], got {self.r}")
@@ -111,7 +111,7 @@ def _far_blocks(p: Params) -> dict:
     """FMA-7: the SVD of every far block of the effective matrix, and A_hat V against eq. (4)."""
     from manifolds.references.fma import eq4_reference, hierarchy_1d
     from spectral import fma_attention, fma_matrix
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
 
     n, r, d = p.n, p.r, p.d
     h = hierarchy_1d(n, r)
@@ -150,7 +150,7 @@ def _far_blocks(p: Params) -> dict:
 def _fig7(d, seed) -> dict:
     """FMA Fig. 7: the per-level (printed) matrix at n = 64, r = 4 (4 levels, n / r = 16) and its level map."""
     from spectral import fma_levels, fma_matrix
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
 
     q7, k7 = child_rng(seed, "fig7").standard_normal((2, 64, d))
     return dict(fig7_matrix=fma_matrix(q7, k7, r=4), fig7_levels=fma_levels(64, r=4))
@@ -160,7 +160,7 @@ def _exactness(n, r, d, seed) -> dict:
     """FMA-9: FMA against softmax attention at n <= 2r, beyond it, and on keys constant on every far group."""
     from manifolds.references.fma import depth, softmax_attention
     from spectral import fma_attention
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
 
     # (a) n <= 2r is full attention; n > 2r is not
     small = {}

@@ -75,7 +75,7 @@ class Params:
 
     def resolve(self):
         """r at most n / 8, ranks at most r, block sizes at most n / 4; ranks and sizes sorted without repeats."""
-        from spectral.validation import InputError
+        from spectral.floor.validation import InputError
 
         for name, values, low, high in (("r", (self.r,), 4, self.n // 8), ("ranks", self.ranks, 1, self.r),
                                         ("block_sizes", self.block_sizes, 4, self.n // 4)):
@@ -138,7 +138,7 @@ def _oracle_rows(kernel, levels, groups, sizes, ranks):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Eps-ranks of separated blocks and FMA's attention error (uniform and block-SVD summaries) per token kind."""
     from spectral import fma_groups, fma_levels, fma_matrix
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
     from verify.core.threads import single_blas_thread
 
     n, d, r = p.n, p.d, p.r

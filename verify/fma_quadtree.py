@@ -57,7 +57,7 @@ class Params:
 
     def resolve(self):
         """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""
-        from spectral.validation import InputError
+        from spectral.floor.validation import InputError
 
         _pairs("cells", self.cells, "width", "W", self.widths)
         if self.stencil_cell > self.stencil_length // 16:

@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -263,7 +263,7 @@ def _counts(count_cells, ranks, max_exponent) -> dict:
 def _causal(seed) -> dict:
     """FMA-10: causal FMA output up to a cut against the same with every later token replaced."""
     from spectral import fma_attention
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
 
     rng = child_rng(seed, "causal")
     n, r, d = 100, 5, 8

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
@@ -149,7 +149,7 @@ def _grid_size(scale: float, h_ratio: float) -> int:
 def _modes_eta(first_row, modes):
     """eta_k of the circulant Markov matrix for the requested Fourier indices (spectral.circulant_spectrum)."""
     from spectral import circulant_spectrum
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     spec = circulant_spectrum(first_row, k=2 * max(modes) + 1)
     freqs = to_numpy(spec.frequencies)
@@ -201,7 +201,7 @@ class _GridNeed(PathNeed):
     h_ratio: float = 0.0
 
     def require(self, *, device: str = "cpu", other: str | None = None) -> int:
-        from spectral.memory import check_memory
+        from spectral.floor.memory import check_memory
         from verify.core.memory import available_memory_bytes
 
         needed = self.bytes()

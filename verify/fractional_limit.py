@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -165,7 +165,7 @@ def discrete_operator(theta, rows, *, alpha, scale, f, block=16, xp=np):
     (``block x n`` distances and kernel values at once) and brought back once.
     """
     from spectral import fna_kernel, fna_time
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     t = fna_time(scale, alpha)
     th, fx = xp.asarray(theta), xp.asarray(f(theta))

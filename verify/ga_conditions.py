@@ -40,7 +40,7 @@ import dataclasses
 import numpy as np
 
 from manifolds.references.gaussian_attention import GaussianAttention, moment_flow, moment_rhs
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -136,7 +136,7 @@ def _chunk(n: int) -> int:
 def _velocity(ctx, Y, kappa):
     """Softmax velocities of the tokens ``Y`` (``(repeats, n, 1)``) with ``B = kappa``, ``V = 1`` (a test seam)."""
     from spectral import attention_velocity
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     out = []
     chunk = _chunk(Y.shape[1])
@@ -170,7 +170,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     flow_errors, flow_kappa = {}, {}
     if p.full:
         from spectral import attention_flow
-        from spectral.backend import to_numpy
+        from spectral.floor.backend import to_numpy
 
         spec = GaussianAttention(1, beta=1.0, query_key=[[FLOW_B]])
         T_star = 1.0 / (2.0 * FLOW_B)

@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from manifolds.references.gaussian_attention import GaussianAttention, moment_flow, psd_sqrt
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -236,8 +236,8 @@ def gaussianity_statistic(X, *, radius: float = FREQUENCY_RADIUS, directions: in
 def _flow(ctx, X0, T, dt, spec_kwargs):
     """Tokens at ``T`` on the host (RK4 with step ``dt``); NaN where the flow gave up (a note says why)."""
     from spectral import attention_flow
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
+    from spectral.floor.backend import to_numpy
+    from spectral.floor.validation import ConvergenceError
 
     n = int(np.shape(X0)[-2])
     chunk = max(1, int(CHUNK_ENTRIES // (n * n)))  # draws moved together: (chunk, n, n) scores at most

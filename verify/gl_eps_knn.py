@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Ints, Real
@@ -213,7 +213,7 @@ def degree_spectrum(lap, x_host, m: int, degrees) -> tuple[np.ndarray, list[floa
         eigenspace_basis,
         eigenspace_distance,
     )
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     lam, vecs = lap.eigenpairs(_group(m, max(degrees))[0].stop)
     lam, vecs = np.asarray(to_numpy(lam)), np.asarray(to_numpy(vecs))

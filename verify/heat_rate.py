@@ -18,7 +18,7 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -71,7 +71,7 @@ def _squared_errors(rng, xt, ft, d, mode, n_grid, eps_grid, repeats, xp, *, targ
     heat kernel evaluated as ``exp((x.y - 1)/eps)``: ``|x - y|^2 = 2 - 2 x.y`` on the unit sphere and the
     factor ``e^{-1/eps}`` cancels in the ratio.
     """
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     sq = np.zeros((len(n_grid), len(eps_grid)))
     for _ in range(repeats):

@@ -26,7 +26,7 @@ import numpy as np
 
 from manifolds import stable
 from manifolds.kernel_spectra import fractional_constant
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.cpu import AVX2, AVX512

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -87,7 +87,7 @@ class Quantities:
 
 
 def _fraction(xp, mask) -> float:
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     return float(to_numpy(xp.mean(xp.astype(mask, xp.float64))))
 
@@ -111,7 +111,7 @@ def needs(p: Params) -> dict:
 def measure(p: Params, ctx: Context) -> Quantities:
     """Triangle inequality, injectivity, self-nearest tokens and the pull-back diffusion tensor."""
     from spectral import ResidualMLP, metric_kernel
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     dim = p.dim

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed, circle_pairs
@@ -107,7 +107,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     """The entrywise kernel identity and the low generator eigenvalues of the scaled circles."""
     from manifolds import CosineDensity
     from spectral import heat_kernel
-    from spectral.validation import child_rng
+    from spectral.floor.validation import child_rng
 
     eps = p.eps
     rng = child_rng(p.seed, "entrywise")

@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from manifolds.references.metastability import dominant_mode, growth_rate, growth_rate_quadrature
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -144,8 +144,8 @@ def _flow_modes(ctx, theta, beta, times, norm, dt, ks):
     NaN where the integrator gave up (a wrong dynamics can leave RK4's stability region; a note says why).
     """
     import spectral
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
+    from spectral.floor.backend import to_numpy
+    from spectral.floor.validation import ConvergenceError
 
     X0 = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
     out = []

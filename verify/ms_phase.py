@@ -52,7 +52,7 @@ import numpy as np
 
 from manifolds.references.metastability import (amplitude_scale, dominant_mode, growth_rate, mode_transition,
                                                  winner_probabilities)
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Real, Reals
@@ -208,8 +208,8 @@ def _paper_probability(beta: float, setting: str, level: float) -> float:
 def _draws(p, ctx, beta, start, n, draws):
     """Winners (mode, time in t_lin) and cluster counts of ``draws`` starts of ``n`` tokens at ``beta``."""
     import spectral
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
+    from spectral.floor.backend import to_numpy
+    from spectral.floor.validation import ConvergenceError
 
     kstar = dominant_mode(beta)
     ks = np.arange(1, kstar + _EXTRA_MODES + 1)

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -333,7 +333,7 @@ def attention(x, method: str, *, alpha: float, kappa: float | None):
 
 def row_entropy(A) -> float:
     """Mean normalised row entropy ``H(A_i.) / log n`` (1 = uniform attention)."""
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     a = to_numpy(A)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -343,7 +343,7 @@ def row_entropy(A) -> float:
 
 def _graph_stats(A) -> dict:
     from graphs import shortest_paths, spectral_gap
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     sp = shortest_paths(A)
     return {"gap": spectral_gap(A).gap, "hops_mean": sp.mean_hops(), "hops_max": sp.max_hops(),
@@ -363,7 +363,7 @@ def diffusion_spread(A_scores, *, tau: float = 1.0, rng=None) -> tuple[float, fl
     ``(n, 2)`` coordinates.
     """
     from spectral import markov_spectrum
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     operator = hasattr(A_scores, "row_sums")  # the operator interface (arrays have no row_sums)
     spec = markov_spectrum(A_scores, 3, vectors=True, method="matrix-free" if operator else "dense", rng=rng)

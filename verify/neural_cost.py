@@ -33,7 +33,7 @@ import numpy as np
 
 from manifolds.references.neural import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
 from manifolds.references.neural import activation as sigma_of
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed

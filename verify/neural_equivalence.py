@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 
 from manifolds.references.neural import additive_score_loop, mlp_cases, mlp_score_loop, softmax_rows
-from spectral.validation import check_ints, child_rng
+from spectral.floor.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
 from verify.core.reduce import least as _least, worst as _worst

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from manifolds.references.neural import activation as sigma_of
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Real

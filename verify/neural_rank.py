@@ -55,7 +55,7 @@ import numpy as np
 
 from manifolds.references.neural import (ACTIVATIONS, RANK_TOLERANCES, mlp_cases, rank_profile,
                                          softmax_rows)
-from spectral.validation import check_ints, child_rng
+from spectral.floor.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, Reals, check_resolved
@@ -224,7 +224,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _scalar(x) -> float:
     """A 0-d result of the run's namespace as a host float (one transfer)."""
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     return float(to_numpy(x))
 
@@ -232,7 +232,7 @@ def _scalar(x) -> float:
 def _oracle(a0, dt, alpha, vocab, seed, n_steps, xp):
     """Next-token oracle on random tokens reading the leaked part of A(N_t) V (one-hot values), in ``xp``."""
     from spectral import evolve_attention
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     T = a0.shape[0]
     tokens = child_rng(seed, "tokens").integers(0, vocab, size=T)

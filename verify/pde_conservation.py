@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
@@ -134,7 +134,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     """
     from manifolds.references.pde import softmax_attention, stencil_matrix
     from spectral import evolve_attention
-    from spectral.backend import zeros_on
+    from spectral.floor.backend import zeros_on
 
     xp = ctx.xp
     dt, alpha, c = p.dt, p.alpha, p.c
@@ -213,7 +213,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _scalar(x) -> float:
     """A 0-d result of the run's namespace as a host float (one transfer)."""
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     return float(to_numpy(x))
 
@@ -240,7 +240,7 @@ def _figure16(p: Params, xp) -> dict[str, Rows]:
     """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
     from manifolds.references.pde import softmax_attention
     from spectral import evolve_attention
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     row = FIG16_ROW
     a0 = xp.asarray(softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d))

@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import Implementation, hold_to_contract, load
 from verify.core.params import Int, Ints, Options, Real, Text

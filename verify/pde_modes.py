@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Reals, check_resolved
 from verify.core.reduce import worst
@@ -110,7 +110,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from scipy.special import lambertw
 
     from spectral import evolve_attention
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     T, rates, layers = p.size, p.rates, p.layers
@@ -190,7 +190,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 def _one_step_column(xp, T: int, r: float) -> np.ndarray:
     """First column of one periodic diffusion step of the identity, computed in ``xp``, on the host."""
     from spectral import evolve_attention
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     return to_numpy(evolve_attention(xp.eye(T, dtype=xp.float64), steps=1, alpha=r,
                                      boundary="periodic").attention[:, 0])

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real, Reals, check_resolved
@@ -114,7 +114,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     """
     from manifolds.references.pde import laplacian_eigenvalues, softmax_attention, stencil_matrix
     from spectral import evolve_attention
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     T, dt, alpha, r = p.size, p.dt, p.alpha, p.alpha * p.dt

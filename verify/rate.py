@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Flag, Int, Ints, Real, Text
 from verify.core.result import Recorder

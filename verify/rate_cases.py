@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 
 __all__ = ["RateCase", "CASES", "FAMILIES", "case", "draw_errors"]
 

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify import rate_rule
 from verify.rate_cases import CASES, RateCase, draw_errors
 

@@ -87,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
+from spectral.floor.validation import InputError, check_int, check_option, check_real, child_rng
 from verify import rate_rule
 from verify.core.implementation import ImplementationError
 
@@ -261,7 +261,7 @@ class RateResult:
         check_plot_path(str(path))
         save = figure_saver("rate")
         if save is None:
-            from spectral.validation import UnavailableError
+            from spectral.floor.validation import UnavailableError
 
             raise UnavailableError("no installed figures provider draws the rate figure (install attention-limits)")
         save(self.check_result(), str(path))

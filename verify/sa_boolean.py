@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real

@@ -28,7 +28,7 @@ import dataclasses
 import numpy as np
 
 from manifolds.references.attention_flow import uniform_sphere
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -116,7 +116,7 @@ def _times(t_max: float) -> np.ndarray:
 def measure(p: Params, ctx: Context) -> Quantities:
     """Random starts per (d, beta, normalisation): cluster counts over time, final diameters, energy, norms."""
     from spectral import attention_energy, attention_flow, attention_velocity, cluster_tokens
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     times = _times(p.t_max)

@@ -35,7 +35,7 @@ import numpy as np
 
 from manifolds.references.attention_flow import (equiangular_beta0, equiangular_flow, equiangular_tokens, gram_flow,
                                                  pair_inner_products, uniform_sphere)
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.cpu import AVX2, AVX512
@@ -145,8 +145,8 @@ def needs(p: Params) -> dict:
 def _run(ctx, X0, beta, times, norm, **kw):
     """The simulated tokens at ``times`` (host); NaN where the integrator gave up (a note says why)."""
     from spectral import attention_flow
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
+    from spectral.floor.backend import to_numpy
+    from spectral.floor.validation import ConvergenceError
 
     try:
         flow = attention_flow(ctx.xp.asarray(X0), beta=beta, times=times, normalisation=norm, **kw)

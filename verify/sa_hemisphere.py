@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from manifolds.references.attention_flow import in_open_hemisphere, uniform_sphere, wendel_probability
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -139,7 +139,7 @@ def _tail_rate(times, diam) -> float:
 def measure(p: Params, ctx: Context) -> Quantities:
     """Collapse runs from hemisphere and uniform (n = d) starts; tail rates; r(t); the Monte Carlo count."""
     from spectral import attention_flow
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     rate, linear, lemma, r_drop, diam = {}, {}, {}, {}, {}

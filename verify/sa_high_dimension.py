@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from manifolds.references.attention_flow import equiangular_flow, pair_inner_products, uniform_sphere
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -102,7 +102,7 @@ def needs(p: Params) -> dict:
 def measure(p: Params, ctx: Context) -> Quantities:
     """Errors of uniform starts against gamma_beta per (beta, d, draw); the phase-transition grid."""
     from spectral import attention_flow
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
     from verify.rates import measure_rate
 
     xp = ctx.xp

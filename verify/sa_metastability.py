@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from manifolds.references.attention_flow import two_cluster_flow, two_cluster_merge_time, uniform_sphere
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -159,7 +159,7 @@ def _crossing(times, values, level) -> float:
 
 def _two_caps(p, xp):
     from spectral import attention_flow
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     X0, k = _cap_start(child_rng(p.seed, "caps"), p.n, 3, p.rho0, p.cap)
     m = p.n - k
@@ -196,7 +196,7 @@ def _spread(group):
 
 def _phase(p, xp):
     from spectral import attention_flow, cluster_tokens
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "phase"), (p.draws, p.phase_n), p.phase_d))
     times = np.concatenate([[0.0], np.geomspace(0.25, p.phase_t, 25)])

@@ -28,7 +28,7 @@ import dataclasses
 import numpy as np
 
 from manifolds.references.attention_flow import hull_distance, hull_vertices
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
@@ -96,7 +96,7 @@ def _spd(rng, d):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Euclidean flows with V = I from Gaussian starts: convergence, limit set, vertices and nested hulls."""
     from spectral import attention_flow, cluster_tokens
-    from spectral.validation import ConvergenceError
+    from spectral.floor.validation import ConvergenceError
 
     conv, npts, nvert, gap, growth = {}, {}, {}, {}, {}
     limits = {int(d): np.zeros((0, d)) for d in p.dims}

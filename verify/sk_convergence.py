@@ -179,7 +179,7 @@ def _alternating(W):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both iterations on the Gaussian kernel of each manifold's sample at every eps."""
     from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
     from verify.sk_generator import gaussian_kernel_matrix
 
     xp = ctx.xp

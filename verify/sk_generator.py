@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -380,7 +380,7 @@ def gaussian_kernel_matrix(x, eps, xp):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both normalisations' generators on each tier, their fits, and the Sinkhorn scaling."""
     from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     sinkhorn_limits = {k: v for k, v in LIMITS.items() if v is not None}

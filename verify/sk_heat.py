@@ -193,7 +193,7 @@ def _moments(manifold: str, tokens: np.ndarray) -> np.ndarray:
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both flows on each manifold, their moments at every layer."""
     from spectral import sinkformer_flow
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     flows = {}
     for manifold in p.manifolds:

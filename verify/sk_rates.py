@@ -34,7 +34,7 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -93,7 +93,7 @@ class Params:
         """The n study's sizes and repeats."""
         sizes = self.sizes if self.sizes is not None else (FULL_SIZES if self.full else DEFAULT_SIZES)
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
-            from spectral.validation import InputError
+            from spectral.floor.validation import InputError
 
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
         return dataclasses.replace(self, sizes=tuple(sizes),
@@ -123,7 +123,7 @@ def needs(p) -> dict:
 def _operators(x, vals, eps, xp):
     """``(Sinkhorn, softmax)`` of ``(1/eps)(A - I) f`` on the host, for the points ``x``."""
     from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
     from verify.sk_generator import gaussian_kernel_matrix
 
     W = gaussian_kernel_matrix(xp.asarray(x), eps, xp)

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Ints, Reals
 from verify.core.reduce import worst
@@ -88,7 +88,7 @@ def _draw(rng, n, d, key_norms):
 def measure(p: Params, ctx: Context) -> Quantities:
     """Compare softmax(q.k/tau) with the row-normalised Gaussian for unit (or ellipsoidal) keys."""
     from manifolds import pairwise_sq_distance
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     n = p.n

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
 from verify.core.result import CheckResult, format_value, jsonable, write_json
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
@@ -329,7 +329,7 @@ def _validate_points(run: Callable, grid: Mapping[str, Sequence], points) -> Non
     never computes some points and then stops at a later one it could have refused. Checks without
     declarations (a user's own ``run``) are checked by their runs.
     """
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     check = getattr(run, "__check__", None)
     if check is None:

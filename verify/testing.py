@@ -39,7 +39,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import LEDGER, available_checks, load_check, setting, settings
 from verify.core.result import CheckResult
 
@@ -54,7 +54,7 @@ _BY_ID = {c.id: c for c in LEDGER}
 def resolve_checks(names_or_ids: Iterable[str]) -> list[str]:
     """Check names for ledger ids (``"FNA-10"`` -> ``"weyl"``), check names and ``"all"``; in order, once each.
 
-    Raises :class:`~spectral.validation.InputError` for an unknown name, or an id that no check
+    Raises :class:`~spectral.floor.validation.InputError` for an unknown name, or an id that no check
     covers (the message names the test that covers it, if any).
     """
     available = available_checks()

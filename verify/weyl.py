@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
@@ -564,7 +564,7 @@ def _markov_eigenvalues(xp, p, method: str, timed=None):
     """
     from manifolds import Circle, Sphere
     from spectral import circulant_spectrum, markov_spectrum
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     timed = timed or (lambda phase: contextlib.nullcontext())
     man = Circle() if p.manifold == "circle" else Sphere(2)

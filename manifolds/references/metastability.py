@@ -93,7 +93,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["NORMALISATIONS", "growth_rate", "growth_rate_quadrature", "dominant_mode", "mode_transition",
            "fourier_velocity", "angle_velocity", "winner_probabilities", "amplitude_scale",

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.validation import InputError, check_int, check_real
 
 __all__ = ["ContinuumOperators", "circle_continuum", "circle_heat_moment", "circle_kernel_symbol",
            "sphere_continuum", "sphere_heat_moment", "sphere_kernel_symbol", "vmf_fibonacci_points"]

@@ -7,7 +7,7 @@ There is no GPU here, so two stand-ins check this by construction:
   device or a trip through the host fails the call;
 * the same arrays dressed as CuPy (``sys.modules["cupy"]``): like ``cupy.zeros`` the creation functions refuse
   a ``device=`` keyword and create on the current device, so code that passes ``device=`` to a CuPy creation
-  function fails. ``spectral.backend`` then takes the CuPy branches (``is_cupy_array`` is true).
+  function fails. ``spectral.floor.backend`` then takes the CuPy branches (``is_cupy_array`` is true).
 
 Host synchronisations (``bool``, ``float``, ``int`` or ``index`` of an array) and host-to-device copies
 (``asarray`` of a host value) are counted: they must not grow with the number of PDE steps or FMA chunks.

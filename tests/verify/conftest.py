@@ -68,12 +68,12 @@ def evolve_on_device(strict_xp, monkeypatch):
 def available_memory(monkeypatch):
     """``available_memory(nbytes)``: the host memory available now is ``nbytes``, whatever the machine.
 
-    The one reader every guard uses (``spectral.memory.available_memory_bytes``) is fixed; the
+    The one reader every guard uses (``spectral.floor.memory.available_memory_bytes``) is fixed; the
     checks' guards read it at run time.
     """
 
     def fix(nbytes):
-        monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda device="cpu": nbytes)
+        monkeypatch.setattr("spectral.floor.memory.available_memory_bytes", lambda device="cpu": nbytes)
 
     return fix
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core import claims
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core import new_check as scaffold
 from verify.testing import assert_every_record_can_fail, assert_fails, assert_passes
 

@@ -55,7 +55,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from spectral.validation import InputError, UnavailableError, check_option
+from spectral.floor.validation import InputError, UnavailableError, check_option
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, Recorder, timed_into
@@ -77,10 +77,10 @@ def registered(name: str) -> Check | None:
 def device_namespace(device: str):
     """The array namespace that computes on ``device`` (numpy for ``"cpu"``, CuPy for ``"gpu"``).
 
-    Raises :class:`~spectral.validation.UnavailableError` when ``"gpu"`` is asked for and CuPy or
+    Raises :class:`~spectral.floor.validation.UnavailableError` when ``"gpu"`` is asked for and CuPy or
     a CUDA device is missing.
     """
-    from spectral.backend import require_device
+    from spectral.floor.backend import require_device
 
     check_option("device", device, DEVICES)
     try:

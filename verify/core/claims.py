@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 __all__ = ["Claim", "ClaimDetails", "LEDGER", "DETAILS", "CHECKS", "PAPERS", "PAPER_TITLES", "READINGS",
            "VERDICT_NAMES", "claim", "details", "available_checks", "load_check", "paper_reading",

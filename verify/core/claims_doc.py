@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, deciding_result, details,
                                 run_label, setting)
 from verify.core.generated_docs import doc_parser, run_doc_command, stale_files, write_files

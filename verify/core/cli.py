@@ -19,8 +19,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from spectral.memory import DenseMemoryError
-from spectral.validation import ConvergenceError, InputError, UnavailableError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",

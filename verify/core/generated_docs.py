@@ -89,9 +89,9 @@ def run_doc_command(parser, argv, *, stale_docs: Callable[[str | None], list[str
     """Parse ``argv`` with ``parser`` (from :func:`doc_parser`) and run the command: ``validate(ns)`` first when
     given, then ``--check`` or ``--write`` (:func:`check_or_write`), else print ``show(ns)``.
 
-    An :class:`~spectral.validation.InputError` is one line on stderr and exit 2.
+    An :class:`~spectral.floor.validation.InputError` is one line on stderr and exit 2.
     """
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
     from verify.core.cli import EXIT_PASS, report_error
 
     try:

@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import PAPERS
 from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 from verify.core.generated_docs import source_root
@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int

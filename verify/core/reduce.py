@@ -119,7 +119,7 @@ def count_bad(values: Any, ok: Any) -> int:
     >>> int(np.sum(err > 1.0)), count_bad(err, err <= 1.0)
     (1, 2)
     """
-    from spectral.backend import array_namespace
+    from spectral.floor.backend import array_namespace
 
     xp = array_namespace(values, ok)
     values, ok = xp.asarray(values), xp.asarray(ok)
@@ -159,7 +159,7 @@ def share(ok: Any, *values: Any) -> float:
     >>> float(np.mean(a > b)), share(a > b, a, b)
     (0.6666666666666666, nan)
     """
-    from spectral.backend import array_namespace
+    from spectral.floor.backend import array_namespace
 
     xp = array_namespace(ok, *values)
     for v in values:

@@ -250,7 +250,7 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     its output differently, so callers always re-sort the result.
     """
     if which not in ("LA", "LM"):
-        from spectral.validation import check_option  # lazy: importing the backend loads nothing else
+        from spectral.floor.validation import check_option  # lazy: importing the backend loads nothing else
 
         check_option("which", which, ("LA", "LM"))
     if is_cupy_array(a) or _is_cupyx_operator(a):
@@ -300,15 +300,15 @@ def require_device(device: str):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         If ``device`` is not ``"cpu"`` or ``"gpu"``.
-    spectral.validation.UnavailableError
+    spectral.floor.validation.UnavailableError
         If ``device="gpu"`` and CuPy or a CUDA device is missing.
     """
     if device == "cpu":
         return np
     # lazy: importing the backend loads nothing else of the toolkit
-    from spectral.validation import UnavailableError, check_option
+    from spectral.floor.validation import UnavailableError, check_option
 
     check_option("device", device, ("cpu", "gpu"))
     if "gpu" not in available_devices():
