@@ -210,7 +210,7 @@ def _fmt(v) -> str:
 
 
 def _parse_setting(items) -> dict:
-    from verify.core.cli import _parse_float, _parse_int
+    from verify.core.cli import parse_float, parse_int
 
     out = {}
     for item in items:
@@ -218,7 +218,7 @@ def _parse_setting(items) -> dict:
         if not sep or not key:
             raise InputError(f"--set takes NAME=VALUE, got {item!r}")
         value = text
-        for parse in (_parse_int, _parse_float):
+        for parse in (parse_int, parse_float):
             try:
                 value = parse(text)
                 break
@@ -227,9 +227,9 @@ def _parse_setting(items) -> dict:
         if isinstance(value, str) and "," in value:
             parts = value.split(",")
             try:
-                value = tuple(_parse_int(x) for x in parts)
+                value = tuple(parse_int(x) for x in parts)
             except argparse.ArgumentTypeError:
-                value = tuple(_parse_float(x) for x in parts)
+                value = tuple(parse_float(x) for x in parts)
         if value in ("true", "false"):
             value = value == "true"
         out[key.replace("-", "_")] = value

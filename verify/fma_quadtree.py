@@ -27,7 +27,7 @@ from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
 from verify.core.result import Recorder
-from verify.fma_structure import SetDefects, _assert_all, _compare_sets, _pairs
+from verify.fma_structure import SetDefects, assert_rows, check_cells_per_size, compare_sets
 
 CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"),
               printed="one far stencil per level 'independent of the query's location' (FMA section 2, Swin "
@@ -59,7 +59,7 @@ class Params:
         """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""
         from spectral.floor.validation import InputError
 
-        _pairs("cells", self.cells, "width", "W", self.widths)
+        check_cells_per_size("cells", self.cells, "width", "W", self.widths)
         if self.stencil_cell > self.stencil_length // 16:
             raise InputError(f"stencil_cell must be an integer in [1, {self.stencil_length // 16}], got "
                              f"{self.stencil_cell}")
@@ -139,7 +139,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 figures["fig3a_query_squares"] = np.array(squares, dtype=np.int64).reshape(-1, 4)
             if (w, r) == FIG3B:
                 figures["fig3b_levels"] = toolkit_levels
-            defects, ref_far = _compare_sets(h, toolkit_levels, toolkit.groups, straddle=False)
+            defects, ref_far = compare_sets(h, toolkit_levels, toolkit.groups, straddle=False)
             parts.append(defects)
             ref_near = np.count_nonzero(h.level == 0, axis=1)
             src = ref_near + ref_far
@@ -185,7 +185,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.info(f"max_sources_W{w}_r{r}", value)
         rec.info(f"near_field_max_W{w}_r{r}", q.near_field_max[(w, r)])
     s = q.sets
-    _assert_all(rec, (
+    assert_rows(rec, (
         ("equal", "uncovered_pixels", s.uncovered, 0, "FMA-5 exact: the level-(L-1) window holds the whole image",
          "FMA-5: pixels in no set"),
         ("equal", "pixels_in_two_sets", s.doubled, 0, "FMA-5 exact: each F_l removes what earlier sets took",

@@ -59,11 +59,11 @@ class Params:
 
     def resolve(self):
         """One base cell per length, each at most its length."""
-        _pairs("cells", self.cells, "length", "n", self.lengths)
+        check_cells_per_size("cells", self.cells, "length", "n", self.lengths)
         return self
 
 
-def _pairs(name: str, cells, what: str, symbol: str, sizes) -> None:
+def check_cells_per_size(name: str, cells, what: str, symbol: str, sizes) -> None:
     """The rule between a grid's sizes and its cells: one cell per size, each at most its size."""
     if len(cells) != len(sizes):
         raise InputError(f"{name} must hold one r per {what} ({len(sizes)}), got {len(cells)}")
@@ -133,7 +133,7 @@ class SetDefects:
                           straddling=None if None in straddling else sum(straddling))
 
 
-def _compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple[SetDefects, np.ndarray]:
+def compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple[SetDefects, np.ndarray]:
     """Defects of one definition-based hierarchy ``h`` against the toolkit's levels and groups.
 
     Returns the defects and, per query, the number of far groups over all levels (the reference count).
@@ -159,7 +159,7 @@ def _compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple
     return defects, far
 
 
-def _assert_all(rec: Recorder, rows) -> None:
+def assert_rows(rec: Recorder, rows) -> None:
     """Exact assertions from rows ``(sense, name, measured, expected or bound, why, label)``."""
     for sense, name, measured, expected, why, label in rows:
         getattr(rec, sense)(name, measured, expected, why=why, label=label)
@@ -220,7 +220,7 @@ def _sets(lengths, cells, ranks, shift) -> dict:
         if n <= 128:
             levels[(n, r)] = toolkit_levels  # FMA Figs. 1 and 2
         toolkit = fma_groups(n, r=r)
-        defects, far = _compare_sets(h, toolkit_levels, toolkit.groups, straddle=True)
+        defects, far = compare_sets(h, toolkit_levels, toolkit.groups, straddle=True)
         parts.append(defects)
         near = np.count_nonzero(h.level == 0, axis=1)
         for rank in ranks:
@@ -288,7 +288,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Exact cover, tiling, agreement with the toolkit, source bounds, Table 6 depths and causality."""
     grid = ", ".join(f"({n},{r})" for n, r in zip(p.lengths, p.cells))
     s = q.sets
-    _assert_all(rec, (
+    assert_rows(rec, (
         ("equal", "uncovered_keys", s.uncovered, 0,
          "FMA-1 exact: the top window (3 blocks of r 2^(L-1) >= n/2) holds every key",
          f"FMA-1: keys in no set N(i), F_l(i) on the grid {grid}"),

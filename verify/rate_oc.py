@@ -158,11 +158,11 @@ AUTO_CASES = ("exponential-mean", "readme-example", "normal-mean", "bernoulli-me
 
 
 def _readme_case() -> RateCase:
-    from verify.rate_cases import _uniform_mean  # noqa: PLC2701 - the same library's sampler
+    from verify.rate_cases import uniform_mean
 
     sizes = tuple(1000 * 2**k for k in range(7))
     return RateCase("readme-example", "monte-carlo", "the README's example: |mean of n uniforms - 1/2| at n = 1000 .. "
-                    "64000 (its normal law)", sizes, 16, -0.5, _uniform_mean)
+                    "64000 (its normal law)", sizes, 16, -0.5, uniform_mean)
 
 
 def auto_case(name: str) -> RateCase:
@@ -193,7 +193,7 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
                          claims=(("true", 0.0, "equal"), ("-0.15", -0.15, "equal"), ("+0.15", 0.15, "equal"),
                                  ("bound -0.15", -0.15, "bound"))) -> tuple[AutoRow, ...]:
     """``repeats="auto"`` on ``runs`` simulated runs per case (the clock of :data:`CALL_COST`), per claim."""
-    from verify.rates import DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, _check_auto, parse_budget  # noqa
+    from verify.rates import DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, check_auto, parse_budget  # noqa
 
     budget = DEFAULT_BUDGET if budget is None else budget
     unit, amount = parse_budget(budget)
@@ -210,7 +210,7 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
                                seed=seed, floor=1e-13, roundoff=c.roundoff or DEFAULT_ROUNDOFF,
                                log_power=c.log_power,
                                correction=rate_rule.Q_MIN)
-                res = _check_auto(meter, np.asarray(c.sizes), extend, options, unit, amount)
+                res = check_auto(meter, np.asarray(c.sizes), extend, options, unit, amount)
                 v[k] = 1 if res.status == "pass" else -1 if res.status == "fail" else 0
                 if label == "true":
                     reps.append(res.spent["repeats"])

@@ -93,7 +93,8 @@ from verify.core.implementation import ImplementationError
 
 __all__ = ["KINDS", "STATUSES", "DEFAULT_TOLERANCE", "DEFAULT_BUDGET", "DEFAULT_ROUNDOFF", "PILOT_REPEATS",
            "RateQuantities", "RateResult", "check_rate", "measure_rate", "decide_rate", "rate_records", "record_rate",
-           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget", "auto_result"]
+           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget", "auto_result",
+           "check_auto"]
 
 KINDS = ("equal", "bound")
 
@@ -806,10 +807,10 @@ def check_rate(error: Callable, sizes: Sequence, *, claimed: float, kind: str = 
         errors = meter.block(ladder, 0, repeats)
         q = RateQuantities(sizes=ladder, errors=errors, deterministic=not meter.random, label=meter.label)
         return decide_rate(q, **options)
-    return _check_auto(meter, ladder, extend, options, unit, amount)
+    return check_auto(meter, ladder, extend, options, unit, amount)
 
 
-def _check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateResult:
+def check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateResult:
     """``repeats="auto"``: a pilot, then the repeats (and sizes) the decision needs, within the budget."""
     start = meter.now()
     deadline = start + amount if unit == "seconds" else None

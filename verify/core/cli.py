@@ -25,7 +25,7 @@ from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
            "add_spec_argument", "check_output_path", "check_output_file", "check_output_dir", "check_plot_path",
-           "report_error", "run_cli"]
+           "report_error", "run_cli", "parse_int", "parse_float"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -82,7 +82,7 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
 
 
-def _parse_int(text: str) -> int:
+def parse_int(text: str) -> int:
     """An integer, also written as ``1e3`` or ``2000.0`` when the value is an exact integer."""
     try:
         return int(text)
@@ -97,7 +97,8 @@ def _parse_int(text: str) -> int:
     return int(value)
 
 
-def _parse_float(text: str) -> float:
+def parse_float(text: str) -> float:
+    """A number, as ``float`` reads it; an argparse error naming the text otherwise."""
     try:
         return float(text)
     except ValueError:
@@ -124,7 +125,7 @@ def _parse_tuple(parse, name):
     return parser
 
 
-_SCALARS = {"int": (_parse_int, "integer"), "float": (_parse_float, "number"), "str": (str, "string")}
+_SCALARS = {"int": (parse_int, "integer"), "float": (parse_float, "number"), "str": (str, "string")}
 
 
 def add_spec_argument(parser, spec) -> None:
