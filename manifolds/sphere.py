@@ -101,7 +101,7 @@ class Sphere(Manifold):
             return x
         if not bool(xp.all(xp.isfinite(x))):
             raise InputError("x must contain only finite values")
-        dev = float(xp.max(xp.abs(xp.linalg.vector_norm(x, axis=1) - 1.0)))
+        dev = float(xp.max(xp.abs(_row_norms(x, xp) - 1.0)))
         if dev > atol:
             raise InputError(
                 f"x must lie on the unit sphere S^{self._dim}: | |x_i| - 1 | <= atol = {atol:g} "
@@ -187,8 +187,8 @@ class Sphere(Manifold):
         xp, x, y = self._pair(x, y)
         self._check_distance_memory(x, x if y is None else y, copies=SPHERE_DISTANCE_COPIES, blocks=6,
                                     max_bytes=max_bytes, what=f"geodesic distances on {self!r}")
-        x = x / xp.linalg.vector_norm(x, axis=1, keepdims=True)
-        y = x if y is None else y / xp.linalg.vector_norm(y, axis=1, keepdims=True)
+        x = x / _row_norms(x, xp, keepdims=True)
+        y = x if y is None else y / _row_norms(y, xp, keepdims=True)
 
         def block(xb, yb):
             minus = pairwise_sq_distance(xb, yb, sign=1.0)
@@ -222,3 +222,9 @@ class Sphere(Manifold):
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
         """First ``count`` eigenvalues of ``-Delta`` on S^dim: ``l (l + dim - 1)`` with multiplicity."""
         return spectra.sphere_eigenvalues(self._dim, count)
+
+
+def _row_norms(x, xp, *, keepdims: bool = False):
+    """Euclidean norms of the rows, ``sqrt(sum(x * x))``: NumPy's ``vector_norm`` operations (the same bits),
+    without ``linalg.vector_norm``, which bare CuPy lacks (CuPy 14 without array-api-compat)."""
+    return xp.sqrt(xp.sum(x * x, axis=1, keepdims=keepdims))

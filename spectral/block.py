@@ -216,6 +216,11 @@ def _residuals(V, AV, U, theta, k, xp):
     return R, to_numpy(xp.sqrt(xp.sum(R * R, axis=0))), Y, AY
 
 
+def _non_finite(product: int) -> InputError:
+    return InputError(f"the block product apply(X) returned NaN or inf (product {product}): the operator must "
+                      "be finite")
+
+
 def _phase(apply, Z, *, k, b, max_basis, tol, max_products, stall, xp):
     """Thick-restart block Krylov on ``apply`` from the start block ``Z``.
 
@@ -242,14 +247,23 @@ def _phase(apply, Z, *, k, b, max_basis, tol, max_products, stall, xp):
             Uk = _cols(U, keep, V)  # thick restart (Q is orthogonal to the old basis)
             V, AV = V @ Uk, AV @ Uk
         W = apply(Q)
-        if not bool(xp.all(xp.isfinite(W))):  # else the Krylov space collapses into a misleading ConvergenceError
-            raise InputError(f"the block product apply(X) returned NaN or inf (product {products + 1}): the "
-                             "operator must be finite")
+        # a NaN or inf product would collapse the Krylov space into a misleading ConvergenceError. On the host
+        # W is checked here; elsewhere that check would be one more host synchronisation per product, so the
+        # Ritz values and residuals (on the host anyway) carry it: a non-finite column of AV reaches all of them
+        if xp is np and not bool(np.all(np.isfinite(W))):
+            raise _non_finite(products + 1)
         products += 1
         columns += int(Q.shape[1])
         V, AV = _concat(V, Q, xp), _concat(AV, W, xp)
-        theta, U = _ritz(V, AV, xp)
+        try:
+            theta, U = _ritz(V, AV, xp)
+        except np.linalg.LinAlgError:  # a non-finite projected matrix may stop the device eigensolver
+            if not bool(xp.all(xp.isfinite(W))):
+                raise _non_finite(products) from None
+            raise
         _, res, _, _ = _residuals(V, AV, U, theta, min(k, theta.size), xp)
+        if not (np.all(np.isfinite(res)) and np.all(np.isfinite(theta))):
+            raise _non_finite(products)
         worst = float(np.max(res))
         scale = max(abs(float(theta[0])), np.finfo(np.float64).tiny)
         history.append(worst / scale)

@@ -20,7 +20,7 @@ non-symmetric eigensolvers (``numpy.linalg.eig``, ARPACK ``eigs``) run on a host
 one is ``cupy.linalg.eig`` on the device (refused, with the reason, where CuPy lacks it) and ARPACK
 ``eigs`` (host-only) multiplies by ``A`` on the device, so only vectors cross. Symmetric dense solves use
 :func:`spectral.floor.backend.eigh` on the input's namespace (CuPy stays on the GPU), Lanczos uses ``cupyx`` on
-CuPy arrays, and the block solver works in the input's namespace, its small projected eigenproblems
+CuPy arrays (started from the same ``rng`` draw as ARPACK on the host), and the block solver works in the input's namespace, its small projected eigenproblems
 included. Component counting (:mod:`spectral.components`) needs no pass when every score is positive.
 
 References
@@ -437,7 +437,9 @@ def _symmetric_paths(C, d, xp, *, k, method, vectors, ncomp, tol, dtype, rng, ma
         S *= s_sd[None, :]
         target = S if native else to_numpy(S)
         on_gpu = backend.is_cupy_array(C)
-        w, V = _arpack(lambda: backend.eigsh(target, k, which="LA", v0=None if on_gpu else _v0(n, rng), tol=tol),
+        # the same seeded start on both: ARPACK's, and cupyx's (backend.eigsh moves it to the device, in S's dtype)
+        v0 = _v0(n, rng)
+        w, V = _arpack(lambda: backend.eigsh(target, k, which="LA", v0=v0, tol=tol),
                        what="eigsh, method='lanczos'", k=k, tol=tol)
         w = w if on_gpu else from_numpy(np.asarray(w, dtype=np.float64), like=C)
         V = V if on_gpu else from_numpy(np.asarray(V), like=C)
@@ -627,12 +629,13 @@ def _operator_spectrum(op, k, *, method, vectors, strict, symmetric, tol, dtype,
     if symmetric:
         s = 1.0 / xp.sqrt(d)
         tiles = _tile_precisions(op, storage, dtype)
+        trusted = _trusted(op)
 
         def product(tile_dtype):
             def apply(X):
                 if tile_dtype is None:
-                    return s[:, None] * _op_matmat(op, s[:, None] * X, xp)
-                return s[:, None] * op.matmat(s[:, None] * X, tile_dtype=tile_dtype)
+                    return s[:, None] * _op_matmat(op, s[:, None] * X, xp, **trusted)
+                return s[:, None] * op.matmat(s[:, None] * X, tile_dtype=tile_dtype, **trusted)
             return apply
 
         fast, accurate = tiles
@@ -702,10 +705,23 @@ def _stored_sparse_symmetric(op, d, *, k, vectors, ncomp, tol, dtype, rng) -> Sp
                               exact=True, storage=storage)
 
 
-def _op_matmat(op, X, xp):
-    """Apply an operator to the columns of ``X`` (uses ``op.matmat`` when it exists)."""
+def _trusted(op) -> dict:
+    """``{"check_finite": False}`` for an operator whose ``matmat`` takes it (:class:`spectral.KernelOperator`),
+    else ``{}``: the block solver's vectors are finite by construction (it checks every product's result), so
+    the per-product input check (a pass over X; on a GPU a host synchronisation) is left out of its loop."""
+    import inspect
+
+    try:
+        takes = hasattr(op, "matmat") and "check_finite" in inspect.signature(op.matmat).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        takes = False
+    return {"check_finite": False} if takes else {}
+
+
+def _op_matmat(op, X, xp, **options):
+    """Apply an operator to the columns of ``X`` (uses ``op.matmat`` when it exists; ``options`` go to it)."""
     if hasattr(op, "matmat"):
-        return op.matmat(X)
+        return op.matmat(X, **options)
     try:
         out = op.matvec(X)  # KernelOperator.matvec accepts (n, k) blocks
         if tuple(out.shape) == tuple(X.shape):

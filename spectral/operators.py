@@ -16,6 +16,7 @@ import numpy as np
 from spectral.floor.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
 from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
 from spectral.floor.memory import check_dense_memory, memory_device
+from spectral.parts import Part, ProductLayout
 from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
 from spectral.floor.validation import InputError, check_int, check_option
 
@@ -132,6 +133,16 @@ class KernelOperator:
         Host engine of the fused tiles (:func:`spectral.tiles.host_engine`): ``auto`` compiles them with
         Numba where it is installed (the ``fast`` extra; 2-4x faster per entry here, a few ulps from the NumPy
         tiles), else NumPy; ``numpy`` is the reference (bitwise the generic tiles in float64).
+    parts : int, optional
+        The block plan of the products (:meth:`layout`): the rows are split into ``parts`` independent parts,
+        each evaluated alone and combined in a fixed order, so a product gives the same bits in one process
+        and on a Dask cluster of any size. Default: 1 in one process (the products as they always were); on
+        a cluster, the cluster's default (:class:`spectral.distributed.Workers`, else one part per worker
+        thread, fixed at the first product).
+    client : dask.distributed.Client or spectral.distributed.Workers, optional
+        Run the products' parts on this Dask cluster (:mod:`spectral.distributed`): the points are scattered
+        to the workers once, each part is one task, the results are gathered in a fixed order. Default: the
+        cluster of an enclosing ``with spectral.distributed.use_client(client):``, else this process.
 
     Notes
     -----
@@ -153,7 +164,7 @@ class KernelOperator:
     """
 
     def __init__(self, x, *, kernel, distance, y=None, block_rows=None, dtype=None, zero_diagonal=False, tile=None,
-                 fused=True, engine="auto"):
+                 fused=True, engine="auto", parts=None, client=None):
         if not callable(kernel):
             raise InputError(f"kernel must be callable (distance block -> score block), got {type(kernel).__name__}")
         if not callable(distance):
@@ -219,6 +230,14 @@ class KernelOperator:
                       else f"generic tiles kernel(distance(xa, xb)): {why}")
         self._prepared = None
         self._columns = None
+        self.parts = None if parts is None else check_int("parts", parts, low=1)
+        self.client = client
+        #: device hooks of :meth:`spectral.tiles.TilePlan.device_product` (module, compiler): a stand-in device
+        #: (tests; set by :func:`spectral.distributed.device_operator`); None: CuPy
+        self._device_hooks = None
+        #: the products on a Dask cluster (:class:`spectral.distributed.RemoteProducts`: parts, workers,
+        #: traffic), made at the first product on one; None while the products run in this process
+        self.distribution = None
 
     # ------------------------------------------------------------------------------ blocks
 
@@ -266,7 +285,20 @@ class KernelOperator:
 
     def _on_device(self) -> bool:
         """True when the products run as the plan's one CUDA kernel (CuPy points, a fused compiled profile)."""
-        return self.plan is not None and self.plan.kind in PROFILES and is_cupy_array(self.x)
+        return self.plan is not None and self.plan.kind in PROFILES and (
+            is_cupy_array(self.x) or self._device_hooks is not None)
+
+    def _device_product(self, pa, pb, X, **kwargs):
+        """:meth:`spectral.tiles.TilePlan.device_product` on this operator's device (CuPy, or the stand-in);
+        its device memory checked only when more columns than before are asked (a driver call: once per
+        operator and width, not in every product of a solver's loop)."""
+        if self._device_hooks is not None:
+            kwargs["_module"], kwargs["_compile"] = self._device_hooks
+        k = int(X.shape[1])
+        checked = getattr(self, "_device_checked", 0)
+        out = self.plan.device_product(pa, pb, X, check_memory=k > checked, **kwargs)
+        self._device_checked = max(k, checked)
+        return out
 
     def _compiled(self) -> bool:
         """True when the host tiles run the plan's compiled (Numba) loop."""
@@ -279,23 +311,25 @@ class KernelOperator:
             self._cast[name] = _cast(self.x, getattr(self._xp, name), self._xp)
         return self._cast[name]
 
-    def _tiles(self, dtype, keep_diagonal=False):
+    def _tiles(self, dtype, keep_diagonal=False, rows=None, work=None):
         """Upper-triangular tiles ``(i0, i1, j0, j1, C[i0:i1, j0:j1])`` of the symmetric matrix.
 
-        With a fused plan on NumPy each tile is a view of the operator's workspace, overwritten by the
-        next one: the callers use every tile before asking for the next.
+        ``rows``: the first rows of the tile rows to go through (default all, in order); ``work``: the
+        :class:`spectral.tiles.Workspace` of the tiles (default the operator's own; a part run beside others
+        in one process brings its own). With a fused plan on NumPy each tile is a view of the workspace,
+        overwritten by the next one: the callers use every tile before asking for the next.
         """
         n, t = self.shape[0], self.tile
         compiled = self._compiled()
         if self.plan is not None:
             pa, _ = self._prepare()
-            work = self._workspace()
+            work = self._workspace() if work is None else work
             if compiled:
                 pt, buf = self._compiled_columns(), work.get("d", np.float64)
                 scratch = work.get("scratch", np.float64, (3, t))
         else:
             pts = self._points(dtype)
-        for i0 in range(0, n, t):
+        for i0 in (range(0, n, t) if rows is None else rows):
             i1 = min(n, i0 + t)
             if self.plan is None:
                 xi = pts[i0:i1, ...]
@@ -319,7 +353,7 @@ class KernelOperator:
 
     # ---------------------------------------------------------------------------- products
 
-    def matmat(self, X, *, tile_dtype=None):
+    def matmat(self, X, *, tile_dtype=None, check_finite=True):
         """``C @ X`` for ``X`` of shape (m,) or (m, k): the kernel is evaluated once for all k columns.
 
         Parameters
@@ -330,16 +364,27 @@ class KernelOperator:
         tile_dtype : {None, "float32", "float64"}
             Precision of the distances and scores (default the operator's dtype); the products are
             accumulated in the dtype of ``X``.
+        check_finite : bool
+            Refuse a NaN or inf in ``X`` (default). A pass over ``X`` and, on a GPU, a host synchronisation
+            per product: the toolkit's eigensolvers, whose vectors are finite by construction (they check
+            each product's result), pass ``False``. The device memory of a fused CUDA product is checked
+            once per operator and number of columns (not per product).
         """
         xp = self._xp
-        X = _as_block(X, self.shape[1], "X", like=self.x)
+        X = _as_block(X, self.shape[1], "X", like=self.x, finite=check_finite)
         tdt = self.dtype if tile_dtype is None else getattr(xp, check_option("tile_dtype", tile_dtype,
                                                                              ("float32", "float64")))
         vector = X.ndim == 1
         X2 = xp.reshape(X, (-1, 1)) if vector else X
-        if self._on_device():
+        remote = self._distributed()
+        if remote is not None:  # the parts on a Dask cluster (spectral.distributed)
+            out = remote.matmat(X2, dtype_name(tdt))
+        elif (self.parts or 1) > 1:
+            plan = self.layout()
+            out = plan.combine([self.part_matmat(part, X2, tile_dtype=dtype_name(tdt)) for part in plan.parts], xp)
+        elif self._on_device():
             pa, pb = self._prepare()
-            out = self.plan.device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
+            out = self._device_product(pa, pb, X2, tile_dtype=dtype_name(tdt), zero_diagonal=self.zero_diagonal)
             out = _cast(out, X2.dtype, xp)
         elif self.symmetric:
             out = self._symmetric_product(X2, tdt)
@@ -351,9 +396,11 @@ class KernelOperator:
             out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         return xp.reshape(out, (-1,)) if vector else out
 
-    def _blocks_in(self, dtype):
-        """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``."""
+    def _blocks_in(self, dtype, first=0, last=None, keep_diagonal=False):
+        """Row blocks ``(start, stop, C[start:stop, :])`` with tiles in ``dtype``, of the rows ``[first, last)``
+        (``first`` a multiple of ``block_rows``; default every row)."""
         n, m = self.shape
+        last = n if last is None else last
         compiled = self._compiled()
         if self.plan is not None:
             pa, pb = self._prepare()
@@ -364,8 +411,8 @@ class KernelOperator:
         else:
             pts_x = self._points(dtype)
             pts_y = pts_x if self.y is self.x else _cast(self.y, dtype, self._xp)
-        for start in range(0, n, self.block_rows):
-            stop = min(n, start + self.block_rows)
+        for start in range(first, last, self.block_rows):
+            stop = min(last, start + self.block_rows)
             if compiled:
                 c = self.plan.compiled_tile(np.empty((stop - start, m)), pa, pt, (start, stop), (0, m), dtype, scratch)
                 if dtype_name(dtype) != "float64":
@@ -374,20 +421,25 @@ class KernelOperator:
                 c = self.plan.tile(pa[start:stop, ...], pb, dtype)
             else:
                 c = self._score(pts_x[start:stop, ...], pts_y, stop - start, self.shape[1])
-            if self.zero_diagonal:
+            if self.zero_diagonal and not keep_diagonal:
                 c = self._without_diagonal(c, start)
             yield start, stop, c
 
-    def _symmetric_product(self, X, tile_dtype):
-        """``C @ X`` from the tiles on and above the diagonal, each used for ``C_IJ X_J`` and ``C_IJ^T X_I``."""
+    def _symmetric_product(self, X, tile_dtype, rows=None, work=None):
+        """``C @ X`` from the tiles on and above the diagonal, each used for ``C_IJ X_J`` and ``C_IJ^T X_I``.
+
+        ``rows``: only the tile rows starting there (the others' contributions are left out: a partial sum of
+        a :class:`Part`); ``work``: the workspace of the tiles (see :meth:`_tiles`).
+        """
         xp = self._xp
         n, k = X.shape
         acc = X.dtype
         if xp is np:
             out = np.zeros((n, k), dtype=acc)
-            work = self._workspace() if self.plan is not None else None
+            if self.plan is not None and work is None:
+                work = self._workspace()
             part = np.empty((self.tile, k), dtype=acc)
-            for i0, i1, j0, j1, c in self._tiles(tile_dtype):
+            for i0, i1, j0, j1, c in self._tiles(tile_dtype, rows=rows, work=work):
                 if c.dtype != acc:  # float32 tiles: cast into a reused buffer (float64 accumulation)
                     c = _cast(c, acc, xp) if work is None else _cast_into(c, work.get("acc", acc))
                 p = part[: i1 - i0]
@@ -400,14 +452,171 @@ class KernelOperator:
             return out
         starts = list(range(0, n, self.tile))
         parts = {s: None for s in starts}
-        for i0, i1, j0, j1, c in self._tiles(tile_dtype):
+        for i0, i1, j0, j1, c in self._tiles(tile_dtype, rows=rows):
             c = _cast(c, acc, xp)
             p = c @ X[j0:j1, ...]
             parts[i0] = p if parts[i0] is None else parts[i0] + p
             if j0 != i0:
                 q = matrix_transpose(c) @ X[i0:i1, ...]
                 parts[j0] = q if parts[j0] is None else parts[j0] + q
+        if rows is not None:  # tile rows no tile of this part reached: zeros
+            for s in starts:
+                if parts[s] is None:
+                    parts[s] = xp.zeros((min(n, s + self.tile) - s, k), dtype=acc)
         return parts[starts[0]] if len(starts) == 1 else xp.concat([parts[s] for s in starts], axis=0)
+
+    # ------------------------------------------------------------------------------- parts
+
+    def layout(self, parts=None, *, device=None) -> ProductLayout:
+        """The block plan of the products in ``parts`` parts (default :attr:`parts`, else 1).
+
+        Three layouts, by where the tiles run (``device``: True for a CUDA device, default where this
+        operator's products run):
+
+        * host, keys = queries: the tile rows of the symmetric products, dealt to the parts back and forth
+          (part ``p`` takes tile rows ``p``, ``2P - 1 - p``, ``2P + p``, ...: near-equal numbers of tiles);
+          each part's product is an ``(n, k)`` partial sum and the parts are added in a fixed binary tree
+          (:func:`tree_sum`), so every kernel entry is still evaluated once;
+        * host, other keys: consecutive runs of row blocks, stacked;
+        * CUDA device: consecutive row ranges, one kernel launch each, stacked.
+
+        The number of parts is capped by the tile rows, row blocks or rows there are. The same layout gives
+        the same bits in one process (:attr:`parts`) and on a cluster (:mod:`spectral.distributed`), whatever
+        the number of workers and whichever worker runs which part.
+        """
+        count = (self.parts or 1) if parts is None else check_int("parts", parts, low=1)
+        device = self._on_device() if device is None else bool(device)
+        n = self.shape[0]
+        if device:
+            count = max(1, min(count, n))
+            bounds = [(p * n // count, (p + 1) * n // count) for p in range(count)]
+            return ProductLayout("stack", tuple(Part(p, rows=b) for p, b in enumerate(bounds)), device=True)
+        if self.symmetric:
+            starts = list(range(0, n, self.tile))
+            count = max(1, min(count, len(starts)))
+            dealt = [[] for _ in range(count)]
+            for i, start in enumerate(starts):
+                turn, pos = divmod(i, count)
+                dealt[pos if turn % 2 == 0 else count - 1 - pos].append(start)
+            return ProductLayout("sum", tuple(Part(p, tile_rows=tuple(rows)) for p, rows in enumerate(dealt)))
+        blocks = -(-n // self.block_rows)
+        count = max(1, min(count, blocks))
+        edges = [min(n, (p * blocks // count) * self.block_rows) for p in range(count + 1)]
+        return ProductLayout("stack", tuple(Part(p, rows=(edges[p], edges[p + 1])) for p in range(count)))
+
+    def part_matmat(self, part: Part, X, *, tile_dtype=None):
+        """One part's share of ``C @ X`` (``X`` of shape (m, k)): its rows of ``C @ X`` (a row part), or the
+        ``(n, k)`` partial sum of its tile rows' tiles (a tile part); see :meth:`layout`."""
+        xp = self._xp
+        X = _as_block(X, self.shape[1], "X", like=self.x)
+        tdt = self.dtype if tile_dtype is None else getattr(xp, check_option("tile_dtype", tile_dtype,
+                                                                             ("float32", "float64")))
+        X2 = xp.reshape(X, (-1, 1)) if X.ndim == 1 else X
+        if part.tile_rows is not None:
+            if not self.symmetric:
+                raise InputError("a tile part needs keys = queries (a symmetric operator); use layout()")
+            return self._symmetric_product(X2, tdt, rows=part.tile_rows,
+                                           work=Workspace(self.tile) if xp is np and self.plan is not None else None)
+        r0, r1 = part.rows
+        if self._on_device():
+            pa, pb, X3 = self._device_slices(r0, X2)
+            out = self._device_product(pa[r0:r1, ...], pb, X3, tile_dtype=dtype_name(tdt),
+                                       zero_diagonal=self.zero_diagonal)
+            return _cast(out, X2.dtype, xp)
+        blocks = [_cast(c, X2.dtype, xp) @ X2 for _, _, c in self._blocks_in(tdt, r0, r1)]
+        return blocks[0] if len(blocks) == 1 else xp.concat(blocks, axis=0)
+
+    def part_row_sums(self, part: Part):
+        """One part's share of :meth:`row_sums`: ``(sums, smallest score)``; the sums are its rows' (a row part)
+        or an ``(n,)`` partial sum (a tile part); the smallest score is None where the part saw none."""
+        xp = self._xp
+        low = None
+        if part.tile_rows is not None:
+            n = self.shape[0]
+            parts = {}
+            work = Workspace(self.tile) if xp is np and self.plan is not None else None
+            for i0, i1, j0, j1, c in self._tiles(self.dtype, keep_diagonal=True, rows=part.tile_rows, work=work):
+                if i1 - i0 > 1 or j0 != i0:
+                    m = float(xp.min(c))
+                    low = m if low is None else min(low, m)
+                if self.zero_diagonal and j0 == i0:
+                    c = self._without_diagonal(c, 0)
+                p = xp.sum(c, axis=1)
+                parts[i0] = p if i0 not in parts else parts[i0] + p
+                if j0 != i0:
+                    q = xp.sum(c, axis=0)
+                    parts[j0] = q if j0 not in parts else parts[j0] + q
+            starts = range(0, n, self.tile)
+            pieces = [parts[s] if s in parts else xp.zeros(min(n, s + self.tile) - s, dtype=self.dtype) for s in starts]
+            return (pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=0)), low
+        r0, r1 = part.rows
+        if self._on_device():
+            pa, pb, _ = self._device_slices(r0, None)
+            ones = xp.ones((self.shape[1], 1), dtype=xp.float64)
+            sums, mins = self._device_product(pa[r0:r1, ...], pb, ones, tile_dtype=dtype_name(self.dtype),
+                                              zero_diagonal=self.zero_diagonal, row_min=True)
+            return _cast(sums[:, 0], self.dtype, xp), (float(xp.min(mins)) if r1 > r0 else None)
+        pieces = []
+        for start, _, c in self._blocks_in(self.dtype, r0, r1, keep_diagonal=True):
+            m = float(xp.min(c))
+            low = m if low is None else min(low, m)
+            if self.zero_diagonal:
+                c = self._without_diagonal(c, start)
+            pieces.append(xp.sum(c, axis=1))
+        return (pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=0)), low
+
+    def _device_slices(self, r0: int, X):
+        """Prepared points (and ``X``) for the device product of the rows from ``r0``: with ``zero_diagonal`` the
+        columns are rotated by ``r0`` (column ``j`` of the launch is column ``(j + r0) mod m``), so that the
+        kernel's ``i == j`` (local row, launch column) is the diagonal; rows from 0 take them as they are."""
+        pa, pb = self._prepare()
+        if not (self.zero_diagonal and r0):
+            return pa, pb, X
+        xp = self._xp
+        rolled = self.__dict__.setdefault("_rolled", {})
+        if r0 not in rolled:
+            rolled[r0] = xp.roll(pb, -r0, axis=0)
+        return pa, rolled[r0], (None if X is None else xp.roll(X, -r0, axis=0))
+
+    def on(self, xp, *, stand_in=None) -> KernelOperator:
+        """The same operator with its points in the namespace ``xp`` (``numpy``: the host copy a cluster
+        scatters; CuPy on a GPU worker: the worker's device), with the same block plan (tile, row blocks,
+        parts), tile engine and kernel.
+
+        ``stand_in``: ``(module, compiler)`` of a stand-in CUDA device (``xp`` NumPy; the tests run the CUDA
+        kernel's source compiled for the host, see :meth:`spectral.tiles.TilePlan.device_product`).
+        """
+        from spectral.floor.backend import to_numpy
+
+        def move(a):
+            if xp is np:
+                return to_numpy(a)
+            return xp.asarray(to_numpy(a))
+
+        x = move(self.x)
+        copy = KernelOperator(x, kernel=self.kernel, distance=self.distance,
+                              y=None if self.symmetric else move(self.y), block_rows=self.block_rows,
+                              zero_diagonal=self.zero_diagonal, tile=self.tile, fused=self.plan is not None,
+                              engine=self.plan.engine if self.plan is not None else "auto", parts=self.parts)
+        if stand_in is not None:
+            if copy.plan is None or copy.plan.kind not in PROFILES or copy._xp is not np:
+                raise InputError("a stand-in device needs NumPy points and a fused compiled profile")
+            copy._device_hooks = tuple(stand_in)
+            copy.tiles = copy.plan.describe("cupy") + " (a stand-in device)"
+        return copy
+
+    def _distributed(self):
+        """The operator's products on a Dask cluster (its ``client``, else an enclosing ``use_client``), or None."""
+        import sys
+
+        if self.client is None:
+            module = sys.modules.get("spectral.distributed")  # no cluster was ever entered: not even imported
+            workers = None if module is None else module.current()
+            if workers is None or self.shape[0] < workers.min_rows:
+                return None
+        from spectral.distributed import remote_products  # a cluster is in use: Dask is imported there
+
+        return remote_products(self)
 
     def matvec(self, v):
         """``C @ v`` for ``v`` of shape (m,) or (m, k) (tiles in the operator's dtype)."""
@@ -422,7 +631,7 @@ class KernelOperator:
         if self._on_device():  # C(x, y)^T = C(y, x): the distances are symmetric in their arguments
             pa, pb = self._prepare()
             v2 = self._xp.reshape(v, (-1, 1)) if v.ndim == 1 else v
-            out = _cast(self.plan.device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
+            out = _cast(self._device_product(pb, pa, v2, tile_dtype=dtype_name(self.dtype)), v.dtype, self._xp)
             return self._xp.reshape(out, (-1,)) if v.ndim == 1 else out
         out = None
         for start, stop, c in self._blocks():
@@ -442,11 +651,20 @@ class KernelOperator:
         """
         xp = self._xp
         low = None
+        remote = self._distributed()
+        if remote is not None or (self.parts or 1) > 1:  # the parts, on a Dask cluster or here
+            if remote is not None:
+                sums, low = remote.row_sums()
+            else:
+                plan = self.layout()
+                sums, low = plan.combine_row_sums([self.part_row_sums(part) for part in plan.parts], xp)
+            self.min_score = None if (self.zero_diagonal and not self.symmetric) else low
+            return sums
         if self._on_device():  # one kernel: the sums against a column of ones, and each row's smallest score
             pa, pb = self._prepare()
             ones = xp.ones((self.shape[1], 1), dtype=xp.float64)
-            sums, mins = self.plan.device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
-                                                  zero_diagonal=self.zero_diagonal, row_min=True)
+            sums, mins = self._device_product(pa, pb, ones, tile_dtype=dtype_name(self.dtype),
+                                              zero_diagonal=self.zero_diagonal, row_min=True)
             low = float(xp.min(mins)) if self.shape[0] else None
             self.min_score = low
             return _cast(sums[:, 0], self.dtype, xp)
@@ -547,11 +765,11 @@ def _cast(c, dtype, xp):
     return xp.astype(c, dtype) if hasattr(xp, "astype") else c.astype(dtype)
 
 
-def _as_block(X, length: int, name: str, *, like):
-    """``X`` as a finite real array of shape (length,) or (length, k) in the namespace of ``like``,
-    keeping a floating dtype of its own (float64 accumulation with float32 points)."""
+def _as_block(X, length: int, name: str, *, like, finite: bool = True):
+    """``X`` as a real array of shape (length,) or (length, k) in the namespace of ``like``, finite unless
+    ``finite=False``, keeping a floating dtype of its own (float64 accumulation with float32 points)."""
     xp = array_namespace(like)
-    X = like_array(X, name, like=like, keep_dtype=True)
+    X = like_array(X, name, like=like, keep_dtype=True, finite=finite)
     if X.ndim not in (1, 2) or X.shape[0] != length:
         raise InputError(f"{name} must have shape ({length},) or ({length}, k), got {tuple(X.shape)}")
     if numpy_dtype(X.dtype).itemsize < numpy_dtype(like.dtype).itemsize:

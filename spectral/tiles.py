@@ -16,9 +16,9 @@ and whose distance declares its geometry evaluates its tiles through a :class:`T
 * CuPy: one CUDA kernel (:func:`cuda_source`) computes a whole block product ``C @ X``: each thread owns
   a row, evaluates the distance and the score of every column in registers (float32 or float64 score
   arithmetic) and accumulates ``score * X[j, :]`` in float64; no tile is stored, nothing goes to the
-  host, one launch per product (columns split over ``gridDim.y`` for small ``n``, the partial sums added
-  one after the other in chunk order, so a device gives the same result every run; the number of chunks
-  follows the device's multiprocessors, so two device models can differ at round-off);
+  host, one launch per product of up to 32 columns (columns split over ``gridDim.y`` for small ``n``, and the
+  partial sums added in chunk order by a second kernel, :func:`cuda_sum_source`); see "Reproducibility"
+  below;
 * a ``custom`` profile (a function, e.g. a user's ``Phi`` through ``weyl --kernel``): the fused distances of
   either engine's geometry code (NumPy in place on the host, array code on CuPy), then the function on each
   tile of scaled distances.
@@ -29,6 +29,18 @@ Recognised distances: methods of an object with ``tile_distance(name)`` (``manif
 describe themselves. Anything else keeps the generic path, and the operator records why
 (:attr:`spectral.KernelOperator.tiles`; a kernel without a profile on a fusable distance also warns once,
 :class:`GenericTilesWarning`).
+
+Reproducibility on a CUDA device: the launch shape (:func:`launch_shape`: row blocks, column chunks) depends
+on ``n`` and ``m`` only, never on the device (a fixed :data:`CUDA_TARGET_BLOCKS`), each thread adds its columns
+in index order with ``fma``, and the partial sums of the chunks are added one after the other in chunk order:
+a product is bitwise the same on every run, with the same order of operations on every device model. Its bits
+can still differ between GPU architectures or CUDA versions, which compile the same source to different
+machine code (where multiply-adds are contracted into FMAs, libdevice's ``exp``/``log``). The solvers around
+the product use cuBLAS and cuSOLVER, whose documented guarantee is bitwise results per toolkit version on
+GPUs "with the same architecture and the same number of SMs" (cuBLAS guide, "Results reproducibility"), one
+stream. Claimed, then: a whole device solve is bitwise reproducible per device model (an H100 PCIe, 114 SMs,
+and an H100 SXM, 132, can differ at round-off; one H200 always gives the same bits), and agrees with the host
+to round-off, which is all the checks rely on.
 
 References
 ----------
@@ -52,8 +64,8 @@ from spectral.floor.distance import sq_distance_tile
 from spectral.profiles import TileProfile, kernel_profile
 from spectral.floor.validation import InputError, check_option
 
-__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "distance_geometry", "host_engine",
-           "plan_or_reason", "tile_plan", "warn_generic"]
+__all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "cuda_sum_source", "cuda_variants",
+           "distance_geometry", "host_engine", "plan_or_reason", "tile_plan", "warn_generic"]
 
 TWO_PI = 2.0 * math.pi
 GEOMETRIES = ("circle", "sphere", "chordal")
@@ -70,6 +82,13 @@ CUDA_WIDTHS = (1, 4, 8, 16, 32)
 CUDA_THREADS = 128
 #: Columns of one thread's share of a row (``gridDim.y`` splits the columns into chunks of at least this).
 CUDA_MIN_CHUNK = 128
+#: Blocks a product launch aims for when rows alone give fewer: 4 per multiprocessor of a 132-multiprocessor
+#: device (H100 SXM, H200). A constant, not the device's count, so that the column chunks, and with them the
+#: order of every sum, are the same on every device model (an H100 PCIe has 114 multiprocessors, an A100 108,
+#: a B200 148: the launch is the same there, at most a partly filled last wave for small n).
+CUDA_TARGET_BLOCKS = 4 * 132
+#: Threads per block of the kernel that adds the partial sums of the column chunks.
+CUDA_SUM_THREADS = 256
 
 
 class GenericTilesWarning(UserWarning):
@@ -254,7 +273,7 @@ class TilePlan:
     # ---------------------------------------------------------------------------------- CUDA
 
     def device_product(self, pa, pb, X, *, tile_dtype: str, zero_diagonal: bool = False, row_min: bool = False,
-                       _module=None, _compile=None):
+                       check_memory: bool = True, _module=None, _compile=None):
         """``C(a, b) @ X`` on a CUDA device in one kernel launch per 32 columns (float64 accumulation).
 
         Parameters
@@ -269,10 +288,13 @@ class TilePlan:
             Leave out ``C_ii`` (keys = queries).
         row_min : bool
             Also return the smallest score of each row (the diagonal included, before it is zeroed).
+        check_memory : bool
+            Compare :meth:`device_bytes` with the device's free memory first (a driver call; the caller that
+            repeats products of one size checks once, :class:`spectral.KernelOperator` per width).
         _module, _compile
             Tests only: an array module standing in for CuPy (NumPy) and a compiler of :func:`cuda_source`
-            returning a launcher ``f(grid, block, args)`` (the source built for the host); default CuPy and
-            ``cupy.RawKernel``.
+            and :func:`cuda_sum_source` returning a launcher ``f(grid, block, args)`` (the source built for
+            the host); default CuPy and ``cupy.RawKernel``.
 
         Returns
         -------
@@ -280,64 +302,65 @@ class TilePlan:
 
         Notes
         -----
-        Nothing is synchronised with the host: the launches and the sums of the partial results are queued
-        on the current stream. The only allocations are the result, the partial sums of the column chunks
-        (``chunks * n * k`` floats; one chunk from ``n >= 4 * 128 * multiprocessors``) and contiguous float64
-        copies of ``X`` and the points where they are not already; :meth:`device_bytes` is their estimate.
-        The partial sums of the chunks are added one after the other in chunk order (not by ``cupy.sum``,
-        whose order is CuPy's): a device repeats its results bitwise; the chunk count follows the number
-        of multiprocessors, so devices with different counts can differ at round-off.
+        Nothing is synchronised with the host and no device attribute is read: the launches are queued on
+        the current stream. Allocations: the result, the partial sums of the column chunks (``chunks * n *
+        min(k, 32)`` floats, only when there are two chunks or more: ``n < 4 * 132 * 128``), a float64
+        contiguous copy of ``X`` and of the points where they are not already; :meth:`device_bytes` is their
+        estimate. With one chunk the product kernel writes the result in place; otherwise the partial sums are
+        added in chunk order by one launch of :func:`cuda_sum_source` (see the module's "Reproducibility").
         """
         if self.kind not in PROFILES:
             raise ValueError(f"no CUDA product for a {self.kind!r} profile (its tiles run as array code)")
         cp = sys.modules["cupy"] if _module is None else _module
         n, m = int(pa.shape[0]), int(pb.shape[0])
         dims = 1 if self.geometry == "circle" else int(pa.shape[1])
+        k = int(X.shape[1])
         with _device_of(pa):
-            sms = _multiprocessors(cp) if _module is None else 2
-            if _module is None:  # the device's memory checked before anything is allocated on it
-                from spectral.floor.memory import check_memory
+            if check_memory and _module is None:  # the device's memory, before anything is allocated on it
+                from spectral.floor.memory import check_memory as check
 
-                check_memory(self.device_bytes(n, m, int(X.shape[1]), dims, sms),
-                             what=f"fused kernel product of an ({n}, {m}) operator with {int(X.shape[1])} columns",
-                             alternative="multiply fewer columns at a time", device="gpu")
+                check(self.device_bytes(n, m, k, dims),
+                      what=f"fused kernel product of an ({n}, {m}) operator with {k} columns",
+                      alternative="multiply fewer columns at a time", device="gpu")
             pa, pb = cp.ascontiguousarray(pa), cp.ascontiguousarray(pb)
             X = cp.ascontiguousarray(X, dtype=cp.float64)
-            k = int(X.shape[1])
-            rows, chunks, chunk = launch_shape(n, m, sms)
+            rows, chunks, chunk = launch_shape(n, m)
             out = cp.empty((n, k), dtype=cp.float64)
             mins = cp.empty((chunks, n), dtype=cp.float64) if row_min else None
+            part = cp.empty((chunks, n, min(k, CUDA_WIDTHS[-1])), dtype=cp.float64) if chunks > 1 else None
+            summed = None
             for c0 in range(0, max(k, 1), CUDA_WIDTHS[-1]):
                 c1 = min(k, c0 + CUDA_WIDTHS[-1])
                 width = next(w for w in CUDA_WIDTHS if w >= c1 - c0)
-                if _compile is None:
-                    kern = _cuda_kernel(self.geometry, self.kind, width, tile_dtype, dims)
-                else:
-                    kern = _compile(cuda_source(self.geometry, self.kind, width, tile_dtype, dims))
-                part = cp.empty((chunks, n, c1 - c0), dtype=cp.float64)
-                Xc = cp.ascontiguousarray(X[:, c0:c1])
+                source = cuda_source(self.geometry, self.kind, width, tile_dtype, dims)
+                kern = _cuda_kernel(self.geometry, self.kind, width, tile_dtype, dims) if _compile is None else \
+                    _compile(source)
                 keep_min = row_min and c0 == 0
+                # one chunk: straight into the result's columns c0:c1; else the chunks' partial sums (chunks, n, c1 - c0)
+                target, ldo, ocol = (out, k, c0) if part is None else (part, c1 - c0, 0)
                 kern((rows, chunks), (CUDA_THREADS,),
-                     (pa, pb, Xc, part, mins if keep_min else part, np.int32(n), np.int32(m), np.int32(c1 - c0),
-                      np.int32(chunk), np.int32(1 if zero_diagonal else 0), np.int32(1 if keep_min else 0),
+                     (pa, pb, X, target, mins if keep_min else target, np.int32(n), np.int32(m), np.int32(c1 - c0),
+                      np.int32(k), np.int32(c0), np.int32(ldo), np.int32(ocol), np.int32(chunk),
+                      np.int32(1 if zero_diagonal else 0), np.int32(1 if keep_min else 0),
                       np.float64(self.profile.scale), np.float64(self._cuda_constant())))
-                total = part[0]
-                for c in range(1, chunks):  # chunk order, not cupy.sum's: the same result on every run
-                    total = total + part[c]
-                out[:, c0:c1] = total
+                if part is not None:  # the chunks added in chunk order, into the result's columns c0:c1
+                    if summed is None:
+                        summed = _cuda_sum_kernel() if _compile is None else _compile(cuda_sum_source())
+                    size = n * (c1 - c0)
+                    summed((max(1, -(-size // CUDA_SUM_THREADS)),), (CUDA_SUM_THREADS,),
+                           (part, out, np.int32(n), np.int32(c1 - c0), np.int32(chunks), np.int32(k), np.int32(c0)))
             if row_min:
-                low = mins[0]
-                for c in range(1, chunks):
-                    low = cp.minimum(low, mins[c])
-                return out, low
+                return out, cp.min(mins, axis=0)  # a minimum is exact in any order
             return out
 
     @staticmethod
-    def device_bytes(n: int, m: int, k: int, dims: int = 1, multiprocessors: int = 132) -> int:
-        """Device bytes :meth:`device_product` allocates for an (n, m) operator and k columns (float64)."""
-        _, chunks, _ = launch_shape(n, m, multiprocessors)
+    def device_bytes(n: int, m: int, k: int, dims: int = 1) -> int:
+        """Device bytes :meth:`device_product` allocates for an (n, m) operator and k columns (float64): the
+        result, the chunks' partial sums (two chunks or more), a float64 copy of ``X``, the points, the row minima."""
+        _, chunks, _ = launch_shape(n, m)
         width = min(k, CUDA_WIDTHS[-1])
-        return 8 * (n * k + (chunks + 1) * n * width + m * k + m * width + (n + m) * dims + 2 * chunks * n)
+        partial = chunks * n * width if chunks > 1 else 0
+        return 8 * (n * k + partial + m * k + (n + m) * dims + 2 * chunks * n)
 
     def _cuda_constant(self) -> float:
         """The profile's constant as the CUDA kernel takes it: -beta, p, or -1 / (2 eps)."""
@@ -375,14 +398,16 @@ def _sq_into(pa, pb, outer, acc, tmp):
         acc += tmp
 
 
-def launch_shape(n: int, m: int, multiprocessors: int) -> tuple[int, int, int]:
+def launch_shape(n: int, m: int) -> tuple[int, int, int]:
     """``(row blocks, column chunks, columns per chunk)`` of a product launch.
 
-    One thread per row in blocks of :data:`CUDA_THREADS`; when that gives fewer than four blocks per
-    multiprocessor the columns are split into chunks (``gridDim.y``) of at least :data:`CUDA_MIN_CHUNK`.
+    One thread per row in blocks of :data:`CUDA_THREADS`; when that gives fewer than
+    :data:`CUDA_TARGET_BLOCKS` blocks the columns are split into chunks (``gridDim.y``) of at least
+    :data:`CUDA_MIN_CHUNK`. A function of ``n`` and ``m`` alone: the same launch, hence the same order of
+    the sums, on every device.
     """
     rows = max(1, -(-n // CUDA_THREADS))
-    chunks = max(1, min(-(-4 * multiprocessors // rows), m // CUDA_MIN_CHUNK))
+    chunks = max(1, min(-(-CUDA_TARGET_BLOCKS // rows), m // CUDA_MIN_CHUNK))
     chunk = max(1, -(-m // chunks))
     return rows, max(1, -(-m // chunk)), chunk
 
@@ -393,28 +418,18 @@ def _device_of(a):
     return dev if hasattr(dev, "__enter__") else contextlib.nullcontext()
 
 
-def _multiprocessors(cp) -> int:
-    """Multiprocessors of the current device (read once per device: a driver call, kept out of every product)."""
-    try:
-        return _multiprocessors_of(int(cp.cuda.Device().id))
-    except (AttributeError, KeyError, RuntimeError):
-        return 132  # an H100
-
-
-@functools.cache
-def _multiprocessors_of(device_id: int) -> int:
-    cp = sys.modules["cupy"]
-    try:
-        return int(cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
-    except (AttributeError, KeyError, RuntimeError):
-        return 132
-
-
 @functools.cache
 def _cuda_kernel(geometry: str, profile: str, width: int, tile_dtype: str, dims: int):
     """The compiled product kernel (``cupy.RawKernel``; CuPy also caches the binary on disk)."""
     cp = sys.modules["cupy"]
     return cp.RawKernel(cuda_source(geometry, profile, width, tile_dtype, dims), "kernel_operator_product")
+
+
+@functools.cache
+def _cuda_sum_kernel():
+    """The compiled chunk-sum kernel (``cupy.RawKernel``)."""
+    cp = sys.modules["cupy"]
+    return cp.RawKernel(cuda_sum_source(), "kernel_operator_chunk_sum")
 
 
 # ------------------------------------------------------------------------------------ CUDA source
@@ -473,8 +488,12 @@ def cuda_source(geometry: str, profile: str, width: int, tile_dtype: str, dims: 
     Thread ``i`` of block ``(bx, by)`` owns row ``i = bx * blockDim.x + threadIdx.x`` and the columns
     ``[by * chunk, min(m, (by + 1) * chunk))``; it computes the float64 distance, the score in ``real``
     (``float`` or ``double``: ``tile_dtype``), flushes a subnormal score to 0 (as the kernels do), zeroes
-    ``C_ii`` when asked, and accumulates ``score * X[j, c]`` for the ``k <= WIDTH`` columns in float64
-    registers (``WIDTH`` is a compile-time constant, so the accumulators never spill to local memory).
+    ``C_ii`` when asked, and accumulates ``score * X[j, xcol + c]`` for the ``k <= WIDTH`` columns in float64
+    registers (``WIDTH`` and ``DIMS`` are compile-time constants: the accumulators and the row's coordinates
+    stay in registers up to ``DIMS = 64`` at every width, NVRTC 12.9 and 13.5 for sm_90; from ``DIMS = 128``
+    the coordinates spill to local memory: benchmarks/README.md, ``benchmarks/cuda_resources.py``). ``X`` is ``(m, ldx)`` row-major; the sums go to
+    ``part[(by * n + i) * ldo + ocol + c]``: the chunk's partial sums, or the result's columns when there is
+    one chunk.
     Plain C++ apart from ``__global__``, ``blockIdx``, ``blockDim`` and ``threadIdx`` (the tests compile it
     on the host with those defined, and with NVRTC where it is installed).
     """
@@ -498,8 +517,8 @@ typedef {real} real;
 extern "C" __global__ void kernel_operator_product(
     const double* __restrict__ pa, const double* __restrict__ pb, const double* __restrict__ X,
     double* __restrict__ part, double* __restrict__ mins,
-    const int n, const int m, const int k, const int chunk, const int zero_diagonal, const int row_min,
-    const double scale, const double constant)
+    const int n, const int m, const int k, const int ldx, const int xcol, const int ldo, const int ocol,
+    const int chunk, const int zero_diagonal, const int row_min, const double scale, const double constant)
 {{
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -518,13 +537,13 @@ extern "C" __global__ void kernel_operator_product(
         double sd = (double) s;
         if (sd < low) low = sd;
         if (zero_diagonal && i == j) sd = 0.0;
-        const double* xr = X + (long long) j * k;
+        const double* xr = X + (long long) j * ldx + xcol;
         #pragma unroll
         for (int c = 0; c < WIDTH; ++c) {{
             if (c < k) acc[c] = fma(sd, xr[c], acc[c]);
         }}
     }}
-    double* out = part + ((long long) blockIdx.y * n + i) * k;
+    double* out = part + ((long long) blockIdx.y * n + i) * ldo + ocol;
     #pragma unroll
     for (int c = 0; c < WIDTH; ++c) {{
         if (c < k) out[c] = acc[c];
@@ -532,6 +551,52 @@ extern "C" __global__ void kernel_operator_product(
     if (row_min) mins[(long long) blockIdx.y * n + i] = low;
 }}
 """
+
+
+def cuda_sum_source() -> str:
+    """CUDA C++ source of the kernel adding the chunks' partial sums: ``out[i, ocol + c] = sum_b part[b, i, c]``.
+
+    ``part`` is ``(chunks, n, k)``; thread ``t`` owns entry ``(i, c) = divmod(t, k)`` and adds the chunks one
+    after the other, ``((p_0 + p_1) + p_2) + ...`` (plain additions, which CUDA never reorders or contracts):
+    the same bits on every run, whatever the grid. ``out`` is ``(n, ldo)`` row-major.
+    """
+    return """// generated by spectral.tiles.cuda_sum_source()
+extern "C" __global__ void kernel_operator_chunk_sum(
+    const double* __restrict__ part, double* __restrict__ out,
+    const int n, const int k, const int chunks, const int ldo, const int ocol)
+{
+    const long long size = (long long) n * k;
+    const long long t = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= size) return;
+    double s = part[t];
+    for (int b = 1; b < chunks; ++b) s += part[(long long) b * size + t];
+    const long long i = t / k;
+    out[i * ldo + ocol + (t - i * k)] = s;
+}
+"""
+
+
+#: Numbers of coordinates :func:`cuda_variants` compiles by default: S^1 and S^2 (2, 3), S^16 (17: the largest
+#: ``weyl --dim``), 64 (the most a row keeps in registers at width 32, NVRTC 12.9 and 13.5 for sm_90) and two
+#: embedding sizes of attention (128, 768), where the row's coordinates spill (benchmarks/README.md).
+CUDA_DIMS = (2, 3, 17, 64, 128, 768)
+
+
+def cuda_variants(dims=CUDA_DIMS):
+    """Every CUDA source this module generates, as ``(label, source)``: the chunk sum, then the product kernel of
+    each geometry, profile, width and tile dtype, the circle with its one angle, the sphere and the chordal
+    distance at each number of coordinates in ``dims`` (the chordal distance also at 1). ``custom`` profiles
+    generate no CUDA (:func:`cuda_source` refuses them: their tiles run as array code)."""
+    yield "chunk_sum", cuda_sum_source()
+    for geometry in GEOMETRIES:
+        counts = (1,) if geometry == "circle" else tuple(d for d in dims if d >= 2) + ((1,) if geometry == "chordal"
+                                                                                      else ())
+        for d in counts:
+            for profile in PROFILES:
+                for tile_dtype in ("float32", "float64"):
+                    for width in CUDA_WIDTHS:
+                        yield (f"{geometry}/{profile}/{tile_dtype}/w{width}/D{d}",
+                               cuda_source(geometry, profile, width, tile_dtype, d))
 
 
 # ---------------------------------------------------------------------------------- recognition

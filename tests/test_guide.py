@@ -17,7 +17,7 @@ _BLOCK = re.compile(r"<!-- example: (docs/examples/[\w.]+\.py) -->\n```python\n(
 def test_the_guide_shows_every_example_as_it_is():
     guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     shown = dict(_BLOCK.findall(guide))
-    assert sorted(shown) == [p.relative_to(ROOT).as_posix() for p in EXAMPLES] and len(shown) == 4
+    assert sorted(shown) == [p.relative_to(ROOT).as_posix() for p in EXAMPLES] and len(shown) == 5
     for name, code in shown.items():
         assert code == (ROOT / name).read_text(encoding="utf-8"), f"docs/guide.md: copy {name} again"
 
@@ -33,14 +33,15 @@ def isolated(monkeypatch):
             del sys.modules[name]
 
 
-#: the rate example decides a Monte Carlo order with a few thousand repeats per size: seconds, the slow tier
-_SLOW_EXAMPLES = ("check_your_rate.py",)
+#: the rate example decides a Monte Carlo order with a few thousand repeats per size, the spectrum example starts
+#: worker processes and computes a spectrum twice: seconds, the slow tier
+_SLOW_EXAMPLES = ("check_your_rate.py", "spectrum_on_dask.py")
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in _SLOW_EXAMPLES else p
                                   for p in EXAMPLES], ids=lambda p: p.name)
 def test_example_runs(path, isolated, capsys):
-    if path.name == "sweep_on_dask.py":
+    if path.name in ("sweep_on_dask.py", "spectrum_on_dask.py"):
         pytest.importorskip("dask.distributed")
     runpy.run_path(str(path), run_name="__main__")  # each example asserts its own outcome
     out = capsys.readouterr().out
@@ -51,6 +52,8 @@ def test_example_runs(path, isolated, capsys):
         assert "PASS attention_contract" in out and "FAIL attention_contract" in out and "temperature" in out
     if path.name == "sweep_on_dask.py":
         assert "pde_modes: 2 passed, 2 failed (4 runs)" in out
+    if path.name == "spectrum_on_dask.py":
+        assert "4 tile parts on a Dask cluster of 2 workers (cpu)" in out and "the same bits" in out
 
 
 def _readme_rate_block():

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 
-from spectral.floor.validation import InputError
+from spectral.floor.validation import InputError, UnavailableError
 from verify.core.claims import CHECKS, CONTRACT_CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
-from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, add_execution_options, execution, report_error
 from verify.core.progress import silenced
 from verify.core.provenance import toolkit_version
 from verify.core.runner import CATEGORIES, run_checks, summary_by_paper
@@ -82,6 +82,7 @@ def main(argv=None) -> int:
                         help="write DIR/index.html (one row per claim, figures embedded), DIR/report.json and "
                              "DIR/claims.md; DIR is created if missing")
     parser.add_argument("--quiet", action="store_true", help="one line per check, no failure details, no progress")
+    add_execution_options(parser)
     parser.add_argument("--version", action="version", version=f"attention-limits {toolkit_version()}")
     try:
         ns = parser.parse_args(argv)
@@ -101,7 +102,12 @@ def main(argv=None) -> int:
         return report_error("python -m verify", exc)
     extra = {k: v for k, v in (("seed", ns.seed), ("device", ns.device)) if v is not None}
     options = {"checks": list(names), "full": ns.full, **extra}
-    with silenced(ns.quiet):
+    try:
+        with silenced(ns.quiet):  # --quiet: no line about a local cluster either
+            context = execution(ns)
+    except (InputError, UnavailableError) as exc:
+        return report_error("python -m verify", exc)
+    with silenced(ns.quiet), context:
         rows = run_checks(names, full=ns.full, **extra)
         _print_rows(rows, ns.quiet)
         summary = summary_by_paper(rows)

@@ -41,6 +41,7 @@ runs on a GPU (``path="auto"`` takes it there): ``python -m verify.gl_eps_knn --
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -223,36 +224,51 @@ def degree_spectrum(lap, x_host, m: int, degrees) -> tuple[np.ndarray, list[floa
     return lam, vectors
 
 
-@CHECK.measurement
-def measure(p: Params, ctx: Context) -> Quantities:
-    """Sample, build the three graphs, take their low eigenpairs, and measure the errors."""
+def _draw(p: Params, xp, item) -> dict:
+    """One sample (size n, repeat j): per construction the lowest eigenvalues, the RMS sine per degree and the
+    graph's radius."""
     from manifolds import Circle, Sphere
 
-    xp = ctx.xp
+    n, j = item
     manifold = Circle() if p.m == 1 else Sphere(p.m)
-    density = 1.0 / (2 * math.pi if p.m == 1 else 4 * math.pi)
+    common = {"m": p.m, "density": 1.0 / (2 * math.pi if p.m == 1 else 4 * math.pi), "method": p.path}
+    with single_blas_thread():
+        x_host = manifold.sample(n, rng=child_rng(p.seed, "gl_eps_knn", p.m, n, j))
+        x = xp.asarray(x_host)
+        knn = _laplacian(x, graph="knn", k=k_neighbours(n, p.m), **common)
+        eps = float(xp.min(knn.radii))
+        graphs = {"knn": knn}
+        graphs["eps"] = _laplacian(x, graph="eps", eps=eps, **common)
+        graphs["gghs"] = _laplacian(x, graph="eps", eps=gghs_eps(n, p.m, p.gghs_scale), **common)
+        out = {}
+        for name, lap in graphs.items():
+            lam, vectors = degree_spectrum(lap, x_host, p.m, DEGREES)
+            out[name] = (lam, vectors, lap.eps)
+    return out
+
+
+@CHECK.measurement
+def measure(p: Params, ctx: Context) -> Quantities:
+    """Sample, build the three graphs, take their low eigenpairs, and measure the errors.
+
+    Each (size, repeat) is one independent draw of ``ctx.map`` (progress, ``--scheduler``, ``--resume``); a
+    draw costs about n k (the k-NN graph's pairs) on the sparse path, n^2 on the streamed one."""
     sizes = np.asarray(p.sizes)
     shape = (len(p.sizes), p.repeats)
     out = {name: (np.empty(shape + (_count(p.m),)), {l: np.empty(shape) for l in DEGREES}, np.empty(shape))
            for name in CONSTRUCTIONS}
-    common = {"m": p.m, "density": density, "method": p.path}
-    for i, n in enumerate(p.sizes):
-        k = k_neighbours(n, p.m)
-        with ctx.timed(f"n={n}"), single_blas_thread():
-            for j in range(p.repeats):
-                x_host = manifold.sample(n, rng=child_rng(p.seed, "gl_eps_knn", p.m, n, j))
-                x = xp.asarray(x_host)
-                knn = _laplacian(x, graph="knn", k=k, **common)
-                eps = float(xp.min(knn.radii))
-                graphs = {"knn": knn}
-                graphs["eps"] = _laplacian(x, graph="eps", eps=eps, **common)
-                graphs["gghs"] = _laplacian(x, graph="eps", eps=gghs_eps(n, p.m, p.gghs_scale), **common)
-                for name, lap in graphs.items():
-                    out[name][0][i, j], vectors = degree_spectrum(lap, x_host, p.m, DEGREES)
-                    for a, l in enumerate(DEGREES):
-                        out[name][1][l][i, j] = vectors[a]
-                    out[name][2][i, j] = lap.eps
-                del graphs, knn
+    items = [(int(n), j) for n in p.sizes for j in range(p.repeats)]
+    cost = (lambda it: it[0] * k_neighbours(it[0], p.m)) if p.path == "sparse" else (lambda it: float(it[0]) ** 2)
+    with ctx.timed("draws"):
+        draws = ctx.map(functools.partial(_draw, p, ctx.xp), items, label=lambda it: f"n={it[0]} repeat {it[1] + 1}",
+                        weight=cost)
+    for (n, j), draw in zip(items, draws):
+        i = list(p.sizes).index(n)
+        for name, (lam, vectors, eps) in draw.items():
+            out[name][0][i, j] = lam
+            for a, l in enumerate(DEGREES):
+                out[name][1][l][i, j] = vectors[a]
+            out[name][2][i, j] = eps
     errors = {name: Errors(eigenvalues=v, eigenvector=w, eps=e) for name, (v, w, e) in out.items()}
     ctx.note("the eps-graph of GL-3 takes eps = the smallest k-NN radius of the same sample (the paper's "
              "experiment), so it is a subgraph of the k-NN graph")

@@ -24,6 +24,7 @@ last two clusters takes a time growing like ``e^(beta (1 - <u, v>))`` (metastabi
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -112,35 +113,48 @@ def _times(t_max: float) -> np.ndarray:
     return np.unique(np.concatenate([2.0 ** np.arange(-2, k), [t_max]]))
 
 
+def _flow(p: Params, xp, item) -> tuple:
+    """One (d, beta, normalisation): the flow of the ``draws`` starts in d (the same starts for every beta);
+    ``(counts per output time and draw, final diameters, largest energy drop, largest norm error)``."""
+    from spectral import attention_energy, attention_flow, cluster_tokens
+    from spectral.floor.backend import to_numpy
+
+    d, beta, norm = item
+    times = _times(p.t_max)
+    X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "start", d), (p.draws, p.n), d))
+    clock = 1.0 if norm == "softmax" else float(np.exp(-beta))
+    flow = attention_flow(X0, beta=beta, times=times * clock, normalisation=norm, rtol=p.rtol, atol=1e-3 * p.rtol)
+    tokens = flow.tokens
+    counts = np.stack([np.asarray(cluster_tokens(tokens[k, ...], tol=p.tol).counts) for k in range(times.size)])
+    final = np.asarray(to_numpy(tokens[-1, ...]), dtype=float)
+    G = np.einsum("bid,bjd->bij", final, final)
+    diam = np.sqrt(np.maximum(2.0 - 2.0 * G.min(axis=(1, 2)), 0.0))
+    E = np.asarray(to_numpy(attention_energy(tokens, beta=beta)), dtype=float)
+    drop = float(np.max(np.maximum(-(E[1:] - E[:-1]), 0.0)) / np.max(np.abs(E)))
+    norms = np.asarray(to_numpy(xp.sqrt(xp.sum(tokens * tokens, axis=-1))), dtype=float)
+    return counts, diam, drop, float(np.max(np.abs(norms - 1.0)))
+
+
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
-    """Random starts per (d, beta, normalisation): cluster counts over time, final diameters, energy, norms."""
-    from spectral import attention_energy, attention_flow, attention_velocity, cluster_tokens
+    """Random starts per (d, beta, normalisation): cluster counts over time, final diameters, energy, norms.
+
+    Each (d, beta, normalisation) is one independent draw of ``ctx.map`` (progress, ``--scheduler``,
+    ``--resume``); its cost grows like n^2 d (the scores of every pair in d dimensions)."""
+    from spectral import attention_velocity
     from spectral.floor.backend import to_numpy
 
     xp = ctx.xp
     times = _times(p.t_max)
     counts, diam, drop = {}, {}, {}
     norm_error = 0.0
+    items = [(int(d), float(beta), norm) for d in p.dims for beta in p.betas for norm in NORMALISATIONS]
     with ctx.timed("flows"):
-        for d in p.dims:
-            X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "start", d), (p.draws, p.n), d))
-            for beta in p.betas:
-                for norm in NORMALISATIONS:
-                    clock = 1.0 if norm == "softmax" else float(np.exp(-beta))
-                    flow = attention_flow(X0, beta=beta, times=times * clock, normalisation=norm, rtol=p.rtol,
-                                          atol=1e-3 * p.rtol)
-                    key = (int(d), float(beta), norm)
-                    tokens = flow.tokens
-                    counts[key] = np.stack([np.asarray(cluster_tokens(tokens[k, ...], tol=p.tol).counts)
-                                            for k in range(times.size)])
-                    final = np.asarray(to_numpy(tokens[-1, ...]), dtype=float)
-                    G = np.einsum("bid,bjd->bij", final, final)
-                    diam[key] = np.sqrt(np.maximum(2.0 - 2.0 * G.min(axis=(1, 2)), 0.0))
-                    E = np.asarray(to_numpy(attention_energy(tokens, beta=beta)), dtype=float)
-                    drop[key] = float(np.max(np.maximum(-(E[1:] - E[:-1]), 0.0)) / np.max(np.abs(E)))
-                    norms = np.asarray(to_numpy(xp.sqrt(xp.sum(tokens * tokens, axis=-1))), dtype=float)
-                    norm_error = float(np.max([norm_error, np.max(np.abs(norms - 1.0))]))  # keeps a NaN
+        flows = ctx.map(functools.partial(_flow, p, xp), items, label=lambda it: f"d={it[0]} beta={it[1]:g} {it[2]}",
+                        weight=lambda it: it[0] + 4.0)  # the n^2 pairs' scores cost about d + a few operations
+    for key, (c, dm, dr, ne) in zip(items, flows):
+        counts[key], diam[key], drop[key] = c, dm, dr
+        norm_error = float(np.max([norm_error, ne]))  # keeps a NaN
     with ctx.timed("antipodal"):
         u = uniform_sphere(child_rng(p.seed, "antipodal"), 1, max(p.dims))[0]
         pair = xp.asarray(np.stack([u, -u]))

@@ -28,6 +28,7 @@ phase diagram, ``n = 32`` tokens on the circle, 2048 draws, and ``beta`` up to 2
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -157,36 +158,27 @@ def _crossing(times, values, level) -> float:
     return float(t0 + (level - v0) * (t1 - t0) / (v1 - v0))
 
 
-def _two_caps(p, xp):
+def _two_caps(p, xp, item):
+    """One (beta, normalisation) of the two-cap starts: (merge time, reference, rho error, collapse time)."""
     from spectral import attention_flow
     from spectral.floor.backend import to_numpy
 
+    beta, norm = item
     X0, k = _cap_start(child_rng(p.seed, "caps"), p.n, 3, p.rho0, p.cap)
     m = p.n - k
-    out = {name: {} for name in ("merge", "ref", "rho_error", "collapse")}
-    for beta in p.betas:
-        for norm in NORMALISATIONS:
-            key = (float(beta), norm)
-            ref = two_cluster_merge_time(p.rho0, RHO1, beta=beta, k=k, m=m, normalisation=norm)
-            clock = 1.0 if norm == "softmax" else math.exp(-beta)  # the caps collapse at rate 1 (SA), e^beta (USA)
-            times = np.linspace(0.0, 1.25 * ref + _COLLAPSE_TIME * clock, 241)
-            flow = attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm, rtol=1e-10,
-                                  atol=1e-12)
-            toks = np.asarray(to_numpy(flow.tokens), dtype=float)
-            rho = _centres_rho(toks, k)
-            spread = np.maximum(_spread(toks[:, :k]), _spread(toks[:, k:]))
-            out["merge"][key] = _crossing(times, rho, RHO1)
-            out["ref"][key] = ref
-            j = np.flatnonzero(spread <= _COLLAPSED)
-            if j.size:  # from the collapse on, the centres follow the two-point ODE from the measured rho
-                c = int(j[0])
-                later = two_cluster_flow(times[c:] - times[c], rho0=float(rho[c]), beta=beta, k=k, m=m,
-                                         normalisation=norm)
-                out["rho_error"][key] = float(np.max(np.abs(rho[c:] - later)))
-                out["collapse"][key] = float(times[c])
-            else:
-                out["rho_error"][key] = out["collapse"][key] = float("nan")
-    return out
+    ref = two_cluster_merge_time(p.rho0, RHO1, beta=beta, k=k, m=m, normalisation=norm)
+    clock = 1.0 if norm == "softmax" else math.exp(-beta)  # the caps collapse at rate 1 (SA), e^beta (USA)
+    times = np.linspace(0.0, 1.25 * ref + _COLLAPSE_TIME * clock, 241)
+    flow = attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm, rtol=1e-10, atol=1e-12)
+    toks = np.asarray(to_numpy(flow.tokens), dtype=float)
+    rho = _centres_rho(toks, k)
+    spread = np.maximum(_spread(toks[:, :k]), _spread(toks[:, k:]))
+    j = np.flatnonzero(spread <= _COLLAPSED)
+    if not j.size:
+        return _crossing(times, rho, RHO1), ref, float("nan"), float("nan")
+    c = int(j[0])  # from the collapse on, the centres follow the two-point ODE from the measured rho
+    later = two_cluster_flow(times[c:] - times[c], rho0=float(rho[c]), beta=beta, k=k, m=m, normalisation=norm)
+    return _crossing(times, rho, RHO1), ref, float(np.max(np.abs(rho[c:] - later))), float(times[c])
 
 
 def _spread(group):
@@ -194,27 +186,35 @@ def _spread(group):
     return np.max(np.linalg.norm(group - group.mean(axis=1, keepdims=True), axis=-1), axis=-1)
 
 
-def _phase(p, xp):
+#: Draws of the phase diagram integrated together (one task of ``ctx.map``): the adaptive steps follow the
+#: largest error of the batch, so the batches are fixed by the parameters, never by the cluster
+PHASE_CHUNK = 256
+
+
+def _phase_times(p):
+    return np.concatenate([[0.0], np.geomspace(0.25, p.phase_t, 25)])
+
+
+def _phase(p, xp, item):
+    """One (beta, batch of draws) of the phase diagram: the cluster counts per output time and draw, and the
+    largest distance of a token to its cluster's mean at phase_t."""
     from spectral import attention_flow, cluster_tokens
     from spectral.floor.backend import to_numpy
 
-    X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "phase"), (p.draws, p.phase_n), p.phase_d))
-    times = np.concatenate([[0.0], np.geomspace(0.25, p.phase_t, 25)])
-    mean, counts, radius = {}, {}, {}
-    for beta in p.phase_betas:
-        flow = attention_flow(X0, beta=beta, times=times, rtol=1e-6, atol=1e-9)
-        c = np.stack([np.asarray(cluster_tokens(flow.tokens[k, ...], tol=p.tol).counts) for k in range(times.size)])
-        mean[float(beta)] = c.mean(axis=1)
-        counts[float(beta)] = c[-1]
-        final = np.asarray(to_numpy(flow.tokens[-1, ...]), dtype=float)
-        labels = cluster_tokens(flow.tokens[-1, ...], tol=p.tol).labels
-        worst = 0.0
-        for b in range(final.shape[0]):
-            for lab in np.unique(labels[b]):
-                pts = final[b][labels[b] == lab]
-                worst = max(worst, float(np.max(np.linalg.norm(pts - pts.mean(axis=0), axis=1))))
-        radius[float(beta)] = worst
-    return times, mean, counts, radius
+    beta, first = item
+    X0 = uniform_sphere(child_rng(p.seed, "phase"), (p.draws, p.phase_n), p.phase_d)  # every draw, then the batch
+    X0 = xp.asarray(X0[first: first + PHASE_CHUNK])
+    times = _phase_times(p)
+    flow = attention_flow(X0, beta=beta, times=times, rtol=1e-6, atol=1e-9)
+    c = np.stack([np.asarray(cluster_tokens(flow.tokens[k, ...], tol=p.tol).counts) for k in range(times.size)])
+    final = np.asarray(to_numpy(flow.tokens[-1, ...]), dtype=float)
+    labels = cluster_tokens(flow.tokens[-1, ...], tol=p.tol).labels
+    worst = 0.0
+    for b in range(final.shape[0]):
+        for lab in np.unique(labels[b]):
+            pts = final[b][labels[b] == lab]
+            worst = max(worst, float(np.max(np.linalg.norm(pts - pts.mean(axis=0), axis=1))))
+    return c, worst
 
 
 def _memory(draws: int, n: int, d: int) -> float:
@@ -233,10 +233,28 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Two-cap merge times against the quadrature; the phase diagram of cluster counts against beta."""
+    caps = {name: {} for name in ("merge", "ref", "rho_error", "collapse")}
+    pairs = [(float(beta), norm) for beta in p.betas for norm in NORMALISATIONS]
     with ctx.timed("two_caps"):
-        caps = _two_caps(p, ctx.xp)
+        found = ctx.map(functools.partial(_two_caps, p, ctx.xp), pairs, label=lambda it: f"caps beta={it[0]:g} {it[1]}",
+                        desc="sa_metastability caps")
+    for key, values in zip(pairs, found):
+        for name, value in zip(("merge", "ref", "rho_error", "collapse"), values):
+            caps[name][key] = value
+    batches = [(float(beta), first) for beta in p.phase_betas for first in range(0, p.draws, PHASE_CHUNK)]
     with ctx.timed("phase_diagram"):
-        times, mean, counts, radius = _phase(p, ctx.xp)
+        # the cost of a batch grows with beta (stiffer flows, more steps): weight 1 + beta for the time left
+        found = ctx.map(functools.partial(_phase, p, ctx.xp), batches, weight=lambda it: 1.0 + it[0],
+                        label=lambda it: f"phase beta={it[0]:g} draws {it[1] + 1}..{min(p.draws, it[1] + PHASE_CHUNK)}",
+                        desc="sa_metastability phase")
+    times = _phase_times(p)
+    mean, counts, radius = {}, {}, {}
+    for beta in p.phase_betas:
+        parts = [(c, w) for (b, _), (c, w) in zip(batches, found) if b == float(beta)]
+        c = np.concatenate([c for c, _ in parts], axis=1)
+        mean[float(beta)] = c.mean(axis=1)
+        counts[float(beta)] = c[-1]
+        radius[float(beta)] = max(w for _, w in parts)
     return Quantities(merge_time=caps["merge"], reference_merge_time=caps["ref"],
                       rho_trajectory_error=caps["rho_error"], collapse_time=caps["collapse"],
                       phase_times=times, phase_mean_count=mean, phase_counts=counts, phase_cluster_radius=radius)

@@ -40,19 +40,21 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
+from verify.core.locks import Claims
 from verify.core.result import CheckResult, format_value, jsonable, write_json
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
 
 #: Dask's local schedulers; anything else given as ``scheduler`` is a cluster address.
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
-_ADDRESS = re.compile(r"^[a-z]+://\S+$|^[\w.\-]+:\d+$")  # tcp://host:8786, inproc://..., host:8786
+_ADDRESS = re.compile(r"^[a-z]+://\S+$|^[\w.\-]+:\d+$|^local(:\d+)?$")  # tcp://host:8786, host:8786, local:4
 _JSONL_FORMAT = "attention-limits sweep runs v1"
 
 
@@ -381,38 +383,51 @@ def _identical(a: PointResult, b: PointResult) -> bool:
 
 
 class _RunLog:
-    """The ``jsonl`` file of a sweep: runs already finished (read once) and new runs (appended at once)."""
+    """The ``jsonl`` file of a sweep: runs already finished, new runs appended at once, and the claims of the
+    sweeps sharing it (:mod:`verify.core.locks`: ``PATH.lock`` serialises the reads and appends, ``PATH.claims/``
+    holds one file per run being computed), so that two sweeps on one log divide the runs."""
 
     def __init__(self, path, check: str, root_seed: int):
         self.path = path
+        self.check = check
         self.done: dict[str, PointResult] = {}
+        self._offset = 0
+        self.claims = None
         if path is None:
             return
-        header = {"format": _JSONL_FORMAT, "check": check}
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            self._read(check)
-        else:
-            self._append({**header, "root_seed": root_seed})
+        self.claims = Claims(f"{path}.claims")
+        with self.claims.lock():
+            if os.path.exists(path) and os.path.getsize(path) > 0:
+                self._read()
+            else:
+                self._append({"format": _JSONL_FORMAT, "check": check, "root_seed": root_seed})
+                self._offset = os.path.getsize(path)
 
-    def _read(self, check: str) -> None:
-        with open(self.path, encoding="utf-8") as fh:
-            text = fh.read()
-        complete, _, torn = text.rpartition("\n")
-        lines = complete.split("\n") if complete else []
+    def _read(self) -> None:
+        """Read the lines appended since the last read (call under the lock)."""
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read()
+        complete, _, torn = data.rpartition(b"\n")
         if torn:  # a line cut short by an interrupted write: dropped, so the next line starts clean
-            with open(self.path, "r+", encoding="utf-8") as fh:
-                fh.truncate(len(complete.encode("utf-8")) + (1 if complete else 0))
-        try:
-            header = json.loads(lines[0]) if lines else {}
-        except json.JSONDecodeError:
-            header = {}
-        if header.get("format") != _JSONL_FORMAT:
-            raise InputError(f"jsonl {self.path!r} is not a sweep run log; give a new path or that of an "
-                             f"earlier sweep to resume it")
-        if header.get("check") != check:
-            raise InputError(f"jsonl {self.path!r} holds runs of {header.get('check')!r}, not {check!r}; "
-                             f"give another path")
-        for number, line in enumerate(lines[1:], 2):
+            with open(self.path, "r+b") as fh:
+                fh.truncate(self._offset + len(complete) + (1 if complete else 0))
+        lines = complete.decode("utf-8").split("\n") if complete else []
+        first = self._offset == 0
+        self._offset += len(complete) + (1 if complete else 0)
+        if first:
+            try:
+                header = json.loads(lines[0]) if lines else {}
+            except json.JSONDecodeError:
+                header = {}
+            if header.get("format") != _JSONL_FORMAT:
+                raise InputError(f"jsonl {self.path!r} is not a sweep run log; give a new path or that of an "
+                                 f"earlier sweep to resume it")
+            if header.get("check") != self.check:
+                raise InputError(f"jsonl {self.path!r} holds runs of {header.get('check')!r}, not {self.check!r}; "
+                                 f"give another path")
+            lines = lines[1:]
+        for number, line in enumerate(lines, 2):
             try:
                 entry = json.loads(line)
                 params = entry["params"]
@@ -427,6 +442,7 @@ class _RunLog:
     def _append(self, entry: Mapping[str, Any]) -> None:
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry) + "\n")
+            fh.flush()
 
     def write(self, outcome: PointResult) -> None:
         if self.path is None:
@@ -436,34 +452,127 @@ class _RunLog:
             entry["error"] = outcome.error
         else:
             entry["result"] = outcome.result.to_dict()
-        self._append(entry)
+        key = _key(outcome.params)
+        with self.claims.lock():
+            self._read()  # past the other sweeps' lines, so that this one is read back by nobody twice
+            self._append(entry)
+            self._offset = os.path.getsize(self.path)
+            self.done[key] = outcome
+            self.claims.release(key)
+
+    def claim(self, keys: list[str]) -> tuple[list[str], list[str]]:
+        """``(keys this sweep runs now, keys another sweep is running)``; keys already in the log in neither."""
+        if self.path is None:
+            return list(keys), []
+        mine, held = [], []
+        with self.claims.lock():
+            self._read()
+            for key in keys:
+                if key in self.done:
+                    continue
+                (mine if self.claims.claim(key) else held).append(key)
+        return mine, held
+
+    def wait(self, keys: list[str], desc: str, progress: bool) -> list[str]:
+        """Wait until the runs other sweeps hold are in the log; returns the keys whose claims were dropped or
+        went stale meanwhile (their sweep stopped): this sweep runs those."""
+        from verify.core.progress import progress as report
+
+        free = []
+
+        def arrivals():
+            pending, pause = list(keys), _POLL
+            while pending:
+                left, now = [], []
+                with self.claims.lock():
+                    self._read()
+                    for key in pending:
+                        if key in self.done:
+                            now.append(key)
+                        elif self.claims.holder(key) is None or self.claims.stale(key):
+                            free.append(key)
+                            now.append(key)
+                        else:
+                            left.append(key)
+                pending = left
+                yield from now
+                if pending:
+                    time.sleep(pause)
+                    pause = min(_POLL_MAX, pause * 1.5)
+
+        for _ in report(arrivals(), total=len(keys), desc=f"{desc}: runs held by another sweep", quiet=not progress):
+            pass
+        return free
+
+    def release_all(self) -> None:
+        if self.claims is not None:
+            self.claims.release_all()
+
+
+#: Seconds between two reads of a shared run log while waiting for another sweep's runs (growing).
+_POLL, _POLL_MAX = 0.1, 10.0
 
 
 def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: bool, desc: str):
-    """Outcomes of ``points`` in their order: read back from the log, or computed and logged at once."""
+    """Outcomes of ``points`` in their order: read back from the log (this sweep's earlier runs, or another
+    sweep's on the same log), or computed and logged at once."""
     outcomes: dict[int, PointResult] = {}
-    todo = []
+    by_key: dict[str, list[int]] = {}
     for i, point in enumerate(points):
-        done = log.done.get(_key(point.params))
-        if done is not None:
+        by_key.setdefault(_key(point.params), []).append(i)
+
+    def read_back(key):
+        for i in by_key[key]:
             # the log holds JSON types (tuples as lists): keep the parameters as this sweep gave them
-            outcomes[i] = dataclasses.replace(done, params=dict(point.params))
+            outcomes[i] = dataclasses.replace(log.done[key], params=dict(points[i].params))
+
+    todo = []
+    for key in by_key:
+        if key in log.done:
+            read_back(key)
         else:
-            todo.append(i)
-    resumed = len(outcomes)
-    if todo and scheduler is None:
-        from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
+            todo.append(key)
+    computed: set[int] = set()
+    def done(i, outcome):
+        log.write(outcome)
+        for j in by_key[_key(points[i].params)]:
+            outcomes[j] = outcome if j == i else dataclasses.replace(outcome, params=dict(points[j].params))
+            computed.add(j)
 
-        for i in report(todo, desc=desc, quiet=not progress, label=lambda i: _describe(points[i].params)):
-            outcomes[i] = _run_point(run, points[i].params)
-            log.write(outcomes[i])
-    elif todo:
-        def done(i, outcome):
-            outcomes[i] = outcome
-            log.write(outcome)
+    try:
+        while todo:
+            if scheduler is None:  # one run claimed at a time: sweeps sharing the log take turns
+                from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
 
-        _dask_compute(run, [points[i] for i in todo], todo, scheduler, progress, done)
-    return [outcomes[i] for i in range(len(points))], resumed
+                held: list[str] = []
+
+                def claimed(keys=todo, held=held):
+                    for key in keys:
+                        mine, other = log.claim([key])
+                        if mine:
+                            yield by_key[key][0]
+                        elif other:
+                            held.append(key)
+                        else:  # finished by another sweep meanwhile
+                            read_back(key)
+
+                for i in report(claimed(), total=len(todo), desc=desc, quiet=not progress,
+                                label=lambda i: _describe(points[i].params)):
+                    done(i, _run_point(run, points[i].params))
+            else:  # every run claimed, then submitted
+                mine, held = log.claim(todo)
+                for key in set(todo) - set(mine) - set(held):  # finished by another sweep meanwhile
+                    read_back(key)
+                ids = [by_key[key][0] for key in mine]
+                if ids:
+                    _dask_compute(run, [points[i] for i in ids], ids, scheduler, progress, done)
+            todo = log.wait(held, desc, progress) if held else []
+            for key in held:
+                if key in log.done and key not in todo:
+                    read_back(key)
+    finally:
+        log.release_all()
+    return [outcomes[i] for i in range(len(points))], len(points) - len(computed)
 
 
 def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repeats: int = 1, seed: int = 0,
@@ -482,14 +591,20 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
         other repeats are skipped.
     seed : int
         Root seed of the child seeds (>= 0).
-    scheduler : str, optional
-        ``None`` for a serial loop; ``"threads"``, ``"processes"`` or ``"synchronous"`` for a local
-        Dask scheduler; a Dask scheduler address (``tcp://host:8786``) for a cluster.
+    scheduler : str or dask.distributed.Client, optional
+        ``None`` for a serial loop (or the cluster of an enclosing ``spectral.distributed.use_client``);
+        ``"threads"``, ``"processes"`` or ``"synchronous"`` for a local Dask scheduler; a Dask scheduler
+        address (``tcp://host:8786``), ``local[:N]`` (N worker processes here) or a client for a cluster,
+        where each run is one task: a worker that dies is replaced and its unfinished runs rerun, finished
+        runs are kept.
     progress : bool
         Report completed points on stderr (serial) or show Dask's progress bar.
     jsonl : str or path, optional
         Run log: every finished run is appended as one JSON line the moment it finishes, and runs
         already in the file (from an interrupted sweep of the same check) are read back, not rerun.
+        Sweeps started on the same log divide the runs: each claims a run before it computes it
+        (``PATH.claims/``, ``PATH.lock``; :mod:`verify.core.locks` states the guarantees) and waits for
+        the runs another sweep holds.
 
     Returns
     -------
@@ -504,17 +619,36 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     UnavailableError
         ``scheduler`` given without Dask installed, or a cluster that cannot be reached.
     """
-    from verify.core.provenance import versions
-
     _check_grid_names(run, grid)
-    if scheduler is not None and scheduler not in LOCAL_SCHEDULERS and not _ADDRESS.match(scheduler):
-        raise InputError(f"scheduler must be one of {', '.join(LOCAL_SCHEDULERS)} or a scheduler address such as "
-                         f"tcp://host:8786, got {scheduler!r}")
+    if scheduler is None:  # the cluster of an enclosing spectral.distributed.use_client, if any
+        from verify.core.tasks import client_for_items
+
+        scheduler = client_for_items()
+    if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS and not _ADDRESS.match(scheduler):
+        raise InputError(f"scheduler must be one of {', '.join(LOCAL_SCHEDULERS)}, local[:N] or a scheduler address "
+                         f"such as tcp://host:8786, got {scheduler!r}")
+    if scheduler is not None and not isinstance(scheduler, str) and not callable(getattr(scheduler, "submit", None)):
+        raise InputError(f"scheduler must be a name, an address or a dask.distributed.Client, got "
+                         f"{type(scheduler).__name__}")
     points = sweep_points(grid, repeats=repeats, seed=seed)
     _validate_points(run, grid, points)
     name = _check_name(run)
     log = _RunLog(jsonl, name, seed)
     desc = f"sweep {name}"
+    if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS:  # one connection for the whole sweep
+        from verify.core.tasks import check_scheduler
+
+        client, close = check_scheduler(scheduler)
+        try:
+            return _sweep(run, grid, points, log, client, progress, desc, name, repeats, seed)
+        finally:
+            close()
+    return _sweep(run, grid, points, log, scheduler, progress, desc, name, repeats, seed)
+
+
+def _sweep(run, grid, points, log, scheduler, progress, desc, name, repeats, seed) -> SweepResult:
+    from verify.core.provenance import versions
+
     # First the first two repeats of every point; the rest only where those two differ.
     first = [p for p in points if p.repeat < 2]
     outcomes, resumed = _execute(run, first, log, scheduler, progress, desc)
@@ -543,33 +677,54 @@ def _pair_identical(runs: list[PointResult]) -> bool:
 
 
 def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
-    """Compute the runs on Dask, calling ``on_done(id, outcome)`` in this process as each one finishes."""
+    """Compute the runs on Dask, calling ``on_done(id, outcome)`` in this process as each one finishes.
+
+    On a cluster (an address, ``local[:N]`` or a client) each run is one task; a finished run's result is
+    gathered and its future released at once, so a worker that dies later costs no finished run (Dask's
+    scheduler reruns the tasks the dead worker held, on the other workers or its replacement).
+    """
     try:
         import dask
     except ImportError:
         raise UnavailableError("scheduler needs Dask: pip install 'attention-limits[dask]'") from None
-    tasks = [dask.delayed(_run_point, pure=False)(run, point.params) for point in points]
     if scheduler in LOCAL_SCHEDULERS:
+        tasks = [dask.delayed(_run_point, pure=False)(run, point.params) for point in points]
         _local_compute(tasks, ids, scheduler, progress, on_done)
         return
     try:
-        from dask.distributed import Client, as_completed  # lazy: optional extra
+        from dask.distributed import as_completed  # lazy: optional extra
     except ImportError:
         raise UnavailableError("a scheduler address needs dask.distributed: pip install "
                                "'attention-limits[dask]'") from None
-    try:
-        client = Client(scheduler, timeout=30)
-    except OSError as exc:
-        raise UnavailableError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     from verify.core.progress import progress as report  # stderr lines (or a bar): stdout stays the table's
 
-    with client:
-        futures = client.compute(tasks)
-        index = {f.key: i for f, i in zip(futures, ids)}
-        params = {f.key: point.params for f, point in zip(futures, points)}
-        for future in report(as_completed(futures), total=len(futures), desc="sweep on dask", quiet=not progress,
+    client = scheduler  # a client: sweep() connected to an address already
+    token = f"sweep-{time.time_ns()}"
+    futures = {client.submit(_run_point_quietly, run, point.params, key=f"{token}-{i}", pure=False): i
+               for i, point in zip(ids, points)}
+    params = {f.key: points[ids.index(i)].params for f, i in futures.items()}
+    index = {f.key: i for f, i in futures.items()}
+    done = as_completed(list(futures))
+    try:
+        for future in report(done, total=len(index), desc="sweep on dask", quiet=not progress, clock="run",
                              label=lambda f: _describe(params[f.key])):
             on_done(index[future.key], future.result())
+            futures.pop(future, None)
+            future.release()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        futures.clear()
+
+
+def _run_point_quietly(run, params) -> PointResult:
+    """:func:`_run_point` on a worker: no progress lines there."""
+    from verify.core.progress import silenced
+
+    with silenced(True):
+        return _run_point(run, params)
 
 
 def _local_compute(tasks, ids, scheduler, progress, on_done) -> None:
@@ -659,14 +814,15 @@ def main(argv=None) -> int:
                              "(default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="root seed of the child seeds (default: 0)")
     parser.add_argument("--scheduler", default=None,
-                        help="Dask scheduler address (tcp://host:8786), or threads, processes, synchronous "
-                             "(default: a serial loop, no Dask)")
+                        help="Dask scheduler address (tcp://host:8786), local[:N] (N worker processes here), or "
+                             "threads, processes, synchronous (default: a serial loop, no Dask)")
     parser.add_argument("--json", metavar="PATH", default=None,
                         help="write the sweep (grid, seeds, provenance, each point's parameters, verdict and deciding "
                              "records) as JSON to PATH")
     parser.add_argument("--jsonl", metavar="PATH", default=None,
                         help="run log: append every finished run to PATH as one JSON line; rerunning the same command "
-                             "skips the runs already in PATH (resume an interrupted sweep)")
+                             "skips the runs already in PATH (resume an interrupted sweep); sweeps started on one PATH "
+                             "divide the runs (claims in PATH.claims/)")
     parser.add_argument("--quiet", action="store_true", help="print only the final summary line")
     try:
         ns = parser.parse_args(argv)

@@ -41,11 +41,13 @@ def numpy_dtype(dtype) -> np.dtype:
     return np.dtype(dtype_name(dtype))
 
 
-def as_float_array(x, name: str, *, ndim: int | None = None):
+def as_float_array(x, name: str, *, ndim: int | None = None, finite: bool = True):
     """``(xp, array)`` with a real floating dtype (integers promoted to float64) and finite entries.
 
     Non-arrays (lists) become NumPy arrays. Raises :class:`~spectral.floor.validation.InputError` for a
-    boolean, complex or other non-real dtype (``True`` is not 1), a wrong number of dimensions, NaN or inf.
+    boolean, complex or other non-real dtype (``True`` is not 1), a wrong number of dimensions, NaN or
+    inf (``finite=False``: no finiteness pass, which on a GPU is a host synchronisation; for callers
+    whose arrays are finite by construction).
     """
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         x = np.asarray(x)
@@ -57,7 +59,7 @@ def as_float_array(x, name: str, *, ndim: int | None = None):
             raise InputError(f"{name} must be a real array (float or integer dtype), got dtype {x.dtype}")
     if ndim is not None and x.ndim != ndim:
         raise InputError(f"{name} must be a {ndim}-d array, got shape {tuple(x.shape)}")
-    if not bool(xp.all(xp.isfinite(x))):
+    if finite and not bool(xp.all(xp.isfinite(x))):
         raise InputError(f"{name} must contain only finite values (no NaN or inf)")
     return xp, x
 
@@ -70,19 +72,20 @@ def as_distances(dist, name: str = "dist"):
     return xp, d
 
 
-def like_array(a, name: str, *, like, keep_dtype: bool = False):
+def like_array(a, name: str, *, like, keep_dtype: bool = False, finite: bool = True):
     """``a`` (array or array-like) as a finite float array in the namespace and dtype of ``like``.
 
     A NumPy array is moved to the namespace (and device) of ``like``; an array of another library
     is refused. ``keep_dtype=True`` keeps ``a``'s own floating dtype (callers that accumulate in a
-    wider type than ``like``'s decide the cast themselves).
+    wider type than ``like``'s decide the cast themselves); ``finite=False`` skips the finiteness
+    pass (:func:`as_float_array`).
     """
     xp = array_namespace(like)
     if not hasattr(a, "shape"):
         a = np.asarray(a, dtype=float)
     if isinstance(a, np.ndarray) and xp is not np:
         a = from_numpy(a, like=like)
-    xa, a = as_float_array(a, name)
+    xa, a = as_float_array(a, name, finite=finite)
     if xa is not xp and getattr(xa, "__name__", None) != getattr(xp, "__name__", None):
         raise InputError(f"{name} must be an array of the same library as the points")
     if not keep_dtype and a.dtype != like.dtype:

@@ -9,17 +9,29 @@ The single host boundary is :func:`to_numpy`.  Eigensolvers, the only calls
 that differ between NumPy/SciPy and CuPy/cupyx, are dispatched here
 (:func:`eigh`, :func:`eigsh`).
 
-CuPy arrays are computed on through ``array_api_compat.cupy`` (the ``gpu`` extra installs it): CuPy's
-own namespace lacks array-API functions (``astype``, ``concat``, ``pow``, ``atan2``, ``isdtype``,
-``matrix_transpose`` before CuPy 14; ``vecdot`` and ``__array_namespace_info__`` still) and keywords
-(``device=`` in every creation function: ``cupy.empty(shape, device=...)`` is a ``TypeError``), which the
-compatibility namespace supplies. Without ``array_api_compat`` the bare ``cupy`` module is used, which is
-why the code of the toolkit never passes ``device=`` to a creation function (the tests' stand-in namespace
-refuses it, as bare CuPy does). :func:`is_cupy_namespace` recognises both.
+What the GPU path requires: CuPy >= 14 (the floor of the ``gpu``, ``gpu-cuda12`` and ``gpu-cuda13``
+extras, which also install ``array-api-compat``). CuPy arrays are computed on through
+``array_api_compat.cupy`` where it is installed, else through the bare ``cupy`` module, and the toolkit
+works on both: bare CuPy 14 lacks array-API keywords (``device=`` in every creation function:
+``cupy.empty(shape, device=...)`` is a ``TypeError``; ``copy=`` in ``asarray``) and names
+(``linalg.vector_norm`` and ``linalg.matrix_norm``, ``vecdot``, ``__array_namespace_info__``; older CuPy
+also ``astype``, ``concat``, ``pow``, ``atan2``, ``isdtype``, ``matrix_transpose``), so the toolkit never
+passes those keywords to a creation function and never calls those names (row norms are
+``sqrt(sum(x * x))``, NumPy's own operations for ``vector_norm``). The tests' CuPy stand-in
+(``cupy_standin`` in tests/spectral/conftest.py) is bare CuPy 14 in this respect: it refuses the same
+keywords and names, so a regression fails on a machine without a GPU. :func:`is_cupy_namespace`
+recognises both namespaces.
 
 Arrays from other array-API libraries (``array_api_strict`` in the tests) are
 accepted through ``array_api_compat``; this is how backend neutrality is
 tested on machines without a GPU.
+
+Reproducibility on a CUDA device: every random start is drawn on the host from the caller's seed and copied
+to the device (Lanczos: :func:`eigsh`'s ``v0``; the block solver's start block), never by ``cupy.random``;
+the fused products add in a fixed order that does not depend on the device (:mod:`spectral.tiles`); cuBLAS
+and cuSOLVER give the same bits on GPUs of one architecture and number of multiprocessors. So results are
+bitwise reproducible per device model (one stream, one CUDA and CuPy version), and agree with the host and
+across device models to round-off.
 """
 
 from __future__ import annotations
@@ -248,6 +260,11 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     NumPy / SciPy operators use ``scipy.sparse.linalg.eigsh``; CuPy arrays use
     ``cupyx.scipy.sparse.linalg.eigsh``, which has no shift-invert and orders
     its output differently, so callers always re-sort the result.
+
+    ``v0`` (the start vector, host or device) goes to both solvers: on CuPy it is copied to the device in
+    the matrix's dtype (:func:`_device_start_vector`), so a seeded start gives the same Lanczos run on
+    every call, from the values ARPACK would start from. Without ``v0`` cupyx starts from
+    ``cupy.random.random``, whose state nothing here seeds: results then change from run to run.
     """
     if which not in ("LA", "LM"):
         from spectral.floor.validation import check_option  # lazy: importing the backend loads nothing else
@@ -256,10 +273,30 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     if is_cupy_array(a) or _is_cupyx_operator(a):
         import cupyx.scipy.sparse.linalg as cpsla  # lazy: only with CuPy present
 
-        return cpsla.eigsh(a, k=k, which=which, tol=tol, maxiter=maxiter)
+        start = None if v0 is None else _device_start_vector(v0, a)
+        return cpsla.eigsh(a, k=k, which=which, v0=start, tol=tol, maxiter=maxiter)
     import scipy.sparse.linalg as sla
 
     return sla.eigsh(a, k=k, which=which, v0=v0, tol=tol, maxiter=maxiter)
+
+
+def _device_start_vector(v0, a):
+    """``v0`` as ``cupyx.scipy.sparse.linalg.eigsh`` needs it: a new contiguous CuPy vector of ``a``'s dtype.
+
+    cupyx (CuPy 14) uses its ``v0`` as the Lanczos workspace: it is overwritten, and read by dtype-specific
+    cuBLAS calls (``ddot``/``sdot`` on its pointer), so it must be a fresh array of exactly the matrix's
+    dtype. A host vector is cast on the host (the values ARPACK starts from for that dtype), then copied
+    on the device of ``a`` (the current device for an operator).
+    """
+    cp = sys.modules["cupy"]
+    dtype = np.dtype(dtype_name(a.dtype))
+    if is_cupy_array(v0):
+        xp = array_namespace(v0)
+        return xp.astype(xp.reshape(v0, (-1,)), getattr(xp, dtype.name), copy=True)
+    host = np.ascontiguousarray(np.asarray(v0, dtype=np.float64).reshape(-1), dtype=dtype)
+    if is_cupy_array(a):
+        return from_numpy(host, like=a)
+    return cp.asarray(host)
 
 
 def _is_cupyx_operator(a: Any) -> bool:

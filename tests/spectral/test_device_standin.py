@@ -5,16 +5,17 @@ There is no GPU here, so two stand-ins check this by construction:
 * ``array_api_strict`` arrays on its second device (``Device("device1")``): combining them with an array on
   the default device raises, and so does converting them to NumPy, so an array created without the inputs'
   device or a trip through the host fails the call;
-* the same arrays dressed as CuPy (``sys.modules["cupy"]``): like ``cupy.zeros`` the creation functions refuse
-  a ``device=`` keyword and create on the current device, so code that passes ``device=`` to a CuPy creation
-  function fails. ``spectral.floor.backend`` then takes the CuPy branches (``is_cupy_array`` is true).
+* the same arrays dressed as bare CuPy 14 (``sys.modules["cupy"]``, the ``cupy_standin`` fixture of
+  tests/spectral/conftest.py): like ``cupy.zeros`` the creation functions refuse a ``device=`` keyword and
+  create on the current device, and the array-API names bare CuPy lacks (``linalg.vector_norm``, ``vecdot``)
+  are missing, so code that needs them fails. ``spectral.floor.backend`` then takes the CuPy branches
+  (``is_cupy_array`` is true).
 
 Host synchronisations (``bool``, ``float``, ``int`` or ``index`` of an array) and host-to-device copies
 (``asarray`` of a host value) are counted: they must not grow with the number of PDE steps or FMA chunks.
 """
 
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -28,8 +29,6 @@ from spectral import FactoredAttention, evolve_attention, fma_attention, fma_att
 DEVICE = xps.Device("device1")
 CPU = xps.Device("CPU_DEVICE")
 _ARRAY = type(xps.asarray(0.0))
-_CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros", "from_dlpack")
-_LIKE = ("empty_like", "full_like", "ones_like", "zeros_like")
 
 
 class Counter:
@@ -40,70 +39,50 @@ class Counter:
         self.uploads = 0
 
 
-@pytest.fixture
-def counter(monkeypatch):
-    c = Counter()
+@pytest.fixture(params=["array_api_strict:device1", "cupy-like"])
+def device_xp(request, monkeypatch):
+    """``put(numpy array) -> device array`` for one stand-in; ``put.counts`` sees its synchronisations and copies.
+
+    ``cupy-like``: the shared CuPy stand-in of tests/spectral/conftest.py (``cupy_standin``: bare CuPy 14's
+    namespace on array_api_strict's second device, its synchronisations counted), the input uploaded through
+    its ``cupy.asarray`` (one counted copy).
+    """
+    if request.param == "cupy-like":
+        standin = request.getfixturevalue("cupy_standin")
+
+        def put(a):
+            return standin.module.asarray(np.asarray(a))
+
+        put.counts = standin.counts
+        return put
+    counts = Counter()
     for name in ("__bool__", "__float__", "__int__", "__index__"):
         original = getattr(_ARRAY, name)
 
         def counted(self, *args, _original=original):
-            c.syncs += 1
+            counts.syncs += 1
             return _original(self, *args)
 
         monkeypatch.setattr(_ARRAY, name, counted)
-    return c
+    original = xps.asarray
+
+    def asarray(obj, *args, **kwargs):
+        if not isinstance(obj, _ARRAY):
+            counts.uploads += 1
+        return original(obj, *args, **kwargs)
+
+    monkeypatch.setattr(xps, "asarray", asarray)
+
+    def put(a):
+        return xps.asarray(np.asarray(a), device=DEVICE)
+
+    put.counts = counts
+    return put
 
 
-def _fake_cupy(counter):
-    """array_api_strict as CuPy: creation functions refuse ``device=`` and create on DEVICE (the current one)."""
-    fake = types.ModuleType("cupy")
-    fake.ndarray = _ARRAY
-
-    def creation(name):
-        def make(*args, **kwargs):
-            if "device" in kwargs:
-                raise TypeError(f"cupy.{name}() got an unexpected keyword argument 'device'")
-            if name == "asarray" and not isinstance(args[0], _ARRAY):
-                counter.uploads += 1
-            return getattr(xps, name)(*args, device=DEVICE, **kwargs)
-
-        return make
-
-    def like(name):
-        def make(*args, **kwargs):
-            if "device" in kwargs:
-                raise TypeError(f"cupy.{name}() got an unexpected keyword argument 'device'")
-            return getattr(xps, name)(*args, **kwargs)
-
-        return make
-
-    for name in _CREATION:
-        setattr(fake, name, creation(name))
-    for name in _LIKE:
-        setattr(fake, name, like(name))
-    fake.__getattr__ = lambda name: getattr(xps, name)
-    return fake
-
-
-@pytest.fixture(params=["array_api_strict:device1", "cupy-like"])
-def device_xp(request, monkeypatch, counter):
-    """``put(numpy array) -> device array`` for one stand-in; the counter sees its synchronisations and copies."""
-    if request.param == "cupy-like":
-        monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(counter))
-        # a CuPy array's device is a context manager (cupy.cuda.Device): ``with a.device:`` makes it current
-        monkeypatch.setattr(type(DEVICE), "__enter__", lambda self: self, raising=False)
-        monkeypatch.setattr(type(DEVICE), "__exit__", lambda self, *exc: False, raising=False)
-    else:
-        original = xps.asarray
-
-        def asarray(obj, *args, **kwargs):
-            if not isinstance(obj, _ARRAY):
-                counter.uploads += 1
-            return original(obj, *args, **kwargs)
-
-        monkeypatch.setattr(xps, "asarray", asarray)
-    return lambda a: xps.asarray(np.asarray(a), device=DEVICE) if request.param != "cupy-like" else \
-        sys.modules["cupy"].asarray(np.asarray(a))
+@pytest.fixture
+def counter(device_xp):
+    return device_xp.counts
 
 
 def host(x):
@@ -200,6 +179,8 @@ def test_the_stand_ins_catch_what_they_are_for(device_xp):
     if "cupy" in sys.modules and getattr(sys.modules["cupy"], "ndarray", None) is _ARRAY:
         with pytest.raises(TypeError, match="device"):
             sys.modules["cupy"].zeros(3, device=DEVICE)
+        with pytest.raises(AttributeError, match="vector_norm"):  # bare CuPy 14 has no linalg.vector_norm
+            sys.modules["cupy"].linalg.vector_norm(x)
     with pytest.raises(ValueError, match="different devices"):
         x + xps.zeros(3)
     with pytest.raises(RuntimeError, match="NumPy"):

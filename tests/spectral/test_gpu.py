@@ -159,3 +159,51 @@ def test_device_memory_checked_before_a_product(cp, monkeypatch):
     with pytest.raises(DenseMemoryError, match="device memory"):
         op.matmat(cp.ones((1000, 20)))
     assert cp.get_default_memory_pool().used_bytes() - before < 1 << 20
+
+
+def test_device_results_repeat_bitwise(cp, rng):
+    # the fused product (19 column chunks at n = 2500, added in chunk order) and a seeded Lanczos solve (cupyx
+    # eigsh from the host's v0) give the same bits on every run
+    x = Circle().sample(2500, rng=rng)
+    op = KernelOperator(cp.asarray(x), kernel=FNA, distance=Circle().distance, zero_diagonal=True)
+    X = cp.asarray(rng.standard_normal((2500, 20)))
+    for tile_dtype in ("float32", "float64"):
+        first = op.matmat(X, tile_dtype=tile_dtype)
+        assert all(bool(cp.all(op.matmat(X, tile_dtype=tile_dtype) == first)) for _ in range(3))
+    c = cp.asarray(FNA(Circle().distance(x[:600])))
+    runs = [to_numpy(markov_spectrum(c, 6, method="lanczos", rng=4).eigenvalues) for _ in range(2)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_the_solvers_products_do_not_synchronise(cp, rng):
+    # after the first product of a width (its memory check), a trusted product queues its launches only:
+    # cupyx.allow_synchronize(False) turns any host synchronisation into an error
+    cupyx = pytest.importorskip("cupyx")
+    if not hasattr(cupyx, "allow_synchronize"):
+        pytest.skip("this CuPy has no cupyx.allow_synchronize")
+    op = KernelOperator(cp.asarray(Circle().sample(3000, rng=rng)), kernel=FNA, distance=Circle().distance)
+    X = cp.asarray(rng.standard_normal((3000, 16)))
+    for tile_dtype in ("float32", "float64"):  # compiled and memory-checked before
+        op.matmat(X, tile_dtype=tile_dtype, check_finite=False)
+    cp.cuda.Device().synchronize()
+    with cupyx.allow_synchronize(False):
+        for tile_dtype in ("float32", "float64"):
+            op.matmat(X, tile_dtype=tile_dtype, check_finite=False)
+    cp.cuda.Device().synchronize()
+
+
+def test_bare_cupy_without_array_api_compat(cp, rng, monkeypatch):
+    # the gpu extras install array-api-compat; without it the toolkit computes on bare CuPy (no
+    # linalg.vector_norm, no device= in creation functions): the sphere path and a matrix-free solve still run
+    import sys
+
+    monkeypatch.setitem(sys.modules, "array_api_compat.cupy", None)
+    x = Sphere(2).sample(1500, rng=rng)
+    xd = cp.asarray(x)
+    assert array_namespace(xd) is cp
+    _close(Sphere(2).distance(xd), Sphere(2).distance(x))
+    Sphere(2).check_points(xd)  # raised AttributeError (linalg.vector_norm) on bare CuPy
+    heat = functools.partial(heat_kernel, eps=0.05)
+    ref = markov_spectrum(KernelOperator(x, kernel=heat, distance=Sphere(2).distance), 6, rng=0)
+    spec = markov_spectrum(KernelOperator(xd, kernel=heat, distance=Sphere(2).distance), 6, rng=0)
+    assert np.max(np.abs(to_numpy(spec.eigenvalues) - to_numpy(ref.eigenvalues))) <= 1e-8

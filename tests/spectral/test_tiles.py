@@ -5,8 +5,10 @@ CUDA product kernel's source run on the host (g++) and compiled by NVRTC where i
 The CUDA path cannot run here (no GPU); its source is plain C++ apart from the launch built-ins, so the
 same text is compiled on the host with ``blockIdx``/``blockDim``/``threadIdx`` defined and every thread of
 the launch run in turn, through :meth:`TilePlan.device_product` itself (NumPy standing in for CuPy), and
-compared with the NumPy tiles times X. ``test_cuda_source_compiles_with_nvrtc`` compiles every variant
-for sm_90 when libnvrtc is found (``NVRTC_LIBRARY`` or the ``nvidia-cuda-nvrtc-cu12`` wheel).
+compared with the NumPy tiles times X. ``test_cuda_sources_compile_with_nvrtc`` compiles a covering set for
+sm_90 with the newest libnvrtc found (spectral.nvrtc: ``NVRTC_LIBRARY``, the ``nvidia-cuda-nvrtc`` wheel of
+CUDA 13 or ``nvidia-cuda-nvrtc-cu12``, a CUDA toolkit), the slow tier every variant with every NVRTC found;
+without one they skip and say what to install (``ATTENTION_LIMITS_REQUIRE_NVRTC=1``: they fail instead).
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ from manifolds import Circle, Euclidean, Sphere
 from spectral import KernelOperator, ProfileKernel, TileProfile, fna_kernel, heat_kernel, markov_spectrum
 from spectral.floor.backend import to_numpy
 from spectral.profiles import kernel_profile
+from spectral.nvrtc import INSTALL_HINT, compile_source, find_libraries
 from spectral.tiles import (
-    CUDA_WIDTHS,
-    GEOMETRIES,
-    PROFILES,
     GenericTilesWarning,
     cuda_source,
+    cuda_sum_source,
+    cuda_variants,
     launch_shape,
     tile_plan,
 )
@@ -277,12 +279,22 @@ static launch_index blockIdx, blockDim, threadIdx;
 """
 _FOOTER = r"""
 extern "C" void launch(int gx, int gy, int bx, const double* pa, const double* pb, const double* X,
-                       double* part, double* mins, int n, int m, int k, int chunk, int zd, int rm,
-                       double scale, double constant) {
+                       double* part, double* mins, int n, int m, int k, int ldx, int xcol, int ldo, int ocol,
+                       int chunk, int zd, int rm, double scale, double constant) {
     blockDim.x = bx; blockDim.y = 1; blockDim.z = 1;
     for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) for (int t = 0; t < bx; ++t) {
         blockIdx.x = x; blockIdx.y = y; threadIdx.x = t;
-        kernel_operator_product(pa, pb, X, part, mins, n, m, k, chunk, zd, rm, scale, constant);
+        kernel_operator_product(pa, pb, X, part, mins, n, m, k, ldx, xcol, ldo, ocol, chunk, zd, rm, scale, constant);
+    }
+}
+"""
+_SUM_FOOTER = r"""
+extern "C" void launch(int gx, int gy, int bx, const double* part, double* out, int n, int k, int chunks, int ldo,
+                       int ocol) {
+    blockDim.x = bx; blockDim.y = 1; blockDim.z = 1;
+    for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) for (int t = 0; t < bx; ++t) {
+        blockIdx.x = x; blockIdx.y = y; threadIdx.x = t;
+        kernel_operator_chunk_sum(part, out, n, k, chunks, ldo, ocol);
     }
 }
 """
@@ -296,22 +308,27 @@ def _host_compiler(tmp_path):
     built = {}
 
     def compile_source(source):
+        product = "kernel_operator_product" in source
+        n_arrays, n_ints, n_floats = (5, 10, 2) if product else (2, 5, 0)
         if source not in built:
             stem = tmp_path / f"k{len(built)}"
-            stem.with_suffix(".cpp").write_text(_HEADER + source + _FOOTER)
+            stem.with_suffix(".cpp").write_text(_HEADER + source + (_FOOTER if product else _SUM_FOOTER))
             subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-ffp-contract=off", str(stem.with_suffix(".cpp")),
                             "-o", str(stem.with_suffix(".so"))], check=True, capture_output=True)
             lib = ctypes.CDLL(str(stem.with_suffix(".so")))
-            lib.launch.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [ctypes.c_double] * 2
+            lib.launch.argtypes = ([ctypes.c_int] * 3 + [ctypes.c_void_p] * n_arrays + [ctypes.c_int] * n_ints
+                                   + [ctypes.c_double] * n_floats)
             built[source] = lib
 
         lib = built[source]
 
         def launcher(grid, block, args):
-            arrays, ints, floats = args[:5], args[5:11], args[11:]
+            assert len(args) == n_arrays + n_ints + n_floats
+            arrays, ints, floats = args[:n_arrays], args[n_arrays:n_arrays + n_ints], args[n_arrays + n_ints:]
             for a in arrays:
                 assert a.dtype == np.float64 and a.flags.c_contiguous
             assert all(isinstance(v, np.int32) for v in ints) and all(isinstance(v, np.float64) for v in floats)
+            grid = tuple(grid) + (1,) * (2 - len(grid))
             lib.launch(int(grid[0]), int(grid[1]), int(block[0]), *(a.ctypes.data for a in arrays),
                        *(int(v) for v in ints), *(float(v) for v in floats))
 
@@ -333,13 +350,13 @@ CASES = [("circle", "power", "float32", (5, 37)), ("sphere", "local", "float64",
 def test_cuda_source_on_the_host(geometry, kernel, tile_dtype, columns, rng, tmp_path):
     # The CUDA kernel's own text, run thread by thread through device_product's launch code (NumPy in CuPy's
     # place), against the NumPy tiles times X. n = 300 rows: three blocks of 128 threads, the last partial;
-    # two column chunks (launch_shape with 2 multiprocessors); k = 5 (width 8) and 37 (launches of 32 + 5).
+    # two column chunks (launch_shape: 300 // 128 = 2 at most); k = 5 (width 8) and 37 (launches of 32 + 5).
     compile_source = _host_compiler(tmp_path)
     dist, _ = DISTANCES[geometry]
     plan = tile_plan(KERNELS[kernel], dist, engine="numpy")
     x = _points(geometry, 300, rng)
     pa = plan.prepare(x)
-    assert launch_shape(300, 300, 2)[1] == 2
+    assert launch_shape(300, 300)[1] == 2
     tile = plan.tile(pa, pa, tile_dtype).astype(np.float64)
     np.fill_diagonal(tile, 0.0)
     for k in columns:
@@ -361,41 +378,145 @@ def test_cuda_source_on_the_host(geometry, kernel, tile_dtype, columns, rng, tmp
     assert np.max(np.abs(bad - ref)) > 100 * rtol * np.max(np.abs(ref))
 
 
+def test_cuda_source_on_the_host_one_chunk_in_place(rng, tmp_path):
+    # n = 150 < 2 * 128 columns: one chunk, so the product kernel writes the result's columns itself (ldo = k,
+    # ocol = 32 for the second launch) and reads X's columns 32..36 in place (ldx = k, xcol = 32)
+    compile_source = _host_compiler(tmp_path)
+    plan = tile_plan(KERNELS["heat"], DISTANCES["circle"][0], engine="numpy")
+    pa = plan.prepare(_points("circle", 150, rng))
+    assert launch_shape(150, 150)[1] == 1
+    X = rng.standard_normal((150, 37))
+    out = plan.device_product(pa, pa, X, tile_dtype="float64", _module=np, _compile=compile_source)
+    ref = plan.tile(pa, pa, "float64") @ X
+    assert np.max(np.abs(out - ref)) <= 1e-13 * np.max(np.abs(ref))
+
+
+def test_chunk_sums_are_added_in_chunk_order(rng, tmp_path):
+    # ((p0 + p1) + p2): with p0 = 1e16, p1 = -1e16, p2 = 1 that is 1, where p0 + (p1 + p2) (another order, e.g. a
+    # pairwise reduction) is 0; the result's other columns are left alone
+    kern = _host_compiler(tmp_path)(cuda_sum_source())
+    n, k, chunks = 3, 2, 3
+    part = np.zeros((chunks, n, k))
+    part[0], part[1], part[2] = 1e16, -1e16, 1.0
+    out = np.full((n, 5), 7.0)
+    kern((1,), (256,), (part, out, np.int32(n), np.int32(k), np.int32(chunks), np.int32(5), np.int32(2)))
+    assert np.all(out[:, 2:4] == 1.0) and np.all(out[:, [0, 1, 4]] == 7.0)
+    part = rng.standard_normal((5, 70, 4)) * 10.0 ** rng.integers(-8, 8, (5, 70, 4))
+    out = np.empty((70, 4))
+    kern((2,), (256,), (part, out, np.int32(70), np.int32(4), np.int32(5), np.int32(4), np.int32(0)))
+    fold = part[0].copy()
+    for b in range(1, 5):
+        fold = fold + part[b]
+    np.testing.assert_array_equal(out, fold)
+
+
 def test_launch_shape():
-    assert launch_shape(100_000, 100_000, 132) == (782, 1, 100_000)  # enough rows: one chunk, no partial sums
-    rows, chunks, chunk = launch_shape(2000, 2000, 132)
+    assert launch_shape(100_000, 100_000) == (782, 1, 100_000)  # enough rows: one chunk, no partial sums
+    rows, chunks, chunk = launch_shape(2000, 2000)
     assert rows == 16 and chunks * chunk >= 2000 and (chunks - 1) * chunk < 2000 and chunks == 15
-    assert launch_shape(1, 1, 132) == (1, 1, 1)
+    assert launch_shape(1, 1) == (1, 1, 1)
+    assert launch_shape(20_000, 20_000) == (157, 4, 5000)  # 628 blocks: 4 per multiprocessor of a 132-SM device
+    assert launch_shape(4 * 132 * 128, 10**6)[1] == 1  # from n = 67584 rows alone fill the target
 
 
-def _nvrtc():
-    path = os.environ.get("NVRTC_LIBRARY")
-    if not path:
-        try:
-            import nvidia.cuda_nvrtc as pkg  # the nvidia-cuda-nvrtc-cu12 wheel
-        except ImportError:
-            pytest.skip("libnvrtc not found (set NVRTC_LIBRARY or install nvidia-cuda-nvrtc-cu12)")
-        path = os.path.join(list(pkg.__path__)[0], "lib", "libnvrtc.so.12")
-    return ctypes.CDLL(path)
+#: Set to 1 where NVRTC is expected (a CI job that installs it): then a missing libnvrtc fails instead of skipping.
+REQUIRE_NVRTC = "ATTENTION_LIMITS_REQUIRE_NVRTC"
 
 
-def test_cuda_source_compiles_with_nvrtc():
-    nvrtc = _nvrtc()
-    failures = []
-    for geometry in GEOMETRIES:
-        for profile in PROFILES:
-            for tile_dtype in ("float32", "float64"):
-                for width in (CUDA_WIDTHS[0], CUDA_WIDTHS[-1]):
-                    src = cuda_source(geometry, profile, width, tile_dtype, 1 if geometry == "circle" else 3)
-                    prog = ctypes.c_void_p()
-                    assert nvrtc.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None) == 0
-                    opts = (ctypes.c_char_p * 2)(b"--gpu-architecture=compute_90", b"--std=c++17")
-                    rc = nvrtc.nvrtcCompileProgram(prog, 2, opts)
-                    size = ctypes.c_size_t()
-                    nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-                    log = ctypes.create_string_buffer(size.value)
-                    nvrtc.nvrtcGetProgramLog(prog, log)
-                    if rc != 0 or b"warning" in log.value:
-                        failures.append(f"{geometry}/{profile}/{tile_dtype}/{width}: rc {rc}: {log.value.decode()}")
-                    nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
-    assert not failures, "\n".join(failures)
+def _nvrtc_libraries():
+    """Every libnvrtc found (spectral.nvrtc.find_libraries), or a skip that says what was not compiled and what
+    to install (a failure under ATTENTION_LIMITS_REQUIRE_NVRTC=1)."""
+    libraries = find_libraries()
+    if not libraries:
+        why = (f"no libnvrtc found ({INSTALL_HINT}): the generated CUDA sources of spectral.tiles were NOT "
+               "compiled (only run on the host by g++)")
+        if os.environ.get(REQUIRE_NVRTC) == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return libraries
+
+
+def _compile_all(jobs, *, arch="sm_90"):
+    """Compile ``(library, label, source)`` jobs (two at a time: NVRTC is thread-safe); ``[(job, report)]``."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(lambda job: compile_source(job[2], job[0], arch=arch), jobs))
+    return list(zip(jobs, reports))
+
+
+def _problems(results):
+    """Failures and warnings of compiled jobs, and local memory (stack or spills) where the row's coordinates
+    and the accumulators must fit in registers (D <= 64, any width: measured with NVRTC 12.9 and 13.5)."""
+    out = []
+    for (lib, label, _), report in results:
+        if not report.ok or report.warnings:
+            out.append(f"{lib.name} {label}: {'failed' if not report.ok else 'warned'}:\n{report.log}")
+            continue
+        (k,) = report.kernels
+        dims = int(label.rsplit("/D", 1)[1]) if "/D" in label else 0
+        if dims <= 64 and (k.stack_frame or k.spill_stores or k.spill_loads):
+            out.append(f"{lib.name} {label}: local memory at D = {dims}: {k}")
+    return out
+
+
+#: A covering set for the default tier (five compilations, about 1.5 s): each geometry, profile, tile dtype, the
+#: smallest and largest width, D up to 17, and the chunk sum
+COVERING = [("circle", "power", 32, "float32", 1), ("sphere", "local", 1, "float64", 3),
+            ("chordal", "heat", 32, "float64", 17), ("sphere", "heat", 32, "float32", 17)]
+
+
+def test_cuda_sources_compile_with_nvrtc():
+    # the newest NVRTC found, for sm_90 (H100, H200) as CuPy compiles a RawKernel there: no error, no warning,
+    # and everything in registers; every variant with every NVRTC: the slow test below
+    (lib, *_) = _nvrtc_libraries()
+    jobs = [(lib, "chunk_sum", cuda_sum_source())]
+    jobs += [(lib, f"{g}/{p}/{dt}/w{w}/D{d}", cuda_source(g, p, w, dt, d)) for g, p, w, dt, d in COVERING]
+    results = _compile_all(jobs)
+    assert not _problems(results), "\n".join(_problems(results))
+    assert {k.kernel for _, r in results for k in r.kernels} == {"kernel_operator_product", "kernel_operator_chunk_sum"}
+
+
+@pytest.mark.slow
+def test_every_cuda_variant_compiles_with_every_nvrtc():
+    # every variant spectral.tiles generates (cuda_variants: 3 geometries x 3 profiles x 5 widths x 2 tile dtypes,
+    # the chordal distance also at D = 1) at D = 1, 3, 17, 64 with every NVRTC found (12.9 and 13.5 here: 124 s
+    # on 2 shared cores, 2 compilations at a time), and at D = 128 and 768, where the row's coordinates spill,
+    # with the newest at widths 1 and 32 (a D = 768 source takes 2 s to compile: its DIMS loops are unrolled).
+    # benchmarks/cuda_resources.py compiles all 421 with every NVRTC and prints the registers and spills
+    # (benchmarks/README.md).
+    libraries = _nvrtc_libraries()
+    jobs = [(lib, label, src) for lib in libraries for label, src in cuda_variants((3, 17, 64))]
+    jobs += [(libraries[0], label, src) for label, src in cuda_variants((128, 768))
+             if label.endswith(("/D128", "/D768")) and label.split("/")[3] in ("w1", "w32")]
+    results = _compile_all(jobs)
+    assert not _problems(results), "\n".join(_problems(results))
+    big = [r.kernels[0] for (_, label, _), r in results if label.endswith("/D768")]
+    assert big and all(k.registers <= 255 for k in big)
+
+
+def test_custom_profiles_generate_no_cuda():
+    with pytest.raises(ValueError, match="no CUDA product"):
+        cuda_source("circle", "custom", 8, "float64", 1)
+    assert all("custom" not in label for label, _ in cuda_variants((3,)))
+    labels = [label for label, _ in cuda_variants((3,))]
+    assert len(labels) == len(set(labels)) == 1 + 30 * 4  # chunk sum; circle D1, sphere D3, chordal D3 and D1
+
+
+def test_the_nvrtc_finder_refuses_an_explicit_bad_path(monkeypatch, tmp_path):
+    bad = tmp_path / "libnvrtc.so.99"
+    bad.write_text("not a library")
+    monkeypatch.setenv("NVRTC_LIBRARY", str(bad))
+    with pytest.raises(OSError, match="NVRTC_LIBRARY=.*not a loadable libnvrtc"):
+        find_libraries()
+
+
+def test_without_nvrtc_the_skip_says_what_was_not_compiled_and_what_to_install(monkeypatch):
+    monkeypatch.setitem(globals(), "find_libraries", lambda: [])
+    monkeypatch.delenv(REQUIRE_NVRTC, raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"NOT compiled.*|pip install nvidia-cuda-nvrtc") as info:
+        _nvrtc_libraries()
+    assert "pip install nvidia-cuda-nvrtc" in str(info.value) and "NOT compiled" in str(info.value)
+    monkeypatch.setenv(REQUIRE_NVRTC, "1")
+    with pytest.raises(pytest.fail.Exception, match="NOT compiled"):
+        _nvrtc_libraries()

@@ -221,6 +221,9 @@ def _like_serial(parallel, serial, log, deterministic):
     assert all(p.deterministic and p.skipped == 1 for p in deterministic.points) and deterministic.runs == 4
 
 
+SMALL_DRAWS = dict(n=8, dims=(3,), betas=(0.0, 1.0), draws=3, t_max=64.0)
+
+
 def test_a_scheduler_address_gives_the_serial_results(tmp_path):
     """A real dask.distributed scheduler reached by its tcp address: one in-process worker with two threads.
 
@@ -229,6 +232,8 @@ def test_a_scheduler_address_gives_the_serial_results(tmp_path):
     (:func:`test_a_local_cluster_of_two_worker_processes_gives_the_serial_results`).
     """
     distributed = pytest.importorskip("dask.distributed")
+    from spectral.distributed import use_client
+    from verify import sa_clustering
 
     grid = {"alpha": [1.0, 1.6]}  # toy draws a random number: every repeat differs
     serial = sw.sweep(toy_run, grid, repeats=2, seed=5)
@@ -239,7 +244,11 @@ def test_a_scheduler_address_gives_the_serial_results(tmp_path):
         log = tmp_path / "runs.jsonl"
         parallel = sw.sweep(toy_run, grid, repeats=2, seed=5, scheduler=address, jsonl=log)
         quiet = sw.sweep(toy_run, {"noise": [False], "alpha": [1.0, 1.6]}, repeats=3, scheduler=address)
+        # a check's own draws (ctx.map) as tasks on the same cluster: the serial records
+        with distributed.Client(address) as client, use_client(client):
+            drawn = sa_clustering.run(**SMALL_DRAWS)
     _like_serial(parallel, serial, log, quiet)
+    assert drawn.records == sa_clustering.run(**SMALL_DRAWS).records
 
 
 @pytest.mark.slow

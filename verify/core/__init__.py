@@ -5,7 +5,9 @@
   :mod:`verify.core.calibration` tolerances as data, :mod:`verify.core.quantities` typed measured
   quantities to and from JSON;
 * :mod:`verify.core.cli` the command line of every check, :mod:`verify.core.runner` and
-  :mod:`verify.core.report` running all checks and the report, :mod:`verify.core.progress`,
+  :mod:`verify.core.report` running all checks and the report, :mod:`verify.core.progress` (progress
+  lines, the heartbeat with the time left), :mod:`verify.core.tasks` (a check's draws in a loop or on a
+  Dask cluster, resumable), :mod:`verify.core.locks` (a lock and claims shared by runs),
   :mod:`verify.core.drawing` finding a check's figure (entry points; verify never imports figures);
 * :mod:`verify.core.claims` the claims ledger, :mod:`verify.core.claims_doc` its documents,
   :mod:`verify.core.api_doc` the API reference (docs/api.md);

@@ -90,7 +90,8 @@ def device_namespace(device: str):
 
 
 class Context:
-    """What a measurement gets besides its parameters: the array namespace, a clock and a notebook.
+    """What a measurement gets besides its parameters: the array namespace, a clock, a notebook, and a way to
+    run independent draws (:meth:`map`).
 
     Attributes
     ----------
@@ -100,13 +101,38 @@ class Context:
         Wall-clock seconds per phase (:meth:`timed`).
     notes : list of str
         Sentences the reader needs to interpret the numbers (:meth:`note`).
+    check : str
+        The check's name ("" for a bare context).
+    parameters : dict
+        The run's parameters (JSON-able), part of the names of its stored draws.
     """
 
-    def __init__(self, device: str = "cpu", xp=None):
+    def __init__(self, device: str = "cpu", xp=None, *, check: str = "", parameters=None):
         self.device = device
         self._xp = xp
         self.timings: dict[str, float] = {}
         self.notes: list[str] = []
+        self.check = check
+        self.parameters = dict(parameters or {})
+
+    def map(self, fn: Callable, items, *, label: Callable | None = None, weight: Callable | None = None,
+            key: Callable | None = None, desc: str = "") -> list:
+        """``[fn(item) for item in items]``, with progress and the time left on stderr; on the Dask cluster of an
+        enclosing ``spectral.distributed.use_client`` (``--scheduler``) as one task per item; kept in and read
+        back from an enclosing ``resume_into`` folder (``--resume``). See :mod:`verify.core.tasks`.
+
+        ``fn`` must be picklable for a cluster (a module-level function, or ``functools.partial`` of one, e.g.
+        ``partial(_draw, p)``: no closures over ``ctx``); its results come back to this process. ``label``,
+        ``weight``: an item's name and relative cost (the time left); ``key``: an item's JSON-able identity in
+        the resume folder (default the item); ``desc``: what runs (default the check's name).
+        """
+        from verify.core.tasks import client_for_items, current_store, run_items
+
+        items = list(items)
+        keys = None if key is None else [key(item) for item in items]
+        return run_items(fn, items, desc=desc or self.check or "draws", label=label, weight=weight, keys=keys,
+                         context={"check": self.check, "parameters": self.parameters, "device": self.device},
+                         client=client_for_items(), store=current_store())
 
     @property
     def xp(self):
@@ -305,7 +331,10 @@ class Check:
     def measure(self, p, *, xp=None, ctx: Context | None = None):
         """The quantities measured with parameters ``p`` (``xp``: another array namespace, for tests)."""
         self._require_parts()
-        ctx = Context(p.device, xp) if ctx is None else ctx
+        if ctx is None:
+            from verify.core.result import jsonable
+
+            ctx = Context(p.device, xp, check=self.name, parameters=jsonable(_parameters(p)))
         return self._measure(p, ctx)
 
     def assess(self, q, p, *, timings: Mapping[str, float] | None = None, notes=()) -> CheckResult:
@@ -330,10 +359,15 @@ class Check:
         )
 
     def _execute(self, **kwargs) -> CheckResult:
+        from verify.core.progress import watch
+        from verify.core.result import jsonable
+
         p = self.choose(self.params(**kwargs))
-        ctx = Context(p.device)
+        parameters = jsonable(_parameters(p))
+        ctx = Context(p.device, check=self.name, parameters=parameters)
         try:
-            q = self.measure(p, ctx=ctx)
+            with watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
+                q = self.measure(p, ctx=ctx)
         except InputError as exc:
             from verify.core.implementation import ImplementationError
 

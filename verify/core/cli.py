@@ -12,6 +12,7 @@ bug and shows its traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import os
 import tempfile
@@ -24,8 +25,8 @@ from spectral.floor.validation import ConvergenceError, InputError, UnavailableE
 from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
-           "add_spec_argument", "check_output_path", "check_output_file", "check_output_dir", "check_plot_path",
-           "report_error", "run_cli", "parse_int", "parse_float"]
+           "add_spec_argument", "add_execution_options", "execution", "check_output_path", "check_output_file",
+           "check_output_dir", "check_plot_path", "report_error", "run_cli", "parse_int", "parse_float"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -98,7 +99,6 @@ def parse_int(text: str) -> int:
 
 
 def parse_float(text: str) -> float:
-    """A number, as ``float`` reads it; an argparse error naming the text otherwise."""
     try:
         return float(text)
     except ValueError:
@@ -153,8 +153,40 @@ def build_check_parser(check, *, prog: str) -> argparse.ArgumentParser:
     parser = OneLineParser(prog=prog, description=check.summary())
     for spec in check.specs().values():
         add_spec_argument(parser, spec)
+    add_execution_options(parser)
     _output_options(parser)
     return parser
+
+
+def add_execution_options(parser) -> None:
+    """``--scheduler`` and ``--resume``: where the work runs and where finished draws are kept."""
+    run = parser.add_argument_group("execution")
+    run.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="run the independent draws as tasks, and the kernel-operator products in parts, on a Dask "
+                          "cluster: a scheduler address (tcp://host:8786), or local[:N] for N worker processes on "
+                          "this machine (needs the dask extra)")
+    run.add_argument("--resume", metavar="DIR", default=None,
+                     help="keep every finished draw in DIR and read back those already there: a stopped run "
+                          "continues where it stopped, and runs sharing DIR divide the draws")
+
+
+def execution(ns):
+    """The context of ``--scheduler`` and ``--resume`` (``ns`` from a parser with :func:`add_execution_options`)."""
+    stack = contextlib.ExitStack()
+    try:
+        from verify.core.tasks import check_scheduler, resume_into
+
+        stack.enter_context(resume_into(ns.resume))
+        client, close = check_scheduler(ns.scheduler)
+        stack.callback(close)
+        if client is not None:
+            from spectral.distributed import use_client
+
+            stack.enter_context(use_client(client))
+    except BaseException:
+        stack.close()
+        raise
+    return stack
 
 
 def _output_options(parser) -> None:
@@ -276,14 +308,14 @@ def run_cli(check, argv=None, *, plot: Callable | None = None, prog: str | None 
         ns = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2)
         return int(exc.code or 0)
-    kwargs = {k: v for k, v in vars(ns).items() if k not in ("json", "plot", "quiet")}
+    kwargs = {k: v for k, v in vars(ns).items() if k not in ("json", "plot", "quiet", "scheduler", "resume")}
     try:
         check_output_path("--json", ns.json)
         check_plot_path(ns.plot)
         draw = (plot() if plot is not None else None) if ns.plot else None
         if ns.plot and draw is None:
             raise InputError("--plot: this check has no figure")
-        with silenced(ns.quiet):  # --quiet also silences progress inside the check
+        with silenced(ns.quiet), execution(ns):  # --quiet also silences progress inside the check
             result = run(**kwargs)
     except (*USER_ERRORS, ConvergenceError) as exc:
         return report_error(prog, exc)
