@@ -139,7 +139,7 @@ __all__ = ["CHECK", "run", "main", "Quantities", "weight_relative_bound", "softm
            "rolled_values_attention", "no_max_subtraction_attention", "random_feature_attention", "smooth_tokens",
            "MEASURED", "DEFAULT_TIMEOUT", "exact_and_bound"]
 
-CHECK = Check("attention_contract", claims=(),
+CHECK = Check("attention_contract",
               host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")
 
 DTYPES = ("float64", "float32", "float16")

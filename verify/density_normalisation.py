@@ -35,7 +35,7 @@ from verify.core.params import Choice, Int, Options, Real, Reals
 from verify.core.result import Recorder
 from verify.fractional_limit import DENSITIES
 
-CHECK = Check("density_normalisation", claims=("FNA-14",), devices=("cpu", "gpu"),
+CHECK = Check("density_normalisation", devices=("cpu", "gpu"),
               printed="eq. (43) as printed: the column sums (1/n) sum_i A^(a)_ij proportional to rho(x_j), which fails",
               methods=("auto", "dense", "matrix-free"))
 

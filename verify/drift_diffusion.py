@@ -32,7 +32,7 @@ from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "CLAIMED", "TIERS", "asserted_limit", "main", "run"]
 
-CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"),
+CHECK = Check("drift_diffusion", devices=("cpu", "gpu"),
               printed="(1/2)(Delta f + (1-a) <grad log p, grad f>), the drift of the Appendix-B proof of "
                       "Theorem 3, which fails")
 

@@ -25,7 +25,7 @@ from verify.core.params import Choice, Int, Real
 from verify.core.reduce import share
 from verify.core.result import Recorder
 
-CHECK = Check("fig2bc", claims=("FNA-15",),
+CHECK = Check("fig2bc",
               printed='also "alpha = 2 draws intra-cluster edges only" in every draw (FNA Fig. 2c), which fails at '
                       "kappa = 1 in the paper's layout",
               host_only="n <= 2000 tokens per draw (18 in the paper); the n x n attention and its dense spectrum "

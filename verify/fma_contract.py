@@ -69,7 +69,7 @@ from verify.core.progress import progress
 from verify.core.reduce import least as _least, worst as _worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_contract", claims=("FMA-8",),
+CHECK = Check("fma_contract",
               printed="the per-level softmax of eqs. (4)/(6) as printed (implementation 'fma'), which fails: rows "
                       "sum to 1 + the number of non-empty levels",
               host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")

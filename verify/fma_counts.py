@@ -32,7 +32,7 @@ from verify.core.params import Choice, Int, Ints
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_counts", claims=("FMA-4", "FMA-12"),
+CHECK = Check("fma_counts",
               host_only="integer counts of the toolkit's groups (O(n) per length, n <= 2^22); nothing to compute "
                         "on an accelerator")
 

@@ -30,7 +30,7 @@ from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
 from verify.core.result import Recorder
 
-CHECK = Check("fma_lowrank", claims=("FMA-11",),
+CHECK = Check("fma_lowrank",
               printed="the far field is low rank and well summarised whatever the tokens (no smoothness "
                       "assumption), which fails on the i.i.d. sequence",
               host_only="dense (n, n) kernels and an SVD per block (n <= 2048), run with one BLAS thread")

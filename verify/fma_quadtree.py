@@ -29,7 +29,7 @@ from verify.core.params import Int, Ints
 from verify.core.result import Recorder
 from verify.fma_structure import SetDefects, assert_rows, check_cells_per_size, compare_sets
 
-CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"),
+CHECK = Check("fma_quadtree",
               printed="one far stencil per level 'independent of the query's location' (FMA section 2, Swin "
                       "paragraph), which fails: 4 in 2-D, 2 in 1-D",
               host_only="the definition-based sets are (W^2, W^2) level matrices built pixel by pixel in Python "

@@ -29,7 +29,7 @@ from verify.core.params import Choice, Int, Ints
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_structure", claims=("FMA-1", "FMA-2", "FMA-3", "FMA-10"),
+CHECK = Check("fma_structure",
               host_only="the definition-based sets are (n, n) level matrices built query by query in Python "
                         "loops (n <= 8192), compared with the toolkit's on the host")
 

@@ -27,7 +27,7 @@ from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
 
-CHECK = Check("fna_rate", claims=("FNA-13",), devices=("cpu", "gpu"),
+CHECK = Check("fna_rate", devices=("cpu", "gpu"),
               printed="a bias O(t) = O(s^alpha) as the proof of Lemma 1 (eq. 30) implies: exponent alpha, which fails")
 
 #: the alphas and modes the exponent and amplitude tolerances were measured at (the default ladder: scales

@@ -37,7 +37,7 @@ from verify.core.result import Recorder
 OPERATORS = {"corrected": "theorem2", "printed": "eq18", "no-density": "no-density", "wrong-sign": "wrong-sign",
              "spectral": "spectral"}
 
-CHECK = Check("fractional_limit", claims=("FNA-12",), devices=("cpu", "gpu"),
+CHECK = Check("fractional_limit", devices=("cpu", "gpu"),
               printed="eq. (18) as printed: +[L(f rho) - f L rho]/rho with the spectral symbol |k|^alpha and no "
                       "constant, which fails",
               claim_modes=tuple(OPERATORS),

@@ -50,7 +50,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "predicted_order", "FLOW_FRACTIONS"]
 
-CHECK = Check("ga_conditions", claims=("GA-6",), devices=("cpu", "gpu"))
+CHECK = Check("ga_conditions", devices=("cpu", "gpu"))
 
 DEFAULT_KAPPAS = (0.3, 2.0)
 FULL_KAPPAS = (0.3, 0.6, 0.9, 1.2, 2.0, 3.0)

@@ -38,7 +38,7 @@ from verify.core.memory import PathNeed
 from verify.core.params import Int, Real, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("levy_jumps", claims=("FNA-20",), methods=("auto", "dense", "matrix-free"),
+CHECK = Check("levy_jumps", methods=("auto", "dense", "matrix-free"),
               host_only="the jump laws are weighted histograms of the n x n pair distances and the sampled jumps "
                         "come from graphs.jump_lengths, both NumPy code; --method matrix-free keeps the memory linear "
                         "in n (time ~1.2e-6 (circle_n^2 + torus_n^2) s)")

@@ -24,7 +24,7 @@ from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("metric_scaling", claims=("DRIFT-6",),
+CHECK = Check("metric_scaling",
               host_only="sparse heat kernels (k-d tree pairs within 7 sqrt(eps), SciPy CSR) and their low spectrum "
                         "by ARPACK (scipy.sparse.linalg.eigsh); the entrywise identity takes 400 points")
 

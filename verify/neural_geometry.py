@@ -32,7 +32,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "run", "main", "cell_samples", "sign_codes", "crossings"]
 
-CHECK = Check("neural_geometry", claims=("NEURAL-5",),
+CHECK = Check("neural_geometry",
               printed="Neural Attention gives a surface with sharp edges (fails for tanh and GELU)",
               host_only="surfaces of surface_grid^2 <= 401^2 points and sign patterns on grid^2 <= 2001^2 points, "
                         "in row blocks")

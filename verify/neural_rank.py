@@ -66,7 +66,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CHECK", "run", "main", "Activations", "Ranks", "ScoreCase", "Quantities"]
 
-CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"),
+CHECK = Check("neural_rank",
               printed="section 3.2 'Neural Attention is low-rank' read as a matrix statement, rank <= 2 d' (fails "
                       "for ReLU, tanh, GELU)",
               host_only="SVDs of n x n score matrices (n <= 1024) in float64 for ranks at numpy's default cut")

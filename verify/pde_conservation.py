@@ -34,7 +34,7 @@ from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_conservation", claims=("PDE-1",), devices=("cpu", "gpu"),
+CHECK = Check("pde_conservation", devices=("cpu", "gpu"),
               printed="that A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary, "
                       "which fails")
 

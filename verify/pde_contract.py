@@ -56,7 +56,7 @@ from verify.core.implementation import Implementation, hold_to_contract, load
 from verify.core.params import Int, Ints, Options, Real, Text
 from verify.core.result import Recorder
 
-CHECK = Check("pde_contract", claims=(),
+CHECK = Check("pde_contract",
               host_only="the contract is for step functions f(a, ...) taking and returning NumPy arrays")
 
 AXES = ("key", "query", "both")

@@ -43,7 +43,7 @@ from verify.core.params import Int, Real, Reals, check_resolved
 from verify.core.reduce import count_bad
 from verify.core.result import Recorder
 
-CHECK = Check("pde_spread", claims=("PDE-8", "PDE-9", "PDE-12"),
+CHECK = Check("pde_spread",
               host_only="rows evolve as key-factor columns of the factored step, O(T) per step for at most 65 "
                         "rows (T <= 8192); the vanilla profile averages 256 x 256 softmax matrices",
               printed="a growing spread speed, polynomial decay in distance, exponential decay of vanilla attention "

@@ -47,7 +47,7 @@ from verify.rates import (DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, K
 
 __all__ = ["CHECK", "load_function", "main", "run", "decision", "operating_characteristics"]
 
-CHECK = Check("rate", claims=(), host_only="it runs the user's Python function")
+CHECK = Check("rate", host_only="it runs the user's Python function")
 
 _REQUIRED = "none: it must be given"
 

@@ -34,7 +34,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "attention_rows"]
 
-CHECK = Check("sa_boolean", claims=("SA-5",),
+CHECK = Check("sa_boolean",
               host_only="n <= 256 scalar tokens: small flows whose (n, n) softmax is read on the host")
 
 CALIBRATION = Calibration(

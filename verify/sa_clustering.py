@@ -38,7 +38,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL"]
 
-CHECK = Check("sa_clustering", claims=("SA-1",), devices=("cpu", "gpu"))
+CHECK = Check("sa_clustering", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: ``full=True``: n = 1024 tokens in d = 3, 16, 64 (beyond the paper's n = 32), 4 draws each

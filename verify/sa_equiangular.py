@@ -45,7 +45,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "RATE_SIZES", "RATE_SETTING"]
 
-CHECK = Check("sa_equiangular", claims=("SA-6",), devices=("cpu", "gpu"))
+CHECK = Check("sa_equiangular", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: The order study: SA, n = 8 equiangular tokens from rho0 = 0, beta = 4, error of rho at t = 2.

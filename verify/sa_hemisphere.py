@@ -40,7 +40,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "WENDEL_CASES"]
 
-CHECK = Check("sa_hemisphere", claims=("SA-2",), devices=("cpu", "gpu"))
+CHECK = Check("sa_hemisphere", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: (n, d) of the Monte Carlo hemisphere counts: d >= n (probability 1) and d < n (Wendel's sum)

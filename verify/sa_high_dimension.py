@@ -37,7 +37,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "DELTA"]
 
-CHECK = Check("sa_high_dimension", claims=("SA-7",), devices=("cpu", "gpu"))
+CHECK = Check("sa_high_dimension", devices=("cpu", "gpu"))
 
 #: the clustering scale of the phase-transition curve: gamma_beta(t) = 1 - DELTA
 DELTA = 0.1

@@ -43,7 +43,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL", "RHO1"]
 
-CHECK = Check("sa_metastability", claims=("SA-3",), devices=("cpu", "gpu"))
+CHECK = Check("sa_metastability", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: the merge: the inner product of the two cluster centres reaches this

@@ -36,7 +36,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main"]
 
-CHECK = Check("sa_polytope", claims=("SA-4",),
+CHECK = Check("sa_polytope",
               host_only="n <= 256 tokens in d <= 8: a few small flows, convex hulls (qhull) and least squares on the "
                         "host")
 

@@ -28,7 +28,7 @@ from verify.core.params import Choice, Int, Reals
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",),
+CHECK = Check("similarity_taxonomy",
               host_only="n <= 2000: each Table-1 composition is held to a host reference (SciPy cdist and "
                         "softmax, scikit-learn's k-NN regressor and k-means)",
               printed="that the printed FCM centre update (weights u) is Bezdek's (weights u^m), which fails")

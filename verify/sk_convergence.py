@@ -58,7 +58,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CALIBRATION", "CHECK", "EPS", "TOL", "main", "run"]
 
-CHECK = Check("sk_convergence", claims=("SK-4",), devices=("cpu", "gpu"))
+CHECK = Check("sk_convergence", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 #: the bandwidths per manifold (halving)

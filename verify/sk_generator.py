@@ -52,7 +52,7 @@ from verify.core.threads import single_blas_thread
 __all__ = ["CALIBRATION", "CHECK", "LIMITS", "TIERS", "continuum_operators", "gaussian_kernel_matrix", "main", "run",
            "tier_problem"]
 
-CHECK = Check("sk_generator", claims=("SK-2",), devices=("cpu", "gpu"))
+CHECK = Check("sk_generator", devices=("cpu", "gpu"))
 
 TIERS = ("circle_grid", "sphere_grid", "circle_iid", "sphere_iid")
 NORMALISATIONS = ("sinkhorn", "softmax")

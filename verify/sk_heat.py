@@ -46,7 +46,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CALIBRATION", "CHECK", "DIFFUSIVITY", "MODES", "main", "run"]
 
-CHECK = Check("sk_heat", claims=("SK-1",), devices=("cpu", "gpu"))
+CHECK = Check("sk_heat", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 NORMALISATIONS = ("sinkhorn", "softmax")

@@ -45,7 +45,7 @@ from verify.sk_generator import NORMALISATIONS
 
 __all__ = ["CALIBRATION", "CHECK", "EPS_GRIDS", "N_EPS", "main", "n_order", "run"]
 
-CHECK = Check("sk_rates", claims=("SK-3",), devices=("cpu", "gpu"))
+CHECK = Check("sk_rates", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 #: the bandwidths of the eps study (halving) and the grid sizes

@@ -21,7 +21,7 @@ from verify.core.params import Choice, Int, Ints, Reals
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("sphere_softmax", claims=("DRIFT-1",), devices=("cpu", "gpu"),
+CHECK = Check("sphere_softmax", devices=("cpu", "gpu"),
               printed="-q.k = -2 + |q-k|^2 as printed in Example 1, i.e. softmax = rownorm exp(-|q-k|^2/tau) "
                       "(fails)")
 

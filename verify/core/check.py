@@ -2,7 +2,7 @@
 
 A check module reads::
 
-    CHECK = Check("metric_scaling", claims=("DRIFT-6",),
+    CHECK = Check("metric_scaling",
                   printed="the paper's exponent q = 2 (At_(g/m^2) = m^2 At_g), which fails")
 
     @CHECK.parameters
@@ -56,6 +56,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from spectral.floor.validation import InputError, UnavailableError, check_option
+from verify.core.claims import CHECKS
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, Recorder, timed_into
@@ -152,14 +153,16 @@ class Context:
 
 
 class Check:
-    """Declaration of a check: its name, the ledger ids it covers, its devices and its parts.
+    """Declaration of a check: its name, its devices and its parts; the ledger ids it covers come from the ledger.
 
     Parameters
     ----------
     name : str
         The check's name: ``python -m verify.<name>``.
-    claims : tuple of str
-        Ledger ids covered.
+    claims : tuple of str, optional
+        Only for a check the ledger does not know (a user's own check, a test's toy): the ids it covers.
+        A check of the toolkit names none: the ledger's entries name their check (``Claim(check=...)`` in
+        ``verify/papers/<paper>.py``), the one place the two are linked, and :attr:`claims` reads it.
     devices : tuple of str
         Devices the measurement computes on (``("cpu",)``: host only, ``--device gpu`` is refused).
     printed : str, optional
@@ -177,11 +180,14 @@ class Check:
         The doc of ``claim`` when ``claim_modes`` has more than the two usual modes.
     """
 
-    def __init__(self, name: str, claims, *, devices=("cpu",), printed: str | None = None,
-                 methods: tuple[str, ...] | None = None, host_only: str = "",
+    def __init__(self, name: str, *, claims: tuple[str, ...] | None = None, devices=("cpu",),
+                 printed: str | None = None, methods: tuple[str, ...] | None = None, host_only: str = "",
                  claim_modes: tuple[str, ...] = CLAIM_MODES, claim_doc: str = ""):
         self.name = name
-        self.claims = tuple(claims)
+        if claims is not None and name in CHECKS:
+            raise ValueError(f"Check({name!r}) names its claims, but the ledger links them already "
+                             f"({', '.join(CHECKS[name])}): the link is written once, in verify/papers")
+        self._claims = None if claims is None else tuple(claims)
         self.devices = tuple(devices)
         for d in self.devices:
             check_option("devices", d, DEVICES)
@@ -200,6 +206,11 @@ class Check:
         self._memory: Callable | None = None
         self._run: Callable | None = None
         _REGISTRY[name] = self
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The ledger ids the check decides: the entries that name it (:data:`verify.core.claims.CHECKS`)."""
+        return CHECKS.get(self.name, ()) if self._claims is None else self._claims
 
     def __repr__(self) -> str:
         return f"Check({self.name!r}, claims={self.claims})"
