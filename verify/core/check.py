@@ -59,21 +59,13 @@ from spectral.floor.validation import InputError, UnavailableError, check_option
 from verify.core.claims import CHECKS
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
-from verify.core.result import CheckResult, Recorder, timed_into
+from verify.core.registry import register, registered
+from verify.core.result import CheckResult, Recorder, jsonable, timed_into
 
 __all__ = ["Check", "Context", "device_namespace", "registered"]
 
 DEVICES = ("cpu", "gpu")
 CLAIM_MODES = ("corrected", "printed")
-
-#: check name -> its Check, filled as check modules are imported (for reading results back from JSON)
-_REGISTRY: dict[str, Check] = {}
-
-
-def registered(name: str) -> Check | None:
-    """The :class:`Check` called ``name`` if its module has been imported, else None."""
-    return _REGISTRY.get(name)
-
 
 def device_namespace(device: str):
     """The array namespace that computes on ``device`` (numpy for ``"cpu"``, CuPy for ``"gpu"``).
@@ -205,7 +197,7 @@ class Check:
         self._assess: Callable | None = None
         self._memory: Callable | None = None
         self._run: Callable | None = None
-        _REGISTRY[name] = self
+        register(name, self)
 
     @property
     def claims(self) -> tuple[str, ...]:
@@ -343,7 +335,6 @@ class Check:
         """The quantities measured with parameters ``p`` (``xp``: another array namespace, for tests)."""
         self._require_parts()
         if ctx is None:
-            from verify.core.result import jsonable
 
             ctx = Context(p.device, xp, check=self.name, parameters=jsonable(_parameters(p)))
         return self._measure(p, ctx)
@@ -371,7 +362,6 @@ class Check:
 
     def _execute(self, **kwargs) -> CheckResult:
         from verify.core.progress import watch
-        from verify.core.result import jsonable
 
         p = self.choose(self.params(**kwargs))
         parameters = jsonable(_parameters(p))

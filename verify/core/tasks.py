@@ -38,7 +38,9 @@ from typing import Any
 
 from spectral.floor.validation import InputError, UnavailableError
 from verify.core.locks import Claims
+from verify.core.plain import jsonable
 from verify.core.progress import FIRST_BEAT, is_silenced, progress, silenced
+from verify.core.provenance import toolkit_commit, toolkit_version
 
 __all__ = ["ResultStore", "current_store", "resume_into", "run_items"]
 
@@ -109,9 +111,6 @@ def current_store() -> ResultStore | None:
 def item_key(context: Any, fn: Callable, key: Any) -> str:
     """The file name of one item: a hash of ``context`` (check, parameters), the function, the item's key and
     the toolkit's version and commit."""
-    from verify.core.provenance import toolkit_commit, toolkit_version
-    from verify.core.result import jsonable
-
     base = fn.func if isinstance(fn, functools.partial) else fn
     text = json.dumps({"context": jsonable(context), "fn": f"{base.__module__}.{base.__qualname__}",
                        "key": jsonable(key), "version": toolkit_version(), "commit": toolkit_commit()},
