@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from spectral import scores
 from spectral.floor.backend import is_cupy_array
 from spectral.scores import row_stochastic_tolerance
 from spectral.floor.validation import InputError
@@ -115,12 +116,10 @@ def dense_stochastic(A, *, what: str, name: str = "A"):
         A scipy.sparse ``A`` (the message says to densify it and which functions take it as it is),
         a type that is no array, or what ``check_row_stochastic`` refuses.
     """
-    from spectral.scores import check_row_stochastic
-
     if is_sparse(A):
         raise InputError(f"{what} needs a dense {name} (NumPy, CuPy or another array-API array); convert the "
                          f"scipy.sparse {name} with {name}.toarray() (shortest_paths and spectral_gap take it as it is)")
     if not (isinstance(A, np.ndarray) or is_cupy_array(A) or hasattr(A, "__array_namespace__")):
         raise InputError(f"{name} must be a 2-D array (NumPy, CuPy or another array-API library such as "
                          f"array_api_strict), got {type(A).__module__}.{type(A).__name__}")
-    return check_row_stochastic(A, name=name)
+    return scores.check_row_stochastic(A, name=name)

@@ -62,8 +62,6 @@ class Circle(Sphere):
     def embed(theta):
         """Points ``(cos theta, sin theta)`` of shape ``(n, 2)`` for angles of shape ``(n,)``."""
         if not hasattr(theta, "shape"):
-            import numpy as np
-
             theta = np.asarray(theta, dtype=np.float64)
         xp = array_namespace(theta)
         if len(theta.shape) != 1:

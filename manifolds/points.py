@@ -14,6 +14,7 @@ import numpy as np
 from spectral.floor.backend import array_namespace
 # the old names of spectral.floor.distance, kept importable from here
 from spectral.floor.distance import BLOCK_ELEMENTS, SQ_DISTANCE_BLOCKS, pairwise_sq_distance, row_blocks  # noqa: F401
+from spectral.floor.memory import check_memory, memory_limit
 from spectral.floor.validation import InputError
 
 __all__ = ["pairwise_sq_distance"]
@@ -64,8 +65,6 @@ def check_points_memory(n: int, bytes_per_point: int, *, what: str, max_bytes=No
     before NumPy is asked for terabytes. ``bytes_per_point`` counts the result and the temporaries held
     at once (the caller's estimate); ``max_bytes`` defaults to the memory available now.
     """
-    from spectral.floor.memory import check_memory, memory_limit
-
     per_point = max(int(bytes_per_point), 1)
     needed = int(n) * per_point
     if max_bytes is None and needed <= SMALL_POINT_BYTES:  # small requests skip reading the memory available

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from spectral.floor.backend import array_namespace
 from spectral.floor.distance import pairwise_sq_distance, row_blocks
@@ -45,6 +44,8 @@ def sphere_volume(dim: int) -> float:
     h = (dim + 1) / 2.0
     if h < 170:
         return 2.0 * math.pi**h / math.gamma(h)
+    from scipy.special import gammaln  # here: scipy.special costs ~100 ms at start-up, and only dim >= 339 needs it
+
     return float(math.exp(math.log(2.0) + h * math.log(math.pi) - gammaln(h)))
 
 

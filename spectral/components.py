@@ -20,6 +20,7 @@ are made:
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -101,8 +102,6 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
     >>> count_components(np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
     2
     """
-    import sys
-
     sparse = sys.modules.get("scipy.sparse")
     if sparse is not None and sparse.issparse(C):
         if symmetric is None:

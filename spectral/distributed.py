@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.floor.backend import from_numpy, is_cupy_array, to_numpy
+from spectral.floor.backend import from_numpy, is_cupy_array, require_device, to_numpy
 from spectral.parts import ProductLayout, tree_sum
 from spectral.floor.validation import InputError, UnavailableError, check_int
 
@@ -259,8 +259,6 @@ def worker_operator(host, device):
         return host
     cache = host.__dict__.setdefault("_worker_operators", {})
     if device == "gpu":
-        from spectral.floor.backend import require_device
-
         try:
             cp = require_device("gpu")
         except RuntimeError as exc:

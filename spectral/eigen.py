@@ -31,6 +31,8 @@ References
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
 
 import numpy as np
 
@@ -58,7 +60,8 @@ from spectral.floor.memory import (
 from spectral.operators import SparseScores
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
-from spectral.floor.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.validation import (ConvergenceError, InputError, UnavailableError, as_generator, check_int,
+                                       check_option, check_real)
 
 __all__ = ["BLOCK_MAX_PRODUCTS", "FLOAT32_FROM_N", "markov_spectrum"]
 
@@ -103,8 +106,6 @@ def _is_operator(C) -> bool:
 
 def _is_scipy_sparse(C) -> bool:
     """A ``scipy.sparse`` array or matrix (SciPy looked up in ``sys.modules``, never imported here)."""
-    import sys
-
     sp = sys.modules.get("scipy.sparse")
     return sp is not None and sp.issparse(C)
 
@@ -548,10 +549,6 @@ def _general_on_device(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, r
     solver): it runs on the host with every product ``A X`` computed on the device; one vector (block) crosses
     each way per product, never ``A``.
     """
-    import sys
-
-    from spectral.floor.validation import UnavailableError
-
     cp = sys.modules["cupy"]
     n = C.shape[0]
     A = C / d[:, None]
@@ -709,8 +706,6 @@ def _trusted(op) -> dict:
     """``{"check_finite": False}`` for an operator whose ``matmat`` takes it (:class:`spectral.KernelOperator`),
     else ``{}``: the block solver's vectors are finite by construction (it checks every product's result), so
     the per-product input check (a pass over X; on a GPU a host synchronisation) is left out of its loop."""
-    import inspect
-
     try:
         takes = hasattr(op, "matmat") and "check_finite" in inspect.signature(op.matmat).parameters
     except (TypeError, ValueError):  # a builtin without a signature
@@ -739,8 +734,6 @@ def _tile_precisions(op, storage: str, dtype):
     points iterate on float32 tiles first and refine on float64 tiles (``dtype=None``); ``dtype``
     fixes one precision for both phases.
     """
-    import inspect
-
     takes = hasattr(op, "matmat") and "tile_dtype" in inspect.signature(op.matmat).parameters
     if not takes:
         return None, None

@@ -10,12 +10,14 @@ array namespace, e.g. CuPy); :class:`SparseScores` wraps a SciPy CSR matrix on t
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
+from spectral import distributed
 from spectral.floor.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
-from spectral.floor.memory import check_dense_memory, memory_device
+from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array, namespace_name, to_numpy
+from spectral.floor.memory import check_dense_memory, device_memory_bytes, memory_device
 from spectral.parts import Part, ProductLayout
 from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
 from spectral.floor.validation import InputError, check_int, check_option
@@ -586,8 +588,6 @@ class KernelOperator:
         ``stand_in``: ``(module, compiler)`` of a stand-in CUDA device (``xp`` NumPy; the tests run the CUDA
         kernel's source compiled for the host, see :meth:`spectral.tiles.TilePlan.device_product`).
         """
-        from spectral.floor.backend import to_numpy
-
         def move(a):
             if xp is np:
                 return to_numpy(a)
@@ -607,16 +607,13 @@ class KernelOperator:
 
     def _distributed(self):
         """The operator's products on a Dask cluster (its ``client``, else an enclosing ``use_client``), or None."""
-        import sys
-
         if self.client is None:
             module = sys.modules.get("spectral.distributed")  # no cluster was ever entered: not even imported
             workers = None if module is None else module.current()
             if workers is None or self.shape[0] < workers.min_rows:
                 return None
-        from spectral.distributed import remote_products  # a cluster is in use: Dask is imported there
 
-        return remote_products(self)
+        return distributed.remote_products(self)
 
     def matvec(self, v):
         """``C @ v`` for ``v`` of shape (m,) or (m, k) (tiles in the operator's dtype)."""
@@ -730,9 +727,6 @@ def _device_block_bytes(x) -> int:
     calls, so a GPU wants few of them); :data:`DEFAULT_BLOCK_BYTES` for other namespaces."""
     if not is_cupy_array(x):
         return DEFAULT_BLOCK_BYTES
-    import sys
-
-    from spectral.floor.memory import device_memory_bytes
 
     try:
         with x.device:  # the free memory of the points' device (bare cupy: spectral.floor.memory knows that name)

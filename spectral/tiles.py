@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib.util
 import math
 import os
 import sys
@@ -61,6 +62,7 @@ import numpy as np
 
 from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array
 from spectral.floor.distance import sq_distance_tile
+from spectral.floor.memory import check_memory as check
 from spectral.profiles import TileProfile, kernel_profile
 from spectral.floor.validation import InputError, check_option
 
@@ -118,8 +120,6 @@ def host_engine(engine: str = "auto") -> str:
 @functools.cache
 def _numba_installed() -> bool:
     """Numba imports here (an installed Numba that refuses this NumPy raises ImportError: NumPy then)."""
-    import importlib.util
-
     if importlib.util.find_spec("numba") is None:
         return False
     try:
@@ -130,8 +130,6 @@ def _numba_installed() -> bool:
 
 def _compiled():
     """:mod:`spectral.tiles_numba` (imported on first use: it imports Numba)."""
-    import importlib
-
     return importlib.import_module("spectral.tiles_numba")
 
 
@@ -317,8 +315,6 @@ class TilePlan:
         k = int(X.shape[1])
         with _device_of(pa):
             if check_memory and _module is None:  # the device's memory, before anything is allocated on it
-                from spectral.floor.memory import check_memory as check
-
                 check(self.device_bytes(n, m, k, dims),
                       what=f"fused kernel product of an ({n}, {m}) operator with {k} columns",
                       alternative="multiply fewer columns at a time", device="gpu")

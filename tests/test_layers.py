@@ -16,6 +16,11 @@ Read from the source with :mod:`ast` (nothing is imported), every import stateme
   attribute of another module (what two modules share is public in its module); the tests may test a module's
   own private helpers.
 
+* imports are at module level: an import statement inside a function names a module of :data:`LAZY_IMPORTS`
+  (optional heavy dependencies, and modules whose import cost every start-up would pay), each with its reason,
+  sits in a ``try:`` of its function (an availability probe), or is in a file of :data:`LAZY_FILES` (with its
+  reason); nothing else.
+
 At run time, in a fresh interpreter: importing the floor or ``manifolds`` (all its modules) loads no
 other module of ``spectral``, and ``import verify.weyl`` loads neither ``matplotlib`` nor ``figures``.
 """
@@ -302,6 +307,90 @@ def test_the_private_finder_reads_imports_and_attributes(tmp_path):
 def test_no_module_takes_another_modules_private_name():
     bad = [f"{path.relative_to(ROOT).as_posix()}:{use}" for path in _files(*PACKAGES) for use in private_uses(path)]
     assert not bad, "make the shared name public in its module (or move it where both use it): " + "; ".join(bad)
+
+
+#: The modules that may be imported inside a function, and why (a top-level module covers its submodules).
+#: Everything else is imported at module level (struct_tools' hoist script reads this dict too).
+LAZY_IMPORTS = {
+    "matplotlib": "drawing only (figures, --figure, the report): a check that draws nothing never loads it",
+    "dask": "optional extra [dask]: --scheduler and Context.map on a cluster",
+    "distributed": "optional extra [dask]",
+    "cupy": "optional extra [gpu]: --device gpu",
+    "cupyx": "optional extra [gpu]: --device gpu",
+    "torch": "optional: a user's implementation written in PyTorch",
+    "numba": "optional extra [fast]: the compiled tiles",
+    "tqdm": "optional extra [progress]: a progress bar on a terminal",
+    "array_api_compat": "optional extra [gpu]: the array namespace of a device array",
+    "array_api_strict": "test extra: the strict namespace a test passes",
+    "pytest": "test extra: verify.testing and the pytest plugin need it only under pytest",
+    "hypothesis": "test extra",
+    "scipy": "start-up: its subpackages cost 100-600 ms each to import (scipy.stats about 600 ms, "
+             "scipy.sparse.linalg 400, scipy.linalg 300, scipy.special 250); import spectral, a check's --help "
+             "and the start of python -m verify.weyl load none of them",
+    "sklearn": "start-up: about 900 ms to import; used by one estimator path and a few checks",
+    "sympy": "start-up: about 200 ms to import; only verify.conformal's symbolic algebra",
+    "networkx": "start-up: about 90 ms to import; only graph-distance references",
+    "resource": "POSIX only: the peak-memory probes (no such module on Windows)",
+}
+
+#: Files whose imports inside functions stay there whatever the module (``"path"``), or one module in one file
+#: (``"path:module"``), and why.
+LAZY_FILES = {
+    "verify/core/cpu.py:numpy": "import verify loads this module (the version), and so does the pytest plugin in "
+                                "every pytest session: NumPy would add about 100 ms to both",
+    "spectral/__init__.py": "the package's exports load their module when first used: import spectral loads none",
+    "verify/pytest_plugin.py": "an entry point loaded by every pytest session where the toolkit is installed: it "
+                               "loads the toolkit only when a test uses the plugin's options or fixtures",
+}
+
+
+def function_level_imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import statement inside a function of ``path``, but those in a ``try:`` of
+    the function (availability probes) and those under ``if TYPE_CHECKING``."""
+    tree = _tree(path)
+    parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        a, in_function, probe = node, False, False
+        while a in parents:
+            a = parents[a]
+            if isinstance(a, ast.Try) and not in_function:
+                probe = True
+            if isinstance(a, ast.If) and "TYPE_CHECKING" in ast.unparse(a.test):
+                probe = True
+            if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                in_function = True
+        if in_function and not probe:
+            module = _source_of(node, path) if isinstance(node, ast.ImportFrom) else node.names[0].name
+            out.append((node.lineno, module))
+    return out
+
+
+def _lazy(module: str) -> bool:
+    return any(_in(module, m) for m in LAZY_IMPORTS)
+
+
+def test_the_import_finder_reads_function_level_imports(tmp_path):
+    probe = ROOT / "verify" / "_probe_function_imports.py"
+    try:
+        probe.write_text("import os\n\n\ndef f():\n    import json\n    from scipy import stats\n    try:\n"
+                         "        import cupy\n    except ImportError:\n        pass\n    return json, stats\n",
+                         encoding="utf-8")
+        assert function_level_imports(probe) == [(5, "json"), (6, "scipy")]
+        assert not _lazy("json") and _lazy("scipy.stats") and not _lazy("scipyx")
+    finally:
+        probe.unlink()
+
+
+def test_imports_are_at_module_level():
+    bad = [f"{path.relative_to(ROOT).as_posix()}:{line} imports {module}" for path in _files(*PACKAGES)
+           if path.relative_to(ROOT).as_posix() not in LAZY_FILES
+           for line, module in function_level_imports(path)
+           if not _lazy(module) and f"{path.relative_to(ROOT).as_posix()}:{module}" not in LAZY_FILES]
+    assert not bad, ("import at module level (or add the module to LAZY_IMPORTS with its reason): "
+                     + "; ".join(bad))
 
 
 #: One fresh interpreter at the repository root imports, in this order, the floor, every module of ``manifolds``

@@ -30,8 +30,12 @@ import math
 import sys
 
 from spectral.floor.validation import InputError
+from verify.core import claims
 from verify.core.calibration import Calibration, grid_points, statistic
-from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+from verify.core.cli import (EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, check_output_path, parse_float,
+                             parse_int, report_error)
+from verify.core.cpu import cpu_class
+from verify.core.progress import silenced
 
 __all__ = ["CalibrationRow", "calibrate", "main"]
 
@@ -120,8 +124,6 @@ def calibrate(name: str, *, names=None, setting=None, seeds=(0, 1, 2, 3, 4), dri
     progress : callable, optional
         Called with a short text after each measured point.
     """
-    from verify.core import claims
-
     module = claims.load_check(name)
     check = module.CHECK
     table = _table(module)
@@ -210,8 +212,6 @@ def _fmt(v) -> str:
 
 
 def _parse_setting(items) -> dict:
-    from verify.core.cli import parse_float, parse_int
-
     out = {}
     for item in items:
         key, sep, text = item.partition("=")
@@ -259,8 +259,6 @@ def main(argv=None) -> int:
         ns = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    from verify.core.cli import USER_ERRORS, check_output_path
-    from verify.core.progress import silenced
 
     try:
         check_output_path("--json", ns.json)
@@ -276,7 +274,6 @@ def main(argv=None) -> int:
         return report_error(prog, exc)
     except USER_ERRORS as exc:
         return report_error(prog, exc)
-    from verify.core.cpu import cpu_class
 
     head = ("tolerance", "setting", "sense", "tolerance value", "recorded", "recorded on", "worst now", "margin",
             "drift", "points", "status")

@@ -23,6 +23,9 @@ import dataclasses
 
 import numpy as np
 
+import spectral
+from manifolds.references import fma
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
@@ -57,8 +60,6 @@ class Params:
 
     def resolve(self):
         """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""
-        from spectral.floor.validation import InputError
-
         check_cells_per_size("cells", self.cells, "width", "W", self.widths)
         if self.stencil_cell > self.stencil_length // 16:
             raise InputError(f"stencil_cell must be an integer in [1, {self.stencil_length // 16}], got "
@@ -117,19 +118,16 @@ def _far_stencils(h, side, dim):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The per-pixel sets against the toolkit's, source counts, near stencils, footprints and far stencils."""
-    from manifolds.references.fma import hierarchy_1d, hierarchy_2d
-    from spectral import fma_groups_2d, fma_levels_2d
-
     parts, figures = [], {}
     count_mismatch, worst_excess = 0, -np.inf
     max_sources, near_max = {}, {}
     stencils2d, near_stencils, footprints = {}, set(), set()
     with ctx.timed("sets"):
         for w, r in zip(p.widths, p.cells):
-            h = hierarchy_2d(w, r)
+            h = fma.hierarchy_2d(w, r)
             n = w * w
-            toolkit_levels = fma_levels_2d(w, r=r)
-            toolkit = fma_groups_2d(w, r=r)
+            toolkit_levels = spectral.fma_levels_2d(w, r=r)
+            toolkit = spectral.fma_groups_2d(w, r=r)
             if (w, r) == FIG3A[:2]:
                 pixel = FIG3A[2][0] * w + FIG3A[2][1]
                 figures["fig3a_query_levels"] = toolkit_levels[pixel].reshape(w, w)
@@ -164,7 +162,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 if m >= 6:
                     stencils2d.setdefault(lev, set()).update(found)
     with ctx.timed("stencils_1d"):
-        h1 = hierarchy_1d(p.stencil_length, p.stencil_cell)
+        h1 = fma.hierarchy_1d(p.stencil_length, p.stencil_cell)
         stencils1d = {lev: len(found) for lev, (m, found) in _far_stencils(h1, p.stencil_length, 1).items()
                       if m >= 6}
     return Quantities(

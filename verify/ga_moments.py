@@ -42,14 +42,17 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.gaussian_attention import GaussianAttention, moment_flow, psd_sqrt
-from spectral.floor.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import ConvergenceError, InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Flag, Int, Ints, Options, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+from verify.rates import RateQuantities, decide_rate
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "Case", "CASES", "CONTRAST", "run", "main",
            "gaussianity_statistic", "moment_errors", "coupling_strength"]
@@ -235,16 +238,13 @@ def gaussianity_statistic(X, *, radius: float = FREQUENCY_RADIUS, directions: in
 
 def _flow(ctx, X0, T, dt, spec_kwargs):
     """Tokens at ``T`` on the host (RK4 with step ``dt``); NaN where the flow gave up (a note says why)."""
-    from spectral import attention_flow
-    from spectral.floor.backend import to_numpy
-    from spectral.floor.validation import ConvergenceError
-
     n = int(np.shape(X0)[-2])
     chunk = max(1, int(CHUNK_ENTRIES // (n * n)))  # draws moved together: (chunk, n, n) scores at most
     out = []
     for s in range(0, len(X0), chunk):
         try:
-            flow = attention_flow(ctx.xp.asarray(X0[s:s + chunk]), times=[T], method="rk4", dt=dt, **spec_kwargs)
+            flow = spectral.attention_flow(ctx.xp.asarray(X0[s:s + chunk]), times=[T], method="rk4", dt=dt,
+                                           **spec_kwargs)
         except ConvergenceError as exc:  # a wrong dynamics can overflow: its errors are then NaN (never pass)
             ctx.note(f"{spec_kwargs.get('normalisation')}, n = {n}: {exc}")
             out.append(np.full(np.shape(X0[s:s + chunk]), np.nan))
@@ -319,8 +319,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def decisions(q: Quantities, p) -> dict[tuple[str, str], object]:
     """``(case, "mean" | "cov" | "gaussian") -> verify.rates.RateResult`` (kind "equal", claimed p.claimed_order)."""
-    from verify.rates import RateQuantities, decide_rate
-
     out = {}
     for c in q.mean_errors:
         for kind, errs in (("mean", q.mean_errors[c]), ("cov", q.cov_errors[c]), ("gaussian", q.gaussianity[c])):

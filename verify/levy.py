@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+import graphs
 from manifolds import stable
 from manifolds.kernel_spectra import fractional_constant
 from spectral.floor.validation import InputError, child_rng
@@ -388,8 +389,6 @@ def _increments(p: Params, ctx: Context) -> dict[float, Increments]:
     """FNA-2 / FNA-4: increments of each alpha from its own child stream, their statistics and the Fig. 1 data."""
     from scipy import stats
 
-    from graphs import tail_exponent
-
     u_grid = np.array([0.1, 0.3, 1.0, 2.0, 3.0])
     n_samples, t = p.n_samples, p.t
     out = {}
@@ -410,7 +409,7 @@ def _increments(p: Params, ctx: Context) -> dict[float, Increments]:
         with ctx.timed("fna4_tail"):
             z = np.abs(x) / scale  # unit-scale magnitudes
             lo, hi = np.quantile(z, [1 - _TAIL_WINDOW[0], 1 - _TAIL_WINDOW[1]])
-            fit = tail_exponent(z, r_min=float(lo), r_max=float(hi), method="truncated-pareto")
+            fit = graphs.tail_exponent(z, r_min=float(lo), r_max=float(hi), method="truncated-pareto")
         variance = float(np.var(x)) if a >= 2 else None
         # Fig. 1 data: empirical CCDF of |X| (unit scale) at 400 log-spaced ranks, and a 2-D flight of
         # _PATH_STEPS isotropic steps (radius |X|, uniform angle) from the same stream.

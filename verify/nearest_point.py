@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from spectral.floor.backend import to_numpy
 from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
@@ -122,8 +123,6 @@ def _example3(claim, dim, trials, candidates, seed):
 
 def _limit_errors(xp, claim, n_lattice, eps_grid, seed):
     """RMS errors of S_eps H against H(y*) (points) and the p-weighted circle average (latitudes)."""
-    from spectral.floor.backend import to_numpy
-
     y = _fibonacci(n_lattice)
     rng = child_rng(seed, "limit")
     xt = rng.standard_normal((12, 3))

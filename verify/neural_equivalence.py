@@ -23,6 +23,7 @@ import dataclasses
 
 import numpy as np
 
+import spectral
 from manifolds.references.neural import additive_score_loop, mlp_cases, mlp_score_loop, softmax_rows
 from spectral.floor.validation import check_ints, child_rng
 from verify.core.check import Check, Context
@@ -97,8 +98,6 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Realised bilinear forms and the L2 identity (NEURAL-2); concatenation against additive attention (NEURAL-3)."""
-    from spectral import ScoreMLP, neural_scores
-
     n, m, d, seed = p.n, p.m, p.d, p.seed
     # ---------------------------------------------------------------- NEURAL-2
     realise_err = 0.0
@@ -142,12 +141,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
     min_identity = np.inf
     with ctx.timed("additive"), single_blas_thread():
         for dp, h, act, q, k, wrng in mlp_cases(seed, p.d_prime, p.hidden, p.activations, n=n, m=m):
-            mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
+            mlp = spectral.ScoreMLP(dp, dp, h, rng=wrng, activation=act)
             args = (mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
             concat_ref = mlp_score_loop(q, k, *args)
             additive_ref = additive_score_loop(q, k, *args)
-            concat = np.asarray(neural_scores(q, k, mlp, form="concat"))
-            factored = np.asarray(neural_scores(q, k, mlp, form="factored"))
+            concat = np.asarray(spectral.neural_scores(q, k, mlp, form="concat"))
+            factored = np.asarray(spectral.neural_scores(q, k, mlp, form="factored"))
             scale = float(np.max(np.abs(additive_ref)))
             gap = float(np.max(np.abs(concat_ref - additive_ref))) / scale
             worst_identity = _worst(worst_identity, gap)

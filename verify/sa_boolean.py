@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+import spectral
 from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
@@ -90,12 +91,11 @@ def _distance(P, imin, imax) -> float:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Scalar flows from Gaussian starts: P(t) against the Boolean limit led by the extremes."""
-    from spectral import attention_flow
-
     times = np.linspace(0.0, p.t_max, 41)
     X0 = child_rng(p.seed, "tokens").standard_normal((p.draws, p.n, 1))
     with ctx.timed("flows"):
-        flow = attention_flow(X0, beta=p.query_key, times=times, geometry="euclidean", value=[[p.value]], rtol=1e-10,
+        flow = spectral.attention_flow(X0, beta=p.query_key, times=times, geometry="euclidean", value=[[p.value]],
+                                       rtol=1e-10,
                               atol=1e-12)
         x = np.asarray(flow.tokens, dtype=float)[..., 0]  # (times, draws, n)
     order = np.argsort(x[0], axis=-1)

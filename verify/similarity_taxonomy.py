@@ -19,7 +19,9 @@ import dataclasses
 import math
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+import spectral
 from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
@@ -160,9 +162,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from scipy.special import softmax
     from sklearn.cluster import KMeans
     from sklearn.neighbors import KNeighborsRegressor
-    from threadpoolctl import threadpool_limits
-
-    from spectral import anisotropic_normalize
 
     n, seed, perturb = p.n, p.seed, p.perturb
     x = child_rng(seed, "points").standard_normal((n, 5))
@@ -172,7 +171,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         eps = 1.5
         dmap = op_Nr(op_gamma_exp(op_D(x, x, t=2), eps)) if perturb == "dmap_without_N2" else \
             op_Nr(op_N2(op_gamma_exp(op_D(x, x, t=2), eps)))
-        errors["diffusion_map"] = _rel(dmap, anisotropic_normalize(np.exp(-sq / eps), 1.0))
+        errors["diffusion_map"] = _rel(dmap, spectral.anisotropic_normalize(np.exp(-sq / eps), 1.0))
         sigma = child_rng(seed, "sne").uniform(0.5, 2.0, size=n)
         sne = op_Nr(op_gamma_exp(op_D(x, x, t=2), 2 * sigma**2))
         errors["sne"] = _rel(sne, softmax(-sq / (2 * sigma[:, None] ** 2), axis=1))

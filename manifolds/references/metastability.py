@@ -90,6 +90,7 @@ between neighbouring clusters) of Geshkovski, Koubbi, Polyanskiy & Rigollet's me
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -175,8 +176,6 @@ def growth_rate_quadrature(k, beta, *, normalisation="uniform", d=2) -> float:
     Integrands are scaled by ``e^-beta`` (exact relative accuracy for large beta) and integrated by
     ``scipy.integrate.quad`` to ``epsrel = 1e-11`` (agreement with the closed form: 1e-12 measured).
     """
-    import warnings
-
     from scipy.integrate import IntegrationWarning
     from scipy.special import eval_gegenbauer, gammaln
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 
-from spectral.floor.backend import dtype_name
+import numpy as np
+
+from spectral.floor.backend import dtype_name, is_cupy_array, is_cupy_namespace, require_device
 from spectral.floor.validation import InputError, UnavailableError, check_int, check_option, check_real
 
 __all__ = [
@@ -45,8 +47,6 @@ class DenseMemoryError(MemoryError):
 
 def _itemsize(dtype) -> int:
     """Bytes per element of ``dtype`` (a NumPy dtype, its name, or an array-API dtype)."""
-    import numpy as np
-
     try:
         return int(np.dtype(dtype_name(dtype)).itemsize)
     except TypeError as exc:
@@ -157,15 +157,11 @@ def _host_memory_bytes() -> int:
 
 
 def _is_cupy(xp) -> bool:
-    from spectral.floor.backend import is_cupy_namespace
-
     return is_cupy_namespace(xp)
 
 
 def _cupy():
     """The CuPy module of a usable CUDA device, or :class:`UnavailableError` (the message of ``device='gpu'``)."""
-    from spectral.floor.backend import require_device
-
     return require_device("gpu")
 
 
@@ -202,8 +198,6 @@ def memory_device(x) -> str:
     >>> memory_device(np.zeros(3))
     'cpu'
     """
-    from spectral.floor.backend import is_cupy_array
-
     return "gpu" if is_cupy_array(x) else "cpu"
 
 

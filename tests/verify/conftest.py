@@ -120,8 +120,8 @@ def inject_nan(monkeypatch):
     ``at`` replaced by ``value`` (NaN unless told): the returned array, a returned float, or the array
     in the attribute ``field`` of a returned object (a dataclass or named tuple is rebuilt). With
     ``call`` (0-based) only that call is poisoned: a later call puts the NaN after finite values,
-    where Python's ``max`` drops it. Patch the name where the check looks it up (a function imported
-    inside ``measure`` is looked up in its package); ``target`` may name a method
+    where Python's ``max`` drops it. Patch the name where the check looks it up (a check calls the library
+    through its package or module, ``spectral.markov_spectrum(...)``, at each call); ``target`` may name a method
     (``"spectral.metric.ResidualMLP.__call__"``). Returns the list of the poisoned calls' indices,
     to assert that the NaN was produced.
     """

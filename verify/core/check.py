@@ -52,15 +52,22 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from spectral.floor.backend import require_device
 from spectral.floor.validation import InputError, UnavailableError, check_option
+from verify.core import progress
 from verify.core.claims import CHECKS
+from verify.core.cli import run_cli
+from verify.core.memory import choose_path
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
 from verify.core.registry import register, registered
 from verify.core.result import CheckResult, Recorder, jsonable, timed_into
+from verify.core.tasks import client_for_items, current_store, run_items
 
 __all__ = ["Check", "Context", "device_namespace", "registered"]
 
@@ -73,8 +80,6 @@ def device_namespace(device: str):
     Raises :class:`~spectral.floor.validation.UnavailableError` when ``"gpu"`` is asked for and CuPy or
     a CUDA device is missing.
     """
-    from spectral.floor.backend import require_device
-
     check_option("device", device, DEVICES)
     try:
         return require_device(device)
@@ -119,8 +124,6 @@ class Context:
         ``weight``: an item's name and relative cost (the time left); ``key``: an item's JSON-able identity in
         the resume folder (default the item); ``desc``: what runs (default the check's name).
         """
-        from verify.core.tasks import client_for_items, current_store, run_items
-
         items = list(items)
         keys = None if key is None else [key(item) for item in items]
         return run_items(fn, items, desc=desc or self.check or "draws", label=label, weight=weight, keys=keys,
@@ -276,8 +279,6 @@ class Check:
     @property
     def quantities_type(self):
         """The dataclass ``measure`` returns (its return annotation), for reading results back from JSON."""
-        import typing
-
         if self._measure is None:
             return None
         return typing.get_type_hints(self._measure).get("return")
@@ -320,7 +321,6 @@ class Check:
         """``p`` with ``method`` resolved and the memory of the path taken checked (refused if it would not fit)."""
         if self._memory is None:
             return p
-        from verify.core.memory import choose_path
 
         needs = self._memory(p)
         if self.methods is None:  # every need applies, in order (a check may have several size options)
@@ -361,13 +361,11 @@ class Check:
         )
 
     def _execute(self, **kwargs) -> CheckResult:
-        from verify.core.progress import watch
-
         p = self.choose(self.params(**kwargs))
         parameters = jsonable(_parameters(p))
         ctx = Context(p.device, check=self.name, parameters=parameters)
         try:
-            with watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
+            with progress.watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
                 q = self.measure(p, ctx=ctx)
         except InputError as exc:
             from verify.core.implementation import ImplementationError
@@ -416,8 +414,6 @@ class Check:
 
     def summary(self) -> str:
         """The first line of the check module's docstring."""
-        import sys
-
         module = sys.modules.get(self._measure.__module__) if self._measure is not None else None
         doc = (module.__doc__ or "") if module is not None else ""
         return " ".join(doc.strip().split("\n\n")[0].split()) or f"The {self.name} check."
@@ -434,8 +430,6 @@ class Check:
 
     def main(self, argv=None) -> int:
         """The command line ``python -m verify.<name>``; returns the exit code (0, 1 or 2)."""
-        from verify.core.cli import run_cli
-
         return run_cli(self, argv)
 
     def _require_parts(self) -> None:

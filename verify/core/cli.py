@@ -22,6 +22,7 @@ from typing import Any
 
 from spectral.floor.memory import DenseMemoryError
 from spectral.floor.validation import ConvergenceError, InputError, UnavailableError
+from verify.core.drawing import figure_formats, figure_saver
 from verify.core.progress import silenced
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
@@ -199,8 +200,6 @@ def _output_options(parser) -> None:
 
 def check_plot_path(path: str | None) -> None:
     """Refuse a ``--plot`` path whose format is not one a figure is saved in, before any work."""
-    from verify.core.drawing import figure_formats
-
     if path is None:
         return
     check_output_path("--plot", path)
@@ -298,8 +297,6 @@ def run_cli(check, argv=None, *, plot: Callable | None = None, prog: str | None 
     :mod:`verify.core.drawing`. ``plot()`` is called only when ``--plot`` is given and returns the
     drawer ``draw(result, path)`` or None; with None, ``--plot`` is refused before the check runs.
     """
-    from verify.core.drawing import figure_saver
-
     prog = prog or f"python -m verify.{check.name}"
     parser = build_check_parser(check, prog=prog)
     plot = (lambda: figure_saver(check.name)) if plot is None else plot

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable
 
 from spectral.floor import memory as _memory
-from spectral.floor.memory import check_memory
+from spectral.floor.memory import check_memory, first_that_fits, format_bytes, memory_limit
 from spectral.floor.validation import check_option
 
 __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs", "PathNeed", "choose_path"]
@@ -197,8 +197,6 @@ def choose_path(method: str, needs=None, *, device: str | None = None, dense: Pa
     str
         The path to run.
     """
-    from spectral.floor.memory import first_that_fits, format_bytes, memory_limit
-
     if needs is None:  # the two-path form: dense, else matrix-free
         needs = {"dense": dense, "matrix-free": matrix_free}
     device = "cpu" if device is None else device

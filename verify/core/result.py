@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from verify.core import claims
+from verify.core import claims, quantities
+from verify.core.calibration import Tolerance
 from verify.core.plain import jsonable, unjson
-from verify.core.quantities import from_plain
+from verify.core.quantities import to_plain
 from verify.core.registry import registered
 
 __all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_value", "jsonable", "timed_into",
@@ -247,8 +248,6 @@ class Recorder:
 
     def _tolerance(self, name, value, why, hint):
         """A number, or a calibrated :class:`~verify.core.calibration.Tolerance`: (value, why, hint)."""
-        from verify.core.calibration import Tolerance
-
         if isinstance(value, Tolerance):
             if not value.names(name):
                 raise ValueError(f"record {name!r} asserted with the tolerance of {value.name!r}")
@@ -262,8 +261,6 @@ class Recorder:
 
     def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why="", label="", hint="") -> Record:
         """Assert ``|measured - expected| <= atol + rtol |expected|`` (either may be a calibrated Tolerance)."""
-        from verify.core.calibration import Tolerance
-
         if isinstance(rtol, Tolerance):
             rtol, why, hint = self._tolerance(name, rtol, why, hint)
         else:
@@ -456,8 +453,6 @@ class CheckResult:
         if self.implementation:
             out["implementation"] = self.implementation
         if self.quantities is not None:
-            from verify.core.quantities import to_plain
-
             out["quantities"] = to_plain(self.quantities)
         return out
 
@@ -558,7 +553,7 @@ def _read_quantities(check: str, data):
             return data
         declared = registered(check)
     kind = None if declared is None else declared.quantities_type
-    return data if kind is None else from_plain(kind, data)
+    return data if kind is None else quantities.from_plain(kind, data)  # looked up at each call: a test replaces it
 
 
 def _table(rows) -> list[str]:

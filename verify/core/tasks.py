@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import pickle
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -282,8 +283,6 @@ def _wait(store, names, waiting, results, desc, quiet):
 
 def client_for_items():
     """The Dask client of an enclosing :func:`spectral.distributed.use_client`, or None."""
-    import sys
-
     module = sys.modules.get("spectral.distributed")
     workers = module.current() if module is not None else None
     return None if workers is None else workers.client
@@ -309,8 +308,6 @@ def check_scheduler(address: str | None):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
         if not is_silenced():
-            import sys
-
             sys.stderr.write(f"dask: {len(client.nthreads())} local workers, dashboard {client.dashboard_link}\n")
 
         def close():
