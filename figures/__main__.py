@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from figures import describe, registry
-from figures._plotting import output_options
+from figures._plotting import DEFAULT_DPI, output_options
 from spectral.floor.memory import DenseMemoryError
 from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int
 from verify.core.cli import EXIT_PASS, OneLineParser, report_error
@@ -94,7 +94,6 @@ def main(argv=None) -> int:
             raise InputError("--out DIR is required to draw figures")
         out = check_out_dir(ns.out)
         formats = parse_formats(ns.format)
-        from figures._plotting import DEFAULT_DPI
 
         dpi = DEFAULT_DPI if ns.dpi is None else check_int("--dpi", _int(ns.dpi, "--dpi"), low=DPI_RANGE[0],
                                                             high=DPI_RANGE[1])

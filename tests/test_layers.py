@@ -18,7 +18,7 @@ Read from the source with :mod:`ast` (nothing is imported), every import stateme
 
 * imports are at module level: an import statement inside a function names a module of :data:`LAZY_IMPORTS`
   (optional heavy dependencies, and modules whose import cost every start-up would pay), each with its reason,
-  sits in a ``try:`` of its function (an availability probe), or is in a file of :data:`LAZY_FILES` (with its
+  sits in a ``try:`` of its function that catches ImportError (an availability probe), or is in a file of :data:`LAZY_FILES` (with its
   reason); nothing else.
 
 At run time, in a fresh interpreter: importing the floor or ``manifolds`` (all its modules) loads no
@@ -346,7 +346,7 @@ LAZY_FILES = {
 
 def function_level_imports(path: Path) -> list[tuple[int, str]]:
     """``(line, module)`` of every import statement inside a function of ``path``, but those in a ``try:`` of
-    the function (availability probes) and those under ``if TYPE_CHECKING``."""
+    the function that catches ImportError (availability probes) and those under ``if TYPE_CHECKING``."""
     tree = _tree(path)
     parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     out = []
@@ -356,8 +356,10 @@ def function_level_imports(path: Path) -> list[tuple[int, str]]:
         a, in_function, probe = node, False, False
         while a in parents:
             a = parents[a]
-            if isinstance(a, ast.Try) and not in_function:
-                probe = True
+            if isinstance(a, ast.Try) and not in_function and any(
+                    h.type is not None and any(isinstance(x, ast.Name) and x.id in ("ImportError", "ModuleNotFoundError")
+                                               for x in ast.walk(h.type)) for h in a.handlers):
+                probe = True  # an availability probe: a try that catches ImportError
             if isinstance(a, ast.If) and "TYPE_CHECKING" in ast.unparse(a.test):
                 probe = True
             if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):

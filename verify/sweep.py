@@ -547,8 +547,6 @@ def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: b
     try:
         while todo:
             if scheduler is None:  # one run claimed at a time: sweeps sharing the log take turns
-                from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
-
                 held: list[str] = []
 
                 def claimed(keys=todo, held=held):

@@ -62,6 +62,7 @@ from spectral.floor.validation import InputError, UnavailableError, check_option
 from verify.core import progress
 from verify.core.claims import CHECKS
 from verify.core.cli import run_cli
+from verify.core.implementation import ImplementationError
 from verify.core.memory import choose_path
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
@@ -368,8 +369,6 @@ class Check:
             with progress.watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
                 q = self.measure(p, ctx=ctx)
         except InputError as exc:
-            from verify.core.implementation import ImplementationError
-
             if isinstance(exc, ImplementationError):  # the user's code failed: one line, exit 2
                 raise
             # the parameters were accepted (validated and resolved above), so a toolkit routine that refuses a

@@ -20,10 +20,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from spectral import distributed
 from spectral.floor.memory import DenseMemoryError
 from spectral.floor.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.drawing import figure_formats, figure_saver
 from verify.core.progress import silenced
+from verify.core.tasks import check_scheduler, resume_into
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
            "add_spec_argument", "add_execution_options", "execution", "check_output_path", "check_output_file",
@@ -175,15 +177,11 @@ def execution(ns):
     """The context of ``--scheduler`` and ``--resume`` (``ns`` from a parser with :func:`add_execution_options`)."""
     stack = contextlib.ExitStack()
     try:
-        from verify.core.tasks import check_scheduler, resume_into
-
         stack.enter_context(resume_into(ns.resume))
         client, close = check_scheduler(ns.scheduler)
         stack.callback(close)
         if client is not None:
-            from spectral.distributed import use_client
-
-            stack.enter_context(use_client(client))
+            stack.enter_context(distributed.use_client(client))
     except BaseException:
         stack.close()
         raise
