@@ -608,11 +608,9 @@ class KernelOperator:
     def _distributed(self):
         """The operator's products on a Dask cluster (its ``client``, else an enclosing ``use_client``), or None."""
         if self.client is None:
-            module = sys.modules.get("spectral.distributed")  # no cluster was ever entered: not even imported
-            workers = None if module is None else module.current()
+            workers = distributed.current()  # None: no cluster was entered
             if workers is None or self.shape[0] < workers.min_rows:
                 return None
-
         return distributed.remote_products(self)
 
     def matvec(self, v):

@@ -135,7 +135,7 @@ def _scores(x, kernel, xp):
 def _operator(x, kernel, xp):
     """The kernel of the points ``x`` (host) as a matrix-free operator on the namespace ``xp``."""
     return spectral.KernelOperator(xp.asarray(x), kernel=functools.partial(_kernel, kernel=kernel, xp=xp),
-                          distance=functools.partial(_distances, xp=xp))
+                                   distance=functools.partial(_distances, xp=xp))
 
 
 def _spectrum(c, xp):

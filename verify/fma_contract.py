@@ -300,8 +300,8 @@ def _row_sum_law(n, r, d, scale, seed) -> dict:
                 members = h.group_members[lev - 1]
                 live = [g for g in h.groups[lev - 1][i] if not causal or members[g][-1] < i]
                 levels[i] += bool(live)
-        rows = spectral.fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level", causal=causal)[:,
-                                                                                                                    0]
+        rows = spectral.fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level",
+                                      causal=causal)[:, 0]
         worst_law = _worst(worst_law, float(np.max(np.abs(rows - (1.0 + levels)))))
         top = _worst(top, float(rows.max()))
     return dict(per_level_row_sum_law_error=worst_law, per_level_row_sum_max=top)

@@ -176,7 +176,7 @@ def _exactness(n, r, d, seed) -> dict:
     q, v = rng.standard_normal((2, 64, d))
     k = rng.standard_normal((8, d))[np.arange(64) // 8]
     base_blocks = float(np.max(np.abs(spectral.fma_attention(q, k, v, r=8, normalisation="joint")
-                                        - fma.softmax_attention(q, k, v))))
+                                                 - fma.softmax_attention(q, k, v))))
     return dict(n16_r8_max_deviation=worst(small[(16, norm)] for norm in ("per-level", "joint")),
                 n24_r8_joint_deviation=least(small[(24, "joint")], small[(32, "joint")]),
                 joint_deviation_group_constant_keys=exact["joint"],

@@ -185,7 +185,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     with ctx.timed("flows"):
                         fl = spectral.attention_flow(ctx.xp.asarray(X0[s:s + _chunk(n)]), times=times, method="rk4",
                                                      dt=0.05,
-                                            **spec.flow_kwargs())
+                                                     **spec.flow_kwargs())
                     parts.append(np.asarray(to_numpy(fl.tokens), dtype=float))
                 tokens = np.concatenate(parts, axis=1)
                 for k, (f, S) in enumerate(zip(FLOW_FRACTIONS, ref.covs)):

@@ -311,14 +311,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
         if jumps:
             with ctx.timed("sampled"):
                 if method == "dense":
-                    r = np.asarray(graphs.jump_lengths(a_c, circle_pts, size=jumps, rng=child_rng(p.seed, "jumps",
-                                                                                                  alpha),
-                                                metric=geodesic))
+                    r = np.asarray(graphs.jump_lengths(a_c, circle_pts, size=jumps,
+                                                       rng=child_rng(p.seed, "jumps", alpha), metric=geodesic))
                 else:
                     r = geodesic(circle_pts[sample[0]], circle_pts[successors])
                 fit = graphs.tail_exponent(r, r_min=p.circle_window[0], r_max=p.circle_window[1],
                                            method="truncated-pareto",
-                                    shift=p.circle_scale)
+                                           shift=p.circle_scale)
             law = dataclasses.replace(law, sampled_exponent=float(fit.alpha), sampled_stderr=float(fit.stderr),
                                       sampled_in_window=int(fit.count))
         laws[alpha] = law

@@ -387,7 +387,7 @@ def _kernel_operator(x, alpha: float, kappa: float):
     """The FNA kernel of order ``alpha`` (2: local attention) on tokens ``x`` as a matrix-free operator."""
     d = x.shape[1]
     return spectral.KernelOperator(x, kernel=functools.partial(spectral.fna_kernel, alpha=alpha, scale=kappa, dim=d),
-                          distance=manifolds.Euclidean(d).distance)
+                                   distance=manifolds.Euclidean(d).distance)
 
 
 # ------------------------------------------------------------------------------ measure
@@ -412,8 +412,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _identity_error(alpha: float, dims) -> float:
     """FNA-16: max over dims of |Phi(sqrt(d) / kappa_paper) - 2^(-(d+alpha)/d)| (a NaN profile value is kept)."""
-    return worst(abs(float(spectral.fna_profile(np.array([math.sqrt(d) / spectral.paper_kappa(d, alpha)]), alpha=alpha,
-                                                dim=d)[0])
+    return worst(abs(float(spectral.fna_profile(np.array([math.sqrt(d) / spectral.paper_kappa(d, alpha)]),
+                                                alpha=alpha, dim=d)[0])
                      - 2.0 ** (-(d + alpha) / d)) for d in dims)
 
 

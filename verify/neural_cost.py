@@ -312,10 +312,10 @@ def _tensors(p, ctx) -> dict:
             shared_err = worst(shared_err, float(np.max(np.abs(shared - eq4))) / scale)
             for form in ("concat", "factored"):
                 toolkit_err = worst(toolkit_err,
-                                 float(np.max(np.abs(np.asarray(spectral.neural_scores(q, k, mlp,
-                                                                                       form=form)) - eq4))) / scale)
-        toy_mlp = spectral.ScoreMLP(2, 2, 4, rng=child_rng(p.seed, "toy"),
-                                    activation=act)  # h = 4: varied scores at n = 3
+                                 float(np.max(np.abs(np.asarray(spectral.neural_scores(q, k, mlp, form=form))
+                                                     - eq4))) / scale)
+        # h = 4: varied scores at n = 3
+        toy_mlp = spectral.ScoreMLP(2, 2, 4, rng=child_rng(p.seed, "toy"), activation=act)
         toy_a = mlp_score_loop(toy_q, toy_k, toy_mlp.W_h, toy_mlp.b_h, toy_mlp.w_a, toy_mlp.b_a, act)
     return dict(concat_tensor_difference=tensor_diff, per_pair_broadcast_vs_loop=per_pair_err,
                 shared_as_per_pair_error=shared_err, toolkit_vs_loop=toolkit_err,

@@ -203,7 +203,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         for axis in ("key", "query", "both"):
             for renorm in (False, True):
                 a = spectral.evolve_attention(a0, steps=max(steps), dt=dt, alpha=alpha, axis=axis, causal_remask=True,
-                                     renormalize=renorm).attention
+                                              renormalize=renorm).attention
                 remask_future = worst(remask_future, _scalar(xp.max(xp.abs(a[future]))))
                 sums = xp.sum(a, axis=1)
                 if renorm:

@@ -172,14 +172,14 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         conserving[key] = ((axis == "query" or cols_zero) and (axis == "key" or rows_zero))
                         for n in p.steps:
                             a = spectral.evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
-                                                 beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                                                          beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                             dev = _scalar(xp.max(xp.abs(xp.sum(a, axis=1) - 1.0)))
                             sum_dev[key] = worst(sum_dev.get(key, 0.0), dev)
                             min_entry[key] = least(min_entry.get(key, np.inf), _scalar(xp.min(a)))
                             if pde == "diffusion" and b == "reflect" and axis == "key":
                                 trapezoid = worst(trapezoid, _scalar(xp.max(xp.abs(a @ w - a0 @ w))))
                         a1 = spectral.evolve_attention(a0, pde=pde, steps=1, dt=dt, alpha=alpha, c=c,
-                                              beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                                                       beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                         if pde != "reaction-diffusion":
                             pred = zeros_on(a0, (T,))
                             if b == "fixed" and axis == "both":  # the frame is held: D (A op^T + op A) D
@@ -226,7 +226,7 @@ def _positivity_thresholds(r, dt, xp) -> dict:
         mins[label] = _scalar(xp.min(res.attention))
     strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
     res = spectral.evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
-                           boundary="periodic", allow_unstable=True)
+                                    boundary="periodic", allow_unstable=True)
     return dict(identity_min_entry_at_threshold=least(mins["key_r0.5"], mins["both_r0.25"]),
                 identity_min_entry_beyond_threshold=worst(mins["key_r0.55"], mins["both_r0.3"]),
                 advection_strong_min_entry=_scalar(xp.min(res.attention)), advection_strong_beta=strong)
@@ -243,7 +243,7 @@ def _figure16(p: Params, xp) -> dict[str, Rows]:
         devs, mins = [xp.max(xp.abs(xp.sum(a0, axis=1) - 1))], [xp.min(a0)]
         for n in FIG16_STEPS[1:]:
             a = spectral.evolve_attention(a0, pde=pde, steps=n, dt=p.dt, alpha=p.alpha, c=p.c,
-                                 beta=betas.get(pde, 0.0)).attention
+                                          beta=betas.get(pde, 0.0)).attention
             rows.append(a[row, :])
             devs.append(xp.max(xp.abs(xp.sum(a, axis=1) - 1)))
             mins.append(xp.min(a))

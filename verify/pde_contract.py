@@ -113,7 +113,7 @@ class Params:
 def _toolkit_step(a, *, r, axis, boundary):
     """One explicit diffusion step of the toolkit (spectral.evolve_attention, dt = 1, alpha = r)."""
     return spectral.evolve_attention(a, steps=1, dt=1.0, alpha=r, axis=axis, boundary=boundary,
-                            allow_unstable=True).attention
+                                     allow_unstable=True).attention
 
 
 def _implementation(p) -> Implementation:
@@ -129,7 +129,7 @@ def _reference(a, r, axis, boundary):
     token (the end tokens of each acted axis are copied; on both axes the frame is held).
     """
     return pde.brute_evolve(np.asarray(a, dtype=float), pde="diffusion", steps=1, dt=1.0, alpha=r, axis=axis,
-                        boundary=boundary)[0]
+                            boundary=boundary)[0]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 import spectral
-from manifolds.references import pde as pde_module, pde
+from manifolds.references import pde, pde as pde_module
 from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
@@ -194,7 +194,7 @@ def _global_error(T, alpha, c, times, dt_exponents, long_dt, seed) -> dict:
                 res = spectral.evolve_attention(a0, pde=pde, steps=n, dt=long_dt, alpha=alpha, c=c, boundary="periodic")
             else:
                 res = spectral.evolve_attention(res.attention, pde=pde, steps=n - done, dt=long_dt, alpha=alpha, c=c,
-                                       boundary="periodic", velocity=res.velocity)
+                                                boundary="periodic", velocity=res.velocity)
             done = n
             err[pde].append(float(np.linalg.norm(res.attention - exact(pde, n * long_dt))))
 

@@ -189,7 +189,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 def _one_step_column(xp, T: int, r: float) -> np.ndarray:
     """First column of one periodic diffusion step of the identity, computed in ``xp``, on the host."""
     return to_numpy(spectral.evolve_attention(xp.eye(T, dtype=xp.float64), steps=1, alpha=r,
-                                     boundary="periodic").attention[:, 0])
+                                              boundary="periodic").attention[:, 0])
 
 
 @CHECK.assertions

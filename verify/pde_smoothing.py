@@ -138,7 +138,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 res = spectral.evolve_attention(a0, pde=pde, steps=int(n), dt=dt, boundary=boundary, **kw)
             else:
                 res = spectral.evolve_attention(res.attention, pde=pde, steps=int(n - done), dt=dt, boundary=boundary,
-                                       velocity=res.velocity, **kw)
+                                                velocity=res.velocity, **kw)
             done = n
             s, cc = s_c(res.attention, boundary)
             out_s.append(s)

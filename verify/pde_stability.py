@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 import spectral
-from manifolds.references import pde as pde_module, pde
+from manifolds.references import pde, pde as pde_module
 from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
@@ -220,7 +220,7 @@ def _growth(T, steps, seed) -> dict:
         lim = spectral.stability_limit("diffusion", T=T, boundary=b, axis=axis)
         below = spectral.evolve_attention(a0, steps=steps, alpha=0.99 * lim, boundary=b, axis=axis).attention
         above = spectral.evolve_attention(a0, steps=steps, alpha=1.01 * lim, boundary=b, axis=axis,
-                                 allow_unstable=True).attention
+                                          allow_unstable=True).attention
         bounded = worst(bounded, float(np.linalg.norm(below)) / norm0)
         grown = least(grown, float(np.max(np.abs(above))) / float(np.max(np.abs(a0))))
 
@@ -230,7 +230,7 @@ def _growth(T, steps, seed) -> dict:
     x_max = nu * nu * 4.0 * math.cos(math.pi / (2 * T)) ** 2  # c^2 dt^2 mu_max
     wave_steps = min(steps, 1000)  # 1.01 x limit grows ~1.3x per step: stay below overflow
     above = spectral.evolve_attention(a0, pde="wave", steps=wave_steps, c=1.01 * lim, boundary="neumann",
-                             allow_unstable=True).attention
+                                      allow_unstable=True).attention
     x_up = 4.0 * 1.01 ** 2  # c^2 dt^2 mu_max at 1.01 times the limit
     lam = (x_up - 2.0 + math.sqrt((2.0 - x_up) ** 2 - 4.0)) / 2.0  # |eigenvalue| of [[1 - x, 1], [-x, 1]]
     # at exactly c dt / ds = 1, periodic even T: eigenvalue -1 is defective, the Nyquist amplitude is 2n + 1

@@ -96,7 +96,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     with ctx.timed("flows"):
         flow = spectral.attention_flow(X0, beta=p.query_key, times=times, geometry="euclidean", value=[[p.value]],
                                        rtol=1e-10,
-                              atol=1e-12)
+                                       atol=1e-12)
         x = np.asarray(flow.tokens, dtype=float)[..., 0]  # (times, draws, n)
     order = np.argsort(x[0], axis=-1)
     changes = int(sum(np.any(np.argsort(x[k], axis=-1) != order) for k in range(times.size)))

@@ -155,7 +155,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 for norm in NORMALISATIONS:
                     key = (kind, int(d), float(beta), norm)
                     flow = spectral.attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm,
-                                          rtol=_COLLAPSE_RTOL, atol=1e-3 * _COLLAPSE_RTOL)
+                                                   rtol=_COLLAPSE_RTOL, atol=1e-3 * _COLLAPSE_RTOL)
                     toks = np.asarray(to_numpy(flow.tokens), dtype=float)
                     drift = np.max(np.abs(np.linalg.norm(toks, axis=-1) - 1.0))
                     norm_error = float(np.max([norm_error, drift]))  # keeps a NaN
@@ -174,7 +174,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     # 16 e-folds of the linearised rate, finely sampled
                     tail_times = np.linspace(0.0, 16.0 / lam, 81)
                     tail = spectral.attention_flow(flow.tokens[int(below[0]), ...], beta=beta, times=tail_times,
-                                          normalisation=norm, rtol=p.rtol, atol=1e-4 * p.rtol)
+                                                   normalisation=norm, rtol=p.rtol, atol=1e-4 * p.rtol)
                     tdm = _diameter(np.asarray(to_numpy(tail.tokens), dtype=float))
                     rate[key] = np.array([_tail_rate(tail_times, tdm[:, b]) for b in range(p.draws)])
     count, wend = {}, {}

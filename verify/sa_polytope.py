@@ -110,7 +110,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     key = (int(d), name, draw)
                     try:
                         flow = spectral.attention_flow(X0, beta=p.beta, times=times, geometry="euclidean", query_key=B,
-                                              rtol=1e-10, atol=1e-12)
+                                                       rtol=1e-10, atol=1e-12)
                     except ConvergenceError as exc:  # a wrong dynamics can overflow: NaN quantities (never pass)
                         ctx.note(f"d = {d}, B {name}, draw {draw}: {exc}")
                         conv[key] = gap[key] = growth[key] = float("nan")

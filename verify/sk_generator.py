@@ -341,15 +341,15 @@ def continuum_operators(manifold, dens, x, along, eps):
         kappa = SPHERE_KAPPA
         pdf_z = lambda t: kappa * np.exp(kappa * (t - 1.0)) / (2 * math.pi * (1.0 - math.exp(-2 * kappa)))  # noqa: E731
         cont = sinkformers.sphere_continuum(pdf_z, along, eps, x @ np.asarray(SPHERE_MU),
-                                degree=max(64, int(math.ceil(math.sqrt(120 / eps)))))
+                                            degree=max(64, int(math.ceil(math.sqrt(120 / eps)))))
     return cont.softmax, cont.sinkhorn, cont.scaling
 
 
 def _kernel_mass(manifold, eps) -> float:
     """``c_eps = int exp(-|x - y|^2 / (2 eps)) dy``: the degree-0 symbol of the kernel (n d^2 p c_eps -> 1)."""
-    return float(sinkformers.circle_kernel_symbol(eps,
-                                                  0) if manifold == "circle" else sinkformers.sphere_kernel_symbol(eps,
-                                                                                                                   0))
+    if manifold == "circle":
+        return float(sinkformers.circle_kernel_symbol(eps, 0))
+    return float(sinkformers.sphere_kernel_symbol(eps, 0))
 
 
 def _relative_rms(a, b) -> float:
