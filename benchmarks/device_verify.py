@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--budget-s", type=float, default=100.0, help="no check starts after this (default 100)")
     parser.add_argument("--device", choices=("gpu", "cpu"), default="gpu", help=argparse.SUPPRESS)  # the host child
     ns = parser.parse_args(argv)
-    from spectral.backend import available_devices
+    from spectral.floor.backend import available_devices
 
     if ns.device == "gpu" and "gpu" not in available_devices():
         why = "no GPU: CuPy is missing or sees no CUDA device"

@@ -14,7 +14,7 @@ Sections, each on n points of S^1 (FNA power-law kernel, alpha 1.2, scale 0.05, 
 
 * ``kernel``: distances and ``spectral.fna_kernel`` (n x n);
 * ``normalise``: ``spectral.row_normalize`` and ``spectral.anisotropic_normalize(C, 1/2)``;
-* ``eigh``: the symmetric conjugate ``D^-1/2 C D^-1/2`` and ``spectral.backend.eigh`` (dense, all pairs);
+* ``eigh``: the symmetric conjugate ``D^-1/2 C D^-1/2`` and ``spectral.floor.backend.eigh`` (dense, all pairs);
 * ``matrix-free``: ``spectral.markov_spectrum(KernelOperator(...), 10, method="matrix-free")``
   (the block solver; tiles recomputed per product, C never stored);
 * ``checks``: every check declared for the GPU at its defaults, ``run(device="gpu")`` against
@@ -66,7 +66,7 @@ ALPHA, SCALE, K = 1.2, 0.05, 10
 
 def device_module():
     """CuPy when a CUDA device is usable, else None with the reason."""
-    from spectral.backend import available_devices
+    from spectral.floor.backend import available_devices
 
     if "gpu" not in available_devices():
         try:
@@ -118,7 +118,7 @@ def _distances(xp, x):
 def path_functions(section: str, xp, x):
     """The callable timed for ``section`` in the namespace ``xp`` and how to compare its output."""
     from spectral import KernelOperator, anisotropic_normalize, fna_kernel, markov_spectrum, row_normalize
-    from spectral.backend import eigh, to_numpy
+    from spectral.floor.backend import eigh, to_numpy
 
     if section == "pde":  # eight refinement steps on both axes of a dense row-stochastic n x n attention
         from spectral import evolve_attention
@@ -211,7 +211,7 @@ def section_throughput(sizes, repeats, cp, log, width=20):
 def section_large(sizes, cp, log, budget_s, rates):
     """Top-10 of the FNA operator on n random circle points on the device, each n within the time budget."""
     from spectral import markov_spectrum
-    from spectral.backend import to_numpy
+    from spectral.floor.backend import to_numpy
 
     rows, start = [], time.perf_counter()
     for n in sizes:
@@ -252,7 +252,7 @@ def section_refusals(cp, log):
 
     from manifolds import Circle
     from spectral import KernelOperator, fna_kernel, markov_spectrum, pairwise
-    from spectral.memory import DenseMemoryError, device_memory_bytes
+    from spectral.floor.memory import DenseMemoryError, device_memory_bytes
 
     free = device_memory_bytes(cp)
     n = int(math.isqrt(free // 8)) * 2  # a dense float64 n x n is four times the free device memory
@@ -343,7 +343,7 @@ def main(argv=None) -> int:
     if cp is None and not ns.host_only:
         print(f"gpu benchmark skipped: {why}")
         return 0
-    from spectral.memory import device_memory_bytes, format_bytes
+    from spectral.floor.memory import device_memory_bytes, format_bytes
 
     device = "host only" if ns.host_only else (cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
                                                + f", {format_bytes(device_memory_bytes(cp))} device memory free")

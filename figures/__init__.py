@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from figures._plotting import pyplot
+
 __all__ = ["registry", "describe", "check_figures", "check_drawer", "save_check_figure"]
 
 
@@ -55,8 +57,6 @@ def check_drawer(check: str):
 
 def save_check_figure(result, path) -> None:
     """Draw ``result`` (a ``CheckResult``) with its check's drawer and save it to ``path``."""
-    from figures._plotting import pyplot
-
     draw = check_drawer(result.check)
     if draw is None:
         raise ValueError(f"check {result.check!r} has no figure")

@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 from figures import describe, registry
-from spectral.memory import DenseMemoryError
-from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int
+from figures._plotting import DEFAULT_DPI, output_options
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int
 from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 from verify.core.progress import progress, silenced
+from verify.core.report import check_output_dir
 
 PROG = "python -m figures"
 FORMATS = ("png", "pdf", "svg")  # the formats figures._plotting.save writes
@@ -32,8 +34,6 @@ def check_out_dir(path: str) -> Path:
     folders are made, a file is written and removed, the folders made are removed again), so a
     read-only file system, ``/proc`` or a file in the way is refused before any figure is computed.
     """
-    from verify.core.report import check_output_dir
-
     check_output_dir("--out", path)
     return Path(path)
 
@@ -94,7 +94,6 @@ def main(argv=None) -> int:
             raise InputError("--out DIR is required to draw figures")
         out = check_out_dir(ns.out)
         formats = parse_formats(ns.format)
-        from figures._plotting import DEFAULT_DPI
 
         dpi = DEFAULT_DPI if ns.dpi is None else check_int("--dpi", _int(ns.dpi, "--dpi"), low=DPI_RANGE[0],
                                                             high=DPI_RANGE[1])
@@ -105,7 +104,6 @@ def main(argv=None) -> int:
         fixed = [n for n in names if not _takes_seed(reg[n])]
         if fixed:
             sys.stderr.write(f"{PROG}: note: --seed does not change {', '.join(fixed)} (deterministic data)\n")
-    from figures._plotting import output_options
 
     status = EXIT_PASS
     with silenced(ns.quiet), output_options(dpi=dpi):

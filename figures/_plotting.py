@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 import os
 import textwrap
 from pathlib import Path
+
+import numpy as np
 
 __all__ = ["STYLE_FILE", "FORMATS", "DEFAULT_DPI", "pyplot", "caption", "check_title", "plain_log_ticks",
            "output_options", "current_dpi", "save"]
@@ -75,9 +78,6 @@ def plain_log_ticks(ax, axis: str = "both") -> None:
     where the powers of ten alone would leave the axis nearly bare: at 2 and 5 times a power of ten when
     the axis spans less than two decades, at 2, 3, 4, 5, 6 and 8 times when it spans less than one.
     """
-    import math
-
-    import numpy as np
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     def plain(v):

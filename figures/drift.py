@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
+from verify.euler_steps import run
 
 __all__ = ["CHECK_FIGURES", "FIGURES", "draw_drift_diffusion", "draw_euler_steps", "draw_heat_rate", "fig_drift2"]
 
@@ -80,8 +81,6 @@ def draw_euler_steps(result, ax):
 
 def fig_drift2(out_dir, *, formats=("png",)):
     """DRIFT Fig. 2 (computed): density p, a step H_0, attention layers H <- S_eps H and the drift-diffusion PDE."""
-    from verify.euler_steps import run
-
     runs = [run(n=_FIG2_N, eps_grid=_FIG2_EPS, t_final=t, initial="step") for t in _FIG2_TIMES]
     first = runs[0].quantities
     th = first.theta

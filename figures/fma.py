@@ -24,14 +24,14 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, pyplot, save
+from verify.core.claims import load_check
+from verify.fma_quadtree import FIG3A
 
 FIG1_QUERY = 37
 
 
 @functools.lru_cache(maxsize=None)
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
@@ -128,8 +128,6 @@ def _level_matrix_figure(levels, title, text, out_dir, name, formats, *, figsize
 def fig_fma3a(out_dir, *, formats=("png",)):
     """FMA Fig. 3a: the quadtree seen from one pixel, W = 32, r = 2 (W / r = 16, L = 4)."""
     from matplotlib.patches import Rectangle
-
-    from verify.fma_quadtree import FIG3A
 
     q = _run("fma_quadtree").quantities
     grid = q.fig3a_query_levels

@@ -12,8 +12,11 @@ of Fig. 2a lives with Fig. 2a in :mod:`figures.fna_limits`.
 from __future__ import annotations
 
 import functools
+import math
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
+from manifolds import stable
+from verify import levy
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna1", "draw_levy", "draw_levy_jumps", "levy_result"]
 
@@ -25,8 +28,6 @@ ALPHA_COLOURS = {1.2: "tab:blue", 1.5: "tab:orange", 1.8: "tab:green", 2.0: "tab
 
 def _count(n) -> str:
     """10^6 as '10⁶', 4e6 as '4·10⁶', other numbers as they are."""
-    import math
-
     n = int(n)
     e = int(math.floor(math.log10(n)))
     m = n / 10**e
@@ -42,8 +43,6 @@ def _colour(alpha, i):
 
 @functools.lru_cache(maxsize=4)
 def _cached(items: tuple):
-    from verify import levy
-
     return levy.run(**dict(items))
 
 
@@ -55,8 +54,6 @@ def levy_result(seed: int = 0):
 def draw_levy(result, ax):
     """CCDF of |X| (unit scale) of every alpha of a :func:`verify.levy.run` result, log-log, with the
     exact tail law ``2 Gamma(alpha) sin(pi alpha/2)/pi x^-alpha`` (dashed) for alpha < 2."""
-    from manifolds import stable
-
     increments = result.quantities.increments
     for i, a in enumerate(result.parameters["alphas"]):
         x, p = increments[a].ccdf_x, increments[a].ccdf_p

@@ -17,6 +17,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, plain_log_ticks, pyplot, save
+from verify import fna_rate, weyl
+from verify.fractional_limit import OPERATORS
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "fig_fna2a", "fig_fna2a_inset", "weyl_runs", "draw_weyl", "draw_fna_rate", "draw_fractional_limit",
            "draw_density_normalisation"]
@@ -33,8 +35,6 @@ RATE_ARGS: dict = {}
 
 @functools.lru_cache(maxsize=4)
 def _cached_rate(items: tuple):
-    from verify import fna_rate
-
     return fna_rate.run(**dict(items))
 
 
@@ -148,8 +148,6 @@ def draw_fna_rate(result, ax) -> None:
 
 def draw_fractional_limit(result, ax) -> None:
     """Discrete (A f - f)/t at the query points against the asserted limit operator, per density."""
-    from verify.fractional_limit import OPERATORS
-
     q, p = result.quantities, result.parameters
     operator = OPERATORS[p["claim"]]
     for i, name in enumerate(p["densities"]):
@@ -211,8 +209,6 @@ def _fmt(value, fmt=".3f") -> str:
 
 def weyl_runs() -> dict:
     """The verify.weyl results Fig. 2a draws: ``(setting, alpha) -> CheckResult`` (FIG2A_SETTINGS x ALPHA_COLOURS)."""
-    from verify import weyl
-
     return {(name, a): weyl.run(alpha=a, modes=FIG2A_MODES, **kwargs) for name, kwargs in FIG2A_SETTINGS
             for a in ALPHA_COLOURS}
 

@@ -15,6 +15,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, pyplot, save
+from verify.core.claims import claim_records, load_check
+from verify.multiscale import CALIBRATION, CHECK
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "draw_edges", "draw_fig2bc", "draw_multiscale", "fig_fna2b", "fig_fna2c",
            "fig_fna5a", "fig5a_caption", "fig_fna5b", "fig_fna5c", "fig_fna5d", "fig_fna5e"]
@@ -43,8 +45,6 @@ FIG5E_RUN = dict(datasets=("sequence",), dims=(8,), sizes=(32, 64, 128, 256), dr
 
 @functools.lru_cache(maxsize=8)
 def _cached(check: str, items: tuple):
-    from verify.core.claims import load_check
-
     return load_check(check).run(**dict(items))
 
 
@@ -199,9 +199,6 @@ def fig5a_caption(res) -> str:
     declaration (its calibrated grid). The figure draws the gaps (FNA-17); when the check fails, the
     caption says whether on what is drawn or on what is not, and what failed.
     """
-    from verify.core.claims import claim_records
-    from verify.multiscale import CALIBRATION, CHECK
-
     p = res.parameters
     gaps = claim_records(res, "FNA-17")  # the assertions on what this figure draws
     gaps_hold = bool(gaps) and all(r.passed for r in gaps)

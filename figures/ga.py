@@ -20,6 +20,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
+from verify.ga_conditions import predicted_order
 
 __all__ = ["CHECK_FIGURES", "FIGURES", "draw_ga_moments", "draw_ga_covariance", "draw_ga_conditions", "fig_ga1",
            "fig_ga2"]
@@ -30,8 +32,6 @@ _LABELS = {"softmax": "softmax", "softmax_cluster": "softmax, K = -Q", "l2": "L2
 
 @functools.cache
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
@@ -128,8 +128,6 @@ def _growth_panel(q, ax):
 
 
 def _conditions_panel(q, ax):
-    from verify.ga_conditions import predicted_order
-
     n = np.asarray(q.sizes, dtype=float)
     for k, (kappa, errs) in enumerate(q.rhs_errors.items()):
         mean = np.mean(errs, axis=1)

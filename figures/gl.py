@@ -22,6 +22,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
+from verify.gl_eps_knn import DEGREES
 
 __all__ = [
     "CHECK_FIGURES",
@@ -37,8 +39,6 @@ __all__ = [
 
 @functools.cache
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
@@ -56,8 +56,6 @@ def _slope_line(ax, x, y0, order, **style):
 
 def _eps_knn_panel(q, ax, kind: str, names=("knn", "eps", "gghs")):
     """Errors of the gl_eps_knn constructions against n (one panel: eigenvalues or eigenvectors)."""
-    from verify.gl_eps_knn import DEGREES
-
     n = np.asarray(q.sizes, dtype=float)
     label = {"knn": "k-NN", "eps": "eps-graph", "gghs": "GGHS eps-graph"}
     colors = {"knn": "C0", "eps": "C1", "gghs": "C2"}

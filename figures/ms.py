@@ -21,6 +21,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
+from verify.ms_escape import FIXED_KS
 
 __all__ = ["CHECK_FIGURES", "FIGURES", "draw_ms_escape", "draw_ms_growth", "draw_ms_phase", "fig_ms1", "fig_ms2",
            "fig_ms3"]
@@ -28,8 +30,6 @@ __all__ = ["CHECK_FIGURES", "FIGURES", "draw_ms_escape", "draw_ms_growth", "draw
 
 @functools.cache
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
@@ -105,8 +105,6 @@ def _phase(ax, q, *, iid=False):
 
 
 def _escape(ax, q):
-    from verify.ms_escape import FIXED_KS
-
     betas = np.asarray(q.plateau_betas, dtype=float)
     keep = betas <= 60.0
     for k, c in zip(FIXED_KS, ("C1", "C2", "C4", "C5")):

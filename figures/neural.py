@@ -21,6 +21,8 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, pyplot, save
+from verify import neural_cost, neural_geometry
+from verify.neural_expressivity import TARGETS
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "fig_neural1", "neural1_caption", "fig_neural2", "draw_neural_rank",
            "draw_neural_geometry", "draw_neural_cost", "draw_neural_expressivity"]
@@ -28,15 +30,11 @@ __all__ = ["FIGURES", "CHECK_FIGURES", "fig_neural1", "neural1_caption", "fig_ne
 
 @functools.lru_cache(maxsize=4)
 def _geometry(seed: int = 0):
-    from verify import neural_geometry
-
     return neural_geometry.run(seed=seed)
 
 
 @functools.lru_cache(maxsize=4)
 def _cost(seed: int = 0):
-    from verify import neural_cost
-
     return neural_cost.run(seed=seed)
 
 
@@ -223,8 +221,6 @@ def draw_neural_cost(result, ax):
 
 def draw_neural_expressivity(result, ax):
     """Doubly-centred residuals per target: bilinear fit, MLP fit and MLP on a held-out grid."""
-    from verify.neural_expressivity import TARGETS
-
     q = result.quantities
     names = list(q.bilinear_residual)
     x = np.arange(len(names))

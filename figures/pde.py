@@ -23,6 +23,7 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
 
 _PDES = ("diffusion", "wave", "reaction-diffusion", "advection-diffusion")
 _LABELS = {"diffusion": "diffusion", "wave": "wave", "reaction-diffusion": "reaction-diffusion",
@@ -32,8 +33,6 @@ FIG16_RATES = (0.1, 0.25, 0.45)
 
 @functools.lru_cache(maxsize=None)
 def _run(check: str, **kwargs):
-    from verify.core.claims import load_check
-
     return load_check(check).run(**kwargs)
 
 

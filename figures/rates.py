@@ -16,14 +16,16 @@ import math
 
 import numpy as np
 
+from figures._plotting import plain_log_ticks
+from verify.core.quantities import from_plain
+from verify.rate import decision
+from verify.rate_rule import levels
+from verify.rates import RateQuantities
+
 __all__ = ["CHECK_FIGURES", "draw_rate"]
 
 
 def _decision(result):
-    from verify.core.quantities import from_plain
-    from verify.rate import decision
-    from verify.rates import RateQuantities
-
     q = result.quantities
     if not isinstance(q, RateQuantities):  # read back from JSON before verify.rate was imported
         q = from_plain(RateQuantities, q)
@@ -32,9 +34,6 @@ def _decision(result):
 
 def draw_rate(result, ax):
     """Errors against n (log-log), the asymptotic order's interval as a wedge, the fit over all sizes, the claim."""
-    from figures._plotting import plain_log_ticks
-    from verify.rate_rule import levels
-
     res = _decision(result)
     q = res.quantities
     n = np.asarray(q.sizes, dtype=float)

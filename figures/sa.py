@@ -22,15 +22,15 @@ import functools
 
 import numpy as np
 
-from figures._plotting import caption, pyplot, save
+from figures._plotting import caption, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
+from verify.sa_high_dimension import DELTA, crossing_times
 
 __all__ = ["FIGURES", "CHECK_FIGURES", "fig_sa1", "fig_sa2", "fig_sa3", "fig_sa4"]
 
 
 @functools.lru_cache(maxsize=None)
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
@@ -51,7 +51,6 @@ def _phase_over_time(ax, q, p):
     ax.set_yscale("log")
     ax.set_xlabel("time t")
     ax.set_ylabel("mean number of clusters")
-    from figures._plotting import plain_log_ticks
 
     plain_log_ticks(ax)
     ax.legend(fontsize=7, ncol=2)
@@ -116,7 +115,6 @@ def _curve(ax, q, delta):
     edges_b = np.concatenate([[betas[0] - (mids[0] - betas[0])], mids, [betas[-1] + (betas[-1] - mids[-1])]])
     im = ax.pcolormesh(edges_t, edges_b, sim, vmin=-0.2, vmax=1.0, cmap="viridis", shading="flat")
     ax.figure.colorbar(im, ax=ax, label=f"min <x_i, x_j>, d = {q.curve_d}")
-    from verify.sa_high_dimension import crossing_times
 
     cross = [crossing_times(times, np.asarray(q.gamma[b], dtype=float), 1.0 - delta) for b in betas]
     ok = np.isfinite(cross)
@@ -179,8 +177,6 @@ def fig_sa2(out_dir, *, formats=("png",), seed=0):
 
 def fig_sa3(out_dir, *, formats=("png",), seed=0):
     """SA section 6.3: the phase-transition curve gamma_beta(t) = 1 - delta over simulated high-dimensional tokens."""
-    from verify.sa_high_dimension import DELTA
-
     res = _run("sa_high_dimension", seed)
     q, p = res.quantities, res.parameters
     plt = pyplot()

@@ -21,6 +21,10 @@ import functools
 import numpy as np
 
 from figures._plotting import caption, check_title, plain_log_ticks, pyplot, save
+from verify.core.claims import load_check
+from verify.sk_convergence import TOL
+from verify.sk_heat import DIFFUSIVITY, MODES
+from verify.sk_rates import GRID_N, N_EPS
 
 __all__ = ["CHECK_FIGURES", "FIGURES", "draw_sk_convergence", "draw_sk_generator", "draw_sk_heat", "draw_sk_rates",
            "fig_sk1", "fig_sk2", "fig_sk3", "fig_sk4"]
@@ -31,15 +35,11 @@ _NORM_LABELS = {"sinkhorn": "Sinkhorn", "softmax": "row softmax"}
 
 @functools.cache
 def _run(check: str, seed: int = 0):
-    from verify.core.claims import load_check
-
     return load_check(check).run(seed=seed)
 
 
 # -- sk-1: heat diffusion -------------------------------------------------------------------------------------
 def _heat_panel(q, ax, manifold: str, *, legend: bool):
-    from verify.sk_heat import DIFFUSIVITY, MODES
-
     markers = {1: "o", 2: "s", 3: "^"}
     for norm in ("sinkhorn", "softmax"):
         flow = q.flows[manifold, norm]
@@ -203,8 +203,6 @@ def draw_sk_rates(result, ax):
 
 def fig_sk3(out_dir, *, formats=("png",), seed=0):
     """SK Fig. 3: both generators' bias is O(eps) and their sampling error O(n^(-1/2))."""
-    from verify.sk_rates import GRID_N, N_EPS
-
     res = _run("sk_rates", seed)
     q = res.quantities
     plt = pyplot()
@@ -269,8 +267,6 @@ def draw_sk_convergence(result, ax):
 
 def fig_sk4(out_dir, *, formats=("png",), seed=0):
     """SK Fig. 4: alternating Sinkhorn needs ~1/eps sweeps; the symmetric scaling D C D contracts by 1/2 per update."""
-    from verify.sk_convergence import TOL
-
     res = _run("sk_convergence", seed)
     q = res.quantities
     plt = pyplot()

@@ -3,7 +3,7 @@
 The graph functions take an attention (or weight) matrix as a dense array (NumPy, CuPy or another
 array-API library) or as a ``scipy.sparse`` array or matrix (csr, csc, coo, lil, dok, bsr, dia),
 the form csgraph users have. :func:`input_kind` says which and refuses anything else with an
-:class:`~spectral.validation.InputError` naming the accepted types; :func:`sparse_stochastic`
+:class:`~spectral.floor.validation.InputError` naming the accepted types; :func:`sparse_stochastic`
 validates a sparse attention matrix as :func:`spectral.scores.check_row_stochastic` validates a
 dense one.
 """
@@ -14,9 +14,10 @@ import sys
 
 import numpy as np
 
-from spectral.backend import is_cupy_array
+from spectral import scores
+from spectral.floor.backend import is_cupy_array
 from spectral.scores import row_stochastic_tolerance
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 __all__: list[str] = []  # internal helpers of graphs (no public names)
 
@@ -35,7 +36,7 @@ def input_kind(A, *, name: str = "A") -> str:
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` is none of the accepted types (a list, a pandas frame, a NumPy matrix of objects...) or
         not a square 2-D matrix; the message names the accepted types and the shape.
     """
@@ -60,7 +61,7 @@ def sparse_csr(A, *, name: str = "A"):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Entries that are not real numbers (complex, object).
     """
     import scipy.sparse as sp
@@ -82,7 +83,7 @@ def sparse_stochastic(A, *, name: str = "A"):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Non-finite or negative stored entries, or a row sum off by more than the tolerance.
     """
     g = sparse_csr(A, name=name)
@@ -111,16 +112,14 @@ def dense_stochastic(A, *, what: str, name: str = "A"):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         A scipy.sparse ``A`` (the message says to densify it and which functions take it as it is),
         a type that is no array, or what ``check_row_stochastic`` refuses.
     """
-    from spectral.scores import check_row_stochastic
-
     if is_sparse(A):
         raise InputError(f"{what} needs a dense {name} (NumPy, CuPy or another array-API array); convert the "
                          f"scipy.sparse {name} with {name}.toarray() (shortest_paths and spectral_gap take it as it is)")
     if not (isinstance(A, np.ndarray) or is_cupy_array(A) or hasattr(A, "__array_namespace__")):
         raise InputError(f"{name} must be a 2-D array (NumPy, CuPy or another array-API library such as "
                          f"array_api_strict), got {type(A).__module__}.{type(A).__name__}")
-    return check_row_stochastic(A, name=name)
+    return scores.check_row_stochastic(A, name=name)

@@ -20,9 +20,9 @@ import numpy as np
 from graphs._inputs import dense_stochastic
 from graphs.gap import spectral_gap, stationary_distribution
 from graphs.paths import shortest_paths
-from spectral.backend import from_numpy, to_numpy
-from spectral.display import array_summary, result_repr
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real, check_reals
+from spectral.floor.backend import from_numpy, to_numpy
+from spectral.floor.display import array_summary, result_repr
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real, check_reals
 
 __all__ = [
     "near_one_count",

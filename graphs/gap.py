@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 
 from graphs._inputs import input_kind, sparse_stochastic
-from spectral import DisconnectedGraphWarning, markov_spectrum
-from spectral.backend import from_numpy, to_numpy
-from spectral.display import result_repr
-from spectral.memory import check_dense_memory
+from spectral import DisconnectedGraphWarning, components, markov_spectrum
+from spectral.floor.backend import from_numpy, to_numpy
+from spectral.floor.display import result_repr
+from spectral.floor.memory import check_dense_memory
 from spectral.scores import check_row_stochastic
-from spectral.validation import ConvergenceError, InputError, as_generator, check_option, check_real
+from spectral.floor.validation import ConvergenceError, InputError, as_generator, check_option, check_real
 
 __all__ = ["GAP_METHODS", "SpectralGap", "spectral_gap", "stationary_distribution", "is_reversible"]
 
@@ -130,7 +130,7 @@ def stationary_distribution(A):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` is not row-stochastic or not an accepted type, or the chain has no unique stationary
         distribution (the linear system is singular, or ``pi`` has entries below ``-4 sqrt(eps)``).
     """
@@ -250,12 +250,12 @@ def spectral_gap(A, *, epsilon: float = 0.25, method: str = "auto", rng=None) ->
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` not an accepted type, not square, not finite, negative, or not row-stochastic;
         ``epsilon`` outside (0, 1/2); unknown ``method``; ``"arpack"`` on n < 4.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         A sparse ``A`` on the dense path would not fit densified.
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         ARPACK did not converge (try ``method="dense"``).
 
     Notes
@@ -325,10 +325,8 @@ def spectral_gap(A, *, epsilon: float = 0.25, method: str = "auto", rng=None) ->
         eta2, lambda2 = _second(to_numpy(spec.eigenvalues))
         ncomp = int(spec.n_components) if spec.n_components is not None else 1
     else:
-        from spectral.components import sparse_components
-
         g = a if kind == "sparse" else _host_csr(a)
-        ncomp = sparse_components(g, symmetric=False)
+        ncomp = components.sparse_components(g, symmetric=False)
         if ncomp == 1:
             pi, reversible = _pi_and_reversible(g, "sparse")
         eta2, lambda2 = _arpack_extremes(g, pi if reversible else None, as_generator(0 if rng is None else rng))
@@ -358,9 +356,7 @@ def _above_round_off(gap: float) -> float:
     (:data:`spectral.components.NEAR_ONE_EPS`: measured errors <= 2e-15); a periodic chain then reports
     gap 0 and an infinite relaxation time from every solver, not ``1e16``.
     """
-    from spectral.components import NEAR_ONE_EPS
-
-    return 0.0 if gap <= NEAR_ONE_EPS * np.finfo(np.float64).eps else float(gap)
+    return 0.0 if gap <= components.NEAR_ONE_EPS * np.finfo(np.float64).eps else float(gap)
 
 
 def _pi_and_reversible(a, kind: str):

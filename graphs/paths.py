@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from graphs._inputs import check_flag, input_kind, sparse_csr, sparse_stochastic
-from spectral.backend import array_namespace, copy_of, creation_device, from_numpy, is_cupy_array, to_numpy
-from spectral.display import array_summary, result_repr
-from spectral.memory import check_memory, memory_device
+from spectral.floor.backend import array_namespace, copy_of, creation_device, from_numpy, is_cupy_array, to_numpy
+from spectral.floor.display import array_summary, result_repr
+from spectral.floor.memory import check_memory, memory_device
 from spectral.scores import check_row_stochastic
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = [
     "MIN_PLUS_BYTES_PER_ENTRY",
@@ -515,12 +515,12 @@ def shortest_paths(A, *, weight: str = "inverse", method: str = "auto", directed
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` not an accepted type or not square; for the attention readings not finite, negative,
         or not row-stochastic (row sums within ``4 sqrt(eps)`` of 1); for ``"given"`` NaN, ``-inf``
         or a negative cycle; negative lengths with ``method="dijkstra"`` or with ``limit``; unknown
         ``weight`` or ``method``; ``indices`` out of range; ``limit`` negative.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         The outputs and their workspace would not fit (``PEAK_BYTES_PER_ENTRY`` bytes per output entry on
         the host, ``MIN_PLUS_BYTES_PER_ENTRY`` per n x n entry on the min-plus path): raised before anything
         of size n x n is allocated.
@@ -717,11 +717,11 @@ def _workspace_bytes(A) -> int:
 
 
 def _device_kw(like) -> dict:
-    """``device=`` for array creation like ``like`` (:func:`spectral.backend.creation_device`)."""
+    """``device=`` for array creation like ``like`` (:func:`spectral.floor.backend.creation_device`)."""
     return creation_device(like)
 
 
-# The bare CuPy module (what spectral.backend.array_namespace gives for a CuPy array) predates some
+# The bare CuPy module (what spectral.floor.backend.array_namespace gives for a CuPy array) predates some
 # array-API names in CuPy 13 (``astype``, ``concat``, ``isdtype``, ``asarray(copy=)``); these use
 # the standard name when the namespace has it and CuPy's NumPy-style spelling otherwise.
 
@@ -822,7 +822,7 @@ def min_plus_floyd_warshall(W, *, block: int | None = None, workspace_bytes: int
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``W`` is not a square float64 matrix, it holds a NaN (a NaN length compares false, so the paths
         through that edge would be dropped while the others came back finite), or it has a negative cycle
         (a negative length on the diagonal of the result).

@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from graphs._inputs import dense_stochastic
-from spectral.backend import array_namespace, from_numpy, to_numpy
-from spectral.display import result_repr
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.backend import array_namespace, from_numpy, to_numpy
+from spectral.floor.display import result_repr
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = [
     "TailFit",
@@ -282,7 +282,7 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
                   shift: float = 0.0, n_grid: int = 24, min_count: int = 20) -> TailFit:
     """Estimate ``alpha`` in ``P(R > r) ~ (r + shift)^-alpha`` for ``r_min <= r <= r_max``.
 
-    Host function: the samples are copied to NumPy (``spectral.backend.to_numpy``).
+    Host function: the samples are copied to NumPy (``spectral.floor.backend.to_numpy``).
 
     Parameters
     ----------
@@ -319,7 +319,7 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
     n_grid : int
         Grid points for ``"ccdf"`` (>= 3).
     min_count : int
-        Minimum number of samples inside the window (>= 2); fewer raise :class:`~spectral.validation.InputError`.
+        Minimum number of samples inside the window (>= 2); fewer raise :class:`~spectral.floor.validation.InputError`.
 
     Returns
     -------
@@ -327,7 +327,7 @@ def tail_exponent(samples, *, r_min: float, r_max: float | None = None, method: 
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Unknown method, samples not finite and non-negative, an empty or inverted window, too few
         samples in it, or (``"ccdf"``) no sample above ``r_max``.
 

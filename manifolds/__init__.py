@@ -1,7 +1,7 @@
 """Exact ground truth on manifolds: points, distances, densities, test functions, spectra, reference operators.
 
 The bottom layer of attention-limits (only the floor of ``spectral`` lies below it: the array backend,
-the input validators, the memory guard and the squared-distance routine :mod:`spectral.distance`;
+the input validators, the memory guard and the squared-distance routine :mod:`spectral.floor.distance`;
 ``tests/test_layers.py`` holds it to that): nothing here is a discrete approximation of an attention operator. Every
 quantity is a closed form, an exact series, quadrature, or a spectrally exact solver, tested against
 an independent computation. The checks compare attention with these references:
@@ -26,7 +26,7 @@ The continuum spectra of FNA kernels and the stable laws are the submodules
 namespaces, listed in ``docs/api.md``; the other modules' ``__all__`` name what they export here.
 """
 
-from spectral.distance import pairwise_sq_distance
+from spectral.floor.distance import pairwise_sq_distance
 
 from . import kernel_spectra, stable  # noqa: F401  (public namespaces, _SUBMODULES)
 from .base import Manifold

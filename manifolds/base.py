@@ -10,10 +10,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from spectral.backend import dtype_name
-from spectral.distance import BLOCK_ELEMENTS
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError, as_generator, check_int
+from spectral.floor.backend import dtype_name
+from spectral.floor.distance import BLOCK_ELEMENTS
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError, as_generator, check_int
 
 from .points import as_points, check_points_memory
 
@@ -55,7 +55,7 @@ class Manifold(ABC):
 
     @abstractmethod
     def grid(self, n: int) -> np.ndarray:
-        """Deterministic ``(n, ambient_dim)`` point set (:class:`~spectral.validation.InputError` if none)."""
+        """Deterministic ``(n, ambient_dim)`` point set (:class:`~spectral.floor.validation.InputError` if none)."""
 
     @abstractmethod
     def laplacian_eigenvalues(self, count: int) -> np.ndarray:
@@ -105,7 +105,7 @@ class Manifold(ABC):
 
         The estimate is ``copies`` arrays of shape ``(n, m)`` (the result and the ``(n, m)``
         temporaries held at once) plus ``blocks`` blocks of a blocked pairwise loop
-        (:data:`spectral.distance.BLOCK_ELEMENTS` pairs, or one row of ``m`` if longer).
+        (:data:`spectral.floor.distance.BLOCK_ELEMENTS` pairs, or one row of ``m`` if longer).
         """
         n, m = int(x.shape[0]), int(y.shape[0])
         itemsize = np.dtype(dtype_name(x.dtype)).itemsize

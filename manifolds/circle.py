@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from spectral.backend import array_namespace
-from spectral.distance import row_blocks
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace
+from spectral.floor.distance import row_blocks
+from spectral.floor.validation import InputError
 
 from .sphere import SPHERE_DISTANCE_COPIES, Sphere
 
@@ -62,8 +62,6 @@ class Circle(Sphere):
     def embed(theta):
         """Points ``(cos theta, sin theta)`` of shape ``(n, 2)`` for angles of shape ``(n,)``."""
         if not hasattr(theta, "shape"):
-            import numpy as np
-
             theta = np.asarray(theta, dtype=np.float64)
         xp = array_namespace(theta)
         if len(theta.shape) != 1:
@@ -119,7 +117,7 @@ class Circle(Sphere):
 
         Raises
         ------
-        spectral.memory.DenseMemoryError
+        spectral.floor.memory.DenseMemoryError
             Before allocating, if the estimated peak (:data:`manifolds.sphere.SPHERE_DISTANCE_COPIES`)
             exceeds the limit.
         """

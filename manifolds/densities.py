@@ -19,10 +19,9 @@ import math
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy.special import ive
 
-from spectral.backend import from_numpy
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.backend import from_numpy
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real
 
 from .base import Manifold
 from .circle import Circle
@@ -285,6 +284,8 @@ class VonMises(_CircleLaw, Density):
         self.kappa = check_real("kappa", kappa, low=0.0)
         self.manifold = Circle()
         self.mean_direction = np.array([math.cos(self.mu), math.sin(self.mu)])
+        from scipy.special import ive  # here: scipy.special costs ~100 ms at the start-up of every check
+
         # log(2 pi I_0(kappa)) with I_0 = ive(0, kappa) e^kappa (no overflow).
         self._log_norm = math.log(TWO_PI) + math.log(ive(0, self.kappa)) + self.kappa
         kmax = int(40 + 12 * math.sqrt(self.kappa))
@@ -444,6 +445,8 @@ class VonMisesFisher(Density):
         if k < 1e-6:
             self._log_c = -log_vol - k * k / (2.0 * D)
         else:
+            from scipy.special import ive  # here: scipy.special costs ~100 ms at the start-up of every check
+
             nu = D / 2.0 - 1.0
             self._log_c = nu * math.log(k) - (D / 2.0) * math.log(TWO_PI) - (math.log(ive(nu, k)) + k)
 

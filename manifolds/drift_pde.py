@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-from spectral.validation import check_int, check_option, check_real
+from spectral.floor.validation import check_int, check_option, check_real
 
 __all__ = ["DRIFT_PDE_INITIALS", "drift_collocation_matrix", "drift_pde_initial", "drift_pde_solution"]
 

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from spectral.backend import array_namespace
-from spectral.distance import pairwise_sq_distance
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.backend import array_namespace
+from spectral.floor.distance import pairwise_sq_distance
+from spectral.floor.validation import InputError, check_int, check_real
 
 from .base import Manifold
 
@@ -34,7 +34,7 @@ class Euclidean(Manifold):
 
     There is no uniform probability law, no finite grid and no discrete
     Laplacian spectrum: ``sample`` needs a density, and ``grid`` and
-    ``laplacian_eigenvalues`` raise :class:`~spectral.validation.InputError`.  ``volume`` is ``inf``.
+    ``laplacian_eigenvalues`` raise :class:`~spectral.floor.validation.InputError`.  ``volume`` is ``inf``.
     """
 
     _family = "euclidean"
@@ -113,7 +113,7 @@ class Euclidean(Manifold):
 
         Raises
         ------
-        spectral.memory.DenseMemoryError
+        spectral.floor.memory.DenseMemoryError
             Before allocating, if the estimated peak (:data:`EUCLIDEAN_DISTANCE_COPIES`) exceeds the limit.
         """
         xp, x = self._points(x)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from spectral.validation import check_real
+from manifolds import kernel_spectra
+from spectral.floor.validation import check_real
 
 __all__ = ["generator_bias_constants"]
 
@@ -43,8 +44,6 @@ def generator_bias_constants(alpha) -> tuple[float, float]:
     >>> round(c, 12), round(c_prime, 12)
     (1.595769121606, 1.0)
     """
-    from manifolds.kernel_spectra import fractional_constant
-
     alpha = check_real("alpha", alpha, low=1.0, high=2.0, low_open=True, high_open=True)
-    c1 = fractional_constant(1, alpha)
+    c1 = kernel_spectra.fractional_constant(1, alpha)
     return -2 * math.gamma(alpha - 2) * c1 / math.gamma(alpha + 1), -math.tan(math.pi * alpha / 2)

@@ -28,7 +28,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.validation import InputError, check_int, check_real
 
 from .base import Manifold
 from .circle import Circle, row_angles

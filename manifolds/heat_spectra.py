@@ -16,7 +16,7 @@ exponentially scaled, so no overflow at small ``eps``).
 
 from __future__ import annotations
 
-from spectral.validation import check_int, check_real
+from spectral.floor.validation import check_int, check_real
 
 __all__ = ["heat_kernel_eigenvalue"]
 

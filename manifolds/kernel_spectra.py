@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = [
     "DISTANCES",

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import array_namespace, from_numpy
-from spectral.validation import InputError, check_real
+from spectral.floor.backend import array_namespace, from_numpy
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["attention_increment", "drift_diffusion", "fourier_multiplier", "theorem2_operator"]
 

@@ -3,7 +3,7 @@
 Points are ``(n, ambient_dim)`` arrays of any array-API namespace (NumPy, CuPy, ``array_api_strict``).
 :func:`as_points` checks their shape and dtype. The squared distances (:func:`pairwise_sq_distance`,
 accurate for nearby points) and the row blocks of a pairwise computation (``row_blocks``,
-``BLOCK_ELEMENTS``) live on the floor of ``spectral``, in :mod:`spectral.distance`, which both
+``BLOCK_ELEMENTS``) live on the floor of ``spectral``, in :mod:`spectral.floor.distance`, which both
 ``manifolds`` and ``spectral`` may import; they are re-exported here under their old names.
 """
 
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import array_namespace
-# the old names of spectral.distance, kept importable from here
-from spectral.distance import BLOCK_ELEMENTS, SQ_DISTANCE_BLOCKS, pairwise_sq_distance, row_blocks  # noqa: F401
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace
+# the old names of spectral.floor.distance, kept importable from here
+from spectral.floor.distance import BLOCK_ELEMENTS, SQ_DISTANCE_BLOCKS, pairwise_sq_distance, row_blocks  # noqa: F401
+from spectral.floor.memory import check_memory, memory_limit
+from spectral.floor.validation import InputError
 
 __all__ = ["pairwise_sq_distance"]
 
@@ -31,7 +32,7 @@ def as_points(x, ambient_dim: int, name: str = "x"):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Wrong shape or a non-real dtype (the message names ``name``).
 
     Examples
@@ -60,12 +61,10 @@ def check_points_memory(n: int, bytes_per_point: int, *, what: str, max_bytes=No
     """Refuse to make ``n`` points when their estimated peak (``n * bytes_per_point``) would not fit.
 
     The guard of every point maker (grids, samplers, quantile grids): ``Circle().grid(10**12)`` is one
-    :class:`~spectral.memory.DenseMemoryError` with the estimate and the largest ``n`` that fits now,
+    :class:`~spectral.floor.memory.DenseMemoryError` with the estimate and the largest ``n`` that fits now,
     before NumPy is asked for terabytes. ``bytes_per_point`` counts the result and the temporaries held
     at once (the caller's estimate); ``max_bytes`` defaults to the memory available now.
     """
-    from spectral.memory import check_memory, memory_limit
-
     per_point = max(int(bytes_per_point), 1)
     needed = int(n) * per_point
     if max_bytes is None and needed <= SMALL_POINT_BYTES:  # small requests skip reading the memory available

@@ -24,8 +24,8 @@ from math import comb
 
 import numpy as np
 
-from spectral.backend import array_namespace
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.backend import array_namespace
+from spectral.floor.validation import InputError, check_int, check_real
 
 __all__ = [
     "circle_eigenvalues",

@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
-from spectral.backend import array_namespace
-from spectral.distance import pairwise_sq_distance, row_blocks
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.backend import array_namespace
+from spectral.floor.distance import pairwise_sq_distance, row_blocks
+from spectral.floor.validation import InputError, check_int, check_real
 
 from . import spectra
 from .base import Manifold
@@ -28,7 +27,7 @@ __all__ = ["Sphere", "sphere_volume"]
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
 
 #: Peak ``(n, m)`` arrays of :meth:`Sphere.distance` (and :meth:`Circle.distance`): the result, into which
-#: the blocks of rows are written (:func:`spectral.distance.row_blocks`), plus up to six blocks of
+#: the blocks of rows are written (:func:`spectral.floor.distance.row_blocks`), plus up to six blocks of
 #: temporaries (``BLOCK_ELEMENTS`` pairs each). Measured with tracemalloc (float64, NumPy): the result
 #: plus 1.96e6 / 2.64e6 floats on S^2 and 0.92e6 / 1.59e6 on S^1 at n x m = 1000 x 666 and 3000 x 2000
 #: (six blocks are 3.1e6 floats); when the blocks were joined by a concatenation it was 2.00-2.23 x (n m 8).
@@ -45,6 +44,8 @@ def sphere_volume(dim: int) -> float:
     h = (dim + 1) / 2.0
     if h < 170:
         return 2.0 * math.pi**h / math.gamma(h)
+    from scipy.special import gammaln  # here: scipy.special costs ~100 ms at start-up, and only dim >= 339 needs it
+
     return float(math.exp(math.log(2.0) + h * math.log(math.pi) - gammaln(h)))
 
 
@@ -90,7 +91,7 @@ class Sphere(Manifold):
 
         Raises
         ------
-        spectral.validation.InputError
+        spectral.floor.validation.InputError
             Wrong shape, non-finite entries, or a row whose norm differs from 1
             by more than ``atol`` (default 1e-10; use about ``100 * eps`` of the
             dtype for float32 data).
@@ -126,7 +127,7 @@ class Sphere(Manifold):
         S^2: Fibonacci lattice, ``z_j = 1 - (2 j + 1) / n``, longitude ``j`` times
         the golden angle ``pi (3 - sqrt 5)`` (Gonzalez 2010, *Measurement of
         areas on a sphere using Fibonacci and latitude-longitude lattices*).
-        Other dimensions raise :class:`~spectral.validation.InputError` (use ``sample``).
+        Other dimensions raise :class:`~spectral.floor.validation.InputError` (use ``sample``).
         """
         n = check_int("n", n, low=1)
         if self._dim in (1, 2):  # the result and up to 8 temporaries of n (angles, heights, cos, sin)
@@ -174,7 +175,7 @@ class Sphere(Manifold):
 
         Raises
         ------
-        spectral.memory.DenseMemoryError
+        spectral.floor.memory.DenseMemoryError
             Before allocating, if the estimated peak (:data:`SPHERE_DISTANCE_COPIES`) exceeds the limit.
 
         Notes
@@ -202,7 +203,7 @@ class Sphere(Manifold):
 
         Computed coordinate by coordinate (no cancellation), without normalising the rows; the square
         root is taken in place on NumPy. ``max_bytes`` limits the memory (default: the memory
-        available now); a request over it raises :class:`~spectral.memory.DenseMemoryError` before
+        available now); a request over it raises :class:`~spectral.floor.memory.DenseMemoryError` before
         allocating (estimate :data:`manifolds.euclidean.EUCLIDEAN_DISTANCE_COPIES`).
         """
         xp, x, y = self._pair(x, y)

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, as_generator, check_real
+from spectral.floor.validation import InputError, as_generator, check_real
 
 __all__ = [
     "SERIES_SWITCH",

@@ -5,12 +5,10 @@ listed with one line each in ``docs/api.md``). Each module's ``__all__`` says wh
 supported when imported from the module (those exported here, and what the other packages of the
 toolkit use); everything else is internal. The modules, one job each:
 
-* floor (imported by every layer; imports no other module of ``spectral``): :mod:`spectral.backend`
-  (array libraries, the host boundary, eigensolver dispatch), :mod:`spectral.validation` (error types,
-  validators, random streams), :mod:`spectral.memory` and :mod:`spectral.pairwise_memory` (the memory
-  guard: estimates refused before allocating, host or device memory), :mod:`spectral.arrays` (array
-  inputs) and :mod:`spectral.distance` (the toolkit's one squared-distance routine, which ``manifolds``
-  shares); :mod:`spectral.testing` (``assert_close`` for tests);
+* the floor, :mod:`spectral.floor` (imported by every layer; imports no other module of ``spectral``):
+  the array backend, the error types and validators, array inputs, the memory guard, the one
+  squared-distance routine (which ``manifolds`` shares) and short reprs; :mod:`spectral.testing`
+  (``assert_close`` for tests);
 * score builders: :mod:`spectral.fna` (fractional neural attention), :mod:`spectral.heat` (heat
   kernel, dense and sparse), :mod:`spectral.dot_product`, :mod:`spectral.metric` (metric attention),
   :mod:`spectral.neural` (MLP scores) with :mod:`spectral.activations`, :mod:`spectral.knn`
@@ -32,8 +30,11 @@ toolkit use); everything else is internal. The modules, one job each:
   :mod:`spectral.pde` (PDE-guided evolution of attention), :mod:`spectral.fma` (fast multipole
   attention), :mod:`spectral.attention_flow` (tokens moved by self-attention on the sphere),
   :mod:`spectral.sinkformer` (tokens moved by Sinkformer or Transformer layers);
-  :mod:`spectral.circle_modes` (Fourier modes of tokens on the circle);
-* support: :mod:`spectral.display` (short reprs).
+  :mod:`spectral.circle_modes` (Fourier modes of tokens on the circle).
+
+The errors users meet are exported here: ``from spectral import InputError`` (bad input: a parameter
+outside its allowed range), ``UnavailableError`` (a GPU or an optional package missing), ``ConvergenceError``
+and ``DenseMemoryError`` (a request refused before allocating).
 
 Importing ``spectral`` (or its floor) loads nothing else: each public name is imported from its
 module on first use.
@@ -43,20 +44,21 @@ module on first use.
 _EXPORTS = {
     "anisotropic_normalize": "spectral.normalize",
     "ball_volume": "spectral.graph_laplacians",
-    "available_memory_bytes": "spectral.memory",
+    "available_memory_bytes": "spectral.floor.memory",
     "block_eigsh": "spectral.block",
     "block_workspace_bytes": "spectral.block",
     "BlockEigenResult": "spectral.block",
-    "check_dense_memory": "spectral.memory",
-    "check_memory": "spectral.memory",
+    "check_dense_memory": "spectral.floor.memory",
+    "check_memory": "spectral.floor.memory",
     "circulant_spectrum": "spectral.circulant",
+    "ConvergenceError": "spectral.floor.validation",
     "count_components": "spectral.components",
-    "dense_bytes": "spectral.memory",
-    "DenseMemoryError": "spectral.memory",
-    "device_memory_bytes": "spectral.memory",
-    "memory_label": "spectral.memory",
-    "memory_device": "spectral.memory",
-    "check_pairwise_memory": "spectral.pairwise_memory",
+    "dense_bytes": "spectral.floor.memory",
+    "DenseMemoryError": "spectral.floor.memory",
+    "device_memory_bytes": "spectral.floor.memory",
+    "memory_label": "spectral.floor.memory",
+    "memory_device": "spectral.floor.memory",
+    "check_pairwise_memory": "spectral.floor.pairwise_memory",
     "diffusion_distance": "spectral.diffmaps",
     "diffusion_map": "spectral.diffmaps",
     "DiffusionMap": "spectral.diffmaps",
@@ -78,7 +80,7 @@ _EXPORTS = {
     "fna_tile_profile": "spectral.fna",
     "fna_profile": "spectral.fna",
     "fna_time": "spectral.fna",
-    "format_bytes": "spectral.memory",
+    "format_bytes": "spectral.floor.memory",
     "gaussian_moments": "spectral.graph_laplacians",
     "generator_eigenvalues": "spectral.generator",
     "GeneratorEigenvalues": "spectral.generator",
@@ -92,6 +94,7 @@ _EXPORTS = {
     "HeatMarkov": "spectral.heat_sparse",
     "indicator_moment": "spectral.graph_laplacians",
     "KernelOperator": "spectral.operators",
+    "InputError": "spectral.floor.validation",
     "kernel_profile": "spectral.profiles",
     "ProfileKernel": "spectral.profiles",
     "TileProfile": "spectral.profiles",
@@ -121,6 +124,9 @@ _EXPORTS = {
     "suggest_scale": "spectral.scale",
     "symmetric_conjugate": "spectral.normalize",
     "truncation_bound": "spectral.heat_sparse",
+    "UnavailableError": "spectral.floor.validation",
+    "available_devices": "spectral.floor.backend",
+    "memory_limit": "spectral.floor.memory",
     # self-attention as interacting particles on the sphere (SA paper)
     "attention_energy": "spectral.attention_flow",
     "attention_flow": "spectral.attention_flow",

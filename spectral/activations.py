@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from spectral.validation import check_option
+from spectral.floor.validation import check_option
 
 __all__ = []  # used by spectral.neural and spectral.metric; callers name activations by string
 

@@ -51,12 +51,12 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import as_float_array, like_array, numpy_dtype
-from spectral.backend import array_namespace, to_numpy
+from spectral.floor.arrays import as_float_array, like_array, numpy_dtype
+from spectral.floor.backend import array_namespace, to_numpy
 from spectral.bistochastic import SinkhornConvergenceWarning, sinkhorn_normalize
-from spectral.memory import check_memory, memory_device
-from spectral.pairwise_memory import SMALL_REQUEST_BYTES
-from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
+from spectral.floor.memory import check_memory, memory_device
+from spectral.floor.pairwise_memory import SMALL_REQUEST_BYTES
+from spectral.floor.validation import ConvergenceError, InputError, check_int, check_option, check_real
 
 __all__ = ["AttentionFlow", "TokenClusters", "attention_flow", "attention_velocity", "attention_energy",
            "cluster_tokens", "METHODS", "NORMALISATIONS", "GEOMETRIES", "ORDERS", "KERNELS"]
@@ -509,11 +509,11 @@ def attention_velocity(X, *, beta, normalisation="softmax", value=None, query_ke
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad shapes, tokens off the sphere, a uniform normaliser whose ``e^score`` would overflow.
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         Sinkhorn scaling that does not reach ``sinkhorn_tol`` in 10000 sweeps.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before the scores are allocated, when the estimate exceeds the limit.
 
     Examples
@@ -734,11 +734,11 @@ def attention_flow(X0, *, beta, times, normalisation="softmax", value=None, quer
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad input (naming the parameter); tokens off the sphere.
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         An adaptive run that exceeds ``max_steps`` or whose step underflows.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before anything is allocated, when the estimated peak exceeds the limit.
 
     Examples

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import like_array
-from spectral.backend import array_namespace, to_numpy
-from spectral.display import array_summary, result_repr
+from spectral.floor.arrays import like_array
+from spectral.floor.backend import array_namespace, to_numpy
+from spectral.floor.display import array_summary, result_repr
 from spectral.scores import check_scores, checked_row_sums, scan_scores, symmetry_tolerance
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["METHODS", "SinkhornConvergenceWarning", "SinkhornResult", "SinkhornScaling", "sinkhorn_normalize"]
 
@@ -191,7 +191,7 @@ def sinkhorn_normalize(C, *, method: str = "symmetric", log_domain: bool = False
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``C`` of the wrong shape or dtype, with NaN or inf (``+inf`` or NaN in log-domain), a negative
         entry, a zero row or column (``"alternating"``), a non-positive diagonal entry or asymmetry
         (``"symmetric"``); a bad ``method``, ``tol``, ``max_iter``, ``check_every`` or ``start``.

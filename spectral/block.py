@@ -37,9 +37,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spectral import backend
-from spectral.backend import array_namespace, from_numpy, to_numpy
-from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_real
+from spectral.floor import backend
+from spectral.floor.backend import array_namespace, from_numpy, to_numpy
+from spectral.floor.validation import ConvergenceError, InputError, as_generator, check_int, check_real
 
 __all__ = ["BlockEigenResult", "block_eigsh", "block_size", "basis_size", "block_workspace_bytes"]
 
@@ -379,9 +379,9 @@ def block_eigsh(apply: Callable, n: int, k: int, *, like, apply_fast: Callable |
 
     Raises
     ------
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         The accurate phase did not reach ``tol`` within ``max_products`` products.
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         A block product returned NaN or inf.
     """
     if not callable(apply) or (apply_fast is not None and not callable(apply_fast)):

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import as_float_array
-from spectral.backend import array_namespace
-from spectral.validation import InputError
+from spectral.floor.arrays import as_float_array
+from spectral.floor.backend import array_namespace
+from spectral.floor.validation import InputError
 
 __all__ = ["CircleModes", "circle_modes"]
 
@@ -75,7 +75,7 @@ def circle_modes(X, modes) -> CircleModes:
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``X`` not of shape ``(..., n, 2)`` with unit rows, or a mode that is not an integer ``>= 0``.
 
     Examples

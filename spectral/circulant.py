@@ -17,12 +17,12 @@ import math
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
+from spectral.floor.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.components import near_one_tolerance, report_components
-from spectral.memory import check_dense_memory, memory_device
+from spectral.floor.memory import check_dense_memory, memory_device
 from spectral.scores import symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, descending_order, sign_flip
-from spectral.validation import InputError, check_int
+from spectral.floor.validation import InputError, check_int
 
 __all__ = ["circulant_spectrum"]
 
@@ -61,9 +61,9 @@ def circulant_spectrum(first_row, k=None, *, vectors=False, strict=False):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``first_row`` not 1-D, NaN/inf, negative, zero sum or not even; bad ``k``.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         ``vectors=True`` beyond the memory available.
 
     Notes
@@ -201,7 +201,7 @@ def _circulant_order(half, n: int, k, xp):
 def check_circulant(C) -> None:
     """Refuse a square matrix that is not circulant (rows 1, n/3, n/2, n-1 vs shifts of row 0).
 
-    Raises :class:`~spectral.validation.InputError` when a sampled row differs from the shifted
+    Raises :class:`~spectral.floor.validation.InputError` when a sampled row differs from the shifted
     first row by more than ``4 sqrt(eps)`` relative.
     """
     xp = array_namespace(C)

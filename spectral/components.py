@@ -20,13 +20,14 @@ are made:
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 
-from spectral.backend import dtype_name, from_numpy, to_numpy
+from spectral.floor.backend import dtype_name, from_numpy, to_numpy
 from spectral.scores import scan_scores, symmetry_defect, symmetry_tolerance
-from spectral.validation import InputError, check_real
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["DisconnectedGraphError", "DisconnectedGraphWarning", "count_components"]
 
@@ -76,7 +77,7 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         (without ``cmin``) ``C`` not a square float matrix, or with NaN, inf or negative entries: the
         graph of ``C > 0`` would drop a NaN score without a word.
 
@@ -101,8 +102,6 @@ def count_components(C, *, symmetric: bool | None = None, cmin=None) -> int:
     >>> count_components(np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
     2
     """
-    import sys
-
     sparse = sys.modules.get("scipy.sparse")
     if sparse is not None and sparse.issparse(C):
         if symmetric is None:

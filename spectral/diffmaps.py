@@ -37,14 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, from_numpy, to_numpy
-from spectral.display import array_summary, leading_values, result_repr
+from spectral.floor.backend import array_namespace, from_numpy, to_numpy
+from spectral.floor.display import array_summary, leading_values, result_repr
 from spectral.eigen import markov_spectrum
-from spectral.memory import check_dense_memory, memory_device
+from spectral.floor.memory import check_dense_memory, memory_device
 from spectral.operators import SparseScores
 from spectral.scores import check_row_stochastic, checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["DiffusionMap", "diffusion_distance", "diffusion_map"]
 
@@ -180,7 +180,7 @@ class DiffusionMap:
 
         Raises
         ------
-        spectral.validation.InputError
+        spectral.floor.validation.InputError
             Neither or both ways of giving the rows, rows of the wrong width, negative or non-finite
             scores, a new point with zero kernel weight on every training point (beyond a cutoff or
             outside every neighbourhood), ``tau < 1`` with an eigenvalue 0 (``|lambda_j| <= 100 eps``), a
@@ -385,10 +385,10 @@ def diffusion_map(
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad or non-symmetric ``C``, ``n_components`` outside its range, bad ``a``, ``tau`` or
         ``normalization``, ``a > 0`` on a matrix-free operator.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         ``a > 0`` and no room for ``C^(a)``, or the eigensolver's dense work does not fit.
 
     Notes
@@ -585,7 +585,7 @@ def diffusion_distance(A, tau, *, stationary=None, squared=False):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``A`` not square, not finite, negative or not row-stochastic; ``tau`` not an
         integer ``>= 1``; ``stationary`` of the wrong shape or not positive; no unique
         stationary distribution when ``stationary`` is not given.
@@ -597,7 +597,7 @@ def diffusion_distance(A, tau, *, stationary=None, squared=False):
     Computed from explicit differences in blocks of rows (no ``|a|^2 + |b|^2 - 2 a.b``
     cancellation, which loses all digits for nearby points at large ``tau``):
     O(n^3) operations; four dense ``(n, n)`` arrays plus a ``2^22``-element block,
-    checked by the memory guard (:func:`spectral.memory.check_dense_memory`) first.
+    checked by the memory guard (:func:`spectral.floor.memory.check_dense_memory`) first.
 
     References
     ----------

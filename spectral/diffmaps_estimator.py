@@ -22,11 +22,11 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from spectral.diffmaps import NORMALIZATIONS, diffusion_map
-from spectral.distance import pairwise_sq_distance
+from spectral.floor.distance import pairwise_sq_distance
 from spectral.fna import fna_kernel
 from spectral.heat import heat_kernel
 from spectral.scale import suggest_scale
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -158,7 +158,7 @@ class DiffusionMaps(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Diffusion coordinates of new points by the Nystrom extension (comparable with :attr:`embedding_`).
 
-        Raises :class:`~spectral.validation.InputError` (a ValueError) for a point with zero kernel weight on
+        Raises :class:`~spectral.floor.validation.InputError` (a ValueError) for a point with zero kernel weight on
         every training point (too far for the bandwidth).
         """
         check_is_fitted(self, "diffusion_map_")

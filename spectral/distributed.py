@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import from_numpy, is_cupy_array, to_numpy
+from spectral.floor.backend import from_numpy, is_cupy_array, require_device, to_numpy
 from spectral.parts import ProductLayout, tree_sum
-from spectral.validation import InputError, UnavailableError, check_int
+from spectral.floor.validation import InputError, UnavailableError, check_int
 
 __all__ = ["DEVICES", "MIN_ROWS", "RemoteProducts", "Workers", "current", "remote_products", "stand_in_device", "use_client",
            "worker_operator"]
@@ -259,8 +259,6 @@ def worker_operator(host, device):
         return host
     cache = host.__dict__.setdefault("_worker_operators", {})
     if device == "gpu":
-        from spectral.backend import require_device
-
         try:
             cp = require_device("gpu")
         except RuntimeError as exc:

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from spectral.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose, numpy_dtype
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError, check_real
+from spectral.floor.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose, numpy_dtype
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["dot_product_scores"]
 
@@ -63,7 +63,7 @@ def dot_product_scores(x, *, y=None, w_q=None, w_k=None, temperature=None, max_b
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before the ``(n, m)`` scores are allocated, if their estimated peak exceeds the limit.
 
     Notes

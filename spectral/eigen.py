@@ -12,16 +12,16 @@ cheap: ARPACK ``eigsh`` on their conjugate; non-symmetric: ARPACK ``eigs``) and 
 :mod:`spectral.circulant`). The matrix-free solver is chosen by what the operator is, never by a
 timing at run time. Before solving,
 the components of the kernel graph are counted and, after solving, the eigenvalues near 1
-(:mod:`spectral.components`); dense requests pass the memory guard (:mod:`spectral.memory`) first.
+(:mod:`spectral.components`); dense requests pass the memory guard (:mod:`spectral.floor.memory`) first.
 Every path returns a :class:`spectral.Spectrum` built in :mod:`spectral.spectrum`.
 
 Host boundary: the array API has no general eigensolver. On NumPy and array-API namespaces the
 non-symmetric eigensolvers (``numpy.linalg.eig``, ARPACK ``eigs``) run on a host copy; on CuPy the dense
 one is ``cupy.linalg.eig`` on the device (refused, with the reason, where CuPy lacks it) and ARPACK
 ``eigs`` (host-only) multiplies by ``A`` on the device, so only vectors cross. Symmetric dense solves use
-:func:`spectral.backend.eigh` on the input's namespace (CuPy stays on the GPU), Lanczos uses ``cupyx`` on
-CuPy arrays (started from the same ``rng`` draw as ARPACK on the host), and the block solver works in the input's namespace, its small projected eigenproblems
-included. Component counting (:mod:`spectral.components`) needs no pass when every score is positive.
+:func:`spectral.floor.backend.eigh` on the input's namespace (CuPy stays on the GPU), Lanczos uses ``cupyx`` on
+CuPy arrays (started from the same ``rng`` draw as ARPACK on the host), and the block solver works in the
+input's namespace, its small projected eigenproblems included. Component counting (:mod:`spectral.components`) needs no pass when every score is positive.
 
 References
 ----------
@@ -31,11 +31,13 @@ References
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
 
 import numpy as np
 
-from spectral import backend
-from spectral.backend import array_namespace, dtype_name, from_numpy, to_numpy
+from spectral.floor import backend
+from spectral.floor.backend import array_namespace, dtype_name, from_numpy, to_numpy
 from spectral.circulant import check_circulant, circulant_spectrum
 from spectral.components import (
     count_components,
@@ -46,7 +48,7 @@ from spectral.components import (
     sparse_components,
 )
 from spectral.block import DEFAULT_EIG_TOL, basis_size, block_eigsh, block_size, block_workspace_bytes
-from spectral.memory import (
+from spectral.floor.memory import (
     available_memory_bytes,
     check_dense_memory,
     check_memory,
@@ -58,7 +60,8 @@ from spectral.memory import (
 from spectral.operators import SparseScores
 from spectral.scores import checked_row_sums, scan_scores, symmetry_tolerance
 from spectral.spectrum import Spectrum, column_norms, general_spectrum, symmetric_residual, symmetric_spectrum
-from spectral.validation import ConvergenceError, InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.validation import (ConvergenceError, InputError, UnavailableError, as_generator, check_int,
+                                       check_option, check_real)
 
 __all__ = ["BLOCK_MAX_PRODUCTS", "FLOAT32_FROM_N", "markov_spectrum"]
 
@@ -103,8 +106,6 @@ def _is_operator(C) -> bool:
 
 def _is_scipy_sparse(C) -> bool:
     """A ``scipy.sparse`` array or matrix (SciPy looked up in ``sys.modules``, never imported here)."""
-    import sys
-
     sp = sys.modules.get("scipy.sparse")
     return sp is not None and sp.issparse(C)
 
@@ -207,7 +208,7 @@ def markov_spectrum(
         otherwise dense when ``k is None`` or ``n <= DENSE_MAX_N`` and Lanczos
         (ARPACK on the stored conjugate, float32 from ``n = FLOAT32_FROM_N``) above;
         the first of these paths, in the order dense -> lanczos -> matrix-free, whose estimated
-        memory fits (:func:`spectral.memory.first_that_fits`, the rule of every ``"auto"`` of the
+        memory fits (:func:`spectral.floor.memory.first_that_fits`, the rule of every ``"auto"`` of the
         toolkit); when none fits, the last is refused.  An explicit method is never changed.
     vectors : bool
         Return right/left eigenvectors (``psi``, ``phi``).
@@ -255,15 +256,15 @@ def markov_spectrum(
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Non-square ``C``, NaN/inf, negative entries, a zero row sum, bad ``k`` (range
         stated), unknown ``method`` or ``dtype``, a non-circulant ``C`` on the circulant
         path, ``symmetric=True`` with a complex spectrum.
     spectral.components.DisconnectedGraphError
         ``strict=True`` and a disconnected graph (structurally or numerically).
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         An explicitly requested dense/Lanczos path would exceed the memory limit.
-    spectral.validation.ConvergenceError
+    spectral.floor.validation.ConvergenceError
         ARPACK or the block solver did not converge, or a solver returned NaN/inf (the message
         says what to try).
 
@@ -347,7 +348,7 @@ def markov_spectrum(
         candidates = ["dense"] if (k is None or n <= DENSE_MAX_N or k > n - 2) else []
         if k is not None and k <= n - 2:
             candidates += ["lanczos", "matrix-free"]
-        # the toolkit's one rule (spectral.memory.first_that_fits): the first path, in order of preference,
+        # the toolkit's one rule (spectral.floor.memory.first_that_fits): the first path, in order of preference,
         # whose estimate fits; when none does, the last one is refused with its own message
         device = memory_device(C)
         needs = {cand: _path_bytes(cand, n, input_dtype, use_sym, vectors, dtype) for cand in candidates}
@@ -400,7 +401,7 @@ def _path_bytes(method, n, input_dtype, use_sym, vectors, dtype) -> int:
 
 
 def _memory_check(method, n, k, input_dtype, use_sym, vectors, dtype, max_memory, device="cpu") -> None:
-    """Memory guard (:mod:`spectral.memory`) for the extra dense n x n work of each path (:func:`_dense_work`)."""
+    """Memory guard (:mod:`spectral.floor.memory`) for the extra dense n x n work of each path (:func:`_dense_work`)."""
     if method == "circulant":
         raise InputError("method='circulant' needs a circulant score matrix (grid=True) or circulant_spectrum")
     work = _dense_work(method, n, input_dtype, use_sym, vectors, dtype)
@@ -551,16 +552,12 @@ def _general_on_device(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, r
     """Non-symmetric ``C`` on a CUDA device: ``A = D^-1 C`` is formed and kept there.
 
     dense: ``cupy.linalg.eig`` / ``eigvals`` (cuSOLVER ``geev``: CuPy >= 14 with CUDA >= 12.6), refused
-    with :class:`~spectral.validation.UnavailableError` where CuPy lacks it; the eigenvalues (and, with
+    with :class:`~spectral.floor.validation.UnavailableError` where CuPy lacks it; the eigenvalues (and, with
     ``vectors``, the eigenvectors: the result itself) come to the host for ordering, phases and left vectors.
     lanczos / matrix-free: ARPACK ``eigs`` is a host-only SciPy routine (CuPy has no non-symmetric Krylov
     solver): it runs on the host with every product ``A X`` computed on the device; one vector (block) crosses
     each way per product, never ``A``.
     """
-    import sys
-
-    from spectral.validation import UnavailableError
-
     cp = sys.modules["cupy"]
     n = C.shape[0]
     A = C / d[:, None]
@@ -577,7 +574,7 @@ def _general_on_device(C, d, xp, *, k, method, vectors, ncomp, tol, want_real, r
             raise UnavailableError(
                 f"the non-symmetric dense spectrum on the GPU needs cupy.linalg.{'eig' if vectors else 'eigvals'} "
                 f"(CuPy >= 14 with CUDA >= 12.6), which CuPy {getattr(cp, '__version__', '?')} lacks; copy the "
-                "scores to the host (spectral.backend.to_numpy(C)) or ask for k leading eigenvalues with "
+                "scores to the host (spectral.floor.backend.to_numpy(C)) or ask for k leading eigenvalues with "
                 "method='lanczos'")
         if vectors:
             w, Vr = eig(A)
@@ -718,8 +715,6 @@ def _trusted(op) -> dict:
     """``{"check_finite": False}`` for an operator whose ``matmat`` takes it (:class:`spectral.KernelOperator`),
     else ``{}``: the block solver's vectors are finite by construction (it checks every product's result), so
     the per-product input check (a pass over X; on a GPU a host synchronisation) is left out of its loop."""
-    import inspect
-
     try:
         takes = hasattr(op, "matmat") and "check_finite" in inspect.signature(op.matmat).parameters
     except (TypeError, ValueError):  # a builtin without a signature
@@ -748,8 +743,6 @@ def _tile_precisions(op, storage: str, dtype):
     points iterate on float32 tiles first and refine on float64 tiles (``dtype=None``); ``dtype``
     fixes one precision for both phases.
     """
-    import inspect
-
     takes = hasattr(op, "matmat") and "tile_dtype" in inspect.signature(op.matmat).parameters
     if not takes:
         return None, None

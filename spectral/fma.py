@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, empty_on, from_numpy, zeros_on
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError, check_int, check_option
+from spectral.floor.backend import array_namespace, dtype_name, empty_on, from_numpy, zeros_on
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError, check_int, check_option
 
 __all__ = [
     "FMAGroups",

@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from spectral.arrays import as_distances
+from spectral.floor.arrays import as_distances
 from spectral.profiles import TileProfile, declares_profile
-from spectral.validation import check_option, check_real
+from spectral.floor.validation import check_option, check_real
 
 __all__ = ["fna_kernel", "fna_profile", "fna_tile_profile", "fna_time", "matched_half_width_kappa", "paper_kappa"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spectral.backend import array_namespace, to_numpy
-from spectral.display import leading_values, result_repr
-from spectral.validation import InputError, check_real
+from spectral.floor.backend import array_namespace, to_numpy
+from spectral.floor.display import leading_values, result_repr
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["GeneratorEigenvalues", "generator_eigenvalues"]
 
@@ -62,7 +62,7 @@ def generator_eigenvalues(eta, t, *, allow_nonpositive=False):
         Time step of the kernel: ``scale**alpha`` for FNA (:func:`spectral.fna_time`),
         ``eps / 2`` for the heat kernel (:func:`spectral.heat_time`).
     allow_nonpositive : bool
-        ``False`` (default): any ``eta <= 0`` raises :class:`~spectral.validation.InputError`
+        ``False`` (default): any ``eta <= 0`` raises :class:`~spectral.floor.validation.InputError`
         with their count.
         ``True``: they are reported in ``valid`` / ``n_nonpositive`` and their
         ``values`` are NaN.
@@ -73,7 +73,7 @@ def generator_eigenvalues(eta, t, *, allow_nonpositive=False):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``t`` not a finite number > 0; ``eta`` not 1-D real finite; ``eta <= 0``
         present and ``allow_nonpositive=False``.
 

@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import as_float_array
-from spectral.backend import (
+from spectral.floor.arrays import as_float_array
+from spectral.floor.backend import (
     array_namespace,
     eigsh,
     is_cupy_array,
@@ -58,9 +58,9 @@ from spectral.backend import (
     linear_operator,
     to_numpy,
 )
-from spectral.distance import pairwise_sq_distance
-from spectral.memory import check_dense_memory, check_memory
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.distance import pairwise_sq_distance
+from spectral.floor.memory import check_dense_memory, check_memory
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["GraphLaplacian", "PatternMatrix", "ball_volume", "gaussian_moments", "graph_laplacian", "indicator_moment",
            "knn_radius"]
@@ -165,7 +165,7 @@ class GraphLaplacian:
         """The ``count`` smallest eigenvalues (ascending) and their eigenvectors ``(n, count)``.
 
         Eigenvectors are orthonormal in :attr:`inner_weights` (Euclidean, or degree-weighted).
-        Lanczos (:func:`spectral.backend.eigsh`) on ``s I - c (D - W)`` with ``s >= 2 c max D``
+        Lanczos (:func:`spectral.floor.backend.eigsh`) on ``s I - c (D - W)`` with ``s >= 2 c max D``
         (Gershgorin: the shift makes the wanted eigenvalues the largest) for the unnormalised form,
         and on ``D^-1/2 W D^-1/2`` (largest eigenvalues ``1 - lambda / c``) for the random-walk forms.
         """

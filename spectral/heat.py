@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
-from spectral.arrays import as_distances, as_float_array, flush_subnormal, numpy_dtype
-from spectral.backend import to_numpy
+from spectral.floor.arrays import as_distances, as_float_array, flush_subnormal, numpy_dtype
+from spectral.floor.backend import to_numpy
 from spectral.operators import SparseScores
-from spectral.pairwise_memory import check_pairwise_memory
+from spectral.floor.pairwise_memory import check_pairwise_memory
 from spectral.profiles import TileProfile, declares_profile
-from spectral.validation import InputError, check_real
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["heat_kernel", "heat_kernel_sparse", "heat_tile_profile", "heat_time"]
 
@@ -64,7 +64,7 @@ def heat_kernel(dist, *, eps, max_bytes=None):
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before allocating, if the estimated peak exceeds the limit.
 
     Notes
@@ -107,7 +107,7 @@ def heat_kernel_sparse(x, *, eps, cutoff=6.0, y=None) -> SparseScores:
     ----------
     x : array of shape (n, d)
         Query points (Euclidean).  Crosses the host boundary
-        (:func:`spectral.backend.to_numpy`): the neighbour search is SciPy's ``cKDTree``.
+        (:func:`spectral.floor.backend.to_numpy`): the neighbour search is SciPy's ``cKDTree``.
     eps : float
         Bandwidth ``> 0`` (as :func:`heat_kernel`).
     cutoff : float

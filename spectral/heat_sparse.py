@@ -5,13 +5,13 @@ The heat-kernel attention step of the DRIFT paper is ``S^(a) f`` with
 the Coifman-Lafon family ``S^(a) = rownorm(D^-a W D^-a)`` (``a = 0``: plain attention ``D^-1 W``).
 Three paths share one interface (:class:`HeatMarkov`):
 
-* ``"dense"``: the full matrix (memory guarded by :func:`spectral.memory.check_dense_memory`);
+* ``"dense"``: the full matrix (memory guarded by :func:`spectral.floor.memory.check_dense_memory`);
 * ``"sparse"``: entries with ``|x_i - x_j| <= cutoff sqrt(eps)`` (SciPy ``cKDTree`` on the host,
   :func:`spectral.heat_kernel_sparse`), with a rigorous truncation bound;
 * ``"streamed"``: :class:`spectral.KernelOperator`, recomputing blocks of rows in each product
   (memory ``O(block_rows n)``; runs on the inputs' namespace, e.g. CuPy).
 
-The dense and streamed paths take distances from :func:`spectral.distance.pairwise_sq_distance`
+The dense and streamed paths take distances from :func:`spectral.floor.distance.pairwise_sq_distance`
 (coordinate by coordinate: no cancellation for nearby points).
 
 Truncation bound (``a = 0``). For row ``i`` let ``k_i`` be the kept mass and ``r_i`` the dropped mass,
@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, to_numpy
-from spectral.display import array_summary, result_repr
-from spectral.distance import pairwise_sq_distance
+from spectral.floor.backend import array_namespace, to_numpy
+from spectral.floor.display import array_summary, result_repr
+from spectral.floor.distance import pairwise_sq_distance
 from spectral.heat import heat_kernel, heat_kernel_sparse
-from spectral.memory import check_dense_memory, memory_device
+from spectral.floor.memory import check_dense_memory, memory_device
 from spectral.operators import KernelOperator
-from spectral.validation import InputError, check_int, check_option, check_real, check_reals
+from spectral.floor.validation import InputError, check_int, check_option, check_real, check_reals
 
 __all__ = ["HeatMarkov", "heat_markov", "shell_truncation_bound", "truncation_bound"]
 
@@ -205,9 +205,9 @@ def heat_markov(x, *, eps, a=0.0, method="sparse", cutoff=6.0, block_rows=None, 
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad ``method``, ``eps``, ``a``, ``cutoff`` or ``block_rows``; ``x`` not 2-d.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         ``method="dense"`` beyond the memory limit.
 
     Examples

@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.arrays import as_float_array
-from spectral.backend import to_numpy
-from spectral.memory import check_memory
+from spectral.floor.arrays import as_float_array
+from spectral.floor.backend import to_numpy
+from spectral.floor.memory import check_memory
 from spectral.operators import SparseScores
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["knn_distances", "knn_kernel"]
 
@@ -142,11 +142,11 @@ def knn_kernel(x, *, k, eps, symmetrize=None, y=None, max_bytes=None) -> SparseS
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad ``k`` (range stated), ``eps``, ``symmetrize``, points that are not finite 2-D arrays,
         ``symmetrize`` given with ``y``, a zero self-tuning bandwidth (more than ``k`` copies of a
         point).
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         The estimated peak exceeds ``max_bytes`` (or the memory available).
 
     Notes

@@ -2,7 +2,7 @@
 
 ``C_ij = exp(-|g(x_i) - g(y_j)|^2 / (2 eps))`` (DRIFT section 4.1) with a residual feature map
 ``g(x) = x + W_2 sigma(W_1 x + b_1)`` (:class:`ResidualMLP`). The squared distances are computed
-coordinate by coordinate (:func:`spectral.distance.pairwise_sq_distance`: no cancellation for nearby
+coordinate by coordinate (:func:`spectral.floor.distance.pairwise_sq_distance`: no cancellation for nearby
 features).
 
 References
@@ -17,10 +17,10 @@ import math
 import numpy as np
 
 from spectral.activations import ACTIVATIONS, LIPSCHITZ, activation_function
-from spectral.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose, numpy_dtype
-from spectral.distance import BLOCK_ELEMENTS, pairwise_sq_distance
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.arrays import as_float_array, flush_subnormal, like_array, matrix_transpose, numpy_dtype
+from spectral.floor.distance import BLOCK_ELEMENTS, pairwise_sq_distance
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = ["ResidualMLP", "metric_kernel"]
 
@@ -117,7 +117,7 @@ def metric_kernel(x, feature_map, *, eps, y=None, max_bytes=None):
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before the ``(n, m)`` scores are allocated (the features ``g(x)``, ``g(y)`` are computed
         first), if their estimated peak exceeds the limit.
 

@@ -16,10 +16,10 @@ import math
 import numpy as np
 
 from spectral.activations import ACTIVATIONS, activation_function
-from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.memory import check_dense_memory, memory_device
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError, as_generator, check_int, check_option, check_real
+from spectral.floor.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
+from spectral.floor.memory import check_dense_memory, memory_device
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError, as_generator, check_int, check_option, check_real
 
 __all__ = ["ScoreMLP", "neural_scores"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from spectral.bistochastic import SinkhornConvergenceWarning, SinkhornResult, sinkhorn_normalize
 from spectral.scores import check_scores, checked_row_sums, scan_scores, symmetry_tolerance
-from spectral.validation import InputError, check_real
+from spectral.floor.validation import InputError, check_real
 
 __all__ = [
     "SinkhornConvergenceWarning",
@@ -45,7 +45,7 @@ def row_normalize(C):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         If ``C`` is not 2-D, not real floating, has NaN/inf or negative entries,
         or a row sum is ``<= finfo(dtype).smallest_normal * max(C)`` (the message names the row).
 
@@ -87,7 +87,7 @@ def anisotropic_normalize(C, a):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad ``C`` (see :func:`row_normalize`; also non-square), or ``a`` outside [0, 1].
 
     Notes
@@ -148,7 +148,7 @@ def sinkhorn(C, *, tol=1e-10, max_iter=10000, check_every=10):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad ``C`` (non-square, NaN/inf, negative, a zero row or column), bad ``tol``,
         ``max_iter`` or ``check_every``.
 
@@ -193,7 +193,7 @@ def symmetric_conjugate(C):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Bad ``C`` (see :func:`row_normalize`), non-square, or not symmetric:
         ``max|C - C^T| > 4 sqrt(eps) max|C|``.
 

@@ -10,15 +10,17 @@ array namespace, e.g. CuPy); :class:`SparseScores` wraps a SciPy CSR matrix on t
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
-from spectral.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
-from spectral.backend import array_namespace, dtype_name, is_cupy_array, namespace_name
-from spectral.memory import check_dense_memory, memory_device
+from spectral import distributed
+from spectral.floor.arrays import as_float_array, like_array, matrix_transpose, numpy_dtype
+from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array, namespace_name, to_numpy
+from spectral.floor.memory import check_dense_memory, device_memory_bytes, memory_device
 from spectral.parts import Part, ProductLayout
 from spectral.tiles import PROFILES, Workspace, distance_geometry, plan_or_reason, warn_generic
-from spectral.validation import InputError, check_int, check_option
+from spectral.floor.validation import InputError, check_int, check_option
 
 __all__ = ["KernelOperator", "SparseScores", "pairwise"]
 
@@ -87,7 +89,7 @@ def _host_vector(v):
         return np.asarray(v)
     raise InputError(f"SparseScores holds a SciPy CSR matrix on the host and multiplies NumPy vectors only, got "
                      f"{type(v).__module__}.{type(v).__name__}; copy the vector to the host "
-                     "(spectral.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
+                     "(spectral.floor.backend.to_numpy(v)), or use KernelOperator(x, kernel=..., distance=...) for "
                      "products on the device")
 
 
@@ -586,8 +588,6 @@ class KernelOperator:
         ``stand_in``: ``(module, compiler)`` of a stand-in CUDA device (``xp`` NumPy; the tests run the CUDA
         kernel's source compiled for the host, see :meth:`spectral.tiles.TilePlan.device_product`).
         """
-        from spectral.backend import to_numpy
-
         def move(a):
             if xp is np:
                 return to_numpy(a)
@@ -607,16 +607,11 @@ class KernelOperator:
 
     def _distributed(self):
         """The operator's products on a Dask cluster (its ``client``, else an enclosing ``use_client``), or None."""
-        import sys
-
         if self.client is None:
-            module = sys.modules.get("spectral.distributed")  # no cluster was ever entered: not even imported
-            workers = None if module is None else module.current()
+            workers = distributed.current()  # None: no cluster was entered
             if workers is None or self.shape[0] < workers.min_rows:
                 return None
-        from spectral.distributed import remote_products  # a cluster is in use: Dask is imported there
-
-        return remote_products(self)
+        return distributed.remote_products(self)
 
     def matvec(self, v):
         """``C @ v`` for ``v`` of shape (m,) or (m, k) (tiles in the operator's dtype)."""
@@ -694,7 +689,7 @@ class KernelOperator:
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
     def to_dense(self, max_bytes=None):
-        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.memory.check_dense_memory`).
+        """The dense ``(n, m)`` matrix, after the memory guard (:func:`spectral.floor.memory.check_dense_memory`).
 
         Built from row blocks; for keys = queries it equals the products' (upper-triangle) matrix up to
         the rounding asymmetry of ``distance`` (a few ulps).
@@ -730,12 +725,9 @@ def _device_block_bytes(x) -> int:
     calls, so a GPU wants few of them); :data:`DEFAULT_BLOCK_BYTES` for other namespaces."""
     if not is_cupy_array(x):
         return DEFAULT_BLOCK_BYTES
-    import sys
-
-    from spectral.memory import device_memory_bytes
 
     try:
-        with x.device:  # the free memory of the points' device (bare cupy: spectral.memory knows that name)
+        with x.device:  # the free memory of the points' device (bare cupy: spectral.floor.memory knows that name)
             free = device_memory_bytes(sys.modules["cupy"])
     except Exception:  # noqa: BLE001 - the driver did not answer: the fixed budget
         return DEFAULT_BLOCK_BYTES
@@ -793,7 +785,7 @@ def pairwise(x, y=None, *, kernel, distance, max_bytes=None):
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before any allocation, with the estimate and the matrix-free alternative.
     """
     if not callable(kernel) or not callable(distance):

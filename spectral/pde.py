@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace
-from spectral.memory import check_dense_memory
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.backend import array_namespace
+from spectral.floor.memory import check_dense_memory
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["FactoredAttention", "PDEEvolution", "evolve_attention", "laplacian_matrix", "stability_limit"]
 
@@ -731,7 +731,7 @@ def evolve_attention(A0, *, pde: str = "diffusion", steps: int, dt: float = 1.0,
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         (a ``ValueError``) for bad input, naming the parameter and the allowed values, and for an
         unstable step (giving the step number and its limit) unless ``allow_unstable``.
 

@@ -45,9 +45,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spectral.arrays import flush_subnormal
-from spectral.backend import array_namespace, dtype_name
-from spectral.validation import InputError, check_real
+from spectral.floor.arrays import flush_subnormal
+from spectral.floor.backend import array_namespace, dtype_name
+from spectral.floor.validation import InputError, check_real
 
 __all__ = ["KINDS", "ProfileKernel", "TileProfile", "declares_profile", "kernel_profile"]
 

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import as_distances
-from spectral.backend import to_numpy
-from spectral.display import array_summary, result_repr
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.arrays import as_distances
+from spectral.floor.backend import to_numpy
+from spectral.floor.display import array_summary, result_repr
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["ScaleSuggestion", "max_slope_bandwidth", "suggest_scale"]
 
@@ -149,7 +149,7 @@ def suggest_scale(dist, *, kernel="heat", scales=None, per_decade=8, window_deca
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``dist`` not 2-D, NaN/inf or negative, or without a positive distance; bad
         ``kernel``, ``scales``, ``per_decade`` or ``window_decades``; no window
         (fewer than 3 scales inside one).
@@ -269,7 +269,7 @@ def max_slope_bandwidth(dist, *, kernel="heat", scales=None, per_decade=8):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``dist`` not 2-D, not finite, negative or without a positive distance; bad ``kernel``,
         ``scales`` or ``per_decade``.
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace, dtype_name, to_numpy
+from spectral.floor.validation import InputError
 
 __all__ = ["check_row_stochastic"]
 
@@ -145,7 +145,7 @@ def scan_scores(C: Any, *, name: str = "C", square: bool = False, symmetry: bool
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Not 2-D, empty, not square (``square`` or ``symmetry``), not float32/float64, NaN/inf or
         negative entries.
     """
@@ -208,7 +208,7 @@ def check_row_stochastic(A, *, name: str = "A"):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         Not a square 2-D float32/float64 array, NaN or inf, negative entries, or a row sum farther
         than :func:`row_stochastic_tolerance` from 1. The message names ``name`` and the range.
     """

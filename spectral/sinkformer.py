@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from spectral.arrays import as_float_array, numpy_dtype
+from spectral.floor.arrays import as_float_array, numpy_dtype
 from spectral.bistochastic import SinkhornConvergenceWarning, sinkhorn_normalize
-from spectral.memory import check_memory, memory_device
-from spectral.validation import ConvergenceError, InputError, check_int, check_option, check_real
+from spectral.floor.memory import check_memory, memory_device
+from spectral.floor.validation import ConvergenceError, InputError, check_int, check_option, check_real
 
 __all__ = ["NORMALISATIONS", "SinkformerFlow", "sinkformer_flow"]
 
@@ -132,10 +132,10 @@ def sinkformer_flow(X0, *, eps, layers, step=None, normalisation="sinkhorn", val
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         ``X0`` not a finite ``(n, d)`` array of unit rows (``d >= 2``, ``n >= 2``), a bad ``eps``, ``layers``,
         ``step``, ``normalisation``, ``value``, ``record_every`` or ``tol``.
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         When the ``n x n`` attention would not fit.
 
     Notes

@@ -11,7 +11,7 @@ their eigenpairs the same way:
   ``V^-1`` (bi-orthonormal by construction); a cast to real only after checking
   ``max|imag| <= 100 eps``;
 * the residual ``max_j ||A psi_j - eta_j psi_j|| / ||psi_j||`` of the returned pairs, and a
-  :class:`~spectral.validation.ConvergenceError` on non-finite output.
+  :class:`~spectral.floor.validation.ConvergenceError` on non-finite output.
 
 References
 ----------
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from spectral.backend import array_namespace, from_numpy
-from spectral.display import array_summary, leading_values, result_repr
-from spectral.validation import ConvergenceError, InputError
+from spectral.floor.backend import array_namespace, from_numpy
+from spectral.floor.display import array_summary, leading_values, result_repr
+from spectral.floor.validation import ConvergenceError, InputError
 
 __all__ = ["Spectrum"]
 
@@ -224,7 +224,7 @@ def general_spectrum(w, Vr, *, apply_A, d, like, k, vectors, method, solver, nco
 
     Orders by modulus, keeps ``k`` pairs, fixes phases, takes left vectors from ``inv(V)`` when all
     ``n`` right vectors are known, and casts to real (``want_real``) only if ``max|imag| <= 100 eps``
-    (the spectral radius of a Markov matrix is 1); else raises :class:`~spectral.validation.InputError`.
+    (the spectral radius of a Markov matrix is 1); else raises :class:`~spectral.floor.validation.InputError`.
     """
     order = _order_complex(w)
     w = w[order]

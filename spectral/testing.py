@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from spectral.backend import array_namespace, device_of, dtype_name, to_numpy
+from spectral.floor.backend import array_namespace, device_of, dtype_name, to_numpy
 
 __all__ = ["assert_close"]
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib.util
 import math
 import os
 import sys
@@ -59,10 +60,11 @@ import warnings
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, is_cupy_array
-from spectral.distance import sq_distance_tile
+from spectral.floor.backend import array_namespace, dtype_name, is_cupy_array
+from spectral.floor.distance import sq_distance_tile
+from spectral.floor.memory import check_memory as check
 from spectral.profiles import TileProfile, kernel_profile
-from spectral.validation import InputError, check_option
+from spectral.floor.validation import InputError, check_option
 
 __all__ = ["ENGINES", "GenericTilesWarning", "TilePlan", "Workspace", "cuda_source", "cuda_sum_source", "cuda_variants",
            "distance_geometry", "host_engine", "plan_or_reason", "tile_plan", "warn_generic"]
@@ -118,8 +120,6 @@ def host_engine(engine: str = "auto") -> str:
 @functools.cache
 def _numba_installed() -> bool:
     """Numba imports here (an installed Numba that refuses this NumPy raises ImportError: NumPy then)."""
-    import importlib.util
-
     if importlib.util.find_spec("numba") is None:
         return False
     try:
@@ -130,8 +130,6 @@ def _numba_installed() -> bool:
 
 def _compiled():
     """:mod:`spectral.tiles_numba` (imported on first use: it imports Numba)."""
-    import importlib
-
     return importlib.import_module("spectral.tiles_numba")
 
 
@@ -236,7 +234,7 @@ class TilePlan:
             np.abs(d, out=d)
             np.subtract(TWO_PI, d, out=w)
             np.minimum(d, w, out=d)
-        else:  # spectral.distance.sq_distance_tile's operations, coordinate by coordinate
+        else:  # spectral.floor.distance.sq_distance_tile's operations, coordinate by coordinate
             t = work.get("t", np.float64)[:a, :b] if pa.shape[1] > 1 else None
             _sq_into(pa, pb, np.subtract.outer, d, t)
             if self.geometry == "chordal":
@@ -317,8 +315,6 @@ class TilePlan:
         k = int(X.shape[1])
         with _device_of(pa):
             if check_memory and _module is None:  # the device's memory, before anything is allocated on it
-                from spectral.memory import check_memory as check
-
                 check(self.device_bytes(n, m, k, dims),
                       what=f"fused kernel product of an ({n}, {m}) operator with {k} columns",
                       alternative="multiply fewer columns at a time", device="gpu")

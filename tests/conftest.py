@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from spectral.backend import available_devices
+from spectral.floor.backend import available_devices
 
 # the checks' heartbeat remembers run durations in the user's cache (verify.core.progress): not from the tests
 os.environ.setdefault("ATTENTION_LIMITS_DURATIONS", "off")
@@ -121,12 +121,12 @@ def pytest_collection_modifyitems(config, items):
 def estimate_and_peak(monkeypatch):
     """``estimate_and_peak(call)``: (the pairwise memory guard's estimate in bytes, the traced peak of ``call()``).
 
-    The guard (:func:`spectral.pairwise_memory.check_pairwise_memory`) records its estimate and lets the
+    The guard (:func:`spectral.floor.pairwise_memory.check_pairwise_memory`) records its estimate and lets the
     call through whatever the limit, so a test can hold the estimate against what was really allocated.
     """
     import tracemalloc
 
-    import spectral.pairwise_memory as pm
+    import spectral.floor.pairwise_memory as pm
 
     def measure(call):
         seen = []
@@ -147,7 +147,7 @@ def refused_peak():
     """``refused_peak(call, match)``: the traced peak of ``call()``, which must raise DenseMemoryError matching ``match``."""
     import tracemalloc
 
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     def measure(call, match):
         tracemalloc.start()
@@ -169,7 +169,7 @@ def _case_ids(cases, *fields):
 def bool_refusal_test(cases):
     """A test: every ``call(value)`` of ``cases`` (``(call, name)`` pairs) refuses ``value`` True and False with an
     InputError starting ``"{name} must be"`` (``True`` is not 1)."""
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
 
     @pytest.mark.parametrize("call, name", cases, ids=_case_ids(cases, 1))
     @pytest.mark.parametrize("value", [True, False])
@@ -185,7 +185,7 @@ def non_finite_refusal_test(refused, says_why):
     and inf with an InputError that names the input and matches ``says_why`` (a regular expression: why)."""
     import re
 
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
 
     @pytest.mark.parametrize("value", [float("nan"), float("inf")])
     @pytest.mark.parametrize("fn, call, name", refused, ids=_case_ids(refused, 0, 2))

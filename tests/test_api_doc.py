@@ -70,7 +70,7 @@ def test_kinds_and_modules():
     graphs = {e.name: e for e in api_doc.api_entries("graphs")}
     assert (graphs["WEIGHTS"].kind, graphs["WEIGHTS"].module) == ("constant", "graphs.paths")
     manifolds = {e.name: e for e in api_doc.api_entries("manifolds")}
-    assert manifolds["pairwise_sq_distance"].module == "spectral.distance"  # the floor's routine, shared
+    assert manifolds["pairwise_sq_distance"].module == "spectral.floor.distance"  # the floor's routine, shared
     assert "Initial conditions" in manifolds["DRIFT_PDE_INITIALS"].summary  # a constant's #: comment
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spectral.backend import available_devices
+from spectral.floor.backend import available_devices
 
 ROOT = Path(__file__).resolve().parents[1]
 no_gpu = pytest.mark.skipif("gpu" in available_devices(), reason="a GPU is here: the scripts would run for real")
@@ -76,7 +76,7 @@ def test_device_verify_compares_the_device_with_the_host(tmp_path, monkeypatch, 
     # JSON says they differ (the plumbing a real device run goes through)
     import importlib.util
 
-    import spectral.backend as backend
+    import spectral.floor.backend as backend
 
     spec = importlib.util.spec_from_file_location("device_verify", ROOT / "benchmarks" / "device_verify.py")
     device_verify = importlib.util.module_from_spec(spec)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 
-from spectral.validation import InputError, UnavailableError
+from spectral.floor.validation import InputError, UnavailableError
 from verify.core.claims import CHECKS, CONTRACT_CHECKS, PAPERS, available_checks, claim, claims_in, paper_reading
 from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, add_execution_options, execution, report_error
 from verify.core.progress import silenced
 from verify.core.provenance import toolkit_version
+from verify.core.report import check_output_dir, check_output_file, report_data, write_report
 from verify.core.runner import CATEGORIES, run_checks, summary_by_paper
 
 __all__ = ["main", "run_checks", "summary_by_paper"]
@@ -67,8 +68,6 @@ def _print_summary(summary) -> None:
 
 
 def main(argv=None) -> int:
-    from verify.core.report import check_output_dir, check_output_file, report_data, write_report
-
     parser = OneLineParser(prog="python -m verify", description=__doc__.strip().split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="checks to run (default: list them)")
     parser.add_argument("--all", action="store_true", help="run every available check")

@@ -121,11 +121,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import sys
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention import exact_attention, exact_weights, weight_blocks
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
+from verify import rates
 from verify.core.check import Check, Context
 from verify.core.implementation import (CountedCalls, Implementation, ImplementationError, hold_to_contract,
                                         is_reference, load)
@@ -139,7 +142,7 @@ __all__ = ["CHECK", "run", "main", "Quantities", "weight_relative_bound", "softm
            "rolled_values_attention", "no_max_subtraction_attention", "random_feature_attention", "smooth_tokens",
            "MEASURED", "DEFAULT_TIMEOUT", "exact_and_bound"]
 
-CHECK = Check("attention_contract", claims=(),
+CHECK = Check("attention_contract",
               host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")
 
 DTYPES = ("float64", "float32", "float16")
@@ -544,10 +547,8 @@ def smooth_tokens(n: int, d: int, dv: int, rng) -> tuple[np.ndarray, np.ndarray,
 
 
 def _fma(q, k, v, *, rank, causal=False):
-    from spectral import fma_attention
-
     n = q.shape[0]
-    return fma_attention(q, k, v, r=max(n // 8, 1), p=int(rank), normalisation="joint", causal=causal)
+    return spectral.fma_attention(q, k, v, r=max(n // 8, 1), p=int(rank), normalisation="joint", causal=causal)
 
 
 def _implementation(p) -> Implementation:
@@ -909,8 +910,6 @@ def _approximate_inputs(p, n: int, rng):
 
 def _measure_rate(p, ctx, fn, calls) -> dict:
     """The relative RMS error along the ladder, decided by verify.rates.check_rate."""
-    from verify import rates
-
     random = _takes_rng(fn.function)
     cache: dict[int, tuple] = {}
     failure: list[BaseException] = []
@@ -1120,8 +1119,6 @@ run = CHECK.run
 
 def main(argv=None) -> int:
     """The command line; ``--in`` is accepted for ``--variable``."""
-    import sys
-
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = ["--variable" if a == "--in" else ("--variable=" + a[5:] if a.startswith("--in=") else a) for a in argv]
     return CHECK.main(argv)

@@ -29,9 +29,13 @@ import json
 import math
 import sys
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
+from verify.core import claims
 from verify.core.calibration import Calibration, grid_points, statistic
-from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+from verify.core.cli import (EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, check_output_path, parse_float,
+                             parse_int, report_error)
+from verify.core.cpu import cpu_class
+from verify.core.progress import silenced
 
 __all__ = ["CalibrationRow", "calibrate", "main"]
 
@@ -120,8 +124,6 @@ def calibrate(name: str, *, names=None, setting=None, seeds=(0, 1, 2, 3, 4), dri
     progress : callable, optional
         Called with a short text after each measured point.
     """
-    from verify.core import claims
-
     module = claims.load_check(name)
     check = module.CHECK
     table = _table(module)
@@ -210,15 +212,13 @@ def _fmt(v) -> str:
 
 
 def _parse_setting(items) -> dict:
-    from verify.core.cli import _parse_float, _parse_int
-
     out = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise InputError(f"--set takes NAME=VALUE, got {item!r}")
         value = text
-        for parse in (_parse_int, _parse_float):
+        for parse in (parse_int, parse_float):
             try:
                 value = parse(text)
                 break
@@ -227,9 +227,9 @@ def _parse_setting(items) -> dict:
         if isinstance(value, str) and "," in value:
             parts = value.split(",")
             try:
-                value = tuple(_parse_int(x) for x in parts)
+                value = tuple(parse_int(x) for x in parts)
             except argparse.ArgumentTypeError:
-                value = tuple(_parse_float(x) for x in parts)
+                value = tuple(parse_float(x) for x in parts)
         if value in ("true", "false"):
             value = value == "true"
         out[key.replace("-", "_")] = value
@@ -259,8 +259,6 @@ def main(argv=None) -> int:
         ns = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    from verify.core.cli import USER_ERRORS, check_output_path
-    from verify.core.progress import silenced
 
     try:
         check_output_path("--json", ns.json)
@@ -276,7 +274,6 @@ def main(argv=None) -> int:
         return report_error(prog, exc)
     except USER_ERRORS as exc:
         return report_error(prog, exc)
-    from verify.core.cpu import cpu_class
 
     head = ("tolerance", "setting", "sense", "tolerance value", "recorded", "recorded on", "worst now", "margin",
             "drift", "points", "status")

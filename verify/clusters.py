@@ -25,20 +25,24 @@ eigenvalues within round-off of 1): that is the clustering under test, and the r
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
 import numpy as np
 
-from spectral.validation import child_rng
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_linear
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Int, Ints, Real, Reals
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("clusters", claims=("DRIFT-9",), devices=("cpu", "gpu"), methods=("auto", "dense", "matrix-free"))
+CHECK = Check("clusters", devices=("cpu", "gpu"), methods=("auto", "dense", "matrix-free"))
 
 #: The measured tolerances (the gap-ratio bound is the parameter min_gap_ratio, the ledger's 46).
 CALIBRATION = Calibration(
@@ -130,18 +134,12 @@ def _scores(x, kernel, xp):
 
 def _operator(x, kernel, xp):
     """The kernel of the points ``x`` (host) as a matrix-free operator on the namespace ``xp``."""
-    import functools
-
-    from spectral import KernelOperator
-
-    return KernelOperator(xp.asarray(x), kernel=functools.partial(_kernel, kernel=kernel, xp=xp),
-                          distance=functools.partial(_distances, xp=xp))
+    return spectral.KernelOperator(xp.asarray(x), kernel=functools.partial(_kernel, kernel=kernel, xp=xp),
+                                   distance=functools.partial(_distances, xp=xp))
 
 
 def _spectrum(c, xp):
     """Eigenvalues of D^-1 C (descending, on the host) via the symmetric conjugate ``D^-1/2 C D^-1/2``."""
-    from spectral.backend import to_numpy
-
     deg = xp.sum(c, axis=1)
     s = c / xp.sqrt(deg[:, None] * deg[None, :])
     return to_numpy(xp.linalg.eigvalsh(s))[::-1]
@@ -149,14 +147,11 @@ def _spectrum(c, xp):
 
 def _leading(op, rng):
     """The ``TOP`` leading eigenvalues of D^-1 C (descending, host) by the matrix-free block solver."""
-    from spectral import DisconnectedGraphWarning, markov_spectrum
-    from spectral.backend import to_numpy
-
     # clusters many sigma apart are numerically disconnected (several eigenvalues within round-off of 1):
     # that is the clustering under test, read from the gap ratio, not a defect of the input
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DisconnectedGraphWarning)
-        spec = markov_spectrum(op, min(TOP, op.shape[0] - 2), method="matrix-free", rng=rng)
+        warnings.simplefilter("ignore", spectral.DisconnectedGraphWarning)
+        spec = spectral.markov_spectrum(op, min(TOP, op.shape[0] - 2), method="matrix-free", rng=rng)
     vals = np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1]
     # a NaN has no place in the order (np.sort puts it last, here first as eta_1, out of every gap and
     # shifting eta_4 and eta_2 to other eigenvalues): every eigenvalue is NaN then
@@ -167,9 +162,8 @@ def _path_bytes(method: str, n: int) -> int:
     """Estimated peak bytes of the eigengap loop on ``n`` points (the largest data set) on ``method``."""
     if method == "dense":
         return DENSE_FIXED_BYTES + DENSE_BYTES_PER_PAIR * n * n
-    from spectral import block_workspace_bytes
 
-    return block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
+    return spectral.block_workspace_bytes(n, TOP) + MATRIX_FREE_BYTES_PER_POINT * n + MATRIX_FREE_FIXED_BYTES
 
 
 @CHECK.memory
@@ -194,9 +188,6 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Eigengap ratios of both kernels, the two-stage collapse and the |eta_2|^L rate."""
-    from spectral.backend import to_numpy
-    from verify.core.fits import fit_linear
-
     if p.method == "auto":  # measured without the skeleton's choice (tests): take it here
         p = CHECK.choose(p)
     xp = ctx.xp

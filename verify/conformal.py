@@ -18,14 +18,16 @@ import functools
 
 import numpy as np
 
-from spectral.validation import InputError, UnavailableError, child_rng
+import manifolds
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, UnavailableError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("conformal", claims=("DRIFT-7", "DRIFT-8"), devices=("cpu", "gpu"),
+CHECK = Check("conformal", devices=("cpu", "gpu"),
               printed='Theorem 4 with f = p^(4/n - 2), the formula as printed read literally (fails for n = 1, 3, 4)')
 
 #: The measured tolerances (the symbolic identities, the quadrature and the reversibility are exact,
@@ -61,12 +63,10 @@ class Params:
 
     def resolve(self):
         """n / bins >= 50; the quantile grid resolves the kernel; the kernel bias stays inside the tolerance."""
-        from manifolds import VonMises
-
         n, bins, eps, kappa = self.n, self.bins, self.eps, self.kappa
         if n / bins < 50:
             raise InputError(f"n / bins must be >= 50 for a stable profile, got n={n}, bins={bins}")
-        p_min = float(VonMises(mu=0.0, kappa=kappa).pdf(np.array([[-1.0, 0.0]]))[0])
+        p_min = float(manifolds.VonMises(mu=0.0, kappa=kappa).pdf(np.array([[-1.0, 0.0]]))[0])
         gap = 1.0 / (n * p_min)
         if gap > 2 * np.sqrt(eps):
             raise InputError(f"n too small for kappa and eps: widest quantile-grid gap 1/(n p_min) = {gap:.3g} "
@@ -149,9 +149,7 @@ def _spectrum_comparison(claim, *, modes=8, cells=4000):
     (spectrally accurate); f Delta_gt with gt = f dtheta^2 by second differences in the arclength
     s = int sqrt(f) dtheta of gt (Delta_gt = d^2/ds^2 in one dimension).
     """
-    from manifolds import drift_collocation_matrix
-
-    _, at = drift_collocation_matrix(256, 0.5, 2.0)
+    _, at = manifolds.drift_collocation_matrix(256, 0.5, 2.0)
     lam_at = np.sort(-np.real(np.linalg.eigvals(at)))[1:modes + 1]
     power = -4.0 if claim == "corrected" else 2.0  # 4/(n-2) vs 4/n - 2 at n = 1
     fine = np.linspace(0, 2 * np.pi, 2**16 + 1)
@@ -180,12 +178,9 @@ def _angles(x):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Theorem 4 symbolically, the S^1 spectra, and the p^2 invariant measure numerically on S^1."""
-    from manifolds import VonMises
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     eps, weight_power = p.eps, p.weight_power
-    density = VonMises(mu=0.0, kappa=p.kappa)
+    density = manifolds.VonMises(mu=0.0, kappa=p.kappa)
 
     with ctx.timed("sympy"):
         sym = _symbolic(p.claim)

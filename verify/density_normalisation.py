@@ -27,6 +27,9 @@ import math
 
 import numpy as np
 
+import manifolds
+import spectral
+from spectral.floor.backend import to_numpy
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_linear
@@ -35,7 +38,7 @@ from verify.core.params import Choice, Int, Options, Real, Reals
 from verify.core.result import Recorder
 from verify.fractional_limit import DENSITIES
 
-CHECK = Check("density_normalisation", claims=("FNA-14",), devices=("cpu", "gpu"),
+CHECK = Check("density_normalisation", devices=("cpu", "gpu"),
               printed="eq. (43) as printed: the column sums (1/n) sum_i A^(a)_ij proportional to rho(x_j), which fails",
               methods=("auto", "dense", "matrix-free"))
 
@@ -207,15 +210,11 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """pi, the column sums and pi A = pi of A^(a) for every density, alpha and exponent."""
-    from manifolds import circle_density
-    from spectral import KernelOperator, anisotropic_normalize, fna_kernel
-    from spectral.backend import to_numpy
-
     method = CHECK.choose(p).method if p.method == "auto" else p.method
     xp = ctx.xp
     grids = {}
     for name in p.densities:
-        density = circle_density(name)
+        density = manifolds.circle_density(name)
         theta = density.quantile_angles(p.n)
         srt = np.sort(theta)
         gap = float(max(np.max(np.diff(srt)), 2 * math.pi - srt[-1] + srt[0]))
@@ -227,15 +226,16 @@ def measure(p: Params, ctx: Context) -> Quantities:
             dist = _circle_distance(th[:, None], th[:, None], xp=xp)
         out = {}
         for alpha in p.alphas:
-            kernel = functools.partial(fna_kernel, alpha=alpha, scale=p.scale, dim=1)
+            kernel = functools.partial(spectral.fna_kernel, alpha=alpha, scale=p.scale, dim=1)
             if method == "dense":
                 with ctx.timed("kernel"):
                     c = kernel(dist)
                     degree = xp.sum(c, axis=1)
-                per_exponent = _dense_normalisations(xp, c, degree, p.exponents, anisotropic_normalize)
+                per_exponent = _dense_normalisations(xp, c, degree, p.exponents, spectral.anisotropic_normalize)
             else:
                 with ctx.timed("kernel"):
-                    op = KernelOperator(th[:, None], kernel=kernel, distance=functools.partial(_circle_distance, xp=xp))
+                    op = spectral.KernelOperator(th[:, None], kernel=kernel,
+                                                 distance=functools.partial(_circle_distance, xp=xp))
                     degree = op.row_sums()
                 per_exponent = _matrix_free_normalisations(xp, op, degree, p.exponents)
             for a in p.exponents:

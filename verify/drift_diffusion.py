@@ -22,9 +22,13 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import manifolds
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed, circle_pairs
 from verify.core.params import Choice, Flag, Int, Options, Real
 from verify.core.result import Recorder
@@ -32,7 +36,7 @@ from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "CLAIMED", "TIERS", "asserted_limit", "main", "run"]
 
-CHECK = Check("drift_diffusion", claims=("DRIFT-4",), devices=("cpu", "gpu"),
+CHECK = Check("drift_diffusion", devices=("cpu", "gpu"),
               printed="(1/2)(Delta f + (1-a) <grad log p, grad f>), the drift of the Appendix-B proof of "
                       "Theorem 3, which fails")
 
@@ -221,34 +225,31 @@ def _settings(p) -> dict:
 
 def _problem(tier, n, rng, a):
     """Points, the reference pieces ((1/2) Delta f, <grad log p, grad f>) and f values for one tier."""
-    from manifolds import Coordinate, Euclidean, FourierMode, GaussianMixture, Sphere, VonMises, VonMisesFisher
-    from manifolds import drift_diffusion as limit
-
     if tier == "circle_grid":
-        dens = VonMises(mu=0.3, kappa=1.0)
+        dens = manifolds.VonMises(mu=0.3, kappa=1.0)
         x = dens.quantile_grid(n)
-        fs = [FourierMode(2, phase=-math.pi / 2), FourierMode(1)]
+        fs = [manifolds.FourierMode(2, phase=-math.pi / 2), manifolds.FourierMode(1)]
     elif tier == "circle_iid":
-        dens = VonMises(mu=0.3, kappa=1.0)
+        dens = manifolds.VonMises(mu=0.3, kappa=1.0)
         x = dens.sample(n, rng=rng)
-        fs = [FourierMode(1)]
+        fs = [manifolds.FourierMode(1)]
     elif tier == "sphere_iid":
-        dens = VonMisesFisher(np.array([0.0, 0.6, 0.8]), kappa=2.0)
+        dens = manifolds.VonMisesFisher(np.array([0.0, 0.6, 0.8]), kappa=2.0)
         x = dens.sample(n, rng=rng)
-        fs = [Coordinate(2, Sphere(2))]
+        fs = [manifolds.Coordinate(2, manifolds.Sphere(2))]
     elif tier == "mixture_fna":
-        dens = GaussianMixture.fna_three_modes()
+        dens = manifolds.GaussianMixture.fna_three_modes()
         x = dens.sample(n, rng=rng)
-        fs = [Coordinate(0, Euclidean(2))]
+        fs = [manifolds.Coordinate(0, manifolds.Euclidean(2))]
     else:
-        dens = GaussianMixture([[-1.0, 0.0], [1.0, 0.0]], 0.5)
+        dens = manifolds.GaussianMixture([[-1.0, 0.0], [1.0, 0.0]], 0.5)
         x = dens.sample(n, rng=rng)
-        fs = [Coordinate(0, Euclidean(2))]
+        fs = [manifolds.Coordinate(0, manifolds.Euclidean(2))]
     vals = np.stack([np.asarray(f(x)) for f in fs], axis=1)
     # the limit (1/2) Delta f + (1 - a) <grad log p, grad f> is affine in a: a = 1 is its Laplacian part
-    half_lap = np.stack([np.asarray(limit(f, dens, x, a=1.0)) for f in fs], axis=1)
-    drift = np.stack([np.asarray(limit(f, dens, x, a=0.0)) for f in fs], axis=1) - half_lap
-    truth = np.stack([np.asarray(limit(f, dens, x, a=a)) for f in fs], axis=1)
+    half_lap = np.stack([np.asarray(manifolds.drift_diffusion(f, dens, x, a=1.0)) for f in fs], axis=1)
+    drift = np.stack([np.asarray(manifolds.drift_diffusion(f, dens, x, a=0.0)) for f in fs], axis=1) - half_lap
+    truth = np.stack([np.asarray(manifolds.drift_diffusion(f, dens, x, a=a)) for f in fs], axis=1)
     return x, vals, half_lap, drift, truth
 
 
@@ -260,8 +261,6 @@ def _continuum_remainders(lap_coefs):
     remainder per Laplacian coefficient A of ``lap_coefs``.
     """
     from scipy.integrate import quad
-
-    from verify.core.fits import fit_power_law
 
     eps_grid = np.asarray(CONTINUUM_EPS)
     ratios = []
@@ -280,9 +279,6 @@ def _continuum_remainders(lap_coefs):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """(1/eps)(S^(a) - I) f on each sampled tier against the pieces of the limit; the continuum remainders."""
-    import spectral
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     settings = _settings(p)
     tiers, grid, slopes, remainders = {}, None, None, None

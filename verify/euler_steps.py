@@ -19,9 +19,12 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+import manifolds
+import spectral
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed, circle_pairs
 from verify.core.params import Choice, Int, Real, Reals
 from verify.core.result import Recorder
@@ -30,7 +33,7 @@ from verify.rates import record_rate
 
 __all__ = ["CALIBRATION", "CHECK", "main", "run"]
 
-CHECK = Check("euler_steps", claims=("DRIFT-5",),
+CHECK = Check("euler_steps",
               printed="dH/dt = H'' + (log p)' H', the final PDE of the Appendix-B proof of Theorem 3, which fails",
               host_only="sparse kernel on a quantile grid (k-d tree)")
 
@@ -114,26 +117,22 @@ def needs(p) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """L attention steps H <- S_eps H against the PDE of p.claim's drift, per eps."""
-    from manifolds import CosineDensity, drift_pde_initial, drift_pde_solution
-    from spectral import heat_markov
-    from verify.core.fits import fit_power_law
-
     drift = _DRIFT[p.claim]
-    dens = CosineDensity(p.amplitude)
+    dens = manifolds.CosineDensity(p.amplitude)
     errors, steps = [], []
     with ctx.timed("iterate"):
         x = dens.quantile_grid(p.n)
         theta = np.arctan2(x[:, 1], x[:, 0])
-        h0 = drift_pde_initial(theta, p.initial)
+        h0 = manifolds.drift_pde_initial(theta, p.initial)
         for j, eps in enumerate(p.eps_grid):
             L = max(1, int(round(p.t_final / (p.time_per_step * eps))))
             t = L * p.time_per_step * eps
-            op = heat_markov(x, eps=eps, method="sparse", cutoff=7.0)
+            op = spectral.heat_markov(x, eps=eps, method="sparse", cutoff=7.0)
             h = h0.copy()
             for _ in range(L):
                 h = op.apply(h)
             with single_blas_thread():  # one dense 512 x 512 eigensolve per density and drift (cached)
-                ref = drift_pde_solution(theta, t, amplitude=p.amplitude, drift=drift, initial=p.initial)
+                ref = manifolds.drift_pde_solution(theta, t, amplitude=p.amplitude, drift=drift, initial=p.initial)
             errors.append(float(np.max(np.abs(h - ref))))
             steps.append(L)
             if j == 0:  # the smallest-eps run, by angle, for DRIFT Fig. 2

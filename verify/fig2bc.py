@@ -15,17 +15,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import graphs
+import manifolds
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Real
 from verify.core.reduce import share
 from verify.core.result import Recorder
 
-CHECK = Check("fig2bc", claims=("FNA-15",),
+CHECK = Check("fig2bc",
               printed='also "alpha = 2 draws intra-cluster edges only" in every draw (FNA Fig. 2c), which fails at '
                       "kappa = 1 in the paper's layout",
               host_only="n <= 2000 tokens per draw (18 in the paper); the n x n attention and its dense spectrum "
@@ -61,12 +66,10 @@ CALIBRATION = Calibration(
 
 def mixture(layout: str):
     """The Fig. 2b Gaussian mixture (``manifolds.GaussianMixture``), printed or equilateral layout."""
-    from manifolds import GaussianMixture
-
     if layout == "paper":
-        return GaussianMixture.fna_three_modes()
+        return manifolds.GaussianMixture.fna_three_modes()
     if layout == "equilateral":
-        return GaussianMixture([[3.0, 0.0], [-3.0, 0.0], [0.0, 3.0 * math.sqrt(3.0)]], 0.25)
+        return manifolds.GaussianMixture([[3.0, 0.0], [-3.0, 0.0], [0.0, 3.0 * math.sqrt(3.0)]], 0.25)
     raise InputError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
 
 
@@ -78,10 +81,7 @@ def sample_tokens(mix, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np
 
 def attention_scores(x, *, alpha: float, kappa: float):
     """FNA scores ``Phi_alpha(|x_i - x_j| / kappa)`` with ``d_M = 2`` (FNA eq. 13, Q = K = X)."""
-    from manifolds import Euclidean
-    from spectral import fna_kernel
-
-    return fna_kernel(Euclidean(2).distance(x), alpha=alpha, scale=kappa, dim=2)
+    return spectral.fna_kernel(manifolds.Euclidean(2).distance(x), alpha=alpha, scale=kappa, dim=2)
 
 
 @CHECK.parameters
@@ -134,12 +134,6 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Inter-cluster edges, inter-cluster mass and eigengap ratios for alpha and 2 over token draws."""
-    import warnings
-
-    from graphs import eigengap_ratios
-    from spectral import DisconnectedGraphWarning, markov_spectrum, row_normalize
-    from spectral.backend import to_numpy
-
     draws = p.draws
     mix = mixture(p.layout)
     rng = child_rng(p.seed)  # the root stream: one tier, draws taken in order
@@ -156,7 +150,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             inter_pairs[s] = inter.sum()
             for a in orders:
                 C = attention_scores(x, alpha=a, kappa=p.kappa)
-                A = to_numpy(row_normalize(C))
+                A = to_numpy(spectral.row_normalize(C))
                 # a non-finite A gives no count (NaN > threshold is false) and no mass (where() drops an
                 # intra-cluster NaN): the draw's count and mass are NaN
                 finite = bool(np.all(np.isfinite(A)))
@@ -164,9 +158,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 mass[a][s] = np.mean(np.sum(np.where(inter, A, 0.0), axis=1)) if finite else np.nan
                 with warnings.catch_warnings():
                     # a Gaussian kernel can underflow between far clusters: disconnected is data here
-                    warnings.simplefilter("ignore", DisconnectedGraphWarning)
-                    eta = to_numpy(markov_spectrum(C, method="dense").eigenvalues)
-                ratio3[a][s] = eigengap_ratios(eta, k_max=3)[1]
+                    warnings.simplefilter("ignore", spectral.DisconnectedGraphWarning)
+                    eta = to_numpy(spectral.markov_spectrum(C, method="dense").eigenvalues)
+                ratio3[a][s] = graphs.eigengap_ratios(eta, k_max=3)[1]
                 if s == 0:
                     first[a] = A
                     first["points"], first["labels"] = x, lab

@@ -60,7 +60,9 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import fma
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.implementation import CountedCalls, Implementation, hold_to_contract, is_reference, load
@@ -69,7 +71,7 @@ from verify.core.progress import progress
 from verify.core.reduce import least as _least, worst as _worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_contract", claims=("FMA-8",),
+CHECK = Check("fma_contract",
               printed="the per-level softmax of eqs. (4)/(6) as printed (implementation 'fma'), which fails: rows "
                       "sum to 1 + the number of non-empty levels",
               host_only="the contract is for implementations f(q, k, v) taking and returning NumPy arrays")
@@ -140,10 +142,8 @@ def summed_coarse_attention(q, k, v, *, r):
     With ``V = 1`` a row equals ``(Z_near + sum_G e^(s_G) |G|) / (Z_near + sum_G e^(s_G))``, between 1
     and the largest group size. Kept as a negative control of the contract (it must fail).
     """
-    from spectral import fma_levels
-
     n, d = q.shape
-    levels = fma_levels(n, r=r)
+    levels = spectral.fma_levels(n, r=r)
     logits = q @ k.T / np.sqrt(d)
     num = np.zeros((n, v.shape[1]))
     den = np.zeros((n, 1))
@@ -168,12 +168,10 @@ def summed_coarse_attention(q, k, v, *, r):
 def _implementation(p) -> tuple[Implementation, str]:
     """The function ``f(q, k, v)`` named by ``implementation`` and its label."""
     if p.implementation == "fma":
-        from spectral import fma_attention
-
         norm = "joint" if p.claim == "corrected" else "per-level"
 
         def toolkit(q, k, v):
-            return fma_attention(q, k, v, r=p.r, normalisation=norm, causal=p.causal)
+            return spectral.fma_attention(q, k, v, r=p.r, normalisation=norm, causal=p.causal)
 
         label = f"toolkit FMA ({norm}{', causal' if p.causal else ''})"
         return Implementation("fma", toolkit, user=False), label
@@ -291,11 +289,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _row_sum_law(n, r, d, scale, seed) -> dict:
     """FMA-8: per-level row sums of the toolkit's FMA against 1 + the non-empty levels of the definition-based sets."""
-    from manifolds.references.fma import hierarchy_1d
-    from spectral import fma_attention
-
     m = min(n, 256)
-    h = hierarchy_1d(m, min(r, m))
+    h = fma.hierarchy_1d(m, min(r, m))
     q, k = scale * child_rng(seed, "law").standard_normal((2, m, d))
     worst_law, top = 0.0, 0.0
     for causal in (False, True):
@@ -305,7 +300,8 @@ def _row_sum_law(n, r, d, scale, seed) -> dict:
                 members = h.group_members[lev - 1]
                 live = [g for g in h.groups[lev - 1][i] if not causal or members[g][-1] < i]
                 levels[i] += bool(live)
-        rows = fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level", causal=causal)[:, 0]
+        rows = spectral.fma_attention(q, k, np.ones((m, 1)), r=min(r, m), normalisation="per-level",
+                                      causal=causal)[:, 0]
         worst_law = _worst(worst_law, float(np.max(np.abs(rows - (1.0 + levels)))))
         top = _worst(top, float(rows.max()))
     return dict(per_level_row_sum_law_error=worst_law, per_level_row_sum_max=top)

@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+import spectral
+from manifolds.references import fma
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -32,7 +34,7 @@ from verify.core.params import Choice, Int, Ints
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_counts", claims=("FMA-4", "FMA-12"),
+CHECK = Check("fma_counts",
               host_only="integer counts of the toolkit's groups (O(n) per length, n <= 2^22); nothing to compute "
                         "on an accelerator")
 
@@ -76,12 +78,10 @@ def needs(p: Params) -> dict:
     the longest reference length stay alive: 2.1 bytes per pair (9.9 / 35.2 MiB at 2048 / 4096). 32 / 48
     and 3 bytes leave a margin.
     """
-    from spectral import fma_depth
-
     per_level = 32 if p.scheme == "linear" else 48
     longest, r_min = max(p.reference_lengths), min(p.count_cells)
     return {"dense": PathNeed(
-        lambda e: (8 << 20) + 3 * longest**2 + per_level * 2**e * max(fma_depth(2**e, r=r_min) - 1, 0),
+        lambda e: (8 << 20) + 3 * longest**2 + per_level * 2**e * max(spectral.fma_depth(2**e, r=r_min) - 1, 0),
         p.max_exponent, "--max-exponent", 9,
         f"the per-query far groups ({p.scheme}) at n = 2^{p.max_exponent}, r = {r_min}",
         other="larger --count-cells (fewer levels)")}
@@ -150,15 +150,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _reference(lengths, cells, ranks, pooled) -> dict:
     """FMA-4: the toolkit's counts against counting the definition-based sets, one pooled query per block."""
-    from manifolds.references.fma import hierarchy_1d
-    from spectral import fma_groups
-
     mismatch = unshared = 0
     for n in lengths:
         for r in cells:
             if r > n:
                 continue
-            h = hierarchy_1d(n, r)
+            h = fma.hierarchy_1d(n, r)
             near = int(np.count_nonzero(h.level == 0))
             far = 0
             for lev in range(1, h.depth):
@@ -167,7 +164,7 @@ def _reference(lengths, cells, ranks, pooled) -> dict:
                     block = [tuple(h.groups[lev - 1][i]) for i in range(start, min(start + g, n))]
                     unshared += int(len(set(block)) != 1)
                     far += len(block[0]) if pooled else sum(len(b) for b in block)
-            toolkit = fma_groups(n, r=r)
+            toolkit = spectral.fma_groups(n, r=r)
             for rank in ranks:
                 mismatch += int(toolkit.stored_scores(rank, downsample_queries=pooled) != near + rank * far)
     return dict(queries_of_a_block_with_different_groups=unshared, count_mismatches=mismatch)
@@ -175,13 +172,12 @@ def _reference(lengths, cells, ranks, pooled) -> dict:
 
 def _ratios(cells, ranks, max_exponent, pooled) -> dict:
     """FMA-4: count / (3rn + 6pn/r) for n = 2^8 .. 2^max_exponent."""
-    from spectral import fma_groups
-
     out, limit_dev = {}, 0.0
     sizes = [2**e for e in range(8, max_exponent + 1)]
     for r in cells:
         for rank in ranks:
-            ratios = [fma_groups(n, r=r).stored_scores(rank, downsample_queries=pooled) / (3 * r * n + 6 * rank * n / r)
+            ratios = [spectral.fma_groups(n, r=r).stored_scores(rank, downsample_queries=pooled)
+                      / (3 * r * n + 6 * rank * n / r)
                       for n in sizes if r <= n]
             limit_dev = worst(limit_dev, abs(ratios[-1] - 1.0))
             out[(r, rank)] = np.array(ratios)
@@ -191,21 +187,19 @@ def _ratios(cells, ranks, max_exponent, pooled) -> dict:
 
 def _shares() -> dict:
     """FMA-12: near-field sizes and depths at the experiments' configurations against block arithmetic."""
-    from spectral import fma_depth, fma_groups, fma_groups_2d
-
     near_mismatch = levels_mismatch = 0
     share_1d, levels_1d, share_2d, levels_2d, whole = {}, {}, {}, {}, {}
     for n, r in CONFIG_1D:
-        total = int(fma_groups(n, r=r).near.sum())
+        total = int(spectral.fma_groups(n, r=r).near.sum())
         near_mismatch += int(total != _near_total_by_blocks(n, r))
-        levels_mismatch += int(fma_depth(n, r=r) != math.ceil(math.log2(n / r)))
-        share_1d[(n, r)], levels_1d[(n, r)] = total / n**2, fma_depth(n, r=r)
+        levels_mismatch += int(spectral.fma_depth(n, r=r) != math.ceil(math.log2(n / r)))
+        share_1d[(n, r)], levels_1d[(n, r)] = total / n**2, spectral.fma_depth(n, r=r)
     for w, r in CONFIG_2D:
-        g2 = fma_groups_2d(w, r=r)
+        g2 = spectral.fma_groups_2d(w, r=r)
         total = int(g2.near.sum())
         near_mismatch += int(total != _near_total_by_blocks(w, r) ** 2)
-        levels_mismatch += int(fma_depth(w, r=r) != math.ceil(math.log2(w / r)))
-        share_2d[(w, r)], levels_2d[(w, r)] = total / w**4, fma_depth(w, r=r)
+        levels_mismatch += int(spectral.fma_depth(w, r=r) != math.ceil(math.log2(w / r)))
+        share_2d[(w, r)], levels_2d[(w, r)] = total / w**4, spectral.fma_depth(w, r=r)
         whole[(w, r)] = int(np.count_nonzero(g2.near == w * w))
     return dict(near_count_mismatches=near_mismatch, level_count_mismatches=levels_mismatch, near_share_1d=share_1d,
                 levels_1d=levels_1d, near_share_2d=share_2d, levels_2d=levels_2d, pixels_with_whole_image_near=whole)
@@ -213,12 +207,10 @@ def _shares() -> dict:
 
 def _fig9() -> Fig9Counts:
     """Synthetic Fig. 9-left: stored scores, n = 256 .. 8192, r = 64 / 128, p = 4."""
-    from spectral import fma_groups
-
     n = np.array([2**e for e in FIG9_EXPONENTS])
     fma, bound, linear = {}, {}, {}
     for r in FIG9_CELLS:
-        groups = [fma_groups(int(m), r=r) for m in n]
+        groups = [spectral.fma_groups(int(m), r=r) for m in n]
         fma[r] = np.array([g.stored_scores(4) for g in groups], dtype=float)
         bound[r] = np.array([3 * r * m + 3 * 4 * max(g.depth - 1, 0) * m for m, g in zip(n, groups)], dtype=float)
         linear[r] = np.array([g.stored_scores(4, downsample_queries=True) for g in groups], dtype=float)

@@ -22,13 +22,16 @@ import dataclasses
 
 import numpy as np
 
+import spectral
+from manifolds.references import fma
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Ints
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_hmatrix", claims=("FMA-7", "FMA-9"),
+CHECK = Check("fma_hmatrix",
               printed="the per-level normalisation as printed (eqs. 4, 6) is exact on keys constant on every far "
                       "group, which fails: its rows sum to the number of levels",
               host_only="dense (n, n) effective matrices and an SVD per far block (n <= 1024) against references "
@@ -64,8 +67,6 @@ class Params:
 
     def resolve(self):
         """At least three levels: r <= n / 8 (ranks <= 8 <= r, so every p fits in a group)."""
-        from spectral.validation import InputError
-
         if self.r > self.n // 8:
             raise InputError(f"r must be an integer in [8, {self.n // 8}], got {self.r}")
         return self
@@ -109,12 +110,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _far_blocks(p: Params) -> dict:
     """FMA-7: the SVD of every far block of the effective matrix, and A_hat V against eq. (4)."""
-    from manifolds.references.fma import eq4_reference, hierarchy_1d
-    from spectral import fma_attention, fma_matrix
-    from spectral.validation import child_rng
-
     n, r, d = p.n, p.r, p.d
-    h = hierarchy_1d(n, r)
+    h = fma.hierarchy_1d(n, r)
     worst_excess, worst_recon, blocks, rank_hist = -n, 0.0, 0, {}
     for rank_p in p.ranks:
         rng = child_rng(p.seed, "fma7", rank_p)
@@ -123,13 +120,13 @@ def _far_blocks(p: Params) -> dict:
         piv = [rng.standard_normal((rank_p, r * 2 ** (lev - 1))) for lev in range(1, h.depth)]
         weights = list(zip(pik, piv))
         for norm in ("per-level", "joint"):
-            a = fma_matrix(q, k, r=r, p=rank_p, normalisation=norm, weights=weights)
+            a = spectral.fma_matrix(q, k, r=r, p=rank_p, normalisation=norm, weights=weights)
             if p.matrix == "full":
                 s = q @ k.T / np.sqrt(d)
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 a = e / e.sum(axis=1, keepdims=True)
-            ref = eq4_reference(q, k, v, h, normalisation=norm, pik=pik, piv=piv)
-            out = fma_attention(q, k, v, r=r, p=rank_p, normalisation=norm, weights=weights)
+            ref = fma.eq4_reference(q, k, v, h, normalisation=norm, pik=pik, piv=piv)
+            out = spectral.fma_attention(q, k, v, r=r, p=rank_p, normalisation=norm, weights=weights)
             scale = float(np.max(np.abs(ref)))
             worst_recon = worst(worst_recon, float(np.max(np.abs(a @ v - ref))) / scale,
                               float(np.max(np.abs(out - ref))) / scale)
@@ -149,44 +146,37 @@ def _far_blocks(p: Params) -> dict:
 
 def _fig7(d, seed) -> dict:
     """FMA Fig. 7: the per-level (printed) matrix at n = 64, r = 4 (4 levels, n / r = 16) and its level map."""
-    from spectral import fma_levels, fma_matrix
-    from spectral.validation import child_rng
-
     q7, k7 = child_rng(seed, "fig7").standard_normal((2, 64, d))
-    return dict(fig7_matrix=fma_matrix(q7, k7, r=4), fig7_levels=fma_levels(64, r=4))
+    return dict(fig7_matrix=spectral.fma_matrix(q7, k7, r=4), fig7_levels=spectral.fma_levels(64, r=4))
 
 
 def _exactness(n, r, d, seed) -> dict:
     """FMA-9: FMA against softmax attention at n <= 2r, beyond it, and on keys constant on every far group."""
-    from manifolds.references.fma import depth, softmax_attention
-    from spectral import fma_attention
-    from spectral.validation import child_rng
-
     # (a) n <= 2r is full attention; n > 2r is not
     small = {}
     for m in (16, 24, 32):
         rng = child_rng(seed, "fma9a", m)
         q, k, v = rng.standard_normal((3, m, d))
-        ref = softmax_attention(q, k, v)
+        ref = fma.softmax_attention(q, k, v)
         for norm in ("per-level", "joint"):
-            small[(m, norm)] = float(np.max(np.abs(fma_attention(q, k, v, r=8, normalisation=norm) - ref)))
+            small[(m, norm)] = float(np.max(np.abs(spectral.fma_attention(q, k, v, r=8, normalisation=norm) - ref)))
     # (b) keys constant on blocks of the largest group length r 2^(L-2)
     exact = {"per-level": 0.0, "joint": 0.0}
     for m, cell in ((64, 8), (100, 5), (n, r)):
-        top = cell * 2 ** (depth(m, cell) - 2)
+        top = cell * 2 ** (fma.depth(m, cell) - 2)
         rng = child_rng(seed, "fma9b", m, cell)
         q, v = rng.standard_normal((2, m, d))
         k = rng.standard_normal((-(-m // top), d))[np.arange(m) // top]
         for causal in (False, True):
-            ref = softmax_attention(q, k, v, causal=causal)
+            ref = fma.softmax_attention(q, k, v, causal=causal)
             for norm in exact:
-                out = fma_attention(q, k, v, r=cell, normalisation=norm, causal=causal)
+                out = spectral.fma_attention(q, k, v, r=cell, normalisation=norm, causal=causal)
                 exact[norm] = worst(exact[norm], float(np.max(np.abs(out - ref))))
     rng = child_rng(seed, "fma9b-base-blocks")
     q, v = rng.standard_normal((2, 64, d))
     k = rng.standard_normal((8, d))[np.arange(64) // 8]
-    base_blocks = float(np.max(np.abs(fma_attention(q, k, v, r=8, normalisation="joint")
-                                        - softmax_attention(q, k, v))))
+    base_blocks = float(np.max(np.abs(spectral.fma_attention(q, k, v, r=8, normalisation="joint")
+                                                 - fma.softmax_attention(q, k, v))))
     return dict(n16_r8_max_deviation=worst(small[(16, norm)] for norm in ("per-level", "joint")),
                 n24_r8_joint_deviation=least(small[(24, "joint")], small[(32, "joint")]),
                 joint_deviation_group_constant_keys=exact["joint"],

@@ -25,12 +25,15 @@ import dataclasses
 
 import numpy as np
 
+import spectral
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
 from verify.core.result import Recorder
+from verify.core.threads import single_blas_thread
 
-CHECK = Check("fma_lowrank", claims=("FMA-11",),
+CHECK = Check("fma_lowrank",
               printed="the far field is low rank and well summarised whatever the tokens (no smoothness "
                       "assumption), which fails on the i.i.d. sequence",
               host_only="dense (n, n) kernels and an SVD per block (n <= 2048), run with one BLAS thread")
@@ -75,8 +78,6 @@ class Params:
 
     def resolve(self):
         """r at most n / 8, ranks at most r, block sizes at most n / 4; ranks and sizes sorted without repeats."""
-        from spectral.validation import InputError
-
         for name, values, low, high in (("r", (self.r,), 4, self.n // 8), ("ranks", self.ranks, 1, self.r),
                                         ("block_sizes", self.block_sizes, 4, self.n // 4)):
             for v in values:
@@ -137,13 +138,9 @@ def _oracle_rows(kernel, levels, groups, sizes, ranks):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Eps-ranks of separated blocks and FMA's attention error (uniform and block-SVD summaries) per token kind."""
-    from spectral import fma_groups, fma_levels, fma_matrix
-    from spectral.validation import child_rng
-    from verify.core.threads import single_blas_thread
-
     n, d, r = p.n, p.d, p.r
-    levels = fma_levels(n, r=r)
-    structure = fma_groups(n, r=r)
+    levels = spectral.fma_levels(n, r=r)
+    structure = spectral.fma_groups(n, r=r)
     erank, tv_uniform, tv_oracle = {}, {}, {}
     with single_blas_thread():
         for kind in KINDS:
@@ -157,7 +154,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         erank[(kind, s, eps)] = max(_eps_rank(kernel[a:a + s, a + 2 * s:a + 3 * s], eps)
                                                     for a in range(0, n - 3 * s + 1, s))
                 for rank in p.ranks:
-                    a = fma_matrix(q, k, r=r, p=rank, normalisation="joint")
+                    a = spectral.fma_matrix(q, k, r=r, p=rank, normalisation="joint")
                     tv_uniform[(kind, rank)] = float(np.mean(0.5 * np.abs(a - exact).sum(axis=1)))
                 if kind != "mix":
                     oracle = _oracle_rows(kernel, levels, structure.groups, structure.group_size, p.ranks)

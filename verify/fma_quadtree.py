@@ -23,13 +23,16 @@ import dataclasses
 
 import numpy as np
 
+import spectral
+from manifolds.references import fma
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
 from verify.core.result import Recorder
-from verify.fma_structure import SetDefects, _assert_all, _compare_sets, _pairs
+from verify.fma_structure import SetDefects, assert_rows, check_cells_per_size, compare_sets
 
-CHECK = Check("fma_quadtree", claims=("FMA-5", "FMA-6"),
+CHECK = Check("fma_quadtree",
               printed="one far stencil per level 'independent of the query's location' (FMA section 2, Swin "
                       "paragraph), which fails: 4 in 2-D, 2 in 1-D",
               host_only="the definition-based sets are (W^2, W^2) level matrices built pixel by pixel in Python "
@@ -57,9 +60,7 @@ class Params:
 
     def resolve(self):
         """One cell per width, each at most its width; at least 6 level-1 groups in the 1-D stencil count."""
-        from spectral.validation import InputError
-
-        _pairs("cells", self.cells, "width", "W", self.widths)
+        check_cells_per_size("cells", self.cells, "width", "W", self.widths)
         if self.stencil_cell > self.stencil_length // 16:
             raise InputError(f"stencil_cell must be an integer in [1, {self.stencil_length // 16}], got "
                              f"{self.stencil_cell}")
@@ -117,19 +118,16 @@ def _far_stencils(h, side, dim):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The per-pixel sets against the toolkit's, source counts, near stencils, footprints and far stencils."""
-    from manifolds.references.fma import hierarchy_1d, hierarchy_2d
-    from spectral import fma_groups_2d, fma_levels_2d
-
     parts, figures = [], {}
     count_mismatch, worst_excess = 0, -np.inf
     max_sources, near_max = {}, {}
     stencils2d, near_stencils, footprints = {}, set(), set()
     with ctx.timed("sets"):
         for w, r in zip(p.widths, p.cells):
-            h = hierarchy_2d(w, r)
+            h = fma.hierarchy_2d(w, r)
             n = w * w
-            toolkit_levels = fma_levels_2d(w, r=r)
-            toolkit = fma_groups_2d(w, r=r)
+            toolkit_levels = spectral.fma_levels_2d(w, r=r)
+            toolkit = spectral.fma_groups_2d(w, r=r)
             if (w, r) == FIG3A[:2]:
                 pixel = FIG3A[2][0] * w + FIG3A[2][1]
                 figures["fig3a_query_levels"] = toolkit_levels[pixel].reshape(w, w)
@@ -139,7 +137,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 figures["fig3a_query_squares"] = np.array(squares, dtype=np.int64).reshape(-1, 4)
             if (w, r) == FIG3B:
                 figures["fig3b_levels"] = toolkit_levels
-            defects, ref_far = _compare_sets(h, toolkit_levels, toolkit.groups, straddle=False)
+            defects, ref_far = compare_sets(h, toolkit_levels, toolkit.groups, straddle=False)
             parts.append(defects)
             ref_near = np.count_nonzero(h.level == 0, axis=1)
             src = ref_near + ref_far
@@ -164,7 +162,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 if m >= 6:
                     stencils2d.setdefault(lev, set()).update(found)
     with ctx.timed("stencils_1d"):
-        h1 = hierarchy_1d(p.stencil_length, p.stencil_cell)
+        h1 = fma.hierarchy_1d(p.stencil_length, p.stencil_cell)
         stencils1d = {lev: len(found) for lev, (m, found) in _far_stencils(h1, p.stencil_length, 1).items()
                       if m >= 6}
     return Quantities(
@@ -185,7 +183,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.info(f"max_sources_W{w}_r{r}", value)
         rec.info(f"near_field_max_W{w}_r{r}", q.near_field_max[(w, r)])
     s = q.sets
-    _assert_all(rec, (
+    assert_rows(rec, (
         ("equal", "uncovered_pixels", s.uncovered, 0, "FMA-5 exact: the level-(L-1) window holds the whole image",
          "FMA-5: pixels in no set"),
         ("equal", "pixels_in_two_sets", s.doubled, 0, "FMA-5 exact: each F_l removes what earlier sets took",

@@ -21,7 +21,9 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError
+import spectral
+from manifolds.references import fma
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -29,7 +31,7 @@ from verify.core.params import Choice, Int, Ints
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("fma_structure", claims=("FMA-1", "FMA-2", "FMA-3", "FMA-10"),
+CHECK = Check("fma_structure",
               host_only="the definition-based sets are (n, n) level matrices built query by query in Python "
                         "loops (n <= 8192), compared with the toolkit's on the host")
 
@@ -59,11 +61,11 @@ class Params:
 
     def resolve(self):
         """One base cell per length, each at most its length."""
-        _pairs("cells", self.cells, "length", "n", self.lengths)
+        check_cells_per_size("cells", self.cells, "length", "n", self.lengths)
         return self
 
 
-def _pairs(name: str, cells, what: str, symbol: str, sizes) -> None:
+def check_cells_per_size(name: str, cells, what: str, symbol: str, sizes) -> None:
     """The rule between a grid's sizes and its cells: one cell per size, each at most its size."""
     if len(cells) != len(sizes):
         raise InputError(f"{name} must hold one r per {what} ({len(sizes)}), got {len(cells)}")
@@ -92,10 +94,8 @@ def _counts_need(p: Params) -> PathNeed:
     margin. It runs after the set comparison, so it is held to the memory on its own (at the start of the
     measurement: the skeleton holds one need per check without --method).
     """
-    from spectral import fma_depth
-
     r_min = min(p.count_cells)
-    return PathNeed(lambda e: (8 << 20) + 48 * 2**e * max(fma_depth(2**e, r=r_min) - 1, 0), p.max_exponent,
+    return PathNeed(lambda e: (8 << 20) + 48 * 2**e * max(spectral.fma_depth(2**e, r=r_min) - 1, 0), p.max_exponent,
                     "--max-exponent", 8, f"the per-query far groups at n = 2^{p.max_exponent}, r = {r_min}",
                     other="larger --count-cells (fewer levels)")
 
@@ -133,7 +133,7 @@ class SetDefects:
                           straddling=None if None in straddling else sum(straddling))
 
 
-def _compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple[SetDefects, np.ndarray]:
+def compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple[SetDefects, np.ndarray]:
     """Defects of one definition-based hierarchy ``h`` against the toolkit's levels and groups.
 
     Returns the defects and, per query, the number of far groups over all levels (the reference count).
@@ -159,7 +159,7 @@ def _compare_sets(h, toolkit_levels, toolkit_groups, *, straddle: bool) -> tuple
     return defects, far
 
 
-def _assert_all(rec: Recorder, rows) -> None:
+def assert_rows(rec: Recorder, rows) -> None:
     """Exact assertions from rows ``(sense, name, measured, expected or bound, why, label)``."""
     for sense, name, measured, expected, why, label in rows:
         getattr(rec, sense)(name, measured, expected, why=why, label=label)
@@ -209,25 +209,22 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _sets(lengths, cells, ranks, shift) -> dict:
     """FMA-1, 2, 10: the sets built from the definitions against the toolkit's, per (n, r) of the grid."""
-    from manifolds.references.fma import hierarchy_1d, python_sets_1d
-    from spectral import fma_groups, fma_levels
-
     parts, levels = [], {}
     count_mismatch = set_mismatch = 0
     for n, r in zip(lengths, cells):
-        h = hierarchy_1d(n, r, shift=shift)
-        toolkit_levels = fma_levels(n, r=r)
+        h = fma.hierarchy_1d(n, r, shift=shift)
+        toolkit_levels = spectral.fma_levels(n, r=r)
         if n <= 128:
             levels[(n, r)] = toolkit_levels  # FMA Figs. 1 and 2
-        toolkit = fma_groups(n, r=r)
-        defects, far = _compare_sets(h, toolkit_levels, toolkit.groups, straddle=True)
+        toolkit = spectral.fma_groups(n, r=r)
+        defects, far = compare_sets(h, toolkit_levels, toolkit.groups, straddle=True)
         parts.append(defects)
         near = np.count_nonzero(h.level == 0, axis=1)
         for rank in ranks:
             count_mismatch += int(not np.array_equal(toolkit.sources(rank), near + rank * far))
         if n <= 128:  # a second, slower reference: Python sets with loops over every key
             for i in range(n):
-                sets = python_sets_1d(n, r, i)
+                sets = fma.python_sets_1d(n, r, i)
                 rows = [set(np.flatnonzero(h.level[i] == lev).tolist()) for lev in range(len(sets))]
                 set_mismatch += int(sets != rows)
     return dict(sets=SetDefects.total(parts), source_count_mismatches=count_mismatch,
@@ -236,8 +233,6 @@ def _sets(lengths, cells, ranks, shift) -> dict:
 
 def _counts(count_cells, ranks, max_exponent) -> dict:
     """FMA-3: source counts of the toolkit's groups for n = 2^8 .. 2^max_exponent; Table 6 depths."""
-    from spectral import fma_depth, fma_groups
-
     worst_excess, worst_total_ratio = -np.inf, 0.0
     per_nlogn, max_sources = [], {}
     for r in count_cells:
@@ -245,7 +240,7 @@ def _counts(count_cells, ranks, max_exponent) -> dict:
             n = 2**e
             if r > n:
                 continue
-            g = fma_groups(n, r=r)
+            g = spectral.fma_groups(n, r=r)
             far_levels = max(g.depth - 1, 0)
             for rank in ranks:
                 src = g.sources(rank)
@@ -256,15 +251,12 @@ def _counts(count_cells, ranks, max_exponent) -> dict:
     return dict(max_source_excess=worst_excess, max_total_over_memory_bound=worst_total_ratio,
                 total_over_n_log2n_min=min(per_nlogn), total_over_n_log2n_max=max(per_nlogn),
                 max_sources={key: np.array(values) for key, values in max_sources.items()},
-                max_sources_n1024_r64=int(fma_groups(1024, r=64).sources().max()),
-                table6_levels={r: fma_depth(1024, r=r) for r in TABLE6_LEVELS})
+                max_sources_n1024_r64=int(spectral.fma_groups(1024, r=64).sources().max()),
+                table6_levels={r: spectral.fma_depth(1024, r=r) for r in TABLE6_LEVELS})
 
 
 def _causal(seed) -> dict:
     """FMA-10: causal FMA output up to a cut against the same with every later token replaced."""
-    from spectral import fma_attention
-    from spectral.validation import child_rng
-
     rng = child_rng(seed, "causal")
     n, r, d = 100, 5, 8
     q, k, v = rng.standard_normal((3, n, d))
@@ -274,11 +266,11 @@ def _causal(seed) -> dict:
         future = child_rng(seed, "future", cut).standard_normal((3, n - cut - 1, d))
         q2[cut + 1:], k2[cut + 1:], v2[cut + 1:] = future
         for norm in ("per-level", "joint"):
-            a = fma_attention(q, k, v, r=r, p=2, normalisation=norm, causal=True)
-            b = fma_attention(q2, k2, v2, r=r, p=2, normalisation=norm, causal=True)
+            a = spectral.fma_attention(q, k, v, r=r, p=2, normalisation=norm, causal=True)
+            b = spectral.fma_attention(q2, k2, v2, r=r, p=2, normalisation=norm, causal=True)
             influence = worst(influence, float(np.max(np.abs(a[:cut + 1] - b[:cut + 1]))))
-            a = fma_attention(q, k, v, r=r, normalisation=norm, causal=True, downsample_queries=True)
-            b = fma_attention(q2, k2, v2, r=r, normalisation=norm, causal=True, downsample_queries=True)
+            a = spectral.fma_attention(q, k, v, r=r, normalisation=norm, causal=True, downsample_queries=True)
+            b = spectral.fma_attention(q2, k2, v2, r=r, normalisation=norm, causal=True, downsample_queries=True)
             leak = worst(leak, float(np.max(np.abs(a[:cut + 1] - b[:cut + 1]))))
     return dict(causal_future_influence=influence, fma_linear_causal_future_influence=leak)
 
@@ -288,7 +280,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Exact cover, tiling, agreement with the toolkit, source bounds, Table 6 depths and causality."""
     grid = ", ".join(f"({n},{r})" for n, r in zip(p.lengths, p.cells))
     s = q.sets
-    _assert_all(rec, (
+    assert_rows(rec, (
         ("equal", "uncovered_keys", s.uncovered, 0,
          "FMA-1 exact: the top window (3 blocks of r 2^(L-1) >= n/2) holds every key",
          f"FMA-1: keys in no set N(i), F_l(i) on the grid {grid}"),

@@ -17,17 +17,22 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+import manifolds
+import spectral
+from manifolds import kernel_spectra, stable
+from spectral.floor.backend import to_numpy
+from spectral.floor.memory import check_memory
+from spectral.floor.validation import InputError
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
-from verify.core.memory import PathNeed
+from verify.core.memory import PathNeed, available_memory_bytes
 from verify.core.params import Flag, Int, Ints, Real, Reals
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.rates import record_rate
 
-CHECK = Check("fna_rate", claims=("FNA-13",), devices=("cpu", "gpu"),
+CHECK = Check("fna_rate", devices=("cpu", "gpu"),
               printed="a bias O(t) = O(s^alpha) as the proof of Lemma 1 (eq. 30) implies: exponent alpha, which fails")
 
 #: the alphas and modes the exponent and amplitude tolerances were measured at (the default ladder: scales
@@ -148,10 +153,7 @@ def _grid_size(scale: float, h_ratio: float) -> int:
 
 def _modes_eta(first_row, modes):
     """eta_k of the circulant Markov matrix for the requested Fourier indices (spectral.circulant_spectrum)."""
-    from spectral import circulant_spectrum
-    from spectral.backend import to_numpy
-
-    spec = circulant_spectrum(first_row, k=2 * max(modes) + 1)
+    spec = spectral.circulant_spectrum(first_row, k=2 * max(modes) + 1)
     freqs = to_numpy(spec.frequencies)
     eta = to_numpy(spec.eigenvalues)
     out = []
@@ -169,18 +171,14 @@ def fna_eigenvalues(alpha: float, scale: float, modes, *, h_ratio: float, xp=np)
     The kernel row is built in the namespace ``xp`` (the check's device); the eigenvalues come back
     to the host once.
     """
-    from spectral import fna_kernel, fna_time
-
     d = _grid_distances(_grid_size(scale, h_ratio), xp)
-    row = fna_kernel(d[None, :], alpha=alpha, scale=scale, dim=1)[0, :]
-    return -np.log(_modes_eta(row, modes)) / fna_time(scale, alpha)
+    row = spectral.fna_kernel(d[None, :], alpha=alpha, scale=scale, dim=1)[0, :]
+    return -np.log(_modes_eta(row, modes)) / spectral.fna_time(scale, alpha)
 
 
 def stable_eigenvalues(alpha: float, scale: float, modes, *, h_ratio: float) -> np.ndarray:
     """Same with the exact periodised stable density as the kernel row (host reference)."""
-    from manifolds.stable import periodised_stable_pdf
-
-    row = periodised_stable_pdf(_grid_distances(_grid_size(scale, h_ratio), np), alpha, scale)
+    row = stable.periodised_stable_pdf(_grid_distances(_grid_size(scale, h_ratio), np), alpha, scale)
     return -np.log(_modes_eta(row, modes)) / scale**alpha
 
 
@@ -201,9 +199,6 @@ class _GridNeed(PathNeed):
     h_ratio: float = 0.0
 
     def require(self, *, device: str = "cpu", other: str | None = None) -> int:
-        from spectral.memory import check_memory
-        from verify.core.memory import available_memory_bytes
-
         needed = self.bytes()
         limit = available_memory_bytes(device)
         if needed <= limit:
@@ -230,22 +225,20 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The bias of the FNA generator spectrum on the ladder, its fits, and the stable-kernel control."""
-    from manifolds import generator_bias_constants
-    from manifolds.kernel_spectra import circle_generator_eigenvalues, limit_generator_eigenvalues
-
     xp = ctx.xp
     modes, scales = p.modes, p.scales
     rates = {}
     for alpha in p.alphas:
-        limit = np.asarray(limit_generator_eigenvalues(np.array(modes), alpha=alpha))
-        big_c, c_prime = generator_bias_constants(alpha)
+        limit = np.asarray(kernel_spectra.limit_generator_eigenvalues(np.array(modes), alpha=alpha))
+        big_c, c_prime = manifolds.generator_bias_constants(alpha)
         bias = np.empty((p.n_scales, len(modes)))
         disc = np.empty((p.n_scales, len(modes)))
         with ctx.timed("fna_spectra"):
             for i, s in enumerate(scales):
                 lam = fna_eigenvalues(alpha, float(s), modes, h_ratio=p.h_ratio, xp=xp)
                 bias[i] = lam / limit - 1
-                cont = np.asarray(circle_generator_eigenvalues(np.array(modes), alpha=alpha, scale=float(s)))
+                cont = np.asarray(kernel_spectra.circle_generator_eigenvalues(np.array(modes), alpha=alpha,
+                                                                              scale=float(s)))
                 disc[i] = lam / cont - 1
         raw, slopes, amps = [], [], []
         for j, k in enumerate(modes):
@@ -277,8 +270,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Per alpha: the grid is discretisation-free; per mode: the exponent (and amplitude); the stable control."""
-    from manifolds import generator_bias_constants
-
     corrected = p.claim == "corrected"
     for alpha in p.alphas:
         tag = f"{alpha:g}"
@@ -301,7 +292,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                      f"is {grid_share:.2g} of the smallest bias on the ladder (measured to pass up to 0.10, to fail "
                      "from 0.16): raise --h-ratio or --scale-min") if grid_share > 0.1 else ""
         claimed = 2 - alpha if corrected else alpha
-        c_prime = generator_bias_constants(alpha)[1]
+        c_prime = manifolds.generator_bias_constants(alpha)[1]
         what = "s^(2-alpha)" if corrected else "t = s^alpha (the paper's O(t))"
         for j, k in enumerate(p.modes):
             key = f"a{tag}_k{k}"

@@ -26,7 +26,11 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import manifolds
+import spectral
+from manifolds import kernel_spectra
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -37,7 +41,7 @@ from verify.core.result import Recorder
 OPERATORS = {"corrected": "theorem2", "printed": "eq18", "no-density": "no-density", "wrong-sign": "wrong-sign",
              "spectral": "spectral"}
 
-CHECK = Check("fractional_limit", claims=("FNA-12",), devices=("cpu", "gpu"),
+CHECK = Check("fractional_limit", devices=("cpu", "gpu"),
               printed="eq. (18) as printed: +[L(f rho) - f L rho]/rho with the spectral symbol |k|^alpha and no "
                       "constant, which fails",
               claim_modes=tuple(OPERATORS),
@@ -164,18 +168,15 @@ def discrete_operator(theta, rows, *, alpha, scale, f, block=16, xp=np):
     ``D_i/(D_i - Phi(0))``. The kernel rows are built ``block`` at a time in the namespace ``xp``
     (``block x n`` distances and kernel values at once) and brought back once.
     """
-    from spectral import fna_kernel, fna_time
-    from spectral.backend import to_numpy
-
-    t = fna_time(scale, alpha)
+    t = spectral.fna_time(scale, alpha)
     th, fx = xp.asarray(theta), xp.asarray(f(theta))
-    phi0 = float(fna_kernel(np.zeros(1), alpha=alpha, scale=scale, dim=1)[0])  # the self term Phi(0)
+    phi0 = float(spectral.fna_kernel(np.zeros(1), alpha=alpha, scale=scale, dim=1)[0])  # the self term Phi(0)
     kept, dropped = [], []
     for b in range(0, len(rows), block):
         idx = xp.asarray(rows[b:b + block])
         d = xp.abs(xp.take(th, idx)[:, None] - th[None, :])
         d = xp.minimum(d, 2 * math.pi - d)
-        c = fna_kernel(d, alpha=alpha, scale=scale, dim=1)
+        c = spectral.fna_kernel(d, alpha=alpha, scale=scale, dim=1)
         degree = xp.sum(c, axis=1)
         num = c @ fx - degree * xp.take(fx, idx)
         kept.append(num / degree / t)
@@ -193,32 +194,28 @@ def limits(density, theta, *, alpha, scale, mode, n_fft=256):
     ``"finite_s"`` (the exact finite-scale operator, with ``1 - circle_relaxation`` as kernel
     multiplier) and ``"shape"`` (the Theorem-2 limit without its constant ``1/M0``).
     """
-    from manifolds import fourier_multiplier, theorem2_operator
-    from manifolds.kernel_spectra import circle_relaxation, fractional_constant, geodesic_multiplier, profile_mass
-    from manifolds import attention_increment
-
     grid = 2 * math.pi * np.arange(n_fft) / n_fft
     rho_g, f_g = density.angle_pdf(grid), np.cos(mode * grid)
-    m0, c1 = profile_mass(alpha, 1), fractional_constant(1, alpha)
+    m0, c1 = kernel_spectra.profile_mass(alpha, 1), kernel_spectra.fractional_constant(1, alpha)
 
     def geodesic(k):
-        return geodesic_multiplier(k, alpha=alpha)
+        return kernel_spectra.geodesic_multiplier(k, alpha=alpha)
 
     def spectral(k):
         return k.astype(float) ** alpha
 
     def kernel(k):
-        return 1.0 - circle_relaxation(k, alpha=alpha, scale=scale)
+        return 1.0 - kernel_spectra.circle_relaxation(k, alpha=alpha, scale=scale)
 
-    shape = -theorem2_operator(f_g, rho_g, geodesic, at=theta)
-    printed = theorem2_operator(f_g, rho_g, spectral, at=theta)
+    shape = -manifolds.theorem2_operator(f_g, rho_g, geodesic, at=theta)
+    printed = manifolds.theorem2_operator(f_g, rho_g, spectral, at=theta)
     return {
         "theorem2": shape / m0,
-        "no-density": -fourier_multiplier(f_g, geodesic, at=theta) / m0,
+        "no-density": -manifolds.fourier_multiplier(f_g, geodesic, at=theta) / m0,
         "wrong-sign": -shape / m0,
         "eq18": printed,
         "spectral": -printed / (m0 * c1),
-        "finite_s": attention_increment(f_g, rho_g, kernel, at=theta) / scale**alpha,
+        "finite_s": manifolds.attention_increment(f_g, rho_g, kernel, at=theta) / scale**alpha,
         "shape": shape,
     }
 
@@ -240,11 +237,8 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """(A f - f)/t on each density's quantile grid and on i.i.d. points, against the exact FFT operators."""
-    from manifolds import circle_density
-    from manifolds.kernel_spectra import profile_mass
-
     xp = ctx.xp
-    m0 = profile_mass(p.alpha, 1)
+    m0 = kernel_spectra.profile_mass(p.alpha, 1)
     mode = p.mode
 
     def f(th):
@@ -252,7 +246,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     out = {}
     for name in p.densities:
-        density = circle_density(name)
+        density = manifolds.circle_density(name)
         with ctx.timed("grid"):
             theta = density.quantile_angles(p.n)
         rows = np.unique(np.linspace(0, p.n - 1, p.queries).round().astype(int))
@@ -272,7 +266,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     iid = None
     if p.iid_n:
         name = p.densities[0]
-        density = circle_density(name)
+        density = manifolds.circle_density(name)
         with ctx.timed("iid"):
             pts = density.sample(p.iid_n, rng=child_rng(p.seed, "iid"))
             theta = np.mod(np.arctan2(pts[:, 1], pts[:, 0]), 2 * math.pi)

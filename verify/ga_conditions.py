@@ -39,18 +39,21 @@ import dataclasses
 
 import numpy as np
 
+import spectral
 from manifolds.references.gaussian_attention import GaussianAttention, moment_flow, moment_rhs
-from spectral.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Flag, Int, Ints, Reals
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+from verify.rates import RateQuantities, decide_rate
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "predicted_order", "FLOW_FRACTIONS"]
 
-CHECK = Check("ga_conditions", claims=("GA-6",), devices=("cpu", "gpu"))
+CHECK = Check("ga_conditions", devices=("cpu", "gpu"))
 
 DEFAULT_KAPPAS = (0.3, 2.0)
 FULL_KAPPAS = (0.3, 0.6, 0.9, 1.2, 2.0, 3.0)
@@ -135,13 +138,11 @@ def _chunk(n: int) -> int:
 
 def _velocity(ctx, Y, kappa):
     """Softmax velocities of the tokens ``Y`` (``(repeats, n, 1)``) with ``B = kappa``, ``V = 1`` (a test seam)."""
-    from spectral import attention_velocity
-    from spectral.backend import to_numpy
-
     out = []
     chunk = _chunk(Y.shape[1])
     for s in range(0, Y.shape[0], chunk):  # chunk samples at a time: (chunk, n, n) scores at most
-        v = attention_velocity(ctx.xp.asarray(Y[s:s + chunk]), beta=1.0, query_key=[[kappa]], geometry="euclidean")
+        v = spectral.attention_velocity(ctx.xp.asarray(Y[s:s + chunk]), beta=1.0, query_key=[[kappa]],
+                                        geometry="euclidean")
         out.append(np.asarray(to_numpy(v), dtype=float))
     return np.concatenate(out, axis=0)
 
@@ -169,9 +170,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 errors[float(k)][i] = np.hypot(e_mean, e_cov)
     flow_errors, flow_kappa = {}, {}
     if p.full:
-        from spectral import attention_flow
-        from spectral.backend import to_numpy
-
         spec = GaussianAttention(1, beta=1.0, query_key=[[FLOW_B]])
         T_star = 1.0 / (2.0 * FLOW_B)
         times = [f * T_star for f in FLOW_FRACTIONS]
@@ -185,8 +183,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 parts = []
                 for s in range(0, p.repeats, _chunk(n)):
                     with ctx.timed("flows"):
-                        fl = attention_flow(ctx.xp.asarray(X0[s:s + _chunk(n)]), times=times, method="rk4", dt=0.05,
-                                            **spec.flow_kwargs())
+                        fl = spectral.attention_flow(ctx.xp.asarray(X0[s:s + _chunk(n)]), times=times, method="rk4",
+                                                     dt=0.05,
+                                                     **spec.flow_kwargs())
                     parts.append(np.asarray(to_numpy(fl.tokens), dtype=float))
                 tokens = np.concatenate(parts, axis=1)
                 for k, (f, S) in enumerate(zip(FLOW_FRACTIONS, ref.covs)):
@@ -196,8 +195,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def decisions(q: Quantities, p) -> dict[float, object]:
     """kappa -> verify.rates.RateResult of the right-hand side's error (kind "equal" against the predicted order)."""
-    from verify.rates import RateQuantities, decide_rate
-
     out = {}
     for k, errs in q.rhs_errors.items():
         data = RateQuantities(sizes=np.asarray(q.sizes), errors=np.asarray(errs), deterministic=False)
@@ -230,8 +227,6 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                              "at kappa = 2 over seeds 0-9): the mean-field rate n^-1/2 does not hold at this coupling",
                          label=f"GA-6: at kappa = {k:g} the error still decays like n^-1/2: the heavy tail is not seen")
     for f, errs in q.flow_errors.items():
-        from verify.rates import RateQuantities, decide_rate
-
         res = decide_rate(RateQuantities(sizes=np.asarray(FLOW_SIZES), errors=np.asarray(errs), deterministic=False),
                           claimed=-0.5, kind="equal", tolerance=0.2, seed=p.seed)
         rec.info(f"flow_T{f:g}Tstar_order", res.order)

@@ -32,14 +32,19 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+import manifolds
+import spectral.graph_laplacians as lib
+from manifolds.references import graph_laplacian as ref
+from spectral import graph_laplacians
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.params import Int
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("gl_constants", claims=("GL-1", "GL-2"),
+CHECK = Check("gl_constants",
               host_only="the sampled graphs are small (n <= 20000; cKDTree neighbour search, n x n Gaussian kernels)")
 
 #: the sampled spectra: seeds 0-5 at n = 2000, where they were measured and from which they hold
@@ -115,9 +120,7 @@ class Quantities:
 
 def _laplacian(x, **kwargs):
     """The graph Laplacian under test (a seam for the tests' wrong constructions)."""
-    from spectral.graph_laplacians import graph_laplacian
-
-    return graph_laplacian(x, **kwargs)
+    return graph_laplacians.graph_laplacian(x, **kwargs)
 
 
 def _key(kernel, normalization, m) -> str:
@@ -127,11 +130,6 @@ def _key(kernel, normalization, m) -> str:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Constants against quadrature, the continuum bias orders, and the sampled spectra against the continuum."""
-    import spectral.graph_laplacians as lib
-    from manifolds import Circle, Sphere, sphere_multiplicity
-    from manifolds.references import graph_laplacian as ref
-    from verify.core.fits import fit_power_law
-
     with ctx.timed("constants"):
         worst = 0.0
         for m in DIMENSIONS:
@@ -151,9 +149,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
     deviation, used = {}, {}
     with ctx.timed("sampled"), single_blas_thread():
         for name, (_, graph, m, norm, eps) in SAMPLED.items():
-            manifold = Circle() if m == 1 else Sphere(m)
+            manifold = manifolds.Circle() if m == 1 else manifolds.Sphere(m)
             density = 1.0 / (2 * math.pi if m == 1 else 4 * math.pi)
-            count = 1 + sum(sphere_multiplicity(m, l) for l in DEGREES)
+            count = 1 + sum(manifolds.sphere_multiplicity(m, l) for l in DEGREES)
             rows = []
             for j in range(p.repeats):
                 x = manifold.sample(p.n, rng=child_rng(p.seed, "gl_constants", name, j))
@@ -165,7 +163,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 cont = "unnormalized" if norm == "unnormalized" else "random_walk"
                 row, start = [], 1
                 for l in DEGREES:
-                    g = sphere_multiplicity(m, l)
+                    g = manifolds.sphere_multiplicity(m, l)
                     target = ref.continuum_eigenvalue(m, l, lap.eps, kernel=kernel, normalization=cont)
                     row.append(float(np.mean(lam[start:start + g])) / target - 1.0)
                     start += g

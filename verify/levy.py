@@ -24,9 +24,10 @@ import math
 
 import numpy as np
 
+import graphs
 from manifolds import stable
 from manifolds.kernel_spectra import fractional_constant
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.cpu import AVX2, AVX512
@@ -36,7 +37,7 @@ from verify.core.progress import progress
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("levy", claims=("FNA-1", "FNA-2", "FNA-3", "FNA-4", "FNA-5"),
+CHECK = Check("levy",
               host_only="one-dimensional work, linear in the samples: Gauss-Legendre sums and SciPy quadratures "
                         "(quad, QAWF), and sorts, scipy.stats KS tests and a tail fit of N <= 1e8 samples",
               printed="the printed statements: the eq. (12) kernel as printed is a probability density (FNA-3) and "
@@ -388,8 +389,6 @@ def _increments(p: Params, ctx: Context) -> dict[float, Increments]:
     """FNA-2 / FNA-4: increments of each alpha from its own child stream, their statistics and the Fig. 1 data."""
     from scipy import stats
 
-    from graphs import tail_exponent
-
     u_grid = np.array([0.1, 0.3, 1.0, 2.0, 3.0])
     n_samples, t = p.n_samples, p.t
     out = {}
@@ -410,7 +409,7 @@ def _increments(p: Params, ctx: Context) -> dict[float, Increments]:
         with ctx.timed("fna4_tail"):
             z = np.abs(x) / scale  # unit-scale magnitudes
             lo, hi = np.quantile(z, [1 - _TAIL_WINDOW[0], 1 - _TAIL_WINDOW[1]])
-            fit = tail_exponent(z, r_min=float(lo), r_max=float(hi), method="truncated-pareto")
+            fit = graphs.tail_exponent(z, r_min=float(lo), r_max=float(hi), method="truncated-pareto")
         variance = float(np.var(x)) if a >= 2 else None
         # Fig. 1 data: empirical CCDF of |X| (unit scale) at 400 log-spaced ranks, and a 2-D flight of
         # _PATH_STEPS isotropic steps (radius |X|, uniform angle) from the same stream.

@@ -31,14 +31,17 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import graphs
+import spectral
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Real, Reals
 from verify.core.result import Recorder
 
-CHECK = Check("levy_jumps", claims=("FNA-20",), methods=("auto", "dense", "matrix-free"),
+CHECK = Check("levy_jumps", methods=("auto", "dense", "matrix-free"),
               host_only="the jump laws are weighted histograms of the n x n pair distances and the sampled jumps "
                         "come from graphs.jump_lengths, both NumPy code; --method matrix-free keeps the memory linear "
                         "in n (time ~1.2e-6 (circle_n^2 + torus_n^2) s)")
@@ -215,8 +218,6 @@ def _matrix_free_law(points, distance, kernel, edges, sample):
     ``sample`` = (sources, uniforms) gives the successors of graphs.sample_next: inverse-CDF, J = #{k :
     cumsum(A[i])_k < U sum(A[i])}, clipped to n - 1, from the block holding row i. Memory O(n * block).
     """
-    from spectral import row_normalize
-
     n = len(points)
     block = max(1, BLOCK_ENTRIES // n)
     mass = np.zeros(len(edges) - 1)
@@ -229,7 +230,7 @@ def _matrix_free_law(points, distance, kernel, edges, sample):
     for start in range(0, n, block):
         stop = min(n, start + block)
         dist = distance(points[start:stop], points)
-        attn = row_normalize(kernel(dist))
+        attn = spectral.row_normalize(kernel(dist))
         mass += _bin_masses(attn / n, dist, edges)
         del dist
         if sample is None:
@@ -263,10 +264,6 @@ def _torus_continuum_mass(edges, alpha, s, dim):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The one-jump law of each alpha on S^1 and the torus (bin masses, slopes) and the sampled S^1 jumps."""
-    from graphs import jump_lengths, tail_exponent
-    from spectral import fna_kernel, row_normalize
-    from verify.core.fits import fit_power_law
-
     method = p.method
     circle_n, torus_n, jumps = p.circle_n, p.torus_n, p.jumps
     theta = 2 * math.pi * np.arange(circle_n) / circle_n
@@ -281,8 +278,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     laws = {}
     for alpha in p.alphas:
-        circle_kernel = functools.partial(fna_kernel, alpha=alpha, scale=p.circle_scale, dim=1.0 + p.dim_offset)
-        torus_kernel = functools.partial(fna_kernel, alpha=alpha, scale=p.torus_scale, dim=2.0 + p.dim_offset)
+        circle_kernel = functools.partial(spectral.fna_kernel, alpha=alpha, scale=p.circle_scale,
+                                          dim=1.0 + p.dim_offset)
+        torus_kernel = functools.partial(spectral.fna_kernel, alpha=alpha, scale=p.torus_scale, dim=2.0 + p.dim_offset)
         c_edges = _window_edges(*p.circle_window, p.circle_scale)
         t_edges = _window_edges(*p.torus_window, p.torus_scale)
         sample = None
@@ -292,10 +290,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
             sample = (gen.integers(0, circle_n, size=jumps), gen.random(jumps))
         if method == "dense":
             with ctx.timed("circle"):
-                a_c = row_normalize(circle_kernel(dc))
+                a_c = spectral.row_normalize(circle_kernel(dc))
                 mass = _bin_masses(a_c / circle_n, dc, c_edges)
             with ctx.timed("torus"):
-                t_mass = _bin_masses(row_normalize(torus_kernel(dt)) / torus_n, dt, t_edges)
+                t_mass = _bin_masses(spectral.row_normalize(torus_kernel(dt)) / torus_n, dt, t_edges)
         else:
             with ctx.timed("circle"):
                 mass, successors = _matrix_free_law(theta, _circle_distance, circle_kernel, c_edges, sample)
@@ -313,12 +311,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
         if jumps:
             with ctx.timed("sampled"):
                 if method == "dense":
-                    r = np.asarray(jump_lengths(a_c, circle_pts, size=jumps, rng=child_rng(p.seed, "jumps", alpha),
-                                                metric=geodesic))
+                    r = np.asarray(graphs.jump_lengths(a_c, circle_pts, size=jumps,
+                                                       rng=child_rng(p.seed, "jumps", alpha), metric=geodesic))
                 else:
                     r = geodesic(circle_pts[sample[0]], circle_pts[successors])
-                fit = tail_exponent(r, r_min=p.circle_window[0], r_max=p.circle_window[1], method="truncated-pareto",
-                                    shift=p.circle_scale)
+                fit = graphs.tail_exponent(r, r_min=p.circle_window[0], r_max=p.circle_window[1],
+                                           method="truncated-pareto",
+                                           shift=p.circle_scale)
             law = dataclasses.replace(law, sampled_exponent=float(fit.alpha), sampled_stderr=float(fit.stderr),
                                       sampled_in_window=int(fit.count))
         laws[alpha] = law

@@ -15,7 +15,9 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+import manifolds
+import spectral
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed, circle_pairs
@@ -24,7 +26,7 @@ from verify.core.reduce import worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("metric_scaling", claims=("DRIFT-6",),
+CHECK = Check("metric_scaling",
               host_only="sparse heat kernels (k-d tree pairs within 7 sqrt(eps), SciPy CSR) and their low spectrum "
                         "by ARPACK (scipy.sparse.linalg.eigsh); the entrywise identity takes 400 points")
 
@@ -75,9 +77,7 @@ def _low_eigenvalues(x, eps, k):
     import scipy.sparse as sp
     from scipy.sparse.linalg import eigsh
 
-    from spectral import heat_kernel_sparse
-
-    w = heat_kernel_sparse(x, eps=eps, cutoff=7.0).matrix
+    w = spectral.heat_kernel_sparse(x, eps=eps, cutoff=7.0).matrix
     d = np.asarray(w.sum(axis=1)).ravel()
     s = sp.diags_array(d**-0.5) @ w @ sp.diags_array(d**-0.5)
     v0 = np.sqrt(d)  # the top eigenvector: deterministic start
@@ -105,10 +105,6 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The entrywise kernel identity and the low generator eigenvalues of the scaled circles."""
-    from manifolds import CosineDensity
-    from spectral import heat_kernel
-    from spectral.validation import child_rng
-
     eps = p.eps
     rng = child_rng(p.seed, "entrywise")
     with ctx.timed("entrywise"):
@@ -117,12 +113,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
         for m in tuple(p.scales) + (3.0,):  # 3 is not a power of two: d/m rounds
             d_scaled = np.sqrt(np.sum((pts[:, None, :] / m - pts[None, :, :] / m) ** 2, axis=2))
             d_orig = np.sqrt(np.sum((pts[:, None, :] - pts[None, :, :]) ** 2, axis=2))
-            a = heat_kernel(d_scaled, eps=eps * 100)
-            b = heat_kernel(d_orig, eps=m * m * eps * 100)
+            a = spectral.heat_kernel(d_scaled, eps=eps * 100)
+            b = spectral.heat_kernel(d_orig, eps=m * m * eps * 100)
             largest = worst(largest, float(np.max(np.abs(a - b))))
     # one BLAS thread: ARPACK's small dense steps oversubscribe a loaded machine (see verify.core.threads)
     with ctx.timed("spectra"), single_blas_thread():
-        x0 = CosineDensity(0.5).quantile_grid(p.n)
+        x0 = manifolds.CosineDensity(0.5).quantile_grid(p.n)
         lam = {m: (1.0 - _low_eigenvalues(x0 / m, eps, p.modes)[1:]) / eps for m in p.scales}
     return Quantities(entrywise_max_difference=largest, generator=lam)
 

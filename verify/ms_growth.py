@@ -42,17 +42,20 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.metastability import dominant_mode, growth_rate, growth_rate_quadrature
-from spectral.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import ConvergenceError, InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Flag, Int, Ints, Real, Reals
 from verify.core.result import Recorder
+from verify.rates import record_rate
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL", "NORMALISATIONS"]
 
-CHECK = Check("ms_growth", claims=("MS-1",), devices=("cpu", "gpu"))
+CHECK = Check("ms_growth", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("uniform", "softmax")
 #: ``full=True``: finer betas for the lattice rates, the mean-field order at 16x the sizes with 4x the starts
@@ -143,10 +146,6 @@ def _flow_modes(ctx, theta, beta, times, norm, dt, ks):
 
     NaN where the integrator gave up (a wrong dynamics can leave RK4's stability region; a note says why).
     """
-    import spectral
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
-
     X0 = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
     out = []
     for a, b in _chunks(X0.shape[0], X0.shape[1]):
@@ -229,8 +228,6 @@ def _worst(values) -> float:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Closed form against quadrature, the particles' lattice rates, and the mean-field order -1/2."""
-    from verify.rates import record_rate
-
     rec.at_most("quadrature_relative_gap", _worst(q.quadrature_gap.values()), 1e-9,
                 why="k^2 I_k / beta (Funk-Hecke: l (l + d - 2) kappa_l / beta on S^(d-1)) against quad of the "
                     "linearised velocity at epsrel 1e-11 (measured <= 7e-10 for beta >= 1)",

@@ -50,9 +50,11 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.metastability import (amplitude_scale, dominant_mode, growth_rate, mode_transition,
                                                  winner_probabilities)
-from spectral.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import ConvergenceError, InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Real, Reals
@@ -60,7 +62,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "Params", "Quantities", "run", "main", "FULL", "FIG4_BETA", "PAPER_SETTINGS", "ALPHA"]
 
-CHECK = Check("ms_phase", claims=("MS-2", "MS-3"), devices=("cpu", "gpu"))
+CHECK = Check("ms_phase", devices=("cpu", "gpu"))
 
 #: Fig. 4 of arXiv 2410.23228: beta = 5, a 3-periodic solution
 FIG4_BETA, FIG4_MODE = 5.0, 3
@@ -189,9 +191,7 @@ def needs(p: Params) -> dict:
 
 
 def _count(X, tol, min_mass) -> np.ndarray:
-    from spectral import cluster_tokens
-
-    cl = cluster_tokens(X, tol=tol)
+    cl = spectral.cluster_tokens(X, tol=tol)
     labels = np.asarray(cl.labels)
     n = labels.shape[-1]
     return np.array([int(np.sum(np.bincount(row) >= max(1.0, min_mass * n))) for row in labels])
@@ -207,10 +207,6 @@ def _paper_probability(beta: float, setting: str, level: float) -> float:
 
 def _draws(p, ctx, beta, start, n, draws):
     """Winners (mode, time in t_lin) and cluster counts of ``draws`` starts of ``n`` tokens at ``beta``."""
-    import spectral
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
-
     kstar = dominant_mode(beta)
     ks = np.arange(1, kstar + _EXTRA_MODES + 1)
     lam = np.asarray(growth_rate(ks, beta, normalisation=p.normalisation))

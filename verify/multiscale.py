@@ -27,11 +27,16 @@ every entry); their sizes stay at most 1024.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import graphs
+import manifolds
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -41,7 +46,7 @@ from verify.core.reduce import share, worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("multiscale", claims=("FNA-16", "FNA-17", "FNA-18", "FNA-19"), methods=("auto", "dense", "matrix-free"),
+CHECK = Check("multiscale", methods=("auto", "dense", "matrix-free"),
               printed="the paper's bandwidth-free ordering FNA > LA > DP and ~1-hop paths under every bandwidth "
                       "protocol, which fails under equal kappa",
               host_only="the graph statistics need the dense attention graph (the shortest paths of "
@@ -155,9 +160,8 @@ def _dm_bytes(method: str, n: int) -> int:
     """Estimated peak bytes of the diffusion-map comparison on ``n`` tokens on ``method``."""
     if method == "dense":
         return DM_DENSE_FIXED_BYTES + DM_DENSE_BYTES_PER_PAIR * n * n
-    from spectral import block_workspace_bytes
 
-    return block_workspace_bytes(n, 3) + DM_FREE_BYTES_PER_POINT * n + DM_FREE_FIXED_BYTES
+    return spectral.block_workspace_bytes(n, 3) + DM_FREE_BYTES_PER_POINT * n + DM_FREE_FIXED_BYTES
 
 
 @CHECK.memory
@@ -307,34 +311,27 @@ def bandwidths(protocol: str, d: int, alpha: float) -> tuple[float, float]:
     alpha = 2); ``equal``: ``sqrt(d)`` for both; ``matched``: the paper's FNA kappa and the Gaussian
     with the same half-maximum width.
     """
-    from spectral import matched_half_width_kappa, paper_kappa
-
     if protocol == "paper":
-        return paper_kappa(d, alpha), paper_kappa(d, 2.0)
+        return spectral.paper_kappa(d, alpha), spectral.paper_kappa(d, 2.0)
     if protocol == "equal":
         return math.sqrt(d), math.sqrt(d)
     if protocol == "matched":
-        k1 = paper_kappa(d, alpha)
-        return k1, matched_half_width_kappa(k1, d, alpha)
+        k1 = spectral.paper_kappa(d, alpha)
+        return k1, spectral.matched_half_width_kappa(k1, d, alpha)
     raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
 
 
 def attention(x, method: str, *, alpha: float, kappa: float | None):
     """Attention matrix ``A = N_R(C)`` of tokens ``x`` (FNA eq. 13-14; DP: exp(X X^T / sqrt d))."""
-    from manifolds import Euclidean
-    from spectral import dot_product_scores, fna_kernel, row_normalize
-
     d = x.shape[1]
     if method == "dp":
-        return row_normalize(dot_product_scores(x, temperature=math.sqrt(d)))
+        return spectral.row_normalize(spectral.dot_product_scores(x, temperature=math.sqrt(d)))
     a = alpha if method == "fna" else 2.0
-    return row_normalize(fna_kernel(Euclidean(d).distance(x), alpha=a, scale=kappa, dim=d))
+    return spectral.row_normalize(spectral.fna_kernel(manifolds.Euclidean(d).distance(x), alpha=a, scale=kappa, dim=d))
 
 
 def row_entropy(A) -> float:
     """Mean normalised row entropy ``H(A_i.) / log n`` (1 = uniform attention)."""
-    from spectral.backend import to_numpy
-
     a = to_numpy(A)
     with np.errstate(divide="ignore", invalid="ignore"):
         h = -np.sum(np.where(a > 0, a * np.log(a), 0.0), axis=1)
@@ -342,11 +339,8 @@ def row_entropy(A) -> float:
 
 
 def _graph_stats(A) -> dict:
-    from graphs import shortest_paths, spectral_gap
-    from spectral.backend import to_numpy
-
-    sp = shortest_paths(A)
-    return {"gap": spectral_gap(A).gap, "hops_mean": sp.mean_hops(), "hops_max": sp.max_hops(),
+    sp = graphs.shortest_paths(A)
+    return {"gap": graphs.spectral_gap(A).gap, "hops_mean": sp.mean_hops(), "hops_max": sp.max_hops(),
             "entropy": row_entropy(A), "nmax": float(A.shape[0] * np.max(to_numpy(A))),
             "_hops": to_numpy(sp.hops), "_pred": to_numpy(sp.predecessors)}
 
@@ -362,11 +356,8 @@ def diffusion_spread(A_scores, *, tau: float = 1.0, rng=None) -> tuple[float, fl
     Returns the spread, ``max(|eta_1|, |eta_2|)^tau`` (the nontrivial eigenvalues) and the
     ``(n, 2)`` coordinates.
     """
-    from spectral import markov_spectrum
-    from spectral.backend import to_numpy
-
     operator = hasattr(A_scores, "row_sums")  # the operator interface (arrays have no row_sums)
-    spec = markov_spectrum(A_scores, 3, vectors=True, method="matrix-free" if operator else "dense", rng=rng)
+    spec = spectral.markov_spectrum(A_scores, 3, vectors=True, method="matrix-free" if operator else "dense", rng=rng)
     eta = np.real(to_numpy(spec.eigenvalues))[1:3]
     psi = np.real(to_numpy(spec.right_vectors))[:, 1:3]
     deg = to_numpy(spec.degrees)
@@ -394,14 +385,9 @@ def _blocked_spread(coords: np.ndarray, block_bytes: int = 4 << 20) -> float:
 
 def _kernel_operator(x, alpha: float, kappa: float):
     """The FNA kernel of order ``alpha`` (2: local attention) on tokens ``x`` as a matrix-free operator."""
-    import functools
-
-    from manifolds import Euclidean
-    from spectral import KernelOperator, fna_kernel
-
     d = x.shape[1]
-    return KernelOperator(x, kernel=functools.partial(fna_kernel, alpha=alpha, scale=kappa, dim=d),
-                          distance=Euclidean(d).distance)
+    return spectral.KernelOperator(x, kernel=functools.partial(spectral.fna_kernel, alpha=alpha, scale=kappa, dim=d),
+                                   distance=manifolds.Euclidean(d).distance)
 
 
 # ------------------------------------------------------------------------------ measure
@@ -426,16 +412,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _identity_error(alpha: float, dims) -> float:
     """FNA-16: max over dims of |Phi(sqrt(d) / kappa_paper) - 2^(-(d+alpha)/d)| (a NaN profile value is kept)."""
-    from spectral import fna_profile, paper_kappa
-
-    return worst(abs(float(fna_profile(np.array([math.sqrt(d) / paper_kappa(d, alpha)]), alpha=alpha, dim=d)[0])
+    return worst(abs(float(spectral.fna_profile(np.array([math.sqrt(d) / spectral.paper_kappa(d, alpha)]),
+                                                alpha=alpha, dim=d)[0])
                      - 2.0 ** (-(d + alpha) / d)) for d in dims)
 
 
 def _graphs(p: Params):
     """Statistics of every attention graph, and the example graphs of Figs. 5c/5d (hop and predecessor matrices)."""
-    from graphs import ShortestPaths, path
-
     stats = {}  # (data, d, n, protocol, method) -> list of per-token-set dicts
     example = {}
     # progress on stderr per (tokens, d): multiscale --full runs minutes (silenced by --quiet)
@@ -457,26 +440,23 @@ def _graphs(p: Params):
                             {k: v for k, v in res[m].items() if not k.startswith("_")})
                     if s == 0 and data == p.datasets[-1] and d == p.dims[0] and n == p.sizes[-1]:
                         example[protocol] = res
-    graphs = {key: GraphStats(**{f: np.array([r[f] for r in rows], dtype=float) for f in _FIELDS})
-              for key, rows in stats.items()}
+    graph_stats = {key: GraphStats(**{f: np.array([r[f] for r in rows], dtype=float) for f in _FIELDS})
+                   for key, rows in stats.items()}
     examples = {}
     for protocol, res in example.items():
         # Fig. 5c: the pair with the most DP hops (first in row-major order), its path per method
         src, dst = np.unravel_index(int(np.argmax(res["dp"]["_hops"])), res["dp"]["_hops"].shape)
         paths = {}
         for m in METHODS:
-            sp = ShortestPaths(None, res[m]["_hops"], res[m]["_pred"], "inverse")
-            paths[m] = np.array(path(sp, int(src), int(dst)))
+            sp = graphs.ShortestPaths(None, res[m]["_hops"], res[m]["_pred"], "inverse")
+            paths[m] = np.array(graphs.path(sp, int(src), int(dst)))
         examples[protocol] = ExampleGraph(pair=(int(src), int(dst)), hops={m: res[m]["_hops"] for m in METHODS},
                                           paths=paths)
-    return graphs, examples
+    return graph_stats, examples
 
 
 def _gap_vs_alpha(p: Params) -> dict:
     """Synthetic Fig. 5a: the gap against alpha for every token set type and d at the largest n."""
-    from graphs import spectral_gap
-    from spectral import paper_kappa
-
     n1 = p.sizes[-1]
     curves = {}
     for data in p.datasets:
@@ -485,16 +465,16 @@ def _gap_vs_alpha(p: Params) -> dict:
             streams = [child_rng(p.seed, "gap_vs_alpha", d, s) if data == "gaussian" else
                        child_rng(p.seed, "gap_vs_alpha", data, d, s) for s in range(p.draws)]
             xs = [tokens(data, n1, d, rng) for rng in streams]
-            dp_gap = [spectral_gap(attention(x, "dp", alpha=p.alpha, kappa=None)).gap for x in xs]
+            dp_gap = [graphs.spectral_gap(attention(x, "dp", alpha=p.alpha, kappa=None)).gap for x in xs]
             rows = {}
             for protocol in PROTOCOLS:
                 rows[protocol] = []
                 for a in p.alphas:
                     if a < 2.0:
-                        kappa, meth = (math.sqrt(d) if protocol == "equal" else paper_kappa(d, a)), "fna"
+                        kappa, meth = (math.sqrt(d) if protocol == "equal" else spectral.paper_kappa(d, a)), "fna"
                     else:
                         kappa, meth = bandwidths(protocol, d, p.alpha)[1], "local"
-                    gs = [spectral_gap(attention(x, meth, alpha=a, kappa=kappa)).gap for x in xs]
+                    gs = [graphs.spectral_gap(attention(x, meth, alpha=a, kappa=kappa)).gap for x in xs]
                     rows[protocol].append([np.mean(gs), np.std(gs)])
             curves[(data, d)] = GapCurve(dp=np.array([np.mean(dp_gap), np.std(dp_gap)]),
                                          **{k: np.array(v) for k, v in rows.items()})
@@ -503,18 +483,15 @@ def _gap_vs_alpha(p: Params) -> dict:
 
 def _diffusion_maps(p: Params) -> dict:
     """FNA-19: diffusion-map spread under the Fig. 5b bandwidths, on the path ``p.method``."""
-    from manifolds import Euclidean
-    from spectral import fna_kernel, paper_kappa
-
     maps = {}
     for d in p.dm_dims:
         x = tokens("sequence", p.dm_n, d, child_rng(p.seed, "diffusion_map", d))
-        kf = paper_kappa(d, p.alpha) * math.sqrt(p.dm_eps)
+        kf = spectral.paper_kappa(d, p.alpha) * math.sqrt(p.dm_eps)
         kl = math.sqrt(p.dm_eps * d)  # the alpha = 2 bandwidth is not stated in the paper: sqrt(d eps) assumed
         if p.method == "dense":
-            dist = Euclidean(d).distance(x)
-            sf, ef, cf = diffusion_spread(fna_kernel(dist, alpha=p.alpha, scale=kf, dim=d))
-            sl, el, cl = diffusion_spread(fna_kernel(dist, alpha=2.0, scale=kl, dim=d))
+            dist = manifolds.Euclidean(d).distance(x)
+            sf, ef, cf = diffusion_spread(spectral.fna_kernel(dist, alpha=p.alpha, scale=kf, dim=d))
+            sl, el, cl = diffusion_spread(spectral.fna_kernel(dist, alpha=2.0, scale=kl, dim=d))
         else:
             sf, ef, cf = diffusion_spread(_kernel_operator(x, p.alpha, kf),
                                           rng=child_rng(p.seed, "diffusion_map_solver", d, "fna"))

@@ -23,8 +23,9 @@ import dataclasses
 
 import numpy as np
 
+import spectral
 from manifolds.references.neural import additive_score_loop, mlp_cases, mlp_score_loop, softmax_rows
-from spectral.validation import check_ints, child_rng
+from spectral.floor.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints
 from verify.core.reduce import least as _least, worst as _worst
@@ -32,7 +33,7 @@ from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 from verify.neural_rank import Activations
 
-CHECK = Check("neural_equivalence", claims=("NEURAL-2", "NEURAL-3"),
+CHECK = Check("neural_equivalence",
               printed="eq. (2) (only same-index elements interact) and section 2 (concatenation differs from "
                       "additive attention); both fail",
               host_only="explicit double loops over the n x m pairs (n, m <= 200) are the reference")
@@ -97,8 +98,6 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Realised bilinear forms and the L2 identity (NEURAL-2); concatenation against additive attention (NEURAL-3)."""
-    from spectral import ScoreMLP, neural_scores
-
     n, m, d, seed = p.n, p.m, p.d, p.seed
     # ---------------------------------------------------------------- NEURAL-2
     realise_err = 0.0
@@ -142,12 +141,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
     min_identity = np.inf
     with ctx.timed("additive"), single_blas_thread():
         for dp, h, act, q, k, wrng in mlp_cases(seed, p.d_prime, p.hidden, p.activations, n=n, m=m):
-            mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
+            mlp = spectral.ScoreMLP(dp, dp, h, rng=wrng, activation=act)
             args = (mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a, act)
             concat_ref = mlp_score_loop(q, k, *args)
             additive_ref = additive_score_loop(q, k, *args)
-            concat = np.asarray(neural_scores(q, k, mlp, form="concat"))
-            factored = np.asarray(neural_scores(q, k, mlp, form="factored"))
+            concat = np.asarray(spectral.neural_scores(q, k, mlp, form="concat"))
+            factored = np.asarray(spectral.neural_scores(q, k, mlp, form="factored"))
             scale = float(np.max(np.abs(additive_ref)))
             gap = float(np.max(np.abs(concat_ref - additive_ref))) / scale
             worst_identity = _worst(worst_identity, gap)

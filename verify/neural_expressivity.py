@@ -28,7 +28,8 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import child_rng
+import spectral
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int
@@ -36,7 +37,7 @@ from verify.core.reduce import worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
-CHECK = Check("neural_expressivity", claims=("NEURAL-8",),
+CHECK = Check("neural_expressivity",
               host_only="L-BFGS fits (SciPy) of n^2 h score tensors, n <= 128, on one BLAS thread")
 
 #: The bilinear residuals do not depend on hidden or max_iter: their grids run max_iter = 1 to stay cheap
@@ -157,8 +158,6 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Best bilinear fits and shared-weight ReLU MLP fits of the four targets on a seeded Gaussian grid."""
-    from spectral import ScoreMLP, neural_scores
-
     n, d_prime, hidden = p.n, p.d_prime, p.hidden
     rng = child_rng(p.seed, "grid")
     q = rng.standard_normal((n, d_prime))
@@ -183,9 +182,9 @@ def measure(p: Params, ctx: Context) -> Quantities:
             nits[name] = nit
             # the fitted weights as Neural Attention, evaluated by the toolkit in the concatenated form
             W1, W2, b, w = model.unpack(theta)
-            mlp = ScoreMLP(d_prime, d_prime, hidden, rng=0, activation="relu")
+            mlp = spectral.ScoreMLP(d_prime, d_prime, hidden, rng=0, activation="relu")
             mlp.W_h, mlp.b_h, mlp.w_a, mlp.b_a = np.concatenate([W1, W2], axis=1), b, w, 0.0
-            theirs = double_centre(np.asarray(neural_scores(q, k, mlp, form="concat")))
+            theirs = double_centre(np.asarray(spectral.neural_scores(q, k, mlp, form="concat")))
             toolkit_err = _worst(toolkit_err, float(np.max(np.abs(theirs - mine)) / np.max(np.abs(tc))))
             t_new = double_centre(f(q_new, k_new))
             held_res[name] = float(np.linalg.norm(double_centre(model.scores(theta, q_new, k_new)) - t_new)

@@ -23,8 +23,9 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.neural import activation as sigma_of
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Int, Real
@@ -32,7 +33,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "run", "main", "cell_samples", "sign_codes", "crossings"]
 
-CHECK = Check("neural_geometry", claims=("NEURAL-5",),
+CHECK = Check("neural_geometry",
               printed="Neural Attention gives a surface with sharp edges (fails for tanh and GELU)",
               host_only="surfaces of surface_grid^2 <= 401^2 points and sign patterns on grid^2 <= 2001^2 points, "
                         "in row blocks")
@@ -257,10 +258,8 @@ class Quantities:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both restricted surfaces, the curvature growth under refinement, and (ReLU) the cells of the arrangement."""
-    from spectral import ScoreMLP, neural_scores
-
     w, act, surface_grid = p.half_width, p.activation, p.surface_grid
-    mlp = ScoreMLP(2, 2, p.hidden, rng=child_rng(p.seed, "surface"), activation=act)
+    mlp = spectral.ScoreMLP(2, 2, p.hidden, rng=child_rng(p.seed, "surface"), activation=act)
     lines = _lines(mlp)
     g = np.linspace(-w, w, surface_grid)
     s = g[1] - g[0]
@@ -271,7 +270,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         z_na = _surface(lines, mlp.w_a, mlp.b_a, act, X, Y)
         # the surface formula vs the toolkit's eq. (4) on the diagonal q_i = k_i
         sub = P[:: max(1, len(P) // 64)]
-        toolkit = np.diag(np.asarray(neural_scores(sub, sub, mlp)))
+        toolkit = np.diag(np.asarray(spectral.neural_scores(sub, sub, mlp)))
         mine = _surface(lines, mlp.w_a, mlp.b_a, act, sub[:, 0], sub[:, 1])
         formula_err = float(np.max(np.abs(toolkit - mine)) / np.max(np.abs(mine)))
     # the paraboloid: central second differences are exact for a quadratic up to rounding

@@ -48,14 +48,17 @@ final line states the contract's verdict on the function.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 
 import numpy as np
 
+import spectral
+from manifolds.references import neural
 from manifolds.references.neural import (ACTIVATIONS, RANK_TOLERANCES, mlp_cases, rank_profile,
                                          softmax_rows)
-from spectral.validation import check_ints, child_rng
+from spectral.floor.validation import check_ints, child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import is_reference, load
 from verify.core.memory import PathNeed
@@ -66,7 +69,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CHECK", "run", "main", "Activations", "Ranks", "ScoreCase", "Quantities"]
 
-CHECK = Check("neural_rank", claims=("NEURAL-1", "NEURAL-4"),
+CHECK = Check("neural_rank",
               printed="section 3.2 'Neural Attention is low-rank' read as a matrix statement, rank <= 2 d' (fails "
                       "for ReLU, tanh, GELU)",
               host_only="SVDs of n x n score matrices (n <= 1024) in float64 for ranks at numpy's default cut")
@@ -222,8 +225,6 @@ def needs(p) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Ranks of the logits, the projected logits and the softmax matrix; ranks and algebra of every MLP case."""
-    from spectral import ScoreMLP, neural_scores
-
     n, d, seed = p.n, p.d, p.seed
     user = _UserScores(p.implementation, p.timeout) if is_reference(p.implementation) else None
     # ---------------------------------------------------------------- NEURAL-1: logits vs softmax
@@ -244,13 +245,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
     cases = {}
     with ctx.timed("mlp_scores"), single_blas_thread():
         for dp, h, act, q, k, wrng in mlp_cases(seed, p.d_prime, p.hidden, p.activations, n=n, m=n):
-            mlp = ScoreMLP(dp, dp, h, rng=wrng, activation=act)
+            mlp = spectral.ScoreMLP(dp, dp, h, rng=wrng, activation=act)
             if user is not None:  # the user's score function in place of the toolkit's; a non-finite case is skipped
                 A = user.scores(q, k, mlp, child_rng(seed, "pairs", dp, h, act))
                 if A is None:
                     continue
             else:
-                A = np.asarray(neural_scores(q, k, mlp))
+                A = np.asarray(spectral.neural_scores(q, k, mlp))
             algebra = query = without = None
             if act in ("identity", "square", "exp"):
                 algebra = float(np.max(np.abs(A - _algebra(act, q, k, mlp))) / np.max(np.abs(A)))
@@ -301,10 +302,6 @@ class _UserScores:
 
     def scores(self, q, k, mlp, rng):
         """The (n, m) scores of the case, or None when some are NaN or inf (counted; the case is not ranked)."""
-        import copy
-
-        from manifolds.references.neural import activation
-
         given = copy.deepcopy(mlp)
         raw, changed = self.fn.call(q, k, given)
         # float64 only: the rank cuts (numpy's max(n, m) eps and 1e-10) would count float32 rounding as rank
@@ -323,7 +320,7 @@ class _UserScores:
             i, j = (a.ravel() for a in np.indices((n, m)))
         else:
             i, j = rng.integers(0, n, ALL_PAIRS), rng.integers(0, m, ALL_PAIRS)
-        sigma, scale = activation(mlp.activation), float(np.max(np.abs(A)))
+        sigma, scale = neural.activation(mlp.activation), float(np.max(np.abs(A)))
         for start in range(0, i.size, PAIR_BLOCK):
             bi, bj = i[start:start + PAIR_BLOCK], j[start:start + PAIR_BLOCK]
             pre = np.concatenate([q[bi], k[bj]], axis=1) @ mlp.W_h.T + mlp.b_h

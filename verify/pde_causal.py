@@ -31,14 +31,17 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, Reals, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_causal", claims=("PDE-15", "PDE-17"), devices=("cpu", "gpu"),
+CHECK = Check("pde_causal", devices=("cpu", "gpu"),
               printed="no future weight, consistent perplexity arithmetic and a stable causal stencil, which fail")
 
 #: The measured tolerances (the others are exact algebra or bounds computed from theory next to their assertion).
@@ -161,13 +164,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
     The evolutions, masks and the oracle compute in ``ctx.xp`` (the run's device); ``A(0)`` and the
     tokens are drawn on the host, and the one-dimensional causal-stencil test runs there.
     """
-    from manifolds.references.pde import softmax_attention
-    from spectral import evolve_attention
-
     xp = ctx.xp
     T, dt, alpha, steps = p.size, p.dt, p.alpha, p.steps
     r = alpha * dt
-    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "causal-softmax"), T, causal=True))
+    a0 = xp.asarray(pde.softmax_attention(child_rng(p.seed, "causal-softmax"), T, causal=True))
     i_idx, j_idx = np.indices((T, T))
     future = xp.asarray(j_idx > i_idx)
     beyond = {n: xp.asarray(j_idx > i_idx + n) for n in steps}  # more than N_t tokens ahead
@@ -177,7 +177,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         for axis in ("key", "query", "both"):
             for b in _BOUNDARIES:
                 for n in steps:
-                    a = evolve_attention(a0, steps=n, dt=dt, alpha=alpha, axis=axis, boundary=b).attention
+                    a = spectral.evolve_attention(a0, steps=n, dt=dt, alpha=alpha, axis=axis, boundary=b).attention
                     mass = xp.sum(xp.where(future, a, 0.0), axis=1)
                     min_leak = least(min_leak, _scalar(xp.max(mass[: T - 1])))
                     far = beyond[n]
@@ -188,8 +188,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     if axis == "key" and b == "neumann":
                         future_mass[n] = mass
         # exact first-step leak (interior tokens, cell-centred Neumann)
-        a_key = evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="key").attention
-        a_query = evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="query").attention
+        a_key = spectral.evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="key").attention
+        a_query = spectral.evolve_attention(a0, steps=1, dt=dt, alpha=alpha, axis="query").attention
         ii = np.arange(1, T - 2)
 
         def entries(a, rows, cols):
@@ -202,8 +202,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         remask_future, renorm_dev, plain_loss = 0.0, 0.0, 0.0
         for axis in ("key", "query", "both"):
             for renorm in (False, True):
-                a = evolve_attention(a0, steps=max(steps), dt=dt, alpha=alpha, axis=axis, causal_remask=True,
-                                     renormalize=renorm).attention
+                a = spectral.evolve_attention(a0, steps=max(steps), dt=dt, alpha=alpha, axis=axis, causal_remask=True,
+                                              renormalize=renorm).attention
                 remask_future = worst(remask_future, _scalar(xp.max(xp.abs(a[future]))))
                 sums = xp.sum(a, axis=1)
                 if renorm:
@@ -224,16 +224,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _scalar(x) -> float:
     """A 0-d result of the run's namespace as a host float (one transfer)."""
-    from spectral.backend import to_numpy
-
     return float(to_numpy(x))
 
 
 def _oracle(a0, dt, alpha, vocab, seed, n_steps, xp):
     """Next-token oracle on random tokens reading the leaked part of A(N_t) V (one-hot values), in ``xp``."""
-    from spectral import evolve_attention
-    from spectral.backend import to_numpy
-
     T = a0.shape[0]
     tokens = child_rng(seed, "tokens").integers(0, vocab, size=T)
     v = xp.asarray(np.eye(vocab)[tokens])
@@ -251,8 +246,9 @@ def _oracle(a0, dt, alpha, vocab, seed, n_steps, xp):
         nll = -to_numpy(xp.take(xp.reshape(logp, (-1,)), next_token))
         return float(np.exp(nll.mean()))
 
-    leaky = evolve_attention(a0, steps=n_steps, dt=dt, alpha=alpha).attention
-    masked = evolve_attention(a0, steps=n_steps, dt=dt, alpha=alpha, causal_remask=True, renormalize=True).attention
+    leaky = spectral.evolve_attention(a0, steps=n_steps, dt=dt, alpha=alpha).attention
+    masked = spectral.evolve_attention(a0, steps=n_steps, dt=dt, alpha=alpha, causal_remask=True,
+                                       renormalize=True).attention
     return perplexity(leaky), perplexity(masked)
 
 
@@ -292,8 +288,6 @@ def _arithmetic() -> Arithmetic:
 
 def _stencil(alphas, n, seed) -> dict:
     """Amplification of the one-sided causal stencil vs the centred one."""
-    from spectral import FactoredAttention, evolve_attention
-
     theta = np.linspace(0.0, np.pi, 100001)
     worst_sym = 0.0
     min_excess = np.inf
@@ -314,7 +308,8 @@ def _stencil(alphas, n, seed) -> dict:
         growth[a] = float(np.linalg.norm(xr) / np.linalg.norm(x0))
     # centred stencil with r <= 1/2 (as a key factor column) and the re-masked causal step stay bounded
     col = np.ascontiguousarray(x0[:, None])
-    cen = evolve_attention(FactoredAttention(np.ones_like(col), col), steps=n, alpha=0.5, boundary="neumann")
+    cen = spectral.evolve_attention(spectral.FactoredAttention(np.ones_like(col), col), steps=n, alpha=0.5,
+                                    boundary="neumann")
     return dict(symbol_max_vs_closed_form=worst_sym, symbol_min_excess=float(min_excess),
                 causal_loop_vs_shifted=loop_vs_fast, nyquist_growth_relative_error=nyq_err, random_growth=growth,
                 centred_growth=float(np.linalg.norm(cen.attention.key) / np.linalg.norm(col)))

@@ -28,13 +28,16 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde as pde_module
+from spectral.floor.backend import to_numpy, zeros_on
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_conservation", claims=("PDE-1",), devices=("cpu", "gpu"),
+CHECK = Check("pde_conservation", devices=("cpu", "gpu"),
               printed="that A(N_t) stays row-stochastic and non-negative for every PDE, axis and boundary, "
                       "which fails")
 
@@ -146,10 +149,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
     The evolutions and their statistics compute in ``ctx.xp`` (the run's device); ``A(0)`` is drawn and
     the token-by-token operator matrices are built on the host.
     """
-    from manifolds.references.pde import softmax_attention, stencil_matrix
-    from spectral import evolve_attention
-    from spectral.backend import zeros_on
-
     xp = ctx.xp
     dt, alpha, c = p.dt, p.alpha, p.c
     r = alpha * dt
@@ -163,7 +162,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     reaction_min_increment = np.inf
     with ctx.timed("evolve"):
         for T in p.sizes:
-            a0 = xp.asarray(softmax_attention(child_rng(p.seed, "softmax", T), T, p.d))
+            a0 = xp.asarray(pde_module.softmax_attention(child_rng(p.seed, "softmax", T), T, p.d))
             w = np.ones(T)
             w[[0, -1]] = 0.5
             w = xp.asarray(w)
@@ -172,11 +171,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     # the one-step increment operator of the linear part (the wave's first step is
                     # A + dt^2 c^2 L A since V(0) = 0), from the token-by-token reference matrix
                     if pde == "wave":
-                        op = stencil_matrix(T, b, c * c * dt * dt)
+                        op = pde_module.stencil_matrix(T, b, c * c * dt * dt)
                     elif pde == "advection-diffusion":
-                        op = stencil_matrix(T, b, r, p.beta_advection * dt / 2.0)
+                        op = pde_module.stencil_matrix(T, b, r, p.beta_advection * dt / 2.0)
                     else:
-                        op = stencil_matrix(T, b, r)
+                        op = pde_module.stencil_matrix(T, b, r)
                     cols_zero = bool(np.all(np.abs(op.sum(axis=0)) <= 1e-15))
                     rows_zero = bool(np.all(np.abs(op.sum(axis=1)) <= 1e-15))
                     # a NaN in the operator makes both flags false (a legitimate answer); the linear PDEs carry it
@@ -186,15 +185,15 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         key = (pde, axis, b)
                         conserving[key] = ((axis == "query" or cols_zero) and (axis == "key" or rows_zero))
                         for n in p.steps:
-                            a = evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
-                                                 beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                            a = spectral.evolve_attention(a0, pde=pde, steps=n, dt=dt, alpha=alpha, c=c,
+                                                          beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                             dev = _scalar(xp.max(xp.abs(xp.sum(a, axis=1) - 1.0)))
                             sum_dev[key] = worst(sum_dev.get(key, 0.0), dev)
                             min_entry[key] = least(min_entry.get(key, np.inf), _scalar(xp.min(a)))
                             if pde == "diffusion" and b == "reflect" and axis == "key":
                                 trapezoid = worst(trapezoid, _scalar(xp.max(xp.abs(a @ w - a0 @ w))))
-                        a1 = evolve_attention(a0, pde=pde, steps=1, dt=dt, alpha=alpha, c=c,
-                                              beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
+                        a1 = spectral.evolve_attention(a0, pde=pde, steps=1, dt=dt, alpha=alpha, c=c,
+                                                       beta=betas.get(pde, 0.0), axis=axis, boundary=b).attention
                         if pde != "reaction-diffusion":
                             pred = zeros_on(a0, (T,))
                             if b == "fixed" and axis == "both":  # the frame is held: D (A op^T + op A) D
@@ -234,24 +233,21 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _scalar(x) -> float:
     """A 0-d result of the run's namespace as a host float (one transfer)."""
-    from spectral.backend import to_numpy
-
     return float(to_numpy(x))
 
 
 def _positivity_thresholds(r, dt, xp) -> dict:
     """Non-negativity of one step from A = I: the weight 1 - 2r (1 - 4r both axes) decides."""
-    from spectral import evolve_attention
-
     eye = xp.eye(32, dtype=xp.float64)
     mins = {}
     for label, axis, rr in (("key_r0.5", "key", 0.5), ("key_r0.55", "key", 0.55),
                             ("both_r0.25", "both", 0.25), ("both_r0.3", "both", 0.3)):
-        res = evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic", allow_unstable=True)
+        res = spectral.evolve_attention(eye, steps=1, dt=1.0, alpha=rr, axis=axis, boundary="periodic",
+                                        allow_unstable=True)
         mins[label] = _scalar(xp.min(res.attention))
     strong = 3.0 * 2.0 * r / dt  # cell Peclet 6: weight r - beta dt / 2 = -2 r < 0
-    res = evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
-                           boundary="periodic", allow_unstable=True)
+    res = spectral.evolve_attention(eye, pde="advection-diffusion", steps=1, dt=dt, alpha=r / dt, beta=strong,
+                                    boundary="periodic", allow_unstable=True)
     return dict(identity_min_entry_at_threshold=least(mins["key_r0.5"], mins["both_r0.25"]),
                 identity_min_entry_beyond_threshold=worst(mins["key_r0.55"], mins["both_r0.3"]),
                 advection_strong_min_entry=_scalar(xp.min(res.attention)), advection_strong_beta=strong)
@@ -259,20 +255,16 @@ def _positivity_thresholds(r, dt, xp) -> dict:
 
 def _figure16(p: Params, xp) -> dict[str, Rows]:
     """PDE Fig. 16 setting: T = 64, key axis, Neumann, N_t in {0, 1, 2, 4, 8}, row T/2 of each PDE."""
-    from manifolds.references.pde import softmax_attention
-    from spectral import evolve_attention
-    from spectral.backend import to_numpy
-
     row = FIG16_ROW
-    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d))
+    a0 = xp.asarray(pde_module.softmax_attention(child_rng(p.seed, "figure16"), FIG16_SIZE, p.d))
     betas = {"reaction-diffusion": p.beta_reaction, "advection-diffusion": p.beta_advection}
     out = {}
     for pde in _PDES:
         rows = [a0[row, :]]
         devs, mins = [xp.max(xp.abs(xp.sum(a0, axis=1) - 1))], [xp.min(a0)]
         for n in FIG16_STEPS[1:]:
-            a = evolve_attention(a0, pde=pde, steps=n, dt=p.dt, alpha=p.alpha, c=p.c,
-                                 beta=betas.get(pde, 0.0)).attention
+            a = spectral.evolve_attention(a0, pde=pde, steps=n, dt=p.dt, alpha=p.alpha, c=p.c,
+                                          beta=betas.get(pde, 0.0)).attention
             rows.append(a[row, :])
             devs.append(xp.max(xp.abs(xp.sum(a, axis=1) - 1)))
             mins.append(xp.min(a))

@@ -50,13 +50,15 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+import spectral
+from manifolds.references import pde
+from spectral.floor.validation import child_rng
 from verify.core.check import Check, Context
 from verify.core.implementation import Implementation, hold_to_contract, load
 from verify.core.params import Int, Ints, Options, Real, Text
 from verify.core.result import Recorder
 
-CHECK = Check("pde_contract", claims=(),
+CHECK = Check("pde_contract",
               host_only="the contract is for step functions f(a, ...) taking and returning NumPy arrays")
 
 AXES = ("key", "query", "both")
@@ -110,10 +112,8 @@ class Params:
 
 def _toolkit_step(a, *, r, axis, boundary):
     """One explicit diffusion step of the toolkit (spectral.evolve_attention, dt = 1, alpha = r)."""
-    from spectral import evolve_attention
-
-    return evolve_attention(a, steps=1, dt=1.0, alpha=r, axis=axis, boundary=boundary,
-                            allow_unstable=True).attention
+    return spectral.evolve_attention(a, steps=1, dt=1.0, alpha=r, axis=axis, boundary=boundary,
+                                     allow_unstable=True).attention
 
 
 def _implementation(p) -> Implementation:
@@ -128,10 +128,8 @@ def _reference(a, r, axis, boundary):
     Matrix products with the stencil's ghost values, and for ``fixed`` the public code's layer token by
     token (the end tokens of each acted axis are copied; on both axes the frame is held).
     """
-    from manifolds.references.pde import brute_evolve
-
-    return brute_evolve(np.asarray(a, dtype=float), pde="diffusion", steps=1, dt=1.0, alpha=r, axis=axis,
-                        boundary=boundary)[0]
+    return pde.brute_evolve(np.asarray(a, dtype=float), pde="diffusion", steps=1, dt=1.0, alpha=r, axis=axis,
+                            boundary=boundary)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,8 +170,6 @@ def _norm_rate(f, a0, steps: int) -> float:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """One step against the reference, row sums over `steps` steps, growth rates below and above the limit."""
-    from manifolds.references.pde import closed_form_limit, softmax_attention
-
     fn = _implementation(p)
     counts = dict(calls=0, mutating=0, non_finite=0, entries=0, dtype=np.dtype(np.float64))
     step_error, sums, limits, stable, unstable = {}, {}, {}, {}, {}
@@ -193,7 +189,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     with ctx.timed("contract"), np.errstate(invalid="ignore", over="ignore"):
         for T in p.sizes:
-            soft = softmax_attention(child_rng(p.seed, "softmax", T), T)
+            soft = pde.softmax_attention(child_rng(p.seed, "softmax", T), T)
             gauss = child_rng(p.seed, "gauss", T).standard_normal((T, T))
             for axis in p.axes:
                 for b in p.boundaries:
@@ -206,7 +202,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                         for _ in range(p.steps):
                             a = step(a, p.r, axis, b)
                         sums[key] = float(np.max(np.abs(a.sum(axis=1) - 1.0)))
-                    limit = closed_form_limit("diffusion", T, b, axis)
+                    limit = pde.closed_form_limit("diffusion", T, b, axis)
                     limits[key] = limit
                     lo, hi = (1.0 - p.margin) * limit, (1.0 + p.margin) * limit
                     stable[key] = _norm_rate(lambda a: step(a, lo, axis, b), gauss, p.probe_steps)

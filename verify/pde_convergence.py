@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -31,7 +31,7 @@ from verify.core.params import Int, Real
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_convergence", claims=("PDE-13",),
+CHECK = Check("pde_convergence",
               host_only="a least-squares problem of at most 2000 x 200, stepped one minibatch at a time with "
                         "indices drawn on the host (3000 steps of (64, 10, 50) products at the defaults); the "
                         "noise floor is one dense solve of size rank^2",

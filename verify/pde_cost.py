@@ -31,15 +31,18 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_linear, fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints
 from verify.core.reduce import count_bad, least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_cost", claims=("PDE-16", "PDE-18"),
+CHECK = Check("pde_cost",
               host_only="exact flop and entry counts: the banded refinement is scipy.sparse (CSR), its fill-in "
                         "checked against a boolean dilation of the T x T pattern; dense steps run at T <= 2048 "
                         "only to be counted",
@@ -137,10 +140,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
     """Flop and storage counts of dense, banded and factored refinement; query-axis = output diffusion."""
     import scipy.sparse as sp
 
-    from manifolds.references.pde import softmax_attention, stencil_matrix
-    from spectral import FactoredAttention, evolve_attention
-    from verify.core.fits import fit_linear, fit_power_law
-
     sizes, steps, band, n_global, features = tuple(sorted(set(p.sizes))), p.steps, p.band, p.n_global, p.features
     h = band // 2
     dense_flops, banded_flops, factored_flops = {}, {}, {}
@@ -152,7 +151,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                 a = rng.random((T, T))
                 total = 0
                 for _ in range(steps):
-                    a = evolve_attention(a, steps=1).attention
+                    a = spectral.evolve_attention(a, steps=1).attention
                     total += _FLOPS_PER_ENTRY * a.size
                 dense_flops[T] = total
             pat = _band_pattern(T, h, n_global)
@@ -161,7 +160,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             total = 0
             ref = pat
             for _ in range(steps):
-                s = evolve_attention(s, steps=1, boundary="neumann").attention
+                s = spectral.evolve_attention(s, steps=1, boundary="neumann").attention
                 total += _FLOPS_PER_ENTRY * s.nnz
                 ref = _dilate_columns(ref, 1)
                 got = np.zeros((T, T), dtype=bool)
@@ -175,10 +174,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
             banded_flops[T] = total
             phi_k = np.exp(rng.standard_normal((T, features)) / 4)
             phi_q = np.exp(rng.standard_normal((T, features)) / 4)
-            fa = FactoredAttention(phi_q / (phi_q @ phi_k.sum(axis=0))[:, None], phi_k)
+            fa = spectral.FactoredAttention(phi_q / (phi_q @ phi_k.sum(axis=0))[:, None], phi_k)
             total = 0
             for _ in range(steps):
-                fa = evolve_attention(fa, steps=1).attention
+                fa = spectral.evolve_attention(fa, steps=1).attention
                 total += _FLOPS_PER_ENTRY * fa.key.size
             factored_flops[T] = total
     ts = np.array(sizes, dtype=float)
@@ -192,29 +191,29 @@ def measure(p: Params, ctx: Context) -> Quantities:
     phi_k = np.exp(rng.standard_normal((T, features)) / 4)
     phi_q = np.exp(rng.standard_normal((T, features)) / 4)
     phi_q = phi_q / (phi_q @ phi_k.sum(axis=0))[:, None]
-    fa = FactoredAttention(phi_q, phi_k)
+    fa = spectral.FactoredAttention(phi_q, phi_k)
     diffs = []
     for b in ("neumann", "reflect", "periodic"):
-        got = evolve_attention(fa, steps=steps, boundary=b).attention.dense()
-        ref = evolve_attention(phi_q @ phi_k.T, steps=steps, boundary=b).attention
+        got = spectral.evolve_attention(fa, steps=steps, boundary=b).attention.dense()
+        ref = spectral.evolve_attention(phi_q @ phi_k.T, steps=steps, boundary=b).attention
         diffs.append(float(np.max(np.abs(got - ref)) / np.max(np.abs(ref))))
-    reflect = evolve_attention(fa, steps=steps, boundary="reflect").attention
-    renorm = evolve_attention(fa, steps=steps, boundary="reflect", renormalize=True).attention
+    reflect = spectral.evolve_attention(fa, steps=steps, boundary="reflect").attention
+    renorm = spectral.evolve_attention(fa, steps=steps, boundary="reflect", renormalize=True).attention
 
     # PDE-18: query-axis diffusion of A then A V equals diffusing A V (brute-force output diffusion)
     with ctx.timed("outputs"):
         Tq = 64
-        a = softmax_attention(child_rng(p.seed, "outputs"), Tq)
+        a = pde.softmax_attention(child_rng(p.seed, "outputs"), Tq)
         v = child_rng(p.seed, "values").standard_normal((Tq, p.value_dim))
         r = 0.1
         q_err, k_diff = 0.0, np.inf
         for b in ("periodic", "neumann", "reflect", "dirichlet", "fixed"):
-            step = np.eye(Tq) + r * stencil_matrix(Tq, b)
+            step = np.eye(Tq) + r * pde.stencil_matrix(Tq, b)
             h_out = a @ v
             for n in range(1, 9):
                 h_out = step @ h_out  # the public code: hidden states diffused along the sequence
-                aq = evolve_attention(a, steps=n, alpha=r, axis="query", boundary=b).attention
-                ak = evolve_attention(a, steps=n, alpha=r, axis="key", boundary=b).attention
+                aq = spectral.evolve_attention(a, steps=n, alpha=r, axis="query", boundary=b).attention
+                ak = spectral.evolve_attention(a, steps=n, alpha=r, axis="key", boundary=b).attention
                 scale = float(np.linalg.norm(h_out))
                 q_err = worst(q_err, float(np.linalg.norm(aq @ v - h_out)) / scale)
                 k_diff = least(k_diff, float(np.linalg.norm(ak @ v - h_out)) / scale)

@@ -25,13 +25,15 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Reals, check_resolved
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_modes", claims=("PDE-3", "PDE-4"), devices=("cpu", "gpu"),
+CHECK = Check("pde_modes", devices=("cpu", "gpu"),
               printed="monotone damping and eq. (21) for every r <= 1/2, which fail")
 
 
@@ -113,9 +115,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from scipy.optimize import brentq
     from scipy.special import lambertw
 
-    from spectral import evolve_attention
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     T, rates, layers = p.size, p.rates, p.layers
     k = np.arange(T // 2 + 1)
@@ -131,7 +130,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             for L in sorted(layers):
                 # I evolved along the key axis is M^T; M is circulant, so its eigenvalue of mode k is
                 # the DFT of its first column
-                m = evolve_attention(m, steps=L - done, alpha=r, boundary="periodic").attention
+                m = spectral.evolve_attention(m, steps=L - done, alpha=r, boundary="periodic").attention
                 done = L
                 g_meas = np.fft.rfft(to_numpy(m[:, 0])).real
                 x = r * mu
@@ -176,7 +175,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         e0_on = xp.asarray(e0)
         violated, predicted = {}, {}
         for r in sorted(set(rates) | {0.3}):
-            en = to_numpy(evolve_attention(e0_on, steps=p.bound_steps, alpha=r, boundary="periodic").attention)
+            en = to_numpy(spectral.evolve_attention(e0_on, steps=p.bound_steps, alpha=r, boundary="periodic").attention)
             cn = np.abs(np.fft.rfft(en, axis=1))
             bound = np.exp(-r * mu * p.bound_steps)[None, :] * c0
             x = r * mu
@@ -196,11 +195,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _one_step_column(xp, T: int, r: float) -> np.ndarray:
     """First column of one periodic diffusion step of the identity, computed in ``xp``, on the host."""
-    from spectral import evolve_attention
-    from spectral.backend import to_numpy
-
-    return to_numpy(evolve_attention(xp.eye(T, dtype=xp.float64), steps=1, alpha=r,
-                                     boundary="periodic").attention[:, 0])
+    return to_numpy(spectral.evolve_attention(xp.eye(T, dtype=xp.float64), steps=1, alpha=r,
+                                              boundary="periodic").attention[:, 0])
 
 
 @CHECK.assertions

@@ -26,14 +26,17 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real, Reals, check_resolved
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_smoothing", claims=("PDE-11",), devices=("cpu", "gpu"),
+CHECK = Check("pde_smoothing", devices=("cpu", "gpu"),
               printed="the exponential decay of S and C for diffusion, wave and reaction-diffusion with rate "
                       "2 alpha lambda_min, which fails")
 
@@ -121,15 +124,11 @@ def measure(p: Params, ctx: Context) -> Quantities:
     The evolutions, S, C and the wave's energy compute in ``ctx.xp`` (the run's device); ``A(0)`` is
     drawn and the token-by-token second-difference matrices are built on the host.
     """
-    from manifolds.references.pde import laplacian_eigenvalues, softmax_attention, stencil_matrix
-    from spectral import evolve_attention
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     T, dt, alpha, r = p.size, p.dt, p.alpha, p.alpha * p.dt
-    a0 = xp.asarray(softmax_attention(child_rng(p.seed, "softmax"), T))
+    a0 = xp.asarray(pde.softmax_attention(child_rng(p.seed, "softmax"), T))
     ns = np.unique(np.round(np.geomspace(1, p.steps, 32)).astype(int))
-    lap = {b: xp.asarray(stencil_matrix(T, b)) for b in ("periodic", "neumann")}
+    lap = {b: xp.asarray(pde.stencil_matrix(T, b)) for b in ("periodic", "neumann")}
 
     def host(x) -> float:
         return float(to_numpy(x))
@@ -145,10 +144,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
         res, done, out_s, out_c, energy = None, 0, [], [], []
         for n in ns:
             if res is None:
-                res = evolve_attention(a0, pde=pde, steps=int(n), dt=dt, boundary=boundary, **kw)
+                res = spectral.evolve_attention(a0, pde=pde, steps=int(n), dt=dt, boundary=boundary, **kw)
             else:
-                res = evolve_attention(res.attention, pde=pde, steps=int(n - done), dt=dt, boundary=boundary,
-                                       velocity=res.velocity, **kw)
+                res = spectral.evolve_attention(res.attention, pde=pde, steps=int(n - done), dt=dt, boundary=boundary,
+                                                velocity=res.velocity, **kw)
             done = n
             s, cc = s_c(res.attention, boundary)
             out_s.append(s)
@@ -176,12 +175,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     k = np.arange(1, T)
     g_adv = np.abs(1.0 - 4 * r * np.sin(np.pi * k / T) ** 2 + 1j * p.beta_advection * dt * np.sin(2 * np.pi * k / T))
-    rho = {("diffusion", "periodic"): 1.0 - r * laplacian_eigenvalues(T, "periodic")[1],
-           ("diffusion", "neumann"): 1.0 - r * laplacian_eigenvalues(T, "neumann")[1],
+    rho = {("diffusion", "periodic"): 1.0 - r * pde.laplacian_eigenvalues(T, "periodic")[1],
+           ("diffusion", "neumann"): 1.0 - r * pde.laplacian_eigenvalues(T, "neumann")[1],
            ("advection-diffusion", "periodic"): float(g_adv.max())}
     return Quantities(steps=ns, linear=linear, reaction=reaction, wave_energy=energy,
                       rho={key: float(v) for key, v in rho.items()},
-                      lambda_min=float(laplacian_eigenvalues(T, "periodic")[1]))
+                      lambda_min=float(pde.laplacian_eigenvalues(T, "periodic")[1]))
 
 
 @CHECK.assertions

@@ -36,14 +36,17 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_linear, fit_power_law
 from verify.core.params import Int, Real, Reals, check_resolved
 from verify.core.reduce import count_bad
 from verify.core.result import Recorder
 
-CHECK = Check("pde_spread", claims=("PDE-8", "PDE-9", "PDE-12"),
+CHECK = Check("pde_spread",
               host_only="rows evolve as key-factor columns of the factored step, O(T) per step for at most 65 "
                         "rows (T <= 8192); the vanilla profile averages 256 x 256 softmax matrices",
               printed="a growing spread speed, polynomial decay in distance, exponential decay of vanilla attention "
@@ -75,11 +78,9 @@ CALIBRATION = Calibration(
 def _evolve_rows(rows: np.ndarray, steps: int, *, alpha: float, pde: str = "diffusion", c: float = 0.15,
                  boundary: str = "neumann") -> np.ndarray:
     """Evolve each row of ``rows`` (shape (m, T)) along its keys: the key factor of phi(Q) phi(K)^T."""
-    from spectral import FactoredAttention, evolve_attention
-
     key = np.ascontiguousarray(rows.T)
-    fa = FactoredAttention(np.ones_like(key), key)
-    res = evolve_attention(fa, pde=pde, steps=steps, alpha=alpha, c=c, boundary=boundary)
+    fa = spectral.FactoredAttention(np.ones_like(key), key)
+    res = spectral.evolve_attention(fa, pde=pde, steps=steps, alpha=alpha, c=c, boundary=boundary)
     return res.attention.key.T
 
 
@@ -181,9 +182,6 @@ def support_resolved_steps(r: float) -> int:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Exact variance growth, compact/Gaussian decay, range growth of the refinement."""
-    from manifolds.references.pde import heat_kernel_1d, softmax_attention
-    from verify.core.fits import fit_linear, fit_power_law
-
     T, centre, rates, steps = p.size, p.size // 2, p.rates, p.steps
     rng = child_rng(p.seed, "rows")
     rows0 = np.zeros((1 + p.random_rows, T))
@@ -230,7 +228,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         s = np.arange(T) - centre
         sigma = math.sqrt(2 * r_shape * n_shape)
         window = (s > 0) & (s <= 3 * sigma)
-        heat = heat_kernel_1d(s[window], r_shape * n_shape)
+        heat = pde.heat_kernel_1d(s[window], r_shape * n_shape)
         heat_err = float(np.max(np.abs(prof[window] / heat - 1.0)))
         logp = np.log(prof[window])
         gauss = fit_linear(s[window] ** 2, logp)
@@ -251,7 +249,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     bins = np.digitize(dists, edges) - 1
     per_draw = []
     for k in range(p.softmax_draws):
-        a = softmax_attention(child_rng(p.seed, "vanilla", k), Ts, 16)
+        a = pde.softmax_attention(child_rng(p.seed, "vanilla", k), Ts, 16)
         per_draw.append([a[(bins == b) & (dists > 0)].mean() for b in range(nb)])
     per_draw = np.array(per_draw) * Ts  # in units of the uniform weight 1/T
     means = per_draw.mean(axis=0)
@@ -275,13 +273,12 @@ def measure(p: Params, ctx: Context) -> Quantities:
             widths.append(int(nz[-1] - nz[0] + 1))
         width_err = max(abs(wd - (65 + 2 * n)) for wd, n in zip(widths, (10, 50, 100)))
         pulse = np.exp(-0.5 * ((np.arange(T) - centre) / 8.0) ** 2)[None, :]
-        from spectral import FactoredAttention, evolve_attention
 
         fronts, wave_t = [], []
         key = np.ascontiguousarray(pulse.T)
-        res = evolve_attention(FactoredAttention(np.ones_like(key), key), pde="wave", steps=0, c=_C)
+        res = spectral.evolve_attention(spectral.FactoredAttention(np.ones_like(key), key), pde="wave", steps=0, c=_C)
         for n in range(200, min(2001, int((T / 2 - 60) / _C)), 200):
-            res = evolve_attention(res.attention, pde="wave", steps=200, c=_C, velocity=res.velocity)
+            res = spectral.evolve_attention(res.attention, pde="wave", steps=200, c=_C, velocity=res.velocity)
             right = res.attention.key[centre:, 0]
             # np.argmax returns a NaN's position, a finite front: a NaN front stops the speed fit (a failure)
             fronts.append(float(np.argmax(right)) if np.all(np.isfinite(right)) else math.nan)

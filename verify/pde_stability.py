@@ -36,14 +36,17 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import spectral
+from manifolds.references import pde as pde_module
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.params import Int, Ints, Real, check_resolved
 from verify.core.reduce import least, worst
 from verify.core.result import Recorder
 
-CHECK = Check("pde_stability", claims=("PDE-2", "PDE-10", "PDE-14"),
+CHECK = Check("pde_stability",
               printed="the paper's statements (the wave bound is the tighter one, eq. (28) with equality is "
                       "stable, 8 steps are unstable, dt ~ 1/N), which fail",
               host_only="token-by-token step matrices of at most 2 T^2 entries, T <= 128; the operator norms "
@@ -185,9 +188,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def _limits(sizes) -> dict:
     """stability_limit against closed forms and against a bisection on token-by-token step matrices."""
-    from manifolds.references.pde import closed_form_limit, stencil_matrix
-    from spectral import stability_limit
-
     worst_rel = 0.0
     for T in sizes:
         for b in ("periodic", "neumann", "reflect", "dirichlet", "fixed"):
@@ -195,63 +195,62 @@ def _limits(sizes) -> dict:
                 continue
             for axis in ("key", "both"):
                 for pde in ("diffusion", "wave"):
-                    got = stability_limit(pde, T=T, boundary=b, axis=axis)
-                    worst_rel = worst(worst_rel, abs(got / closed_form_limit(pde, T, b, axis) - 1.0))
+                    got = spectral.stability_limit(pde, T=T, boundary=b, axis=axis)
+                    worst_rel = worst(worst_rel, abs(got / pde_module.closed_form_limit(pde, T, b, axis) - 1.0))
 
     # bisection on the spectral radius of step matrices built token by token (small T: dense eig)
     worst_d, worst_w = 0.0, 0.0
     for b, T in (("periodic", 16), ("periodic", 15), ("neumann", 8), ("neumann", 16), ("reflect", 16),
                  ("dirichlet", 16), ("fixed", 16)):
-        lap, eye = stencil_matrix(T, b), np.eye(T)
+        lap, eye = pde_module.stencil_matrix(T, b), np.eye(T)
         r_star = _bisect(lambda r: _rho(eye + r * lap), 0.2, 0.8, 1e-11)
         nu_star = _bisect(lambda nu: _rho(np.block([[eye + nu * nu * lap, eye], [nu * nu * lap, eye]])),
                           0.5, 1.5, 1e-7)
-        worst_d = worst(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary=b) - 1.0))
-        worst_w = worst(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary=b) - 1.0))
+        worst_d = worst(worst_d, abs(r_star / spectral.stability_limit("diffusion", T=T, boundary=b) - 1.0))
+        worst_w = worst(worst_w, abs(nu_star / spectral.stability_limit("wave", T=T, boundary=b) - 1.0))
     T = 6
-    lap = stencil_matrix(T, "neumann")
+    lap = pde_module.stencil_matrix(T, "neumann")
     lap2 = np.kron(lap, np.eye(T)) + np.kron(np.eye(T), lap)
     eye2 = np.eye(T * T)
     r_star = _bisect(lambda r: _rho(eye2 + r * lap2), 0.1, 0.5, 1e-11)
-    worst_d = worst(worst_d, abs(r_star / stability_limit("diffusion", T=T, boundary="neumann", axis="both") - 1))
+    worst_d = worst(worst_d, abs(r_star / spectral.stability_limit("diffusion", T=T, boundary="neumann",
+                                                                   axis="both") - 1))
     nu_star = _bisect(lambda nu: _rho(np.block([[eye2 + nu * nu * lap2, eye2], [nu * nu * lap2, eye2]])),
                       0.3, 1.2, 1e-7)
-    worst_w = worst(worst_w, abs(nu_star / stability_limit("wave", T=T, boundary="neumann", axis="both") - 1))
+    worst_w = worst(worst_w, abs(nu_star / spectral.stability_limit("wave", T=T, boundary="neumann", axis="both") - 1))
     return dict(limit_vs_closed_form=worst_rel,
-                limit_neumann_T8=stability_limit("diffusion", T=8, boundary="neumann"),
-                limit_neumann_T64=stability_limit("diffusion", T=64, boundary="neumann"),
-                limit_periodic_T63=stability_limit("diffusion", T=63, boundary="periodic"),
+                limit_neumann_T8=spectral.stability_limit("diffusion", T=8, boundary="neumann"),
+                limit_neumann_T64=spectral.stability_limit("diffusion", T=64, boundary="neumann"),
+                limit_periodic_T63=spectral.stability_limit("diffusion", T=63, boundary="periodic"),
                 diffusion_limit_vs_bisection=worst_d, wave_limit_vs_bisection=worst_w)
 
 
 def _growth(T, steps, seed) -> dict:
     """Random A(0) evolved at 0.99 and 1.01 times the limit; the wave at the limit grows linearly."""
-    from spectral import evolve_attention, stability_limit
-
     a0 = child_rng(seed, "growth").random((T, T))
     norm0 = float(np.linalg.norm(a0))
     bounded, grown = 0.0, np.inf
     for b, axis in (("periodic", "key"), ("neumann", "key"), ("periodic", "both")):
-        lim = stability_limit("diffusion", T=T, boundary=b, axis=axis)
-        below = evolve_attention(a0, steps=steps, alpha=0.99 * lim, boundary=b, axis=axis).attention
-        above = evolve_attention(a0, steps=steps, alpha=1.01 * lim, boundary=b, axis=axis,
-                                 allow_unstable=True).attention
+        lim = spectral.stability_limit("diffusion", T=T, boundary=b, axis=axis)
+        below = spectral.evolve_attention(a0, steps=steps, alpha=0.99 * lim, boundary=b, axis=axis).attention
+        above = spectral.evolve_attention(a0, steps=steps, alpha=1.01 * lim, boundary=b, axis=axis,
+                                          allow_unstable=True).attention
         bounded = worst(bounded, float(np.linalg.norm(below)) / norm0)
         grown = least(grown, float(np.max(np.abs(above))) / float(np.max(np.abs(a0))))
 
-    lim = stability_limit("wave", T=T, boundary="neumann")
+    lim = spectral.stability_limit("wave", T=T, boundary="neumann")
     nu = 0.99 * lim
-    below = evolve_attention(a0, pde="wave", steps=steps, c=nu, boundary="neumann").attention
+    below = spectral.evolve_attention(a0, pde="wave", steps=steps, c=nu, boundary="neumann").attention
     x_max = nu * nu * 4.0 * math.cos(math.pi / (2 * T)) ** 2  # c^2 dt^2 mu_max
     wave_steps = min(steps, 1000)  # 1.01 x limit grows ~1.3x per step: stay below overflow
-    above = evolve_attention(a0, pde="wave", steps=wave_steps, c=1.01 * lim, boundary="neumann",
-                             allow_unstable=True).attention
+    above = spectral.evolve_attention(a0, pde="wave", steps=wave_steps, c=1.01 * lim, boundary="neumann",
+                                      allow_unstable=True).attention
     x_up = 4.0 * 1.01 ** 2  # c^2 dt^2 mu_max at 1.01 times the limit
     lam = (x_up - 2.0 + math.sqrt((2.0 - x_up) ** 2 - 4.0)) / 2.0  # |eigenvalue| of [[1 - x, 1], [-x, 1]]
     # at exactly c dt / ds = 1, periodic even T: eigenvalue -1 is defective, the Nyquist amplitude is 2n + 1
     n = steps // 2
-    a_n = evolve_attention(a0, pde="wave", steps=n, c=1.0, boundary="periodic").attention
-    a_2n = evolve_attention(a0, pde="wave", steps=2 * n, c=1.0, boundary="periodic").attention
+    a_n = spectral.evolve_attention(a0, pde="wave", steps=n, c=1.0, boundary="periodic").attention
+    a_2n = spectral.evolve_attention(a0, pde="wave", steps=2 * n, c=1.0, boundary="periodic").attention
     return dict(diffusion_growth_below_limit=bounded, diffusion_growth_above_limit=grown,
                 wave_growth_below_limit=float(np.linalg.norm(below)) / norm0,
                 wave_amplitude_bound=1.0 / math.sqrt(1.0 - x_max / 4.0),
@@ -263,33 +262,28 @@ def _growth(T, steps, seed) -> dict:
 
 def _paper_parameters(alpha, c) -> dict:
     """dt limits of diffusion and wave at the paper's alpha, c (ds = 1, periodic even T)."""
-    from spectral import stability_limit
-
     T = 512
-    wave = stability_limit("wave", T=T, boundary="periodic")
-    return dict(dt_max_diffusion=stability_limit("diffusion", T=T, boundary="periodic") / alpha,
+    wave = spectral.stability_limit("wave", T=T, boundary="periodic")
+    return dict(dt_max_diffusion=spectral.stability_limit("diffusion", T=T, boundary="periodic") / alpha,
                 dt_max_wave=wave / c, dt_max_wave_fast=wave / (2.5 * alpha))
 
 
 def _norms(T, n_max, c) -> dict:
     """Operator norms of M = (I + r L)^N_t (key axis) and of the wave's A -> A map."""
-    from manifolds.references.pde import laplacian_eigenvalues
-    from spectral import evolve_attention, stability_limit
-
     eye = np.eye(T)
     dev_2 = dev_1 = 0.0
     growth_err = 0.0
     min_growth = np.inf
     checkpoints = sorted({1, 2, 3, 4, 8, 16, 32, n_max} | set(range(8, n_max + 1, 8)))
     for b in ("periodic", "neumann"):
-        mu_max = laplacian_eigenvalues(T, b).max()
+        mu_max = pde_module.laplacian_eigenvalues(T, b).max()
         for r in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6):
             m, done = eye, 0
-            unstable = r > stability_limit("diffusion", T=T, boundary=b)
+            unstable = r > spectral.stability_limit("diffusion", T=T, boundary=b)
             for n in checkpoints:
                 # evolving I along the key axis gives I M^T = M^T (symmetric here); diffusion has no
                 # memory, so the evolution continues from the previous checkpoint
-                m = evolve_attention(m, steps=n - done, alpha=r, boundary=b, allow_unstable=True).attention
+                m = spectral.evolve_attention(m, steps=n - done, alpha=r, boundary=b, allow_unstable=True).attention
                 done = n
                 n2 = _sym_norm(m)
                 if not unstable:
@@ -307,19 +301,19 @@ def _norms(T, n_max, c) -> dict:
     worst8 = 0.0
     for a in (0.02, 0.085, 0.15):
         for dt in (0.5, 1.0, 2.0, 3.0):
-            m8 = evolve_attention(np.eye(T8), steps=8, dt=dt, alpha=a, boundary="neumann").attention
+            m8 = spectral.evolve_attention(np.eye(T8), steps=8, dt=dt, alpha=a, boundary="neumann").attention
             worst8 = worst(worst8, _sym_norm(m8))
 
     # the wave's A -> A map: W_n with A_n = A_0 W_n^T; sup_n |W_n|_2 vs (1 - c^2 mu_max dt^2 / 4)^(-1/2)
-    mu = laplacian_eigenvalues(T, "neumann")
+    mu = pde_module.laplacian_eigenvalues(T, "neumann")
     bound = 1.0 / math.sqrt(1.0 - c * c * mu.max() / 4.0)
     sup = 0.0
     ns = wave_map_steps(T, n_max, c)
-    res = evolve_attention(eye, pde="wave", steps=0, c=c, boundary="neumann")
+    res = spectral.evolve_attention(eye, pde="wave", steps=0, c=c, boundary="neumann")
     done = 0
     for n in ns:  # one step at a time (a jump to the window past n_max), continuing from the returned velocity
-        res = evolve_attention(res.attention, pde="wave", steps=n - done, c=c, boundary="neumann",
-                               velocity=res.velocity)
+        res = spectral.evolve_attention(res.attention, pde="wave", steps=n - done, c=c, boundary="neumann",
+                                        velocity=res.velocity)
         done = n
         sup = worst(sup, _sym_norm(res.attention))
     return dict(contraction_norm2_deviation=dev_2, contraction_norm1_inf_deviation=dev_1,
@@ -342,9 +336,7 @@ def wave_map_steps(T: int, n_max: int, c: float) -> list[int]:
     steps sees that for c >= 0.03 only (c = 0.01 gave sup = 1: a wrong FAIL); past it the window
     ``pi / theta_max -+ 64`` is swept one step at a time after one jump.
     """
-    from manifolds.references.pde import laplacian_eigenvalues
-
-    theta = 2.0 * math.asin(min(1.0, c * math.sqrt(laplacian_eigenvalues(T, "neumann").max()) / 2.0))
+    theta = 2.0 * math.asin(min(1.0, c * math.sqrt(pde_module.laplacian_eigenvalues(T, "neumann").max()) / 2.0))
     cross = math.ceil(math.pi / theta)
     ns = list(range(1, n_max + 1))
     if cross + 8 > n_max:
@@ -362,15 +354,12 @@ def wave_map_closed_form(mu: np.ndarray, c: float, ns) -> float:
 
 def _scaling(lengths, alpha) -> dict:
     """Largest stable dt vs N in token units and in normalised positions, alpha ~ 1/N^2 (E.1)."""
-    from spectral import stability_limit
-    from verify.core.fits import fit_power_law
-
     n_ref = lengths[0]
     dt_tok, dt_norm, r_max, r_ds, length_tok = [], [], [], [], []
     for N in lengths:
         a_n = alpha * (n_ref / N) ** 2  # alpha ~ 1/N^2, equal to alpha at the first length
-        r1 = stability_limit("diffusion", T=N, boundary="neumann", ds=1.0)
-        rn = stability_limit("diffusion", T=N, boundary="neumann", ds=1.0 / N)
+        r1 = spectral.stability_limit("diffusion", T=N, boundary="neumann", ds=1.0)
+        rn = spectral.stability_limit("diffusion", T=N, boundary="neumann", ds=1.0 / N)
         r_max.append(r1)
         r_ds.append(abs(rn / r1 - 1.0))
         dt_tok.append(r1 * 1.0 ** 2 / a_n)           # token units: ds = 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def pytest_addoption(parser):

@@ -35,19 +35,23 @@ why the claim is not established, and a CI job must not pass on it; 2 means no r
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Mapping
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
+from verify import rate_oc
 from verify.core.check import Check, Context
+from verify.core.implementation import load
 from verify.core.params import Choice, Flag, Int, Ints, Real, Text
 from verify.core.result import Recorder
 from verify.rate_rule import Q_MIN
 from verify.rates import (DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, KINDS, RateQuantities, auto_result,
-                          decide_rate, parse_budget, rate_records)
+                          check_rate, decide_rate, parse_budget, rate_records)
 
 __all__ = ["CHECK", "load_function", "main", "run", "decision", "operating_characteristics"]
 
-CHECK = Check("rate", claims=(), host_only="it runs the user's Python function")
+CHECK = Check("rate", host_only="it runs the user's Python function")
 
 _REQUIRED = "none: it must be given"
 
@@ -103,16 +107,12 @@ class Params:
 
 def load_function(name: str):
     """The callable named ``package.module:function`` (InputError naming it when it cannot be loaded)."""
-    from verify.core.implementation import load
-
     return load(name, parameter="error").function
 
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> RateQuantities:
     """The user's error at every size and repeat (an automatic run decides as it measures: its looks are recorded)."""
-    from verify.rates import check_rate
-
     fn = load_function(p.error)
     sizes = list(p.sizes) + (["auto"] if p.extend_sizes else [])
     with ctx.timed("errors"):
@@ -162,8 +162,6 @@ run = CHECK.run
 
 def operating_characteristics(runs: int = 200, auto_runs: int | None = None, seed: int = 0) -> str:
     """The two tables of :mod:`verify.rate_oc` and their summary, as printed by ``--operating-characteristics``."""
-    from verify import rate_oc
-
     rows = rate_oc.characteristics(runs=runs, seed=seed)
     auto = rate_oc.auto_characteristics(runs=auto_runs or max(runs // 4, 10), seed=seed)
     return "\n".join([
@@ -177,8 +175,6 @@ def operating_characteristics(runs: int = 200, auto_runs: int | None = None, see
 
 def main(argv=None) -> int:
     """``python -m verify.rate [package.module:function] --sizes ... --claimed ...`` (exit 0, 1 or 2)."""
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if "--operating-characteristics" in args:
         return _oc_main([a for a in args if a != "--operating-characteristics"])
@@ -188,9 +184,6 @@ def main(argv=None) -> int:
 
 
 def _oc_main(args) -> int:
-    import argparse
-    import sys
-
     parser = argparse.ArgumentParser(prog="python -m verify.rate --operating-characteristics",
                                      description="The measured operating characteristics of the rate rule.")
     parser.add_argument("--runs", type=int, default=200, help="runs per case (default 200)")

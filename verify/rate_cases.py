@@ -35,9 +35,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 
-__all__ = ["RateCase", "CASES", "FAMILIES", "case", "draw_errors"]
+__all__ = ["RateCase", "CASES", "FAMILIES", "case", "draw_errors", "uniform_mean"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _normal_mean(rng, sizes, s, r):
     return np.abs(rng.standard_normal((s, n.shape[1], r))) / np.sqrt(n)
 
 
-def _uniform_mean(rng, sizes, s, r):
+def uniform_mean(rng, sizes, s, r):
     """|mean of n uniforms - 1/2| by its normal law N(0, 1/(12 n)) (Irwin-Hall's correction is O(1/n))."""
     return _normal_mean(rng, sizes, s, r) / math.sqrt(12.0)
 

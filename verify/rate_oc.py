@@ -25,9 +25,10 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify import rate_rule
-from verify.rate_cases import CASES, RateCase, draw_errors
+from verify.rate_cases import CASES, RateCase, case, draw_errors, uniform_mean
+from verify.rates import DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, check_auto, parse_budget
 
 __all__ = ["CLAIMS", "TARGET", "OCRow", "AutoRow", "characteristics", "auto_characteristics", "table", "auto_table",
            "AUTO_CASES", "CALL_COST"]
@@ -86,8 +87,6 @@ def _shares(v: np.ndarray) -> tuple[float, float, float]:
 def characteristics(cases=CASES, *, runs: int = 200, seed: int = 0, tolerance: float | None = None,
                     confidence: float = 0.95, correction: float = rate_rule.Q_MIN) -> tuple[OCRow, ...]:
     """Pass / fail / undecided shares of every claim of :data:`CLAIMS` on ``runs`` draws of each case."""
-    from verify.rates import DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE
-
     tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
     rows = []
     for c in cases:
@@ -158,11 +157,9 @@ AUTO_CASES = ("exponential-mean", "readme-example", "normal-mean", "bernoulli-me
 
 
 def _readme_case() -> RateCase:
-    from verify.rate_cases import _uniform_mean  # noqa: PLC2701 - the same library's sampler
-
     sizes = tuple(1000 * 2**k for k in range(7))
     return RateCase("readme-example", "monte-carlo", "the README's example: |mean of n uniforms - 1/2| at n = 1000 .. "
-                    "64000 (its normal law)", sizes, 16, -0.5, _uniform_mean)
+                    "64000 (its normal law)", sizes, 16, -0.5, uniform_mean)
 
 
 def auto_case(name: str) -> RateCase:
@@ -170,7 +167,6 @@ def auto_case(name: str) -> RateCase:
     name = name.removesuffix("+sizes")
     if name == "readme-example":
         return _readme_case()
-    from verify.rate_cases import case
 
     return case(name)
 
@@ -193,8 +189,6 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
                          claims=(("true", 0.0, "equal"), ("-0.15", -0.15, "equal"), ("+0.15", 0.15, "equal"),
                                  ("bound -0.15", -0.15, "bound"))) -> tuple[AutoRow, ...]:
     """``repeats="auto"`` on ``runs`` simulated runs per case (the clock of :data:`CALL_COST`), per claim."""
-    from verify.rates import DEFAULT_BUDGET, DEFAULT_ROUNDOFF, DEFAULT_TOLERANCE, _check_auto, parse_budget  # noqa
-
     budget = DEFAULT_BUDGET if budget is None else budget
     unit, amount = parse_budget(budget)
     rows = []
@@ -210,7 +204,7 @@ def auto_characteristics(names=AUTO_CASES, *, runs: int = 200, seed: int = 0, bu
                                seed=seed, floor=1e-13, roundoff=c.roundoff or DEFAULT_ROUNDOFF,
                                log_power=c.log_power,
                                correction=rate_rule.Q_MIN)
-                res = _check_auto(meter, np.asarray(c.sizes), extend, options, unit, amount)
+                res = check_auto(meter, np.asarray(c.sizes), extend, options, unit, amount)
                 v[k] = 1 if res.status == "pass" else -1 if res.status == "fail" else 0
                 if label == "true":
                     reps.append(res.spent["repeats"])

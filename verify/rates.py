@@ -87,13 +87,18 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
+from spectral.floor.validation import InputError, UnavailableError, check_int, check_option, check_real, child_rng
 from verify import rate_rule
-from verify.core.implementation import ImplementationError
+from verify.core.cli import check_plot_path
+from verify.core.drawing import figure_saver
+from verify.core.implementation import Implementation, ImplementationError
+from verify.core.provenance import versions
+from verify.core.result import CheckResult, Recorder
 
 __all__ = ["KINDS", "STATUSES", "DEFAULT_TOLERANCE", "DEFAULT_BUDGET", "DEFAULT_ROUNDOFF", "PILOT_REPEATS",
            "RateQuantities", "RateResult", "check_rate", "measure_rate", "decide_rate", "rate_records", "record_rate",
-           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget", "auto_result"]
+           "record_bound", "rate_check_result", "takes_rng", "function_label", "parse_budget", "auto_result",
+           "check_auto"]
 
 KINDS = ("equal", "bound")
 
@@ -255,14 +260,9 @@ class RateResult:
 
         Needs matplotlib and the toolkit's ``figures`` package (found through its entry point).
         """
-        from verify.core.cli import check_plot_path
-        from verify.core.drawing import figure_saver
-
         check_plot_path(str(path))
         save = figure_saver("rate")
         if save is None:
-            from spectral.validation import UnavailableError
-
             raise UnavailableError("no installed figures provider draws the rate figure (install attention-limits)")
         save(self.check_result(), str(path))
 
@@ -331,8 +331,6 @@ class _Meter:
     """The user's error function, called through :class:`verify.core.implementation.Implementation`."""
 
     def __init__(self, error, *, random, label, seed, timeout):
-        from verify.core.implementation import Implementation
-
         if error is None or not callable(error):
             raise InputError(f"error must be a function error(n) or error(n, rng) -> float, got {error!r}")
         self.random = takes_rng(error) if random is None else bool(random)
@@ -806,10 +804,10 @@ def check_rate(error: Callable, sizes: Sequence, *, claimed: float, kind: str = 
         errors = meter.block(ladder, 0, repeats)
         q = RateQuantities(sizes=ladder, errors=errors, deterministic=not meter.random, label=meter.label)
         return decide_rate(q, **options)
-    return _check_auto(meter, ladder, extend, options, unit, amount)
+    return check_auto(meter, ladder, extend, options, unit, amount)
 
 
-def _check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateResult:
+def check_auto(meter: _Meter, ladder, extend, options, unit, amount) -> RateResult:
     """``repeats="auto"``: a pilot, then the repeats (and sizes) the decision needs, within the budget."""
     start = meter.now()
     deadline = start + amount if unit == "seconds" else None
@@ -1000,9 +998,6 @@ def record_bound(rec, tag: str, res: RateResult, *, why: str, label: str, decide
 
 def rate_check_result(res: RateResult, parameters: Mapping[str, Any] | None = None):
     """A :class:`~verify.core.result.CheckResult` of the check ``rate`` holding ``res``'s records."""
-    from verify.core.provenance import versions
-    from verify.core.result import CheckResult, Recorder
-
     q = res.quantities
     if parameters is None:
         parameters = {"error": q.label, "sizes": tuple(int(n) for n in q.sizes), "claimed": res.claimed,

@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+import spectral
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Real
@@ -34,7 +35,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "attention_rows"]
 
-CHECK = Check("sa_boolean", claims=("SA-5",),
+CHECK = Check("sa_boolean",
               host_only="n <= 256 scalar tokens: small flows whose (n, n) softmax is read on the host")
 
 CALIBRATION = Calibration(
@@ -90,13 +91,12 @@ def _distance(P, imin, imax) -> float:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Scalar flows from Gaussian starts: P(t) against the Boolean limit led by the extremes."""
-    from spectral import attention_flow
-
     times = np.linspace(0.0, p.t_max, 41)
     X0 = child_rng(p.seed, "tokens").standard_normal((p.draws, p.n, 1))
     with ctx.timed("flows"):
-        flow = attention_flow(X0, beta=p.query_key, times=times, geometry="euclidean", value=[[p.value]], rtol=1e-10,
-                              atol=1e-12)
+        flow = spectral.attention_flow(X0, beta=p.query_key, times=times, geometry="euclidean", value=[[p.value]],
+                                       rtol=1e-10,
+                                       atol=1e-12)
         x = np.asarray(flow.tokens, dtype=float)[..., 0]  # (times, draws, n)
     order = np.argsort(x[0], axis=-1)
     changes = int(sum(np.any(np.argsort(x[k], axis=-1) != order) for k in range(times.size)))

@@ -28,8 +28,10 @@ import functools
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import uniform_sphere
-from spectral.validation import child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -38,7 +40,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL"]
 
-CHECK = Check("sa_clustering", claims=("SA-1",), devices=("cpu", "gpu"))
+CHECK = Check("sa_clustering", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: ``full=True``: n = 1024 tokens in d = 3, 16, 64 (beyond the paper's n = 32), 4 draws each
@@ -116,20 +118,19 @@ def _times(t_max: float) -> np.ndarray:
 def _flow(p: Params, xp, item) -> tuple:
     """One (d, beta, normalisation): the flow of the ``draws`` starts in d (the same starts for every beta);
     ``(counts per output time and draw, final diameters, largest energy drop, largest norm error)``."""
-    from spectral import attention_energy, attention_flow, cluster_tokens
-    from spectral.backend import to_numpy
-
     d, beta, norm = item
     times = _times(p.t_max)
     X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "start", d), (p.draws, p.n), d))
     clock = 1.0 if norm == "softmax" else float(np.exp(-beta))
-    flow = attention_flow(X0, beta=beta, times=times * clock, normalisation=norm, rtol=p.rtol, atol=1e-3 * p.rtol)
+    flow = spectral.attention_flow(X0, beta=beta, times=times * clock, normalisation=norm, rtol=p.rtol,
+                                   atol=1e-3 * p.rtol)
     tokens = flow.tokens
-    counts = np.stack([np.asarray(cluster_tokens(tokens[k, ...], tol=p.tol).counts) for k in range(times.size)])
+    counts = np.stack([np.asarray(spectral.cluster_tokens(tokens[k, ...],
+                                                          tol=p.tol).counts) for k in range(times.size)])
     final = np.asarray(to_numpy(tokens[-1, ...]), dtype=float)
     G = np.einsum("bid,bjd->bij", final, final)
     diam = np.sqrt(np.maximum(2.0 - 2.0 * G.min(axis=(1, 2)), 0.0))
-    E = np.asarray(to_numpy(attention_energy(tokens, beta=beta)), dtype=float)
+    E = np.asarray(to_numpy(spectral.attention_energy(tokens, beta=beta)), dtype=float)
     drop = float(np.max(np.maximum(-(E[1:] - E[:-1]), 0.0)) / np.max(np.abs(E)))
     norms = np.asarray(to_numpy(xp.sqrt(xp.sum(tokens * tokens, axis=-1))), dtype=float)
     return counts, diam, drop, float(np.max(np.abs(norms - 1.0)))
@@ -141,9 +142,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
     Each (d, beta, normalisation) is one independent draw of ``ctx.map`` (progress, ``--scheduler``,
     ``--resume``); its cost grows like n^2 d (the scores of every pair in d dimensions)."""
-    from spectral import attention_velocity
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     times = _times(p.t_max)
     counts, diam, drop = {}, {}, {}
@@ -158,7 +156,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
     with ctx.timed("antipodal"):
         u = uniform_sphere(child_rng(p.seed, "antipodal"), 1, max(p.dims))[0]
         pair = xp.asarray(np.stack([u, -u]))
-        speed = max(float(np.max(np.abs(to_numpy(attention_velocity(pair, beta=beta, normalisation=norm)))))
+        speed = max(float(np.max(np.abs(to_numpy(spectral.attention_velocity(pair, beta=beta, normalisation=norm)))))
                     for beta in p.betas for norm in NORMALISATIONS)
     return Quantities(times=times, counts=counts, final_diameter=diam, energy_decrease=drop, norm_error=norm_error,
                       antipodal_speed=speed)

@@ -33,19 +33,22 @@ import dataclasses
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import (equiangular_beta0, equiangular_flow, equiangular_tokens, gram_flow,
                                                  pair_inner_products, uniform_sphere)
-from spectral.validation import child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import ConvergenceError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.cpu import AVX2, AVX512
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
+from verify.rates import RateQuantities, decide_rate
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "RATE_SIZES", "RATE_SETTING"]
 
-CHECK = Check("sa_equiangular", claims=("SA-6",), devices=("cpu", "gpu"))
+CHECK = Check("sa_equiangular", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: The order study: SA, n = 8 equiangular tokens from rho0 = 0, beta = 4, error of rho at t = 2.
@@ -144,12 +147,8 @@ def needs(p: Params) -> dict:
 
 def _run(ctx, X0, beta, times, norm, **kw):
     """The simulated tokens at ``times`` (host); NaN where the integrator gave up (a note says why)."""
-    from spectral import attention_flow
-    from spectral.backend import to_numpy
-    from spectral.validation import ConvergenceError
-
     try:
-        flow = attention_flow(ctx.xp.asarray(X0), beta=beta, times=times, normalisation=norm, **kw)
+        flow = spectral.attention_flow(ctx.xp.asarray(X0), beta=beta, times=times, normalisation=norm, **kw)
     except ConvergenceError as exc:  # a wrong dynamics can overflow: its inner products are then NaN (never pass)
         ctx.note(f"beta = {beta:g}, {norm}: {exc}")
         return np.full((len(times), *np.shape(X0)), np.nan)
@@ -220,8 +219,6 @@ def _worst(values) -> float:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """rho against the ODE, equiangularity, the unit norm, the Gram ODE, and the three orders with their intervals."""
-    from verify.rates import RateQuantities, decide_rate
-
     rec.at_most("rho_relative_error", _worst(q.rho_error.values()), CALIBRATION.get("rho_relative_error", p),
                 label="SA-6: the simulated inner products leave the equiangular ODE")
     far = [v for v in q.one_minus_rho_error.values() if not np.isnan(v)]

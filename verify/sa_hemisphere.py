@@ -30,8 +30,10 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import in_open_hemisphere, uniform_sphere, wendel_probability
-from spectral.validation import child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -40,7 +42,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "WENDEL_CASES"]
 
-CHECK = Check("sa_hemisphere", claims=("SA-2",), devices=("cpu", "gpu"))
+CHECK = Check("sa_hemisphere", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: (n, d) of the Monte Carlo hemisphere counts: d >= n (probability 1) and d < n (Wendel's sum)
@@ -138,9 +140,6 @@ def _tail_rate(times, diam) -> float:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Collapse runs from hemisphere and uniform (n = d) starts; tail rates; r(t); the Monte Carlo count."""
-    from spectral import attention_flow
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     rate, linear, lemma, r_drop, diam = {}, {}, {}, {}, {}
     norm_error = 0.0
@@ -155,8 +154,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
             for beta in p.betas:
                 for norm in NORMALISATIONS:
                     key = (kind, int(d), float(beta), norm)
-                    flow = attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm,
-                                          rtol=_COLLAPSE_RTOL, atol=1e-3 * _COLLAPSE_RTOL)
+                    flow = spectral.attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm,
+                                                   rtol=_COLLAPSE_RTOL, atol=1e-3 * _COLLAPSE_RTOL)
                     toks = np.asarray(to_numpy(flow.tokens), dtype=float)
                     drift = np.max(np.abs(np.linalg.norm(toks, axis=-1) - 1.0))
                     norm_error = float(np.max([norm_error, drift]))  # keeps a NaN
@@ -174,8 +173,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     # the tail: a second run from the first output time with every diameter below 1e-3, over
                     # 16 e-folds of the linearised rate, finely sampled
                     tail_times = np.linspace(0.0, 16.0 / lam, 81)
-                    tail = attention_flow(flow.tokens[int(below[0]), ...], beta=beta, times=tail_times,
-                                          normalisation=norm, rtol=p.rtol, atol=1e-4 * p.rtol)
+                    tail = spectral.attention_flow(flow.tokens[int(below[0]), ...], beta=beta, times=tail_times,
+                                                   normalisation=norm, rtol=p.rtol, atol=1e-4 * p.rtol)
                     tdm = _diameter(np.asarray(to_numpy(tail.tokens), dtype=float))
                     rate[key] = np.array([_tail_rate(tail_times, tdm[:, b]) for b in range(p.draws)])
     count, wend = {}, {}

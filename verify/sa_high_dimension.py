@@ -27,17 +27,20 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import equiangular_flow, pair_inner_products, uniform_sphere
-from spectral.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
 from verify.core.result import Recorder
+from verify.rates import RateQuantities, decide_rate, measure_rate
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "DELTA"]
 
-CHECK = Check("sa_high_dimension", claims=("SA-7",), devices=("cpu", "gpu"))
+CHECK = Check("sa_high_dimension", devices=("cpu", "gpu"))
 
 #: the clustering scale of the phase-transition curve: gamma_beta(t) = 1 - DELTA
 DELTA = 0.1
@@ -101,10 +104,6 @@ def needs(p: Params) -> dict:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Errors of uniform starts against gamma_beta per (beta, d, draw); the phase-transition grid."""
-    from spectral import attention_flow
-    from spectral.backend import to_numpy
-    from verify.rates import measure_rate
-
     xp = ctx.xp
     times = np.linspace(0.0, p.t_max, 21)
     errors = {}
@@ -114,7 +113,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
             def error(d, rng, beta=beta, gamma=gamma):
                 X0 = xp.asarray(uniform_sphere(rng, p.n, d))
-                flow = attention_flow(X0, beta=beta, times=times, rtol=1e-8, atol=1e-10)
+                flow = spectral.attention_flow(X0, beta=beta, times=times, rtol=1e-8, atol=1e-10)
                 ips = pair_inner_products(np.asarray(to_numpy(flow.tokens), dtype=float))
                 return float(np.max(np.abs(ips - gamma[:, None])))
 
@@ -128,7 +127,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         X0 = xp.asarray(uniform_sphere(child_rng(p.seed, "curve"), p.n, d))
         for beta in p.curve_betas:
             gam[float(beta)] = equiangular_flow(curve_times, beta=beta, n=p.n)
-            flow = attention_flow(X0, beta=beta, times=curve_times, rtol=1e-8, atol=1e-10)
+            flow = spectral.attention_flow(X0, beta=beta, times=curve_times, rtol=1e-8, atol=1e-10)
             sim[float(beta)] = pair_inner_products(np.asarray(to_numpy(flow.tokens), dtype=float)).min(axis=-1)
     return Quantities(dims=np.asarray(p.dims), errors=errors, curve_times=curve_times, gamma=gam,
                       simulated_min_inner=sim, curve_d=int(d))
@@ -148,8 +147,6 @@ def crossing_times(times, values, level) -> float:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """The order -1/2 of the error in d with its interval, per beta; the simulated curve against the limit."""
-    from verify.rates import RateQuantities, decide_rate
-
     tol = CALIBRATION.get("order_deviation", p)
     worst, texts = 0.0, []
     for beta, errs in q.errors.items():

@@ -33,8 +33,10 @@ import math
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import two_cluster_flow, two_cluster_merge_time, uniform_sphere
-from spectral.validation import InputError, child_rng
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -43,7 +45,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "FULL", "RHO1"]
 
-CHECK = Check("sa_metastability", claims=("SA-3",), devices=("cpu", "gpu"))
+CHECK = Check("sa_metastability", devices=("cpu", "gpu"))
 
 NORMALISATIONS = ("softmax", "uniform")
 #: the merge: the inner product of the two cluster centres reaches this
@@ -160,16 +162,13 @@ def _crossing(times, values, level) -> float:
 
 def _two_caps(p, xp, item):
     """One (beta, normalisation) of the two-cap starts: (merge time, reference, rho error, collapse time)."""
-    from spectral import attention_flow
-    from spectral.backend import to_numpy
-
     beta, norm = item
     X0, k = _cap_start(child_rng(p.seed, "caps"), p.n, 3, p.rho0, p.cap)
     m = p.n - k
     ref = two_cluster_merge_time(p.rho0, RHO1, beta=beta, k=k, m=m, normalisation=norm)
     clock = 1.0 if norm == "softmax" else math.exp(-beta)  # the caps collapse at rate 1 (SA), e^beta (USA)
     times = np.linspace(0.0, 1.25 * ref + _COLLAPSE_TIME * clock, 241)
-    flow = attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm, rtol=1e-10, atol=1e-12)
+    flow = spectral.attention_flow(xp.asarray(X0), beta=beta, times=times, normalisation=norm, rtol=1e-10, atol=1e-12)
     toks = np.asarray(to_numpy(flow.tokens), dtype=float)
     rho = _centres_rho(toks, k)
     spread = np.maximum(_spread(toks[:, :k]), _spread(toks[:, k:]))
@@ -198,17 +197,15 @@ def _phase_times(p):
 def _phase(p, xp, item):
     """One (beta, batch of draws) of the phase diagram: the cluster counts per output time and draw, and the
     largest distance of a token to its cluster's mean at phase_t."""
-    from spectral import attention_flow, cluster_tokens
-    from spectral.backend import to_numpy
-
     beta, first = item
     X0 = uniform_sphere(child_rng(p.seed, "phase"), (p.draws, p.phase_n), p.phase_d)  # every draw, then the batch
     X0 = xp.asarray(X0[first: first + PHASE_CHUNK])
     times = _phase_times(p)
-    flow = attention_flow(X0, beta=beta, times=times, rtol=1e-6, atol=1e-9)
-    c = np.stack([np.asarray(cluster_tokens(flow.tokens[k, ...], tol=p.tol).counts) for k in range(times.size)])
+    flow = spectral.attention_flow(X0, beta=beta, times=times, rtol=1e-6, atol=1e-9)
+    c = np.stack([np.asarray(spectral.cluster_tokens(flow.tokens[k, ...],
+                                                     tol=p.tol).counts) for k in range(times.size)])
     final = np.asarray(to_numpy(flow.tokens[-1, ...]), dtype=float)
-    labels = cluster_tokens(flow.tokens[-1, ...], tol=p.tol).labels
+    labels = spectral.cluster_tokens(flow.tokens[-1, ...], tol=p.tol).labels
     worst = 0.0
     for b in range(final.shape[0]):
         for lab in np.unique(labels[b]):

@@ -27,8 +27,9 @@ import dataclasses
 
 import numpy as np
 
+import spectral
 from manifolds.references.attention_flow import hull_distance, hull_vertices
-from spectral.validation import child_rng
+from spectral.floor.validation import ConvergenceError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
@@ -36,7 +37,7 @@ from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main"]
 
-CHECK = Check("sa_polytope", claims=("SA-4",),
+CHECK = Check("sa_polytope",
               host_only="n <= 256 tokens in d <= 8: a few small flows, convex hulls (qhull) and least squares on the "
                         "host")
 
@@ -95,9 +96,6 @@ def _spd(rng, d):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Euclidean flows with V = I from Gaussian starts: convergence, limit set, vertices and nested hulls."""
-    from spectral import attention_flow, cluster_tokens
-    from spectral.validation import ConvergenceError
-
     conv, npts, nvert, gap, growth = {}, {}, {}, {}, {}
     limits = {int(d): np.zeros((0, d)) for d in p.dims}
     starts = {int(d): np.zeros((0, d)) for d in p.dims}
@@ -111,8 +109,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     B = np.eye(d) if name == "identity" else _spd(rng, d)
                     key = (int(d), name, draw)
                     try:
-                        flow = attention_flow(X0, beta=p.beta, times=times, geometry="euclidean", query_key=B,
-                                              rtol=1e-10, atol=1e-12)
+                        flow = spectral.attention_flow(X0, beta=p.beta, times=times, geometry="euclidean", query_key=B,
+                                                       rtol=1e-10, atol=1e-12)
                     except ConvergenceError as exc:  # a wrong dynamics can overflow: NaN quantities (never pass)
                         ctx.note(f"d = {d}, B {name}, draw {draw}: {exc}")
                         conv[key] = gap[key] = growth[key] = float("nan")
@@ -121,7 +119,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
                     Z = np.asarray(flow.tokens, dtype=float) * np.exp(-times)[:, None, None]
                     last = int(np.searchsorted(times, p.t_max - 1.0))
                     conv[key] = float(np.max(np.abs(Z[-1] - Z[last])))
-                    cl = cluster_tokens(Z[-1], tol=p.tol)
+                    cl = spectral.cluster_tokens(Z[-1], tol=p.tol)
                     pts = np.array([Z[-1][cl.labels == c].mean(axis=0) for c in range(int(cl.counts))])
                     vert = pts[hull_vertices(pts)]
                     scale = float(np.max(np.sum(Z[0] ** 2, axis=1)))

@@ -19,8 +19,10 @@ import dataclasses
 import math
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from spectral.validation import InputError, child_rng
+import spectral
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -28,7 +30,7 @@ from verify.core.params import Choice, Int, Reals
 from verify.core.reduce import worst
 from verify.core.result import Recorder
 
-CHECK = Check("similarity_taxonomy", claims=("DRIFT-2",),
+CHECK = Check("similarity_taxonomy",
               host_only="n <= 2000: each Table-1 composition is held to a host reference (SciPy cdist and "
                         "softmax, scikit-learn's k-NN regressor and k-means)",
               printed="that the printed FCM centre update (weights u) is Bezdek's (weights u^m), which fails")
@@ -160,9 +162,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
     from scipy.special import softmax
     from sklearn.cluster import KMeans
     from sklearn.neighbors import KNeighborsRegressor
-    from threadpoolctl import threadpool_limits
-
-    from spectral import anisotropic_normalize
 
     n, seed, perturb = p.n, p.seed, p.perturb
     x = child_rng(seed, "points").standard_normal((n, 5))
@@ -172,7 +171,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         eps = 1.5
         dmap = op_Nr(op_gamma_exp(op_D(x, x, t=2), eps)) if perturb == "dmap_without_N2" else \
             op_Nr(op_N2(op_gamma_exp(op_D(x, x, t=2), eps)))
-        errors["diffusion_map"] = _rel(dmap, anisotropic_normalize(np.exp(-sq / eps), 1.0))
+        errors["diffusion_map"] = _rel(dmap, spectral.anisotropic_normalize(np.exp(-sq / eps), 1.0))
         sigma = child_rng(seed, "sne").uniform(0.5, 2.0, size=n)
         sne = op_Nr(op_gamma_exp(op_D(x, x, t=2), 2 * sigma**2))
         errors["sne"] = _rel(sne, softmax(-sq / (2 * sigma[:, None] ** 2), axis=1))

@@ -49,16 +49,24 @@ import warnings
 
 import numpy as np
 
+import manifolds
+import spectral
+from manifolds.references import sinkformers
+from spectral import normalize
+from spectral.floor.backend import to_numpy
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Options, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+from verify.rates import record_rate
+from verify.sk_generator import gaussian_kernel_matrix
 
 __all__ = ["CALIBRATION", "CHECK", "EPS", "TOL", "main", "run"]
 
-CHECK = Check("sk_convergence", claims=("SK-4",), devices=("cpu", "gpu"))
+CHECK = Check("sk_convergence", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 #: the bandwidths per manifold (halving)
@@ -150,38 +158,27 @@ def needs(p) -> dict:
 def _points(manifold, n):
     """S^1: the von Mises quantile grid (smooth: its P has the continuum's spectrum, gap ~ eps); S^2: the vMF
     Fibonacci set (deterministic too, but its irregularities put the scaling's starting error in every mode)."""
-    from manifolds import VonMises
-
-    from manifolds.references.sinkformers import vmf_fibonacci_points
-
     if manifold == "circle":
-        return VonMises(mu=0.3, kappa=1.0).quantile_grid(n)
-    return vmf_fibonacci_points(n, kappa=2.0, mu=np.array([0.0, 0.6, 0.8]))
+        return manifolds.VonMises(mu=0.3, kappa=1.0).quantile_grid(n)
+    return sinkformers.vmf_fibonacci_points(n, kappa=2.0, mu=np.array([0.0, 0.6, 0.8]))
 
 
 def _alternating(W):
     """Sweeps of :func:`spectral.sinkhorn` to ``TOL`` (residual checked after every sweep) and its asymptotic rate
     per sweep: ``(r_k / r_(k-m))^(1/m)`` from a second run stopped ``m`` sweeps before the first one converged."""
-    from spectral import sinkhorn
-    from spectral.normalize import SinkhornConvergenceWarning
-
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SinkhornConvergenceWarning)
-        fine = sinkhorn(W, tol=TOL, max_iter=MAX_SWEEPS, check_every=1)
+        warnings.simplefilter("ignore", normalize.SinkhornConvergenceWarning)
+        fine = spectral.sinkhorn(W, tol=TOL, max_iter=MAX_SWEEPS, check_every=1)
         if not fine.converged:
             return math.nan, math.nan
         m = max(2, min(RATE_WINDOW, fine.iterations // 3))
-        earlier = sinkhorn(W, tol=TOL, max_iter=fine.iterations - m, check_every=1)
+        earlier = spectral.sinkhorn(W, tol=TOL, max_iter=fine.iterations - m, check_every=1)
     return fine.iterations, (fine.residual / earlier.residual) ** (1.0 / m)
 
 
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both iterations on the Gaussian kernel of each manifold's sample at every eps."""
-    from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
-    from verify.sk_generator import gaussian_kernel_matrix
-
     xp = ctx.xp
     runs = {}
     for manifold in p.manifolds:
@@ -190,7 +187,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         for eps in EPS[manifold]:
             with ctx.timed(f"{manifold}_eps={eps:g}"), single_blas_thread():
                 W = gaussian_kernel_matrix(x, eps, xp)
-                res = sinkhorn_normalize(W, tol=TOL)
+                res = spectral.sinkhorn_normalize(W, tol=TOL)
                 r = np.asarray(res.residuals)
                 cols["updates"].append(res.iterations)
                 cols["start"].append(float(r[0]))
@@ -219,9 +216,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """Per manifold: both rates against the eigenvalue predictions and the symmetric count against its bound;
     on S^1 both counts' orders in eps."""
-    from verify.core.fits import fit_power_law
-    from verify.rates import record_rate
-
     for manifold in p.manifolds:
         r = q.runs[manifold]
         bound = (1.0 - r.lambda_min) / 2.0

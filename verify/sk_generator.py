@@ -41,7 +41,11 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+import manifolds
+import spectral
+from manifolds.references import sinkformers
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -52,7 +56,7 @@ from verify.core.threads import single_blas_thread
 __all__ = ["CALIBRATION", "CHECK", "LIMITS", "TIERS", "continuum_operators", "gaussian_kernel_matrix", "main", "run",
            "tier_problem"]
 
-CHECK = Check("sk_generator", claims=("SK-2",), devices=("cpu", "gpu"))
+CHECK = Check("sk_generator", devices=("cpu", "gpu"))
 
 TIERS = ("circle_grid", "sphere_grid", "circle_iid", "sphere_iid")
 NORMALISATIONS = ("sinkhorn", "softmax")
@@ -300,60 +304,52 @@ def needs(p) -> dict:
 
 def _functions(manifold):
     """The test functions (ManifoldFunction) and their values as functions of the angle / of z = <mu, x>."""
-    from manifolds import FourierMode, Polynomial, Sphere
-
     if manifold == "circle":
-        fs = [FourierMode(2, phase=-math.pi / 2), FourierMode(1)]
+        fs = [manifolds.FourierMode(2, phase=-math.pi / 2), manifolds.FourierMode(1)]
         along = [lambda t: np.sin(2 * t), np.cos]
         return fs, along
     mu = np.asarray(SPHERE_MU)
-    fs = [Polynomial.quadratic(np.zeros((3, 3)), mu, manifold=Sphere(2)),
-          Polynomial.quadratic(1.5 * np.outer(mu, mu), None, -0.5, manifold=Sphere(2))]
+    fs = [manifolds.Polynomial.quadratic(np.zeros((3, 3)), mu, manifold=manifolds.Sphere(2)),
+          manifolds.Polynomial.quadratic(1.5 * np.outer(mu, mu), None, -0.5, manifold=manifolds.Sphere(2))]
     along = [lambda z: z, lambda z: 1.5 * z * z - 0.5]
     return fs, along
 
 
 def tier_problem(tier, n, rng):
     """Points, the density, the limit pieces and the continuum operators of one tier."""
-    from manifolds import VonMises, VonMisesFisher
-    from manifolds import drift_diffusion as limit
-    from manifolds.references.sinkformers import vmf_fibonacci_points
-
     manifold = tier.split("_")[0]
     if manifold == "circle":
-        dens = VonMises(mu=CIRCLE_MU, kappa=CIRCLE_KAPPA)
+        dens = manifolds.VonMises(mu=CIRCLE_MU, kappa=CIRCLE_KAPPA)
         x = dens.quantile_grid(n) if tier.endswith("grid") else dens.sample(n, rng=rng)
     else:
-        dens = VonMisesFisher(np.asarray(SPHERE_MU), kappa=SPHERE_KAPPA)
-        x = (vmf_fibonacci_points(n, kappa=SPHERE_KAPPA, mu=np.asarray(SPHERE_MU)) if tier.endswith("grid")
+        dens = manifolds.VonMisesFisher(np.asarray(SPHERE_MU), kappa=SPHERE_KAPPA)
+        x = (sinkformers.vmf_fibonacci_points(n, kappa=SPHERE_KAPPA, mu=np.asarray(SPHERE_MU)) if tier.endswith("grid")
              else dens.sample(n, rng=rng))
     fs, along = _functions(manifold)
     vals = np.stack([np.asarray(f(x)) for f in fs], axis=1)
-    half_lap = np.stack([np.asarray(limit(f, dens, x, a=1.0)) for f in fs], axis=1)
-    drift = np.stack([np.asarray(limit(f, dens, x, a=0.0)) for f in fs], axis=1) - half_lap
+    half_lap = np.stack([np.asarray(manifolds.drift_diffusion(f, dens, x, a=1.0)) for f in fs], axis=1)
+    drift = np.stack([np.asarray(manifolds.drift_diffusion(f, dens, x, a=0.0)) for f in fs], axis=1) - half_lap
     pdf = np.asarray(dens.pdf(x))
     return manifold, dens, x, vals, half_lap, drift, pdf, along
 
 
 def continuum_operators(manifold, dens, x, along, eps):
     """``(softmax ops, sinkhorn ops, scaling)`` of the exact finite-eps continuum at the points."""
-    from manifolds.references.sinkformers import circle_continuum, sphere_continuum
-
     if manifold == "circle":
-        cont = circle_continuum(dens.angle_pdf, along, eps, np.arctan2(x[:, 1], x[:, 0]))
+        cont = sinkformers.circle_continuum(dens.angle_pdf, along, eps, np.arctan2(x[:, 1], x[:, 0]))
     else:
         kappa = SPHERE_KAPPA
         pdf_z = lambda t: kappa * np.exp(kappa * (t - 1.0)) / (2 * math.pi * (1.0 - math.exp(-2 * kappa)))  # noqa: E731
-        cont = sphere_continuum(pdf_z, along, eps, x @ np.asarray(SPHERE_MU),
-                                degree=max(64, int(math.ceil(math.sqrt(120 / eps)))))
+        cont = sinkformers.sphere_continuum(pdf_z, along, eps, x @ np.asarray(SPHERE_MU),
+                                            degree=max(64, int(math.ceil(math.sqrt(120 / eps)))))
     return cont.softmax, cont.sinkhorn, cont.scaling
 
 
 def _kernel_mass(manifold, eps) -> float:
     """``c_eps = int exp(-|x - y|^2 / (2 eps)) dy``: the degree-0 symbol of the kernel (n d^2 p c_eps -> 1)."""
-    from manifolds.references.sinkformers import circle_kernel_symbol, sphere_kernel_symbol
-
-    return float(circle_kernel_symbol(eps, 0) if manifold == "circle" else sphere_kernel_symbol(eps, 0))
+    if manifold == "circle":
+        return float(sinkformers.circle_kernel_symbol(eps, 0))
+    return float(sinkformers.sphere_kernel_symbol(eps, 0))
 
 
 def _relative_rms(a, b) -> float:
@@ -379,9 +375,6 @@ def gaussian_kernel_matrix(x, eps, xp):
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both normalisations' generators on each tier, their fits, and the Sinkhorn scaling."""
-    from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
-
     xp = ctx.xp
     sinkhorn_limits = {k: v for k, v in LIMITS.items() if v is not None}
     tiers = {}
@@ -392,7 +385,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
             W = gaussian_kernel_matrix(xp.asarray(x), eps, xp)
             fx = xp.asarray(vals)
             soft = to_numpy((W @ fx) / xp.sum(W, axis=1)[:, None] - fx) / eps
-            res = sinkhorn_normalize(W, tol=1e-12)
+            res = spectral.sinkhorn_normalize(W, tol=1e-12)
             del W
             sink = to_numpy(res.matrix @ fx - fx) / eps
             scaling, iterations = to_numpy(res.scaling), res.iterations

@@ -37,6 +37,10 @@ import dataclasses
 
 import numpy as np
 
+import manifolds
+import spectral
+from manifolds.references import sinkformers
+from spectral.floor.backend import to_numpy
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -46,7 +50,7 @@ from verify.core.threads import single_blas_thread
 
 __all__ = ["CALIBRATION", "CHECK", "DIFFUSIVITY", "MODES", "main", "run"]
 
-CHECK = Check("sk_heat", claims=("SK-1",), devices=("cpu", "gpu"))
+CHECK = Check("sk_heat", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 NORMALISATIONS = ("sinkhorn", "softmax")
@@ -166,15 +170,12 @@ def needs(p) -> dict:
 
 def _start(manifold: str, n: int):
     """Tokens of the starting density and the exact moments of that density."""
-    from manifolds import VonMises
-    from manifolds.references.sinkformers import circle_heat_moment, sphere_heat_moment, vmf_fibonacci_points
-
     if manifold == "circle":
-        x = VonMises(mu=CIRCLE_MU, kappa=CIRCLE_KAPPA).quantile_grid(n)
-        exact = [float(circle_heat_moment(k, 0.0, kappa=CIRCLE_KAPPA, diffusivity=0.0)) for k in MODES]
+        x = manifolds.VonMises(mu=CIRCLE_MU, kappa=CIRCLE_KAPPA).quantile_grid(n)
+        exact = [float(sinkformers.circle_heat_moment(k, 0.0, kappa=CIRCLE_KAPPA, diffusivity=0.0)) for k in MODES]
     else:
-        x = vmf_fibonacci_points(n, kappa=SPHERE_KAPPA, mu=np.asarray(SPHERE_MU))
-        exact = [float(sphere_heat_moment(k, 0.0, kappa=SPHERE_KAPPA, diffusivity=0.0)) for k in MODES]
+        x = sinkformers.vmf_fibonacci_points(n, kappa=SPHERE_KAPPA, mu=np.asarray(SPHERE_MU))
+        exact = [float(sinkformers.sphere_heat_moment(k, 0.0, kappa=SPHERE_KAPPA, diffusivity=0.0)) for k in MODES]
     return x, np.asarray(exact)
 
 
@@ -192,9 +193,6 @@ def _moments(manifold: str, tokens: np.ndarray) -> np.ndarray:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """Both flows on each manifold, their moments at every layer."""
-    from spectral import sinkformer_flow
-    from spectral.backend import to_numpy
-
     flows = {}
     for manifold in p.manifolds:
         n = p.circle_n if manifold == "circle" else p.sphere_n
@@ -203,7 +201,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         x0, exact = _start(manifold, n)
         for norm in NORMALISATIONS:
             with ctx.timed(f"{manifold}_{norm}"), single_blas_thread():
-                flow = sinkformer_flow(ctx.xp.asarray(x0), eps=p.eps, layers=layers, step=p.step, normalisation=norm)
+                flow = spectral.sinkformer_flow(ctx.xp.asarray(x0), eps=p.eps, layers=layers, step=p.step,
+                                                normalisation=norm)
                 tokens = to_numpy(flow.tokens)
             flows[manifold, norm] = Flow(times=np.asarray(flow.times, dtype=float), moments=_moments(manifold, tokens),
                                          exact_start=exact,

@@ -34,18 +34,22 @@ import dataclasses
 
 import numpy as np
 
-from spectral.validation import child_rng
+import spectral
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
+from verify.core.fits import fit_power_law
 from verify.core.memory import PathNeed
 from verify.core.params import Flag, Int, Ints, Options, Real
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
-from verify.sk_generator import NORMALISATIONS
+from verify.rates import record_rate
+from verify.sk_generator import NORMALISATIONS, continuum_operators, gaussian_kernel_matrix, tier_problem
 
 __all__ = ["CALIBRATION", "CHECK", "EPS_GRIDS", "N_EPS", "main", "n_order", "run"]
 
-CHECK = Check("sk_rates", claims=("SK-3",), devices=("cpu", "gpu"))
+CHECK = Check("sk_rates", devices=("cpu", "gpu"))
 
 MANIFOLDS = ("circle", "sphere")
 #: the bandwidths of the eps study (halving) and the grid sizes
@@ -93,8 +97,6 @@ class Params:
         """The n study's sizes and repeats."""
         sizes = self.sizes if self.sizes is not None else (FULL_SIZES if self.full else DEFAULT_SIZES)
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
-            from spectral.validation import InputError
-
             raise InputError(f"sizes must increase, got {tuple(sizes)}")
         return dataclasses.replace(self, sizes=tuple(sizes),
                                    repeats=self.repeats if self.repeats is not None else (4 if self.full else 6))
@@ -122,14 +124,10 @@ def needs(p) -> dict:
 
 def _operators(x, vals, eps, xp):
     """``(Sinkhorn, softmax)`` of ``(1/eps)(A - I) f`` on the host, for the points ``x``."""
-    from spectral import sinkhorn_normalize
-    from spectral.backend import to_numpy
-    from verify.sk_generator import gaussian_kernel_matrix
-
     W = gaussian_kernel_matrix(xp.asarray(x), eps, xp)
     fx = xp.asarray(vals)
     soft = to_numpy((W @ fx) / xp.sum(W, axis=1)[:, None] - fx) / eps
-    P = sinkhorn_normalize(W, tol=1e-10).matrix
+    P = spectral.sinkhorn_normalize(W, tol=1e-10).matrix
     del W
     return to_numpy(P @ fx - fx) / eps, soft
 
@@ -141,8 +139,6 @@ def _rel(a, b) -> float:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The eps study on the grids, the n study on i.i.d. samples."""
-    from verify.sk_generator import continuum_operators, tier_problem
-
     xp = ctx.xp
     eps_errors, n_errors = {}, {}
     for manifold in p.manifolds:
@@ -174,8 +170,6 @@ def measure(p: Params, ctx: Context) -> Quantities:
 
 def n_order(q: Quantities, manifold: str, norm: str) -> float:
     """Least-squares order of the n study's errors over every size and repeat."""
-    from verify.core.fits import fit_power_law
-
     err = q.n_errors[manifold, norm]
     if not np.all(np.isfinite(err)):  # a non-finite error never passes
         return float("nan")
@@ -186,9 +180,6 @@ def n_order(q: Quantities, manifold: str, norm: str) -> float:
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     """The bias order in eps and the sampling order in n per manifold and normalisation (calibrated bands)."""
-    from verify.core.fits import fit_power_law
-    from verify.rates import record_rate
-
     for (manifold, norm), err in q.eps_errors.items():
         name = f"{manifold}_{norm}_eps_order"
         order = fit_power_law(q.eps[manifold], err).slope if np.all(np.isfinite(err)) else float("nan")

@@ -32,6 +32,8 @@ optional ``dask`` extra (``pip install "attention-limits[dask]"``).
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import dataclasses
 import hashlib
 import inspect
@@ -46,9 +48,16 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError, check_int, check_seed
+from verify.core.claims import load_check
+from verify.core.cli import (EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, build_check_parser, check_output_path,
+                             report_error)
 from verify.core.locks import Claims
+from verify.core.progress import progress as report, silenced
+from verify.core.provenance import versions
 from verify.core.result import CheckResult, format_value, jsonable, write_json
+from verify.core.tasks import check_scheduler, client_for_items
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
 
@@ -331,8 +340,6 @@ def _validate_points(run: Callable, grid: Mapping[str, Sequence], points) -> Non
     never computes some points and then stops at a later one it could have refused. Checks without
     declarations (a user's own ``run``) are checked by their runs.
     """
-    from spectral.memory import DenseMemoryError
-
     check = getattr(run, "__check__", None)
     if check is None:
         return
@@ -476,8 +483,6 @@ class _RunLog:
     def wait(self, keys: list[str], desc: str, progress: bool) -> list[str]:
         """Wait until the runs other sweeps hold are in the log; returns the keys whose claims were dropped or
         went stale meanwhile (their sweep stopped): this sweep runs those."""
-        from verify.core.progress import progress as report
-
         free = []
 
         def arrivals():
@@ -542,8 +547,6 @@ def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: b
     try:
         while todo:
             if scheduler is None:  # one run claimed at a time: sweeps sharing the log take turns
-                from verify.core.progress import progress as report  # a bar on a terminal, plain lines otherwise
-
                 held: list[str] = []
 
                 def claimed(keys=todo, held=held):
@@ -621,8 +624,6 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     """
     _check_grid_names(run, grid)
     if scheduler is None:  # the cluster of an enclosing spectral.distributed.use_client, if any
-        from verify.core.tasks import client_for_items
-
         scheduler = client_for_items()
     if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS and not _ADDRESS.match(scheduler):
         raise InputError(f"scheduler must be one of {', '.join(LOCAL_SCHEDULERS)}, local[:N] or a scheduler address "
@@ -636,8 +637,6 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
     log = _RunLog(jsonl, name, seed)
     desc = f"sweep {name}"
     if isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS:  # one connection for the whole sweep
-        from verify.core.tasks import check_scheduler
-
         client, close = check_scheduler(scheduler)
         try:
             return _sweep(run, grid, points, log, client, progress, desc, name, repeats, seed)
@@ -647,8 +646,6 @@ def sweep(run: Callable[..., CheckResult], grid: Mapping[str, Sequence], *, repe
 
 
 def _sweep(run, grid, points, log, scheduler, progress, desc, name, repeats, seed) -> SweepResult:
-    from verify.core.provenance import versions
-
     # First the first two repeats of every point; the rest only where those two differ.
     first = [p for p in points if p.repeat < 2]
     outcomes, resumed = _execute(run, first, log, scheduler, progress, desc)
@@ -696,7 +693,6 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
     except ImportError:
         raise UnavailableError("a scheduler address needs dask.distributed: pip install "
                                "'attention-limits[dask]'") from None
-    from verify.core.progress import progress as report  # stderr lines (or a bar): stdout stays the table's
 
     client = scheduler  # a client: sweep() connected to an address already
     token = f"sweep-{time.time_ns()}"
@@ -721,16 +717,12 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
 
 def _run_point_quietly(run, params) -> PointResult:
     """:func:`_run_point` on a worker: no progress lines there."""
-    from verify.core.progress import silenced
-
     with silenced(True):
         return _run_point(run, params)
 
 
 def _local_compute(tasks, ids, scheduler, progress, on_done) -> None:
     """A local Dask scheduler; its callbacks run in this process, so each run is logged as it finishes."""
-    import contextlib
-
     import dask
     from dask.callbacks import Callback
 
@@ -757,10 +749,6 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
     ``none``/``auto`` for automatic values). Points of a tuple-valued parameter are separated by
     ``;``, those of any other parameter by ``,``.
     """
-    import argparse
-
-    from verify.core.cli import build_check_parser
-
     check = getattr(run, "__check__", None)
     if check is None:
         raise InputError("parse_grid reads values with a declared check's parser: give a check's run "
@@ -797,9 +785,6 @@ def parse_grid(items: Sequence[str], run: Callable) -> dict[str, list]:
 
 def main(argv=None) -> int:
     """``python -m verify.sweep CHECK --grid NAME=V1,V2 ...``; exit 0 all passed, 1 some failed, 2 bad input."""
-    from verify.core.claims import load_check
-    from verify.core.cli import EXIT_FAIL, EXIT_PASS, USER_ERRORS, OneLineParser, check_output_path, report_error
-
     prog = "python -m verify.sweep"
     parser = OneLineParser(prog=prog, description=__doc__.strip().split("\n\n")[0],
                            epilog="example: python -m verify.sweep appendix_c --grid c=1,2 "

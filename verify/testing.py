@@ -35,13 +35,22 @@ declares a check's small setting (:func:`small_settings`) and measures it once p
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import inspect
+import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spectral.validation import InputError
-from verify.core.claims import LEDGER, available_checks, load_check, setting, settings
+import numpy as np
+
+from spectral.floor.validation import InputError
+from verify.core.claims import (LEDGER, available_checks, claim_records, load_check, printed_disagreements, setting,
+                                settings)
+from verify.core.controls import controls
 from verify.core.result import CheckResult
+from verify.rates import check_rate
 
 __all__ = ["resolve_checks", "resolve_runs", "assert_claims", "assert_rate", "measured", "measurement_fixture",
            "failed_records", "assert_passes", "assert_fails", "assert_nan_fails", "assert_same_quantities",
@@ -54,7 +63,7 @@ _BY_ID = {c.id: c for c in LEDGER}
 def resolve_checks(names_or_ids: Iterable[str]) -> list[str]:
     """Check names for ledger ids (``"FNA-10"`` -> ``"weyl"``), check names and ``"all"``; in order, once each.
 
-    Raises :class:`~spectral.validation.InputError` for an unknown name, or an id that no check
+    Raises :class:`~spectral.floor.validation.InputError` for an unknown name, or an id that no check
     covers (the message names the test that covers it, if any).
     """
     available = available_checks()
@@ -145,8 +154,6 @@ def assert_claims(*names_or_ids: str, **params) -> list[CheckResult]:
         An unknown id or check, an id with no check, a keyword no selected check takes, or a keyword
         that contradicts the setting of a requested claim.
     """
-    import inspect
-
     runs = resolve_runs(names_or_ids, params)
     funcs = {name: load_check(name).run for name, _ in runs}
     taken = {name: set(inspect.signature(run).parameters) for name, run in funcs.items()}
@@ -190,8 +197,6 @@ def assert_rate(error, sizes, *, claimed: float, kind: str = "equal", **options)
     RateResult
         The decision, when the claim holds.
     """
-    from verify.rates import check_rate
-
     res = check_rate(error, sizes, claimed=claimed, kind=kind, **options)
     if not res.passed:
         raise AssertionError(f"rate {res.status}: {res.message}\n{res.summary()}")
@@ -297,8 +302,6 @@ def measured_once(check, /, **params):
     check, ``tests/verify/test_controls.py``). Use :func:`measured` where the measurement must be made again
     (under ``monkeypatch``, say).
     """
-    import copy
-
     key = (id(check), check.name, repr(sorted(params.items())))
     if key not in _MEASURED:
         _MEASURED[key] = measured(check, **params)
@@ -383,8 +386,6 @@ def assert_printed_agrees(check, q, p, /, *, holding=()):
     CheckResult
         The printed run's result (``result.final_line()`` states the ledger's verdicts).
     """
-    from verify.core.claims import claim_records, printed_disagreements
-
     res = check.assess(q, dataclasses.replace(p, claim="printed"))
     disagreements = printed_disagreements(res)
     assert disagreements == [], disagreements
@@ -395,8 +396,6 @@ def assert_printed_agrees(check, q, p, /, *, holding=()):
 
 
 def _nan_in(value, at):
-    import numpy as np
-
     if isinstance(value, np.ndarray):
         out = np.array(value, dtype=np.result_type(value.dtype, np.float64), copy=True)
         if at is None:
@@ -564,8 +563,6 @@ def assert_every_record_can_fail(check, q, p, /, *, modes=None):
     >>> print(found.found[-1])
     coefficient_2d [printed]: fails as measured
     """
-    from verify.core.controls import controls
-
     found = controls(check, q, p, modes=modes)
     assert found.complete, found.summary()
     return found
@@ -612,8 +609,6 @@ def assert_same_quantities(a, b, /) -> None:
 
 
 def _kind(x) -> str:
-    import numpy as np
-
     if isinstance(x, (bool, np.bool_)):
         return "bool"
     if isinstance(x, (int, np.integer)):
@@ -628,11 +623,6 @@ def _kind(x) -> str:
 
 
 def _difference(a, b, at: str):  # noqa: PLR0911 - one return per kind of value
-    import dataclasses
-    import math
-
-    import numpy as np
-
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         if type(b) is not type(a):
             return f"{at}: {type(a).__name__} became {type(b).__name__}"
@@ -719,8 +709,6 @@ def assert_refused(call, match: str, /, **kwargs):
     >>> err = assert_refused(appendix_c.run, "eps_max", eps_max=0.5)
     >>> err = assert_refused(appendix_c.CHECK.params, "claim", claim="paper")
     """
-    import re
-
     try:
         call(**kwargs)
     except InputError as exc:

@@ -46,11 +46,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
-from spectral.validation import InputError, child_rng
+import manifolds
+import spectral
+from manifolds import kernel_spectra as ks
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.fits import fit_power_law
@@ -59,7 +64,7 @@ from verify.core.memory import PathNeed
 from verify.core.params import Choice, Flag, Int, Ints, Real, Text
 from verify.core.result import Recorder
 
-CHECK = Check("weyl", claims=("FNA-10", "FNA-11"), devices=("cpu", "gpu"),
+CHECK = Check("weyl", devices=("cpu", "gpu"),
               methods=("auto", "circulant", "dense", "lanczos", "matrix-free"))
 
 MANIFOLDS = ("circle", "sphere")
@@ -445,8 +450,6 @@ def needs(p: Params) -> dict:
     kernel (dense for n <= 200, else Lanczos) when it fits, else the matrix-free block solver up to
     ``AUTO_MATRIX_FREE_MAX_N``. On the GPU the host keeps the points made there (``host``).
     """
-    from spectral import block_workspace_bytes
-
     k = p.modes + 1
     circle_grid = p.circle_grid
     where = (f"n = {p.n} {'equispaced' if p.points == 'grid' else 'i.i.d.'} points on "
@@ -477,7 +480,7 @@ def needs(p: Params) -> dict:
         out[name] = PathNeed(lambda m, c=copies: int(c * m * m * 8), p.n, "--n", 8, what, host=host,
                              auto=name == preferred and not circle_grid)
     out["matrix-free"] = PathNeed(
-        lambda m: block_workspace_bytes(m, k) + MATRIX_FREE_BYTES_PER_POINT * m + TILE_BYTES, p.n, "--n", 8,
+        lambda m: spectral.block_workspace_bytes(m, k) + MATRIX_FREE_BYTES_PER_POINT * m + TILE_BYTES, p.n, "--n", 8,
         f"the matrix-free path (block eigensolver basis, kernel tiles) on {where}", host=host,
         auto=not circle_grid and p.n <= AUTO_MATRIX_FREE_MAX_N)
     return out
@@ -488,17 +491,15 @@ def needs(p: Params) -> dict:
 
 def _scores(x, y, p, manifold_obj):
     """Score block C[x, y] of the kernel under test (toolkit code)."""
-    from spectral import dot_product_scores, fna_kernel
-
     if p.kernel == "softmax":
-        return dot_product_scores(x, y=y, temperature=p.temperature)
+        return spectral.dot_product_scores(x, y=y, temperature=p.temperature)
     if p.distance == "geodesic":
         d = manifold_obj.distance(x, y)
     else:
         d = manifold_obj.chordal_distance(x, y)
     if p.user_kernel:
         return _user_profile(p)(d / p.scale)
-    return fna_kernel(d, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
+    return spectral.fna_kernel(d, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
 
 
 class _ProfileDefect(Exception):
@@ -562,12 +563,8 @@ def _markov_eigenvalues(xp, p, method: str, timed=None):
     the namespace ``xp`` of the check's device, where the scores and the spectrum are computed; the
     eigenvalues come back to the host once. ``timed(phase)`` times the phases (None: untimed).
     """
-    from manifolds import Circle, Sphere
-    from spectral import circulant_spectrum, markov_spectrum
-    from spectral.backend import to_numpy
-
     timed = timed or (lambda phase: contextlib.nullcontext())
-    man = Circle() if p.manifold == "circle" else Sphere(2)
+    man = manifolds.Circle() if p.manifold == "circle" else manifolds.Sphere(2)
     with timed("points"):
         if p.points == "grid":
             x = man.grid(p.n)
@@ -592,12 +589,12 @@ def _markov_eigenvalues(xp, p, method: str, timed=None):
                     C = C * (1.0 - xp.eye(p.n, dtype=C.dtype))
     with timed("spectrum"):
         if method == "circulant":
-            spec = circulant_spectrum(c, k)
+            spec = spectral.circulant_spectrum(c, k)
         else:
             # Lanczos (ARPACK) for the few leading eigenvalues of a stored kernel: 1.7 s at n = 2000 here
             # against 4 s for a dense eigvalsh; the matrix-free block solver never stores C
             tol = MATRIX_FREE_TOL if method == "matrix-free" else 0.0
-            spec = markov_spectrum(C, k, method=method, rng=child_rng(p.seed, "lanczos"), tol=tol)
+            spec = spectral.markov_spectrum(C, k, method=method, rng=child_rng(p.seed, "lanczos"), tol=tol)
     eta = np.sort(np.asarray(to_numpy(spec.eigenvalues), dtype=float))[::-1]
     # a NaN has no place in the order (sorted first, it took eta_0's place and left the generator spectrum
     # one eigenvalue off): every eigenvalue is NaN then, which no diffusion spectrum has
@@ -606,24 +603,22 @@ def _markov_eigenvalues(xp, p, method: str, timed=None):
 
 def _operator(x, p, man):
     """The kernel under test as a matrix-free operator (toolkit code; the diagonal dropped on i.i.d. points)."""
-    import functools
-
-    from spectral import KernelOperator, ProfileKernel, dot_product_scores, fna_kernel
-
     if p.kernel == "softmax":
         temperature = p.temperature
 
         def scores(xa, xb):
-            return dot_product_scores(xa, y=xb, temperature=temperature)
+            return spectral.dot_product_scores(xa, y=xb, temperature=temperature)
 
-        return KernelOperator(x, kernel=_identity, distance=scores, zero_diagonal=p.points == "random", fused=False)
+        return spectral.KernelOperator(x, kernel=_identity, distance=scores, zero_diagonal=p.points == "random",
+                                       fused=False)
     distance = man.distance if p.distance == "geodesic" else man.chordal_distance
     if p.user_kernel:
         # a kernel that declares its profile: the operator fuses the distance and calls Phi once per tile
-        kernel = ProfileKernel(_user_profile(p), p.scale, name=f"the profile {p.kernel} at scale {p.scale:.4g}")
+        kernel = spectral.ProfileKernel(_user_profile(p), p.scale,
+                                        name=f"the profile {p.kernel} at scale {p.scale:.4g}")
     else:
-        kernel = functools.partial(fna_kernel, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
-    return KernelOperator(x, kernel=kernel, distance=distance, zero_diagonal=p.points == "random")
+        kernel = functools.partial(spectral.fna_kernel, alpha=p.kernel_alpha, scale=p.scale, dim=p.dim)
+    return spectral.KernelOperator(x, kernel=kernel, distance=distance, zero_diagonal=p.points == "random")
 
 
 def _identity(c):
@@ -797,8 +792,6 @@ def _preferred_path(p: Params) -> str:
 @CHECK.measurement
 def measure(p: Params, ctx: Context) -> Quantities:
     """The Markov spectrum, its generator eigenvalues, the continuum references and the fits."""
-    from manifolds import kernel_spectra as ks
-
     method = _preferred_path(p) if p.method == "auto" else p.method
     try:
         if p.user_kernel:

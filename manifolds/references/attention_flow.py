@@ -58,7 +58,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real, child_rng
+from spectral.floor.validation import InputError, check_int, check_option, check_real, child_rng
 
 __all__ = ["NORMALISATIONS", "velocity_loop", "gram_rhs", "gram_flow", "equiangular_rhs", "equiangular_flow",
            "equiangular_beta0", "equiangular_tokens", "two_cluster_rhs", "two_cluster_flow", "two_cluster_merge_time",

@@ -67,7 +67,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_option, check_real
+from spectral.floor.validation import InputError, check_option, check_real
 
 __all__ = ["GaussianAttention", "MomentFlow", "NORMALISATIONS", "KERNELS", "affine_velocity", "moment_rhs",
            "moment_flow", "sinkhorn_cross_covariance", "isotropic_value_covariance", "blowup_time",

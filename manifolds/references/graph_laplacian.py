@@ -36,7 +36,8 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from manifolds import functions
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = [
     "KERNELS",
@@ -167,9 +168,8 @@ def eigenspace_basis(points, sphere_dim: int, degree: int) -> np.ndarray:
     if m == 1:
         theta = np.arctan2(x[:, 1], x[:, 0])
         return np.stack([np.cos(l * theta), np.sin(l * theta)], axis=1)
-    from manifolds.functions import SphericalHarmonic
 
-    return np.stack([np.asarray(SphericalHarmonic(l, j)(x)) for j in range(-l, l + 1)], axis=1)
+    return np.stack([np.asarray(functions.SphericalHarmonic(l, j)(x)) for j in range(-l, l + 1)], axis=1)
 
 
 def eigenspace_distance(vectors, basis, weights=None) -> float:

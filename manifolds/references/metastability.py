@@ -90,10 +90,11 @@ between neighbouring clusters) of Geshkovski, Koubbi, Polyanskiy & Rigollet's me
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["NORMALISATIONS", "growth_rate", "growth_rate_quadrature", "dominant_mode", "mode_transition",
            "fourier_velocity", "angle_velocity", "winner_probabilities", "amplitude_scale",
@@ -175,8 +176,6 @@ def growth_rate_quadrature(k, beta, *, normalisation="uniform", d=2) -> float:
     Integrands are scaled by ``e^-beta`` (exact relative accuracy for large beta) and integrated by
     ``scipy.integrate.quad`` to ``epsrel = 1e-11`` (agreement with the closed form: 1e-12 measured).
     """
-    import warnings
-
     from scipy.integrate import IntegrationWarning
     from scipy.special import eval_gegenbauer, gammaln
 

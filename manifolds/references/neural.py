@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError, check_option, child_rng
+from spectral.floor.validation import InputError, check_option, child_rng
 
 __all__ = ["ACTIVATIONS", "RANK_TOLERANCES", "RankProfile", "activation", "check_activations", "mlp_score_loop",
            "additive_score_loop", "per_pair_score_loop", "concat_loop", "rank_profile", "softmax_rows", "mlp_cases"]

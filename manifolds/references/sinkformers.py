@@ -33,8 +33,9 @@ import dataclasses
 import math
 
 import numpy as np
+from numpy.polynomial import legendre
 
-from spectral.validation import InputError, check_int, check_real
+from spectral.floor.validation import InputError, check_int, check_real
 
 __all__ = ["ContinuumOperators", "circle_continuum", "circle_heat_moment", "circle_kernel_symbol",
            "sphere_continuum", "sphere_heat_moment", "sphere_kernel_symbol", "vmf_fibonacci_points"]
@@ -183,8 +184,6 @@ def sphere_continuum(pdf_z, fs, eps: float, z, *, degree: int = 256) -> Continuu
     (``2 degree`` nodes), the kernel applied by the Funk-Hecke multipliers :func:`sphere_kernel_symbol` up
     to ``degree`` (they decay like ``e^(-l^2 eps / 2)``: ``degree^2 eps >= 80`` is required).
     """
-    from numpy.polynomial import legendre
-
     eps = check_real("eps", eps, low=0.0, low_open=True)
     degree = check_int("degree", degree, low=8)
     if degree ** 2 * eps < 80.0:

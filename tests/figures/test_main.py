@@ -160,7 +160,7 @@ def test_default_is_300_dpi_png_and_vector_pdf(fake, tmp_path, capsys, house_dpi
 
 
 def test_a_refusing_figure_is_reported_and_the_others_still_drawn(monkeypatch, tmp_path, capsys):
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
 
     def refusing(out_dir, *, formats=("png",)):
         """Refuses."""

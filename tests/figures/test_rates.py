@@ -89,7 +89,7 @@ def test_rate_result_plot_writes_the_file(results, tmp_path):
     path = tmp_path / "rate.png"
     results["pre-asymptotic"].plot(path)
     assert path.stat().st_size > 10_000
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
 
     with pytest.raises(InputError, match="suffix"):
         results["pre-asymptotic"].plot(tmp_path / "rate.txt")

@@ -15,7 +15,7 @@ from graphs import (
     iterate_attention,
     near_one_count,
 )
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 RTOL = 4 * math.sqrt(np.finfo(float).eps)  # exact algebra

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from graphs import is_reversible, spectral_gap, stationary_distribution
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 RTOL = 4 * math.sqrt(np.finfo(float).eps)  # exact algebra
 

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import graphs
 from graphs import spectral_gap
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 #: Dense LAPACK gaps of these walks (n <= 60) match the closed forms and numpy.linalg.eigvals to <= 1.3e-15
 #: (measured over every case of this file); 1e-12 keeps a margin of ~800 and still sees any wrong

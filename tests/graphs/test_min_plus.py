@@ -16,9 +16,9 @@ from scipy.sparse.csgraph import construct_dist_matrix, floyd_warshall
 import graphs.paths as gp
 from graphs import hops_from_predecessors, shortest_paths
 from graphs.paths import MIN_PLUS_BYTES_PER_ENTRY, min_plus_floyd_warshall
-from spectral.backend import to_numpy
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 
 RTOL = 4 * math.sqrt(np.finfo(float).eps)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import graphs
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from ..conftest import bool_refusal_test, non_finite_refusal_test
 

@@ -13,8 +13,8 @@ from graphs.paths import (
     shortest_paths,
     to_networkx,
 )
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 

@@ -17,7 +17,7 @@ from scipy.io import mmread
 from scipy.sparse.csgraph import construct_dist_matrix, dijkstra
 
 from graphs import path, shortest_paths
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 directed_G = np.array([[0, 3, 3, 0, 0],
                        [0, 0, 0, 2, 4],

@@ -18,7 +18,7 @@ import pytest
 import scipy.sparse
 
 from graphs import path, shortest_paths
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 METHODS = ["auto", "floyd-warshall", "dijkstra", "johnson", "min-plus"]
 inf = np.inf

@@ -13,8 +13,8 @@ import scipy.sparse as sp
 
 import graphs
 from graphs import edge_weights, path, shortest_paths, to_networkx
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 
 RTOL = 4 * math.sqrt(np.finfo(float).eps)
 FORMATS = ["csr_array", "csc_array", "coo_array", "lil_array", "csr_matrix", "csc_matrix", "coo_matrix", "lil_matrix"]

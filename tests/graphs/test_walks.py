@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from graphs.walks import TAIL_METHODS, TailFit, empirical_ccdf, jump_lengths, random_walk, sample_next, tail_exponent
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 

@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from manifolds import Circle, Sphere, VonMises, circle_eigenvalues
-from spectral.backend import to_numpy
-from spectral.validation import InputError
-from spectral.memory import DenseMemoryError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
+from spectral.floor.memory import DenseMemoryError
 from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
@@ -208,9 +208,9 @@ def test_memory_guard_tiny_limit(xp, rng):
 
 
 def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch, refused_peak):
-    import spectral.memory
+    import spectral.floor.memory
 
     x = Circle.embed(rng.uniform(0, 2 * math.pi, 200_000))  # distances of 320 GB
     assert refused_peak(lambda: Circle().distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB") < 1 << 20
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
     assert refused_peak(lambda: Circle().distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20

@@ -18,8 +18,8 @@ from manifolds import (
     VonMisesFisher,
 )
 from manifolds.densities import CIRCLE_DENSITIES, circle_density
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 LEVEL = 0.01  # significance level of every sampling test (SciPy's convention)

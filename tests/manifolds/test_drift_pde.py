@@ -5,7 +5,7 @@ import pytest
 from scipy.linalg import expm
 
 from manifolds import drift_collocation_matrix, drift_pde_initial, drift_pde_solution
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def _galerkin_solution(theta, t, *, amplitude, drift, initial, modes=64):

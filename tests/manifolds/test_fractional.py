@@ -7,7 +7,7 @@ import pytest
 
 from manifolds.fractional import generator_bias_constants
 from manifolds.kernel_spectra import circle_generator_eigenvalues, limit_generator_eigenvalues
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def test_closed_form_at_three_halves():

@@ -16,8 +16,8 @@ from manifolds import (
     Sphere,
     SphericalHarmonic,
 )
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 TH, PH = sp.symbols("theta phi", real=True)

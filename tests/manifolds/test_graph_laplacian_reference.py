@@ -13,7 +13,7 @@ from scipy.integrate import quad
 from scipy.special import eval_legendre, gamma
 
 from manifolds.references import graph_laplacian as ref
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("m", range(8))

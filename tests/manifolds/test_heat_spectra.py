@@ -5,7 +5,7 @@ import pytest
 from scipy.integrate import quad
 
 from manifolds import heat_kernel_eigenvalue
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def _quadrature_ratio(eps, weight, harmonic):

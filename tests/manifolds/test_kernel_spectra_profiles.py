@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, special
 
 from manifolds import kernel_spectra as ks
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("alpha, dim, distance", [(1.2, 1, "geodesic"), (0.7, 2, "chordal"), (2.0, 1, "geodesic")])

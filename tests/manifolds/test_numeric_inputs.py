@@ -24,7 +24,7 @@ from manifolds import (
     sphere_volume,
 )
 from manifolds import kernel_spectra as ks
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from ..conftest import bool_refusal_test, non_finite_refusal_test, non_finite_propagation_test
 

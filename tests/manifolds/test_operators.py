@@ -24,8 +24,8 @@ from manifolds import (
     theorem2_operator,
 )
 from manifolds.operators import attention_increment
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 T = sp.symbols("t", real=True)

@@ -6,7 +6,7 @@ import pytest
 from manifolds import Circle, Sphere
 from manifolds.densities import GaussianMixture, VonMises
 from manifolds.points import as_points
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def test_lists_and_integers_become_float64():

@@ -16,7 +16,7 @@ from manifolds.references.attention_flow import (equiangular_beta0, equiangular_
                                                  in_open_hemisphere, pair_inner_products, polytope_limit_set,
                                                  two_cluster_flow, two_cluster_merge_time, two_cluster_rhs,
                                                  uniform_sphere, velocity_loop, wendel_probability)
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("normalisation", ["softmax", "uniform"])

@@ -12,7 +12,7 @@ from manifolds.references.gaussian_attention import (GaussianAttention, affine_v
                                                      gaussian_velocity_quadrature, isotropic_value_covariance,
                                                      moment_flow, moment_rhs, printed_sinkhorn_rhs, projected_limit,
                                                      scalar_flow, sinkhorn_cross_covariance)
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 RNG = np.random.default_rng(21)
 Q, K, V = RNG.standard_normal((2, 2)) * 0.7, RNG.standard_normal((2, 2)) * 0.7, RNG.standard_normal((2, 2))

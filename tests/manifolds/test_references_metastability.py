@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from manifolds.references import metastability as ms
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("d", [2, 3, 4])

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from manifolds.references import neural as ref
 
 

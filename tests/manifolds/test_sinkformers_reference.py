@@ -18,7 +18,7 @@ from manifolds import FourierMode, Polynomial, Sphere, VonMises, VonMisesFisher,
 from manifolds.references.sinkformers import (circle_continuum, circle_heat_moment, circle_kernel_symbol,
                                               sphere_continuum, sphere_heat_moment, sphere_kernel_symbol,
                                               vmf_fibonacci_points)
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def test_heat_moments_at_time_zero_by_quadrature():

@@ -14,8 +14,8 @@ from manifolds import (
     sphere_eigenvalues,
     sphere_multiplicity,
 )
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 
 def harmonic_dimension(D, l):

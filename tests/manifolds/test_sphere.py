@@ -7,9 +7,9 @@ import pytest
 from scipy import integrate, stats
 
 from manifolds import Sphere, SphericalHarmonic, VonMisesFisher, sphere_volume
-from spectral.backend import to_numpy
-from spectral.validation import InputError
-from spectral.memory import DenseMemoryError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
+from spectral.floor.memory import DenseMemoryError
 from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
@@ -227,11 +227,11 @@ def test_memory_guard_tiny_limit(xp, rng, method):
 
 
 def test_memory_guard_huge_request_refused_before_allocating(rng, monkeypatch, refused_peak):
-    import spectral.memory
+    import spectral.floor.memory
 
     x = random_unit(rng, 200_000, 4)  # 6.4 MB of points; their distance matrix would be 320 GB
     peak = refused_peak(lambda: Sphere(3).distance(x), r"shape \(200000, 200000\) needs an estimated 298 GiB")
     assert peak < 1 << 20
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
     peak = refused_peak(lambda: Sphere(3).chordal_distance(x[:2000]), r"over the memory available now: 16 MiB")
     assert peak < 1 << 20

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from manifolds import stable
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("alpha", [0.7, 1.2, 1.8])

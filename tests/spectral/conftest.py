@@ -31,7 +31,7 @@ def fna_on():
 
 # ------------------------------------------------------------------------------------------ CuPy stand-in
 #: Array-API names bare CuPy 14 lacks: ``cupy.linalg.vector_norm`` and ``matrix_norm`` (cupy/cupy#9887 and #9952,
-#: still open in 2026), ``vecdot`` and ``__array_namespace_info__`` (spectral.backend's docstring). The stand-in
+#: still open in 2026), ``vecdot`` and ``__array_namespace_info__`` (spectral.floor.backend's docstring). The stand-in
 #: refuses them as bare CuPy does (AttributeError): code needing ``array_api_compat.cupy`` for them fails here.
 BARE_CUPY_LACKS = ("vecdot", "__array_namespace_info__")
 BARE_CUPY_LINALG_LACKS = ("vector_norm", "matrix_norm", "vecdot")
@@ -121,7 +121,7 @@ class CupyStandIn:
         monkeypatch.setattr(type(self.device), "__exit__", lambda d, *exc: False, raising=False)
         self.module = self._cupy()
         monkeypatch.setitem(sys.modules, "cupy", self.module)
-        # bare CuPy: `import array_api_compat.cupy` fails as without the gpu extra (spectral.backend.cupy_namespace)
+        # bare CuPy: `import array_api_compat.cupy` fails as without the gpu extra (spectral.floor.backend.cupy_namespace)
         monkeypatch.setitem(sys.modules, "array_api_compat.cupy", None)
         for name, mod in self._cupyx().items():
             monkeypatch.setitem(sys.modules, name, mod)
@@ -256,7 +256,7 @@ class CupyStandIn:
         standin = self
 
         class LinearOperator:
-            __module__ = "cupyx.scipy.sparse.linalg._interface"  # what spectral.backend recognises
+            __module__ = "cupyx.scipy.sparse.linalg._interface"  # what spectral.floor.backend recognises
 
             def __init__(self, shape, matvec, matmat=None, dtype=None):
                 self.shape, self.dtype, self._matvec, self._matmat = tuple(shape), np.dtype(dtype), matvec, matmat

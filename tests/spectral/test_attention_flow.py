@@ -15,8 +15,8 @@ from manifolds.references.attention_flow import (equiangular_beta0, equiangular_
                                                  pair_inner_products, uniform_sphere, velocity_loop)
 from spectral import (AttentionFlow, DenseMemoryError, attention_energy, attention_flow, attention_velocity,
                       cluster_tokens)
-from spectral.backend import to_numpy
-from spectral.validation import ConvergenceError, InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import ConvergenceError, InputError
 
 NORMALISATIONS = ("softmax", "uniform")
 

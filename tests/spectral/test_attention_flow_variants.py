@@ -9,8 +9,8 @@ import pytest
 
 from manifolds.references.gaussian_attention import GaussianAttention, velocity_loop
 from spectral import attention_flow, attention_velocity
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 RNG = np.random.default_rng(11)
 D = 3

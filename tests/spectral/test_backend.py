@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from spectral import backend
-from spectral.validation import InputError, UnavailableError
+from spectral.floor import backend
+from spectral.floor.validation import InputError, UnavailableError
 
 
 def test_numpy_namespace_and_host_boundary():
@@ -92,7 +92,7 @@ def test_linear_operator_gpu():  # pragma: no cover - needs a GPU
 #: (statement, a module it must not load), run in this order in one fresh interpreter; the first loads nothing the
 #: second must not load, so one interpreter shows what two would
 LIGHT_IMPORTS = [
-    ("import spectral.backend", "spectral.validation"),  # the floor (and the lazy package) load nothing else
+    ("import spectral.floor.backend", "spectral.eigen"),  # the floor (and the lazy package) load nothing beyond the floor
     ("import manifolds", "spectral.eigen"),  # exact truth does not load the solvers
 ]
 
@@ -115,10 +115,10 @@ def spectral_loaded_after():
 def test_imports_stay_light(statement, absent, spectral_loaded_after):
     loaded = spectral_loaded_after[statement]
     assert absent not in loaded, loaded
-    if statement == "import spectral.backend":
-        assert loaded == ["spectral", "spectral.backend"]
+    if statement == "import spectral.floor.backend":
+        assert loaded == ["spectral", "spectral.floor", "spectral.floor.backend", "spectral.floor.validation"]
     else:
-        assert "spectral.distance" in loaded  # manifolds was imported (its points use the floor's distances)
+        assert "spectral.floor.distance" in loaded  # manifolds was imported (its points use the floor's distances)
 
 
 def test_cupy_namespace_names():
@@ -143,7 +143,7 @@ def test_creation_on_a_device_without_device_keyword(strict_xp):
 
 
 def test_copy_of_and_creation_device_keep_the_namespace_and_the_bits():
-    from spectral.backend import copy_of, creation_device
+    from spectral.floor.backend import copy_of, creation_device
 
     x = np.array([-0.0, np.inf, np.nan, 1.5])
     y = copy_of(x)

@@ -18,10 +18,10 @@ import pytest
 from scipy.optimize import root
 
 from spectral import SinkhornResult, SinkhornScaling, sinkhorn, sinkhorn_normalize
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.bistochastic import SinkhornConvergenceWarning
 from spectral.normalize import SinkhornConvergenceWarning as NormalizeWarning
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 

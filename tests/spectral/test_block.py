@@ -12,9 +12,9 @@ import pytest
 
 from manifolds import Circle, Sphere
 from spectral import fna_kernel
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.block import DEFAULT_EIG_TOL, DEFAULT_TOL, FAST_TOL, basis_size, block_eigsh, block_size, error_bound
-from spectral.validation import ConvergenceError
+from spectral.floor.validation import ConvergenceError
 
 
 def _conjugate(C):

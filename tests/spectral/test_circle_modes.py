@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from spectral import circle_modes
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def _tokens(theta):

@@ -17,9 +17,9 @@ from spectral import (
     circulant_spectrum,
     markov_spectrum,
 )
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()

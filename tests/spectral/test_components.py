@@ -19,7 +19,7 @@ from spectral import (
     markov_spectrum,
 )
 from spectral.components import sparse_components
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 
 EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()

@@ -14,10 +14,10 @@ import pytest
 
 from manifolds import Circle, Sphere
 from spectral import KernelOperator, block_eigsh, fna_kernel, heat_kernel, markov_spectrum
-from spectral.backend import eigsh, linear_operator
-from spectral.memory import DenseMemoryError
+from spectral.floor.backend import eigsh, linear_operator
+from spectral.floor.memory import DenseMemoryError
 from spectral.tiles import launch_shape
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 POWER = functools.partial(fna_kernel, alpha=1.2, scale=0.3, dim=1)
 HEAT = functools.partial(heat_kernel, eps=0.05)

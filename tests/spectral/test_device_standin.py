@@ -8,7 +8,7 @@ There is no GPU here, so two stand-ins check this by construction:
 * the same arrays dressed as bare CuPy 14 (``sys.modules["cupy"]``, the ``cupy_standin`` fixture of
   tests/spectral/conftest.py): like ``cupy.zeros`` the creation functions refuse a ``device=`` keyword and
   create on the current device, and the array-API names bare CuPy lacks (``linalg.vector_norm``, ``vecdot``)
-  are missing, so code that needs them fails. ``spectral.backend`` then takes the CuPy branches
+  are missing, so code that needs them fails. ``spectral.floor.backend`` then takes the CuPy branches
   (``is_cupy_array`` is true).
 
 Host synchronisations (``bool``, ``float``, ``int`` or ``index`` of an array) and host-to-device copies

@@ -18,7 +18,7 @@ from scipy.spatial.distance import cdist
 from manifolds import Circle
 from manifolds import VonMises
 from spectral import diffusion_distance, diffusion_map, fna_kernel, heat_kernel, pairwise
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps
@@ -208,7 +208,7 @@ def test_diffusion_distance_bad_input():
 
 
 def test_memory_guard(monkeypatch):
-    import spectral.memory as memory
+    import spectral.floor.memory as memory
     from spectral import DenseMemoryError
 
     A = np.full((50, 50), 1 / 50)

@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from spectral import DiffusionMap, DiffusionMaps, DisconnectedGraphWarning, diffusion_map, fna_kernel, heat_kernel
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def _circle(n=120, seed=0):

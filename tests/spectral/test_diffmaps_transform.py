@@ -25,7 +25,7 @@ from manifolds import Circle, VonMises
 from spectral import KernelOperator, SparseScores, diffusion_map, heat_kernel, heat_kernel_sparse, knn_kernel, pairwise
 from spectral.diffmaps import SIGN_TIE
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 

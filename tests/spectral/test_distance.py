@@ -1,4 +1,4 @@
-"""The toolkit's squared-distance routine and its row blocks (spectral.distance, re-exported by manifolds)."""
+"""The toolkit's squared-distance routine and its row blocks (spectral.floor.distance, re-exported by manifolds)."""
 
 import contextlib
 import sys
@@ -8,10 +8,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from spectral.distance import BLOCK_ELEMENTS, pairwise_sq_distance, row_blocks
-from spectral.backend import to_numpy
+from spectral.floor.distance import BLOCK_ELEMENTS, pairwise_sq_distance, row_blocks
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def _exact_sq_distances(x, y, sign=1.0):
@@ -113,13 +113,13 @@ def test_sq_distance_memory_estimate_bounds_the_traced_peak(xp, estimate_and_pea
 
 
 def test_sq_distance_refused_before_allocating(refused_peak, monkeypatch):
-    import spectral.memory
+    import spectral.floor.memory
 
     x = np.zeros((200_000, 3))  # a 320 GB result
     assert refused_peak(lambda: pairwise_sq_distance(x), r"squared distances of shape \(200000, 200000\) needs an "
                                                           r"estimated 298 GiB.*pairwise_sq_distance\(x\[i:j\], y\)") < 1 << 20
     assert refused_peak(lambda: pairwise_sq_distance(x[:100], max_bytes=80_000), r"over the limit max_bytes") < 1 << 20
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 16 << 20)
     assert refused_peak(lambda: pairwise_sq_distance(x[:2000]), r"over the memory available now: 16 MiB") < 1 << 20
     assert pairwise_sq_distance(x[:100], max_bytes=2**30).shape == (100, 100)  # explicit limits are honoured
 

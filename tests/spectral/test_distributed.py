@@ -24,7 +24,7 @@ from spectral import KernelOperator, fna_kernel, heat_kernel, markov_spectrum, p
 from spectral.parts import tree_sum
 from spectral.profiles import TileProfile
 from spectral.tiles import TilePlan
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 SPHERE = Sphere(2)
 KERN = functools.partial(fna_kernel, alpha=1.3, scale=0.2, dim=2)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from spectral import dot_product_scores
 
@@ -104,7 +104,7 @@ def test_in_place_path_is_bitwise_the_out_of_place_formula(rng):
 
 
 def test_memory_guard_tiny_limit(xp, rng):
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     x = rng.standard_normal((40, 3))
     with pytest.raises(DenseMemoryError, match=r"dot-product scores of shape \(40, 40\) needs an estimated .* "
@@ -116,10 +116,10 @@ def test_memory_guard_tiny_limit(xp, rng):
 def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
     import tracemalloc
 
-    import spectral.memory
-    from spectral.memory import DenseMemoryError
+    import spectral.floor.memory
+    from spectral.floor.memory import DenseMemoryError
 
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
     x = rng.standard_normal((10_000, 8))  # scores of 800 MB
     tracemalloc.start()
     try:

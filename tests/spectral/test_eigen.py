@@ -16,12 +16,12 @@ import pytest
 
 from manifolds import Circle
 from spectral import DenseMemoryError, KernelOperator, circulant_spectrum, markov_spectrum
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.block import DEFAULT_EIG_TOL as BLOCK_EIG_TOL
 from spectral.block import DEFAULT_TOL as BLOCK_DEFAULT_TOL
-from spectral.memory import first_that_fits
+from spectral.floor.memory import first_that_fits
 from spectral.testing import assert_close
-from spectral.validation import ConvergenceError, InputError
+from spectral.floor.validation import ConvergenceError, InputError
 
 EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()
@@ -212,7 +212,7 @@ def test_memory_guard_dense_refuses_and_auto_falls_back(random_circle):
 
 
 def test_auto_takes_the_first_path_that_fits(random_circle, monkeypatch):
-    # markov_spectrum's auto is spectral.memory.first_that_fits over its paths' estimates, in order of preference
+    # markov_spectrum's auto is spectral.floor.memory.first_that_fits over its paths' estimates, in order of preference
     import spectral.eigen as eigen
 
     _, C, _ = random_circle
@@ -355,8 +355,7 @@ def test_memory_refusal_names_options_that_exist(random_circle):
 def test_arpack_non_convergence_is_a_convergence_error(random_circle, monkeypatch):
     from scipy.sparse.linalg import ArpackNoConvergence
 
-    from spectral import backend
-
+    from spectral.floor import backend
     def stalls(*args, **kwargs):
         raise ArpackNoConvergence("ARPACK error -1: No convergence", np.ones(1), np.ones((300, 1)))
 

@@ -13,9 +13,9 @@ import pytest
 
 from spectral import (FMAGroups, fma_attention, fma_attention_2d, fma_depth, fma_groups, fma_groups_2d, fma_levels,
                       fma_levels_2d, fma_matrix, fma_matrix_2d)
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from manifolds.references.fma import eq4_reference, hierarchy_1d, hierarchy_2d, python_sets_1d
 
 ATOL = 1e-12

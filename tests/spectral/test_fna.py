@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from spectral import fna_kernel, fna_profile, fna_time, heat_kernel, matched_half_width_kappa, paper_kappa
 

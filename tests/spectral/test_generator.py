@@ -6,8 +6,8 @@ import pytest
 
 from manifolds import Circle
 from spectral import generator_eigenvalues, markov_spectrum
-from spectral.backend import to_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.validation import InputError
 
 EPS = np.finfo(np.float64).eps
 CIRCLE = Circle()

@@ -18,9 +18,9 @@ import pytest
 from manifolds import Circle, Sphere
 from spectral import (KernelOperator, anisotropic_normalize, circulant_spectrum, dot_product_scores, fna_kernel,
                       heat_kernel, markov_spectrum, row_normalize, sinkhorn, symmetric_conjugate)
-from spectral.backend import array_namespace, is_cupy_array, is_cupy_namespace, to_numpy
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace, is_cupy_array, is_cupy_namespace, to_numpy
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 
 pytestmark = pytest.mark.gpu
 
@@ -151,7 +151,7 @@ def test_host_only_routines_refuse_device_arrays(cp):
 
 
 def test_device_memory_checked_before_a_product(cp, monkeypatch):
-    import spectral.memory as memory
+    import spectral.floor.memory as memory
 
     op = KernelOperator(cp.asarray(Circle().sample(1000, rng=0)), kernel=FNA, distance=Circle().distance)
     monkeypatch.setattr(memory, "device_memory_bytes", lambda *a, **k: 1 << 16)

@@ -14,8 +14,8 @@ import scipy.linalg as sla
 
 import spectral
 import spectral.graph_laplacians as gl
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 
 P2 = 1.0 / (4.0 * math.pi)
 

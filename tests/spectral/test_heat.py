@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from spectral import DenseMemoryError, SparseScores, heat_kernel, heat_kernel_sparse, heat_time, markov_spectrum
 
@@ -133,7 +133,7 @@ def test_memory_estimate_bounds_the_traced_peak(xp, rng, estimate_and_peak):
 def test_memory_guard_tiny_limit(xp, rng):
     import spectral
     from spectral.heat import HEAT_KERNEL_PEAK
-    from spectral.pairwise_memory import FIXED_OVERHEAD_BYTES
+    from spectral.floor.pairwise_memory import FIXED_OVERHEAD_BYTES
 
     d = rng.random((40, 50)) * 3
     peak = HEAT_KERNEL_PEAK["numpy" if xp is np else "other"]
@@ -149,9 +149,9 @@ def test_memory_guard_tiny_limit(xp, rng):
 def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
     import tracemalloc
 
-    import spectral.memory
+    import spectral.floor.memory
 
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 4 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 4 << 20)
     d = rng.random((1000, 1100))  # scores 8.8 MB: over the 8 MiB below which the guard skips the /proc read
     tracemalloc.start()
     try:

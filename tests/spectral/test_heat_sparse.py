@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spectral.heat_sparse import gaussian_tail_mass, heat_markov, truncation_bound
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 

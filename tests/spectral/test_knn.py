@@ -12,7 +12,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from spectral import DenseMemoryError, SparseScores, heat_kernel_sparse, knn_distances, knn_kernel
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 def brute_directed(x, k, eps, y=None):

@@ -1,4 +1,4 @@
-"""Tests of spectral.memory: byte estimates and the refuse-before-allocating guard."""
+"""Tests of spectral.floor.memory: byte estimates and the refuse-before-allocating guard."""
 
 import tracemalloc
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spectral import DenseMemoryError, available_memory_bytes, check_dense_memory, dense_bytes
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 class TestDenseBytes:
@@ -104,7 +104,7 @@ class TestLimits:
         import sys
 
         code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
-                "from spectral.memory import available_memory_bytes, check_memory; "
+                "from spectral.floor.memory import available_memory_bytes, check_memory; "
                 "print(available_memory_bytes()); check_memory(4 << 30, what='four GiB')")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         avail = int(proc.stdout.split()[0])
@@ -112,7 +112,7 @@ class TestLimits:
         assert "DenseMemoryError: four GiB needs an estimated 4 GiB, over the memory available now:" in proc.stderr
 
     def test_cgroup_limits(self, tmp_path):
-        from spectral.memory import _cgroup_headroom
+        from spectral.floor.memory import _cgroup_headroom
 
         assert _cgroup_headroom(str(tmp_path)) is None  # no control files: no limit
         (tmp_path / "memory.max").write_text("max\n")
@@ -146,7 +146,7 @@ class TestCheckMemory:
 
 class TestMemoryLimit:
     def test_limit_of_the_guard(self, monkeypatch):
-        import spectral.memory as memory
+        import spectral.floor.memory as memory
 
         assert memory.memory_limit(max_bytes=1.5e9) == 1_500_000_000
         monkeypatch.setattr(memory, "available_memory_bytes", lambda device="cpu": 12345)
@@ -157,7 +157,7 @@ class TestMemoryLimit:
             memory.check_memory(12346, what="x")
 
     def test_first_that_fits_with_the_limit(self):
-        from spectral.memory import first_that_fits, memory_limit
+        from spectral.floor.memory import first_that_fits, memory_limit
 
         needs = {"dense": 8 << 30, "lanczos": 2 << 30, "matrix-free": 0}
         assert first_that_fits(needs, memory_limit(max_bytes=4 << 30)) == "lanczos"
@@ -165,7 +165,7 @@ class TestMemoryLimit:
         assert first_that_fits({"dense": 8 << 30}, memory_limit(max_bytes=4 << 30)) is None
 
     def test_bad_arguments(self):
-        from spectral.memory import memory_limit
+        from spectral.floor.memory import memory_limit
 
         with pytest.raises(InputError, match="device must be"):
             memory_limit("tpu")

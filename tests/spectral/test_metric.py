@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from spectral import ResidualMLP, metric_kernel
 
@@ -108,7 +108,7 @@ def test_in_place_path_is_bitwise_the_out_of_place_formula(rng):
 
 def test_memory_guard_tiny_limit(xp, rng):
     import spectral
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     g = ResidualMLP(3, 4, rng=0)
     x = rng.standard_normal((30, 3))
@@ -122,10 +122,10 @@ def test_memory_guard_tiny_limit(xp, rng):
 def test_memory_guard_low_available_memory_refuses_before_allocating(rng, monkeypatch):
     import tracemalloc
 
-    import spectral.memory
-    from spectral.memory import DenseMemoryError
+    import spectral.floor.memory
+    from spectral.floor.memory import DenseMemoryError
 
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", lambda *a, **k: 64 << 20)
     g = ResidualMLP(3, 4, rng=0)
     x = rng.standard_normal((10_000, 3))  # scores of 800 MB
     tracemalloc.start()

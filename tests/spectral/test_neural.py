@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 import spectral.neural as neural
 from spectral import DenseMemoryError, ScoreMLP, neural_scores

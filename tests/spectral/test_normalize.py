@@ -9,7 +9,7 @@ number of summed terms, written next to each assertion.
 import numpy as np
 import pytest
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.normalize import (
     SinkhornConvergenceWarning,
     anisotropic_normalize,
@@ -17,7 +17,7 @@ from spectral.normalize import (
     sinkhorn,
     symmetric_conjugate,
 )
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from spectral.testing import assert_close
 
 EPS = np.finfo(np.float64).eps

@@ -91,6 +91,7 @@ CASES = [
     (lambda v: spectral.check_dense_memory(10, max_bytes=v), "max_bytes"),
     (lambda v: spectral.check_memory(v, what="x"), "needed"),
     (lambda v: spectral.check_memory(10, what="x", max_bytes=v), "max_bytes"),
+    (lambda v: spectral.memory_limit(max_bytes=v), "max_bytes"),
     (lambda v: spectral.format_bytes(v), "nbytes"),
     (lambda v: spectral.check_pairwise_memory(v, 10, bytes_per_pair=8, what="x"), "n"),
     (lambda v: spectral.check_pairwise_memory(10, v, bytes_per_pair=8, what="x"), "m"),
@@ -125,11 +126,11 @@ def test_every_exported_function_with_numeric_options_is_covered():
                "neural_scores", "KernelOperator", "pairwise", "anisotropic_normalize", "sinkhorn", "markov_spectrum",
                "circulant_spectrum", "generator_eigenvalues", "diffusion_map", "diffusion_distance", "heat_markov",
                "truncation_bound", "suggest_scale", "max_slope_bandwidth", "knn_distances", "knn_kernel", "dense_bytes", "check_dense_memory", "check_memory",
-               "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory", "circle_modes",
+               "memory_limit", "format_bytes", "block_eigsh", "block_workspace_bytes", "check_pairwise_memory", "circle_modes",
                "fna_tile_profile", "heat_tile_profile"}
     without_numeric = {"row_normalize", "symmetric_conjugate", "count_components", "available_memory_bytes",
                        "SparseScores", "BlockEigenResult", "device_memory_bytes", "memory_label",
-                       "memory_device", "kernel_profile"}
+                       "memory_device", "kernel_profile", "available_devices"}
     # the PDE, FMA, attention-flow, graph-Laplacian and symmetric Sinkhorn modules have their own tests
     mine = [n for n in spectral.__all__ if getattr(getattr(spectral, n), "__module__", "") not in (
         "spectral.pde", "spectral.fma", "spectral.attention_flow", "spectral.graph_laplacians",
@@ -253,6 +254,7 @@ REFUSED = [
     ("check_dense_memory", lambda v: spectral.check_dense_memory(10, copies=v), "copies"),
     ("check_memory", lambda v: spectral.check_memory(v, what="x"), "needed"),
     ("check_memory", lambda v: spectral.check_memory(10, what="x", max_bytes=v), "max_bytes"),
+    ("memory_limit", lambda v: spectral.memory_limit(max_bytes=v), "max_bytes"),
     ("format_bytes", lambda v: spectral.format_bytes(v), "nbytes"),
     ("check_pairwise_memory", lambda v: spectral.check_pairwise_memory(10, 10, bytes_per_pair=v, what="x"),
      "bytes_per_pair"),
@@ -297,7 +299,8 @@ PROPAGATED = [
 WITHOUT_NUMERIC_INPUT = {"DenseMemoryError", "DisconnectedGraphError", "DisconnectedGraphWarning", "BlockEigenResult",
                          "GeneratorEigenvalues", "PDEEvolution", "ScaleSuggestion", "SinkhornResult", "Spectrum",
                          "AttentionFlow", "TokenClusters",
-                         "available_memory_bytes", "device_memory_bytes", "memory_device", "memory_label"}
+                         "available_memory_bytes", "device_memory_bytes", "memory_device", "memory_label",
+                         "available_devices", "InputError", "UnavailableError", "ConvergenceError"}
 
 
 def _sparse(value):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.block import DEFAULT_EIG_TOL
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 from manifolds import Circle
 from spectral import DenseMemoryError, KernelOperator, fna_kernel, heat_kernel, markov_spectrum, pairwise
@@ -24,7 +24,7 @@ TINY = np.finfo(np.float64).smallest_normal
 
 def euclid(xa, xb):
     """Euclidean distance block in the namespace of the inputs (test-local, array-API clean)."""
-    from spectral.backend import array_namespace
+    from spectral.floor.backend import array_namespace
 
     xp = array_namespace(xa, xb)
     diff = xp.reshape(xa, (xa.shape[0], 1, -1)) - xp.reshape(xb, (1, xb.shape[0], -1))

@@ -1,11 +1,11 @@
-"""Tests of spectral.pairwise_memory: the estimate, the limit, and the small-request shortcut."""
+"""Tests of spectral.floor.pairwise_memory: the estimate, the limit, and the small-request shortcut."""
 
 import pytest
 
-import spectral.memory
-from spectral.memory import DenseMemoryError
-from spectral.pairwise_memory import FIXED_OVERHEAD_BYTES, SMALL_REQUEST_BYTES, check_pairwise_memory
-from spectral.validation import InputError
+import spectral.floor.memory
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.pairwise_memory import FIXED_OVERHEAD_BYTES, SMALL_REQUEST_BYTES, check_pairwise_memory
+from spectral.floor.validation import InputError
 
 
 def test_estimate_is_pairs_times_bytes_plus_extra():
@@ -29,7 +29,7 @@ def test_available_memory_read_only_above_the_small_request_size(monkeypatch):
         calls.append(1)
         return 16 << 20
 
-    monkeypatch.setattr(spectral.memory, "available_memory_bytes", available)
+    monkeypatch.setattr(spectral.floor.memory, "available_memory_bytes", available)
     small = SMALL_REQUEST_BYTES - FIXED_OVERHEAD_BYTES
     assert check_pairwise_memory(1, small, bytes_per_pair=1, what="x") == SMALL_REQUEST_BYTES
     assert calls == []  # the shortcut: no /proc read for a small request

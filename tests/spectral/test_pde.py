@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 from spectral import FactoredAttention, PDEEvolution, evolve_attention, laplacian_matrix, stability_limit
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from manifolds.references.pde import (brute_evolve, closed_form_limit, fixed_ends_reference, laplacian_eigenvalues,
                                      softmax_attention, stencil_matrix)
 

@@ -13,10 +13,10 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from manifolds import Circle, Sphere
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral import knn_distances
 from spectral.scale import max_slope_bandwidth, suggest_scale
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.fixture(scope="module")

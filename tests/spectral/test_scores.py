@@ -16,7 +16,7 @@ from spectral.scores import (
     symmetry_tolerance,
 )
 from spectral.testing import assert_close
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 
 @pytest.mark.parametrize("n", [1, 127, 128, 129, 300])  # around the host tile side (128)

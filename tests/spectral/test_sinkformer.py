@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from spectral import SinkformerFlow, attention_flow, sinkformer_flow, sinkhorn
-from spectral.backend import to_numpy
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.backend import to_numpy
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 
 
 def circle_tokens(n=60, seed=0):

@@ -27,7 +27,7 @@ import pytest
 
 from manifolds import Circle, Euclidean, Sphere
 from spectral import KernelOperator, ProfileKernel, TileProfile, fna_kernel, heat_kernel, markov_spectrum
-from spectral.backend import to_numpy
+from spectral.floor.backend import to_numpy
 from spectral.profiles import kernel_profile
 from spectral.nvrtc import INSTALL_HINT, compile_source, find_libraries
 from spectral.tiles import (

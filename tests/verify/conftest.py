@@ -68,12 +68,12 @@ def evolve_on_device(strict_xp, monkeypatch):
 def available_memory(monkeypatch):
     """``available_memory(nbytes)``: the host memory available now is ``nbytes``, whatever the machine.
 
-    The one reader every guard uses (``spectral.memory.available_memory_bytes``) is fixed; the
+    The one reader every guard uses (``spectral.floor.memory.available_memory_bytes``) is fixed; the
     checks' guards read it at run time.
     """
 
     def fix(nbytes):
-        monkeypatch.setattr("spectral.memory.available_memory_bytes", lambda device="cpu": nbytes)
+        monkeypatch.setattr("spectral.floor.memory.available_memory_bytes", lambda device="cpu": nbytes)
 
     return fix
 
@@ -120,8 +120,8 @@ def inject_nan(monkeypatch):
     ``at`` replaced by ``value`` (NaN unless told): the returned array, a returned float, or the array
     in the attribute ``field`` of a returned object (a dataclass or named tuple is rebuilt). With
     ``call`` (0-based) only that call is poisoned: a later call puts the NaN after finite values,
-    where Python's ``max`` drops it. Patch the name where the check looks it up (a function imported
-    inside ``measure`` is looked up in its package); ``target`` may name a method
+    where Python's ``max`` drops it. Patch the name where the check looks it up (a check calls the library
+    through its package or module, ``spectral.markov_spectrum(...)``, at each call); ``target`` may name a method
     (``"spectral.metric.ResidualMLP.__call__"``). Returns the list of the poisoned calls' indices,
     to assert that the NaN was produced.
     """

@@ -8,7 +8,7 @@ the toolkit's own functions keep their traceback; arguments are copied and their
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.implementation import Implementation, ImplementationError, is_reference, load
 
 
@@ -177,7 +177,7 @@ def test_an_outer_timer_keeps_its_deadline():
 
 @pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "1", True])
 def test_a_bad_timeout_is_refused_naming_it(bad):
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
 
     with pytest.raises(InputError, match="timeout must be"):
         Implementation("m:f", lambda: None, timeout=bad)

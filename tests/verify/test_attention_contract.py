@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from manifolds.references.attention import exact_attention, exact_weights
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify import attention_contract as check
 from verify.core.implementation import ImplementationError
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, failed_records, measured,

@@ -1,11 +1,14 @@
 """verify.core.claims: every ledger entry has its details (where, claim, what is asserted) and readings."""
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core import claims
+from verify.core.check import Check
 
 
 def test_every_ledger_id_has_details():
@@ -272,3 +275,18 @@ def test_the_pytest_plugin_adds_one_item_per_run(stub_checks):
         ("verify[weyl]", "weyl", {"manifold": "circle"}),
         ("verify[weyl,manifold=sphere]", "weyl", {"manifold": "sphere"}),
         ("verify[appendix_c]", "appendix_c", {})]
+
+
+def test_the_claim_check_link_is_written_once():
+    """A ledger entry names its check (``Claim(check=...)`` in verify/papers); no check names its claims."""
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "verify").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Check":
+                assert not any(k.arg == "claims" for k in node.keywords), f"{path}: Check(..., claims=...)"
+    for name, ids in claims.CHECKS.items():
+        assert (root / "verify" / f"{name}.py").is_file(), name
+        assert claims.load_check(name).CHECK.claims == ids
+    with pytest.raises(ValueError, match="written once"):
+        Check("weyl", claims=("FNA-10",))
+    assert Check("a_users_own_check", claims=("USER-1",)).claims == ("USER-1",)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from spectral.validation import ConvergenceError, InputError, check_real
+from spectral.floor.validation import ConvergenceError, InputError, check_real
 from verify.core.check import Check
 from verify.core.cli import build_check_parser
 from verify.core.implementation import ImplementationError

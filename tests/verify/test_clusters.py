@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify import clusters as check
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_quantities, measured,
                             measurement_fixture, negative_controls, refusals)

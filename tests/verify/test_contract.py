@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core import claims
 from verify.core.calibration import Calibration
 from verify.core.check import Check
@@ -26,7 +26,7 @@ from verify.core.result import CheckResult
 NAMES = tuple(claims.available_checks())
 ROOT = Path(__file__).resolve().parents[2]
 
-#: hand-written calls of spectral.validation's validators allowed in all check modules together: the
+#: hand-written calls of spectral.floor.validation's validators allowed in all check modules together: the
 #: rules between parameters that a declaration cannot state (issue: at most 40)
 MAX_HAND_VALIDATORS = 40
 
@@ -145,7 +145,7 @@ def test_plot_format_refused_before_any_work(name, capsys, tmp_path):
 
 
 def _validator_calls(path: Path) -> int:
-    import spectral.validation as validation
+    import spectral.floor.validation as validation
 
     names = {n for n in dir(validation) if n.startswith("check_")}
     tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify import density_normalisation as dn
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, assert_same_records, failed_records,
                             measured, measurement_fixture, refusals)

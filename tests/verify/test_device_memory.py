@@ -16,9 +16,9 @@ import types
 import numpy as np
 import pytest
 
-from spectral import memory
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError, UnavailableError
+from spectral.floor import memory
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError, UnavailableError
 from verify import weyl
 from verify.core import memory as peak_memory
 from verify.core.check import Check, Context
@@ -44,7 +44,7 @@ class _Pool:
 
 def _install_cupy(monkeypatch, *, free, pool_total=0, pool_used=0, device=0, fail=False):
     cp = types.ModuleType("cupy")
-    cp.ndarray = type("ndarray", (), {})  # spectral.backend.is_cupy_array looks it up
+    cp.ndarray = type("ndarray", (), {})  # spectral.floor.backend.is_cupy_array looks it up
 
     def mem_get_info():
         if fail:
@@ -70,7 +70,7 @@ def host(monkeypatch):
     return set_host
 
 
-# --------------------------------------------------------------------------------- spectral.memory
+# --------------------------------------------------------------------------------- spectral.floor.memory
 
 
 def test_device_memory_is_the_driver_free_plus_the_pool_unused(monkeypatch, host):

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify import fig2bc as check
 from verify.testing import (assert_fails, assert_nan_fails, assert_passes, assert_round_trip, measured,
                             measurement_fixture, negative_controls, refusals)

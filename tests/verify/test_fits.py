@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.fits import fit_linear, fit_power_law
 
 

@@ -8,7 +8,7 @@ once at a small n; the assertions are held to those quantities and to altered on
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify import fma_contract as check
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
                             negative_controls, refusals)

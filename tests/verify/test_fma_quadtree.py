@@ -77,9 +77,9 @@ test_bad_input = refusals(check.run, [
 def test_shares_the_set_comparison_with_fma_structure():
     from manifolds.references.fma import hierarchy_2d
     from spectral import fma_groups_2d, fma_levels_2d
-    from verify.fma_structure import _compare_sets
+    from verify.fma_structure import compare_sets
 
     h = hierarchy_2d(6, 2)
-    defects, far = _compare_sets(h, fma_levels_2d(6, r=2), fma_groups_2d(6, r=2).groups, straddle=False)
+    defects, far = compare_sets(h, fma_levels_2d(6, r=2), fma_groups_2d(6, r=2).groups, straddle=False)
     assert defects == SetDefects(0, 0, 0, 0, max_groups=defects.max_groups, level_mismatches=0, group_mismatches=0)
     assert np.array_equal(np.count_nonzero(h.level == 0, axis=1) + far, fma_groups_2d(6, r=2).sources())

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify import fna_rate
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, changed_fields, failed_records, measured,
                             measurement_fixture, negative_controls, refusals)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify import fractional_limit as fl
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, measured, measurement_fixture,
                             negative_controls, refusals)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import spectral.graph_laplacians as gl
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify import gl_eps_knn as check
 from verify.testing import assert_passes, failed_records, measurement_fixture, refusals
 

@@ -32,7 +32,7 @@ HOST_ONLY = sorted(name for name in available_checks() if "gpu" not in load_chec
 @pytest.mark.parametrize("name", HOST_ONLY)
 def test_a_host_only_check_says_why(name):
     # the reason is shown in --help and in the refusal of --device gpu (before anything is computed)
-    from spectral.validation import InputError
+    from spectral.floor.validation import InputError
     from verify.core.cli import build_check_parser
 
     check = load_check(name).CHECK

@@ -106,7 +106,7 @@ def test_json_round_trip_gives_typed_quantities(small):
 
 
 def test_memory_refused_before_sampling(available_memory):
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     available_memory(100 << 20)
     with pytest.raises(DenseMemoryError, match=r"--n-samples \(at most \d+ fits now\)"):

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify import levy_jumps as lj
 from verify.testing import (assert_fails, assert_passes, assert_refused, assert_round_trip, assert_same_records,
                             measured, measurement_fixture, negative_controls, refusals)

@@ -12,8 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from spectral.memory import DenseMemoryError
-from spectral.validation import InputError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import InputError
 from verify import multiscale as check
 from verify.testing import (assert_fails, assert_passes, assert_round_trip, changed_fields, failed_records, measured,
                             measurement_fixture, negative_controls, refusals)

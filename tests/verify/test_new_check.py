@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
+from verify.core import claims
 from verify.core import new_check as scaffold
 from verify.testing import assert_every_record_can_fail, assert_fails, assert_passes
 
@@ -50,7 +51,7 @@ def _load(path: Path, name: str):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     root = _copy_checkout(tmp_path_factory.mktemp("checkout"))
-    before = (root / "verify" / "core" / "claims.py").read_text(encoding="utf-8")
+    before = (root / "verify" / "papers" / "pde.py").read_text(encoding="utf-8")
     out = scaffold.new_check(NAME, "PDE", root=root)
     return root, out, before
 
@@ -59,17 +60,21 @@ def test_writes_the_check_its_test_and_the_ledger_entry(generated):
     root, out, before = generated
     assert out["check"] == root / "verify" / f"{NAME}.py"
     assert out["test"] == root / "tests" / "verify" / f"test_{NAME}.py"
-    ids = [int(m) for m in re.findall(r"Claim\('PDE-(\d+)'", before)]
+    assert out["ledger"] == root / "verify" / "papers" / "pde.py"
+    ids = [int(m) for m in re.findall(r'Claim\("PDE-(\d+)"', before)]
     assert out["claim"] == f"PDE-{max(ids) + 1}"
-    ledger = _load(root / "verify" / "core" / "claims.py", "_copied_ledger")
-    sys.modules.pop("_copied_ledger")
-    entry = ledger.claim(out["claim"])
-    assert entry.check == NAME and entry.paper == "pde-guided-attention" and out["claim"] in ledger.DETAILS
-    assert ledger.CHECKS[NAME] == (out["claim"],)
+    paper = _load(out["ledger"], "_copied_pde")
+    sys.modules.pop("_copied_pde")
+    ledger = claims.ledger_of([paper])  # the copied paper module is a valid ledger, the new entry in it
+    entry = next(c for c in ledger.claims if c.id == out["claim"])
+    assert entry.check == NAME and entry.paper == "pde-guided-attention" and entry.details is not None
+    assert ledger.checks[NAME] == (out["claim"],)
+    assert [c.id for c in ledger.claims[:-1]] == [c.id for c in claims.LEDGER if c.id.startswith("PDE-")]
     ast.parse(out["test"].read_text(encoding="utf-8"))
-    # the rest of the ledger is as it was: only the two entries were added
-    after = (root / "verify" / "core" / "claims.py").read_text(encoding="utf-8")
-    assert len(after.splitlines()) == len(before.splitlines()) + 5
+    # the rest of the ledger is as it was: only the entry was added
+    after = out["ledger"].read_text(encoding="utf-8")
+    assert len(after.splitlines()) == len(before.splitlines()) + 7
+    assert "claims=" not in out["check"].read_text(encoding="utf-8")  # the link is written once, in the ledger
 
 
 def test_the_generated_check_passes_fails_as_printed_and_every_record_can_fail(generated):
@@ -91,8 +96,8 @@ def test_the_docs_show_the_template(generated):
     """docs/checks.md shows the template as the scaffolder writes it (for the name and claim it shows)."""
     text = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    name, claim_id = re.search(r'CHECK = Check\("(\w+)", claims=\("([A-Z]+-\d+)",\)', block).groups()
-    title = re.match(r'"""(.*) \(' + re.escape(claim_id) + r'\)\.', block).group(1)
+    name = re.search(r'CHECK = Check\("(\w+)",', block).group(1)
+    title, claim_id = re.match(r'"""(.*) \(([A-Z]+-\d+)\)\.', block).groups()
     assert block == scaffold.render_check(name, claim_id, title)
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from spectral.memory import DenseMemoryError
+from spectral.floor.memory import DenseMemoryError
 from verify.core import memory as peak_memory
 from verify.core.claims import load_check
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.special import i0
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.implementation import ImplementationError
 from verify.rate_cases import case, draw_errors
 from verify.rates import STATUSES, RateQuantities, check_rate, decide_rate, measure_rate, parse_budget, takes_rng

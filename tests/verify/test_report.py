@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify import __main__ as cli
 from verify.core import runner
 from verify.core.claims import CHECKS, LEDGER

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.check import Check, Context
 from verify.core.params import Choice, Flag, Int, Ints, Options, Real, Reals, Spec, Text, describe, validate_value
 from verify.core.quantities import from_plain, to_plain
@@ -130,7 +130,7 @@ def test_auto_takes_the_first_path_that_fits_and_is_recorded():
     result = TOY.run()
     assert result.parameters["method"] == "small" and result.passed
     assert result.timings["all"] >= 0 and result.notes == ("a note",)
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
 
     with pytest.raises(DenseMemoryError, match="large"):
         TOY.run(method="large")

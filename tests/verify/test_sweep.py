@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from spectral.validation import ConvergenceError, InputError, child_rng
+from spectral.floor.validation import ConvergenceError, InputError, child_rng
 from verify import sweep as sw
 from verify.core.check import Check
 from verify.core.params import Flag, Int, Real
@@ -339,7 +339,7 @@ def test_declared_grid_is_validated_before_anything_runs(monkeypatch):
 
 def test_a_point_that_would_not_fit_in_memory_is_refused_before_any_point_runs(monkeypatch, capsys):
     """The whole grid's memory is checked first: n = 2000, 4000 would fit, 10^10 would not, and nothing runs."""
-    from spectral.memory import DenseMemoryError
+    from spectral.floor.memory import DenseMemoryError
     from verify import weyl
 
     def no_run(*args, **kwargs):  # pragma: no cover - the failure mode under test

@@ -11,7 +11,7 @@ from importlib.metadata import entry_points
 import numpy as np
 import pytest
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.check import Check, Context
 from verify.core.claims import load_check
 from verify.core.params import Int, Real

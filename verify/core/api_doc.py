@@ -21,7 +21,7 @@ import os
 import pkgutil
 from pathlib import Path
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.generated_docs import doc_parser, run_doc_command, stale_files, write_files
 
 __all__ = ["NAMESPACES", "ApiEntry", "api_entries", "module_entries", "api_markdown", "write_docs", "stale_docs",
@@ -32,6 +32,8 @@ NAMESPACES = ("spectral", "manifolds", "manifolds.kernel_spectra", "manifolds.st
 
 #: The packages whose modules' ``__all__`` are read for the page's second part.
 _PACKAGES = ("spectral", "manifolds", "graphs")
+#: Subpackages whose modules are read with their package's (the floor of ``spectral``, which every layer imports).
+_SUBPACKAGES = {"spectral": ("floor",)}
 
 _DOC = Path("docs") / "api.md"
 
@@ -141,15 +143,20 @@ def api_entries(namespace: str) -> list[ApiEntry]:
 def module_entries() -> list[ApiEntry]:
     """The names the modules' ``__all__`` add to :data:`NAMESPACES`: supported when imported from their module.
 
-    Every top-level module of the packages (subpackages such as ``manifolds.references`` are not
-    read) other than the namespaces themselves; a name its package exports (the same object) is left out.
+    Every top-level module of the packages and of the subpackages in :data:`_SUBPACKAGES` (``spectral.floor``;
+    others such as ``manifolds.references`` are not read) other than the namespaces themselves; a name its
+    package exports (the same object) is left out.
     """
     out = []
     for package in _PACKAGES:
         pkg = importlib.import_module(package)
-        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-            name = f"{package}.{info.name}"
-            if info.ispkg or name in NAMESPACES:
+        names = [f"{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__) if not info.ispkg]
+        for sub in _SUBPACKAGES.get(package, ()):
+            subpkg = importlib.import_module(f"{package}.{sub}")
+            names += [f"{package}.{sub}.{info.name}" for info in pkgutil.iter_modules(subpkg.__path__)
+                      if not info.ispkg]
+        for name in sorted(names, key=lambda n: n.rpartition(".")[2]):
+            if name in NAMESPACES:
                 continue
             mod = importlib.import_module(name)
             for attr in sorted(getattr(mod, "__all__", ()), key=lambda n: (n.lower(), n)):
@@ -187,7 +194,7 @@ def api_markdown() -> str:
     extra = module_entries()
     out += ["## Imported from their modules", "",
             ("What each module's `__all__` adds to the exports: names supported when imported from the module "
-             "named in the last column (`from spectral.validation import check_real`), mostly the floor of "
+             "named in the last column (`from spectral.floor.validation import check_real`), mostly the floor of "
              "`spectral` that every layer uses. Any other name of a module is internal."), ""]
     out += _table(extra, where="namespace") + [""]
     return "\n".join(out)

@@ -2,7 +2,7 @@
 
 A check module reads::
 
-    CHECK = Check("metric_scaling", claims=("DRIFT-6",),
+    CHECK = Check("metric_scaling",
                   printed="the paper's exponent q = 2 (At_(g/m^2) = m^2 At_g), which fails")
 
     @CHECK.parameters
@@ -52,36 +52,35 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from spectral.validation import InputError, UnavailableError, check_option
+from spectral.floor.backend import require_device
+from spectral.floor.validation import InputError, UnavailableError, check_option
+from verify.core import progress
+from verify.core.claims import CHECKS
+from verify.core.cli import run_cli
+from verify.core.implementation import ImplementationError
+from verify.core.memory import choose_path
 from verify.core.params import Choice, Int, Spec, spec_of, specs
 from verify.core.provenance import versions
-from verify.core.result import CheckResult, Recorder, timed_into
+from verify.core.registry import register, registered
+from verify.core.result import CheckResult, Recorder, jsonable, timed_into
+from verify.core.tasks import client_for_items, current_store, run_items
 
 __all__ = ["Check", "Context", "device_namespace", "registered"]
 
 DEVICES = ("cpu", "gpu")
 CLAIM_MODES = ("corrected", "printed")
 
-#: check name -> its Check, filled as check modules are imported (for reading results back from JSON)
-_REGISTRY: dict[str, Check] = {}
-
-
-def registered(name: str) -> Check | None:
-    """The :class:`Check` called ``name`` if its module has been imported, else None."""
-    return _REGISTRY.get(name)
-
-
 def device_namespace(device: str):
     """The array namespace that computes on ``device`` (numpy for ``"cpu"``, CuPy for ``"gpu"``).
 
-    Raises :class:`~spectral.validation.UnavailableError` when ``"gpu"`` is asked for and CuPy or
+    Raises :class:`~spectral.floor.validation.UnavailableError` when ``"gpu"`` is asked for and CuPy or
     a CUDA device is missing.
     """
-    from spectral.backend import require_device
-
     check_option("device", device, DEVICES)
     try:
         return require_device(device)
@@ -126,8 +125,6 @@ class Context:
         ``weight``: an item's name and relative cost (the time left); ``key``: an item's JSON-able identity in
         the resume folder (default the item); ``desc``: what runs (default the check's name).
         """
-        from verify.core.tasks import client_for_items, current_store, run_items
-
         items = list(items)
         keys = None if key is None else [key(item) for item in items]
         return run_items(fn, items, desc=desc or self.check or "draws", label=label, weight=weight, keys=keys,
@@ -152,14 +149,16 @@ class Context:
 
 
 class Check:
-    """Declaration of a check: its name, the ledger ids it covers, its devices and its parts.
+    """Declaration of a check: its name, its devices and its parts; the ledger ids it covers come from the ledger.
 
     Parameters
     ----------
     name : str
         The check's name: ``python -m verify.<name>``.
-    claims : tuple of str
-        Ledger ids covered.
+    claims : tuple of str, optional
+        Only for a check the ledger does not know (a user's own check, a test's toy): the ids it covers.
+        A check of the toolkit names none: the ledger's entries name their check (``Claim(check=...)`` in
+        ``verify/papers/<paper>.py``), the one place the two are linked, and :attr:`claims` reads it.
     devices : tuple of str
         Devices the measurement computes on (``("cpu",)``: host only, ``--device gpu`` is refused).
     printed : str, optional
@@ -177,11 +176,14 @@ class Check:
         The doc of ``claim`` when ``claim_modes`` has more than the two usual modes.
     """
 
-    def __init__(self, name: str, claims, *, devices=("cpu",), printed: str | None = None,
-                 methods: tuple[str, ...] | None = None, host_only: str = "",
+    def __init__(self, name: str, *, claims: tuple[str, ...] | None = None, devices=("cpu",),
+                 printed: str | None = None, methods: tuple[str, ...] | None = None, host_only: str = "",
                  claim_modes: tuple[str, ...] = CLAIM_MODES, claim_doc: str = ""):
         self.name = name
-        self.claims = tuple(claims)
+        if claims is not None and name in CHECKS:
+            raise ValueError(f"Check({name!r}) names its claims, but the ledger links them already "
+                             f"({', '.join(CHECKS[name])}): the link is written once, in verify/papers")
+        self._claims = None if claims is None else tuple(claims)
         self.devices = tuple(devices)
         for d in self.devices:
             check_option("devices", d, DEVICES)
@@ -199,7 +201,12 @@ class Check:
         self._assess: Callable | None = None
         self._memory: Callable | None = None
         self._run: Callable | None = None
-        _REGISTRY[name] = self
+        register(name, self)
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The ledger ids the check decides: the entries that name it (:data:`verify.core.claims.CHECKS`)."""
+        return CHECKS.get(self.name, ()) if self._claims is None else self._claims
 
     def __repr__(self) -> str:
         return f"Check({self.name!r}, claims={self.claims})"
@@ -273,8 +280,6 @@ class Check:
     @property
     def quantities_type(self):
         """The dataclass ``measure`` returns (its return annotation), for reading results back from JSON."""
-        import typing
-
         if self._measure is None:
             return None
         return typing.get_type_hints(self._measure).get("return")
@@ -317,7 +322,6 @@ class Check:
         """``p`` with ``method`` resolved and the memory of the path taken checked (refused if it would not fit)."""
         if self._memory is None:
             return p
-        from verify.core.memory import choose_path
 
         needs = self._memory(p)
         if self.methods is None:  # every need applies, in order (a check may have several size options)
@@ -332,7 +336,6 @@ class Check:
         """The quantities measured with parameters ``p`` (``xp``: another array namespace, for tests)."""
         self._require_parts()
         if ctx is None:
-            from verify.core.result import jsonable
 
             ctx = Context(p.device, xp, check=self.name, parameters=jsonable(_parameters(p)))
         return self._measure(p, ctx)
@@ -359,18 +362,13 @@ class Check:
         )
 
     def _execute(self, **kwargs) -> CheckResult:
-        from verify.core.progress import watch
-        from verify.core.result import jsonable
-
         p = self.choose(self.params(**kwargs))
         parameters = jsonable(_parameters(p))
         ctx = Context(p.device, check=self.name, parameters=parameters)
         try:
-            with watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
+            with progress.watch(self.name, parameters=parameters):  # heartbeat lines on stderr past a few seconds
                 q = self.measure(p, ctx=ctx)
         except InputError as exc:
-            from verify.core.implementation import ImplementationError
-
             if isinstance(exc, ImplementationError):  # the user's code failed: one line, exit 2
                 raise
             # the parameters were accepted (validated and resolved above), so a toolkit routine that refuses a
@@ -415,8 +413,6 @@ class Check:
 
     def summary(self) -> str:
         """The first line of the check module's docstring."""
-        import sys
-
         module = sys.modules.get(self._measure.__module__) if self._measure is not None else None
         doc = (module.__doc__ or "") if module is not None else ""
         return " ".join(doc.strip().split("\n\n")[0].split()) or f"The {self.name} check."
@@ -433,8 +429,6 @@ class Check:
 
     def main(self, argv=None) -> int:
         """The command line ``python -m verify.<name>``; returns the exit code (0, 1 or 2)."""
-        from verify.core.cli import run_cli
-
         return run_cli(self, argv)
 
     def _require_parts(self) -> None:

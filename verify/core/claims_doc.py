@@ -14,10 +14,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import (LEDGER, PAPER_TITLES, PAPERS, VERDICT_NAMES, claim_records, deciding_result, details,
                                 run_label, setting)
 from verify.core.generated_docs import doc_parser, run_doc_command, stale_files, write_files
+from verify.core.result import CheckResult, format_value
 
 #: the JSON file of a report folder (python -m verify --all --report DIR)
 REPORT_JSON = "report.json"
@@ -77,8 +78,6 @@ def _cell(text: str) -> str:
 
 
 def _measured(claim_entry, report: Mapping) -> str:
-    from verify.core.result import CheckResult, format_value
-
     name = claim_entry.check
     errors = report.get("errors", {})
     found = [d for d in report.get("results", ()) if d.get("check") == name]

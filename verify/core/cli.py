@@ -20,13 +20,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from spectral.memory import DenseMemoryError
-from spectral.validation import ConvergenceError, InputError, UnavailableError
+from spectral import distributed
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError
+from verify.core.drawing import figure_formats, figure_saver
 from verify.core.progress import silenced
+from verify.core.tasks import check_scheduler, resume_into
 
 __all__ = ["EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR", "OneLineParser", "parse_parameters", "build_check_parser",
            "add_spec_argument", "add_execution_options", "execution", "check_output_path", "check_output_file",
-           "check_output_dir", "check_plot_path", "report_error", "run_cli"]
+           "check_output_dir", "check_plot_path", "report_error", "run_cli", "parse_int", "parse_float"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -83,7 +86,7 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
 
 
-def _parse_int(text: str) -> int:
+def parse_int(text: str) -> int:
     """An integer, also written as ``1e3`` or ``2000.0`` when the value is an exact integer."""
     try:
         return int(text)
@@ -98,7 +101,7 @@ def _parse_int(text: str) -> int:
     return int(value)
 
 
-def _parse_float(text: str) -> float:
+def parse_float(text: str) -> float:
     try:
         return float(text)
     except ValueError:
@@ -125,7 +128,7 @@ def _parse_tuple(parse, name):
     return parser
 
 
-_SCALARS = {"int": (_parse_int, "integer"), "float": (_parse_float, "number"), "str": (str, "string")}
+_SCALARS = {"int": (parse_int, "integer"), "float": (parse_float, "number"), "str": (str, "string")}
 
 
 def add_spec_argument(parser, spec) -> None:
@@ -174,15 +177,11 @@ def execution(ns):
     """The context of ``--scheduler`` and ``--resume`` (``ns`` from a parser with :func:`add_execution_options`)."""
     stack = contextlib.ExitStack()
     try:
-        from verify.core.tasks import check_scheduler, resume_into
-
         stack.enter_context(resume_into(ns.resume))
         client, close = check_scheduler(ns.scheduler)
         stack.callback(close)
         if client is not None:
-            from spectral.distributed import use_client
-
-            stack.enter_context(use_client(client))
+            stack.enter_context(distributed.use_client(client))
     except BaseException:
         stack.close()
         raise
@@ -199,8 +198,6 @@ def _output_options(parser) -> None:
 
 def check_plot_path(path: str | None) -> None:
     """Refuse a ``--plot`` path whose format is not one a figure is saved in, before any work."""
-    from verify.core.drawing import figure_formats
-
     if path is None:
         return
     check_output_path("--plot", path)
@@ -298,8 +295,6 @@ def run_cli(check, argv=None, *, plot: Callable | None = None, prog: str | None 
     :mod:`verify.core.drawing`. ``plot()`` is called only when ``--plot`` is given and returns the
     drawer ``draw(result, path)`` or None; with None, ``--plot`` is refused before the check runs.
     """
-    from verify.core.drawing import figure_saver
-
     prog = prog or f"python -m verify.{check.name}"
     parser = build_check_parser(check, prog=prog)
     plot = (lambda: figure_saver(check.name)) if plot is None else plot

@@ -22,6 +22,7 @@ a process computes on, as NumPy and OpenBLAS see it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import platform
 
 __all__ = ["AVX512", "AVX2", "REFERENCE", "cpu_class", "avx512_groups", "avx2_environment", "rounding_fingerprint"]
@@ -121,8 +122,6 @@ def rounding_fingerprint() -> str:
     and OpenBLAS 0.3.31 give different ones (measured), so a test can tell that :func:`avx2_environment`
     took effect and that its checks really ran on other rounding.
     """
-    import hashlib
-
     import numpy as np
 
     rng = np.random.default_rng(20261127)

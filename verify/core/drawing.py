@@ -10,6 +10,7 @@ object (a module) with ``check_drawer(name)`` (the drawer of check ``name``'s re
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import entry_points
 
 __all__ = ["GROUP", "figure_saver", "figure_formats"]
 
@@ -20,8 +21,6 @@ FIGURE_FORMATS = (".png", ".pdf", ".svg")
 
 
 def _providers():
-    from importlib.metadata import entry_points
-
     for entry in entry_points(group=GROUP):
         try:
             yield entry.load()

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 __all__ = ["PowerLawFit", "fit_linear", "fit_power_law"]
 

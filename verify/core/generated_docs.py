@@ -12,6 +12,9 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from spectral.floor.validation import InputError
+from verify.core.cli import EXIT_FAIL, EXIT_PASS, OneLineParser, report_error
+
 __all__ = ["source_root", "stale_files", "write_files", "check_or_write", "doc_parser", "run_doc_command"]
 
 
@@ -56,8 +59,6 @@ def check_or_write(ns, prog: str, stale_docs: Callable[[str | None], list[str]],
     rewrites them and prints their paths. ``source`` is what the files are made from (``"the ledger"``).
     Returns None when neither option was given.
     """
-    from verify.core.cli import EXIT_FAIL, EXIT_PASS
-
     if ns.check:
         stale = stale_docs(ns.root)
         for path in stale:
@@ -73,8 +74,6 @@ def check_or_write(ns, prog: str, stale_docs: Callable[[str | None], list[str]],
 def doc_parser(prog: str, doc: str, *, write_help: str, check_help: str):
     """The command line of a generator ``prog`` (its description: the first paragraph of ``doc``), with the options
     ``--write``, ``--check`` (exclusive) and ``--root DIR``."""
-    from verify.core.cli import OneLineParser
-
     parser = OneLineParser(prog=prog, description=doc.strip().split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help=write_help)
@@ -89,11 +88,8 @@ def run_doc_command(parser, argv, *, stale_docs: Callable[[str | None], list[str
     """Parse ``argv`` with ``parser`` (from :func:`doc_parser`) and run the command: ``validate(ns)`` first when
     given, then ``--check`` or ``--write`` (:func:`check_or_write`), else print ``show(ns)``.
 
-    An :class:`~spectral.validation.InputError` is one line on stderr and exit 2.
+    An :class:`~spectral.floor.validation.InputError` is one line on stderr and exit 2.
     """
-    from spectral.validation import InputError
-    from verify.core.cli import EXIT_PASS, report_error
-
     try:
         ns = parser.parse_args(argv)
     except SystemExit as exc:

@@ -8,7 +8,7 @@ mechanism must satisfy (``python -m verify.attention_contract --implementation m
 
 * :func:`load` turns the text ``package.module:function`` (``function`` may be a dotted attribute
   path, ``mymod:Attention.forward``) into an :class:`Implementation`; a name that cannot be
-  imported, is missing or is not callable is bad input (:class:`~spectral.validation.InputError`
+  imported, is missing or is not callable is bad input (:class:`~spectral.floor.validation.InputError`
   naming the option, exit 2);
 * :meth:`Implementation.call` calls the function with *copies* of the arrays it is given and
   reports which of them the function changed (a contract may forbid that); any exception the
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 
 __all__ = ["Implementation", "ImplementationError", "CallTimeout", "CountedCalls", "is_reference", "load",
            "hold_to_contract", "call_with_timeout", "check_timeout", "FLOAT_DTYPES"]

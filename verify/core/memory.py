@@ -5,14 +5,14 @@ calls :func:`require_memory` right after validating its options, with its estima
 of the whole request (every array alive at once: distances, kernel, copies, solver workspace) as a
 function of one size option. The coefficients are measured (tracemalloc peaks at two sizes, stated
 next to each estimate) and the growth is the cost's exact power of the size. A request over the
-memory available now (:func:`spectral.memory.available_memory_bytes`: the smallest of the free
+memory available now (:func:`spectral.floor.memory.available_memory_bytes`: the smallest of the free
 memory, the ``RLIMIT_AS`` headroom and the cgroup limit's) is refused with
-:class:`spectral.memory.DenseMemoryError` -- on the command line one ``memory:`` line, exit 2 --
+:class:`spectral.floor.memory.DenseMemoryError` -- on the command line one ``memory:`` line, exit 2 --
 stating the estimate, the memory available and the largest value of the option that fits. Only
 options that exist in that command are named (tests hold every check to this).
 
 On ``--device gpu`` the arrays live on the GPU: the estimate is compared with the device's free memory
-(:func:`spectral.memory.device_memory_bytes`, CuPy's free bytes plus its memory pool's unused ones) and
+(:func:`spectral.floor.memory.device_memory_bytes`, CuPy's free bytes plus its memory pool's unused ones) and
 the refusal says "device memory". The device is passed explicitly (``device=p.device``; a declared
 check's memory hook is held on its run's device by the skeleton). The host check is kept too: a gpu run makes its points on the host and
 brings its results back there, and unless the check states its host-side part (``host=``) the whole
@@ -25,9 +25,9 @@ import dataclasses
 import math
 from collections.abc import Callable
 
-from spectral import memory as _memory
-from spectral.memory import check_memory
-from spectral.validation import check_option
+from spectral.floor import memory as _memory
+from spectral.floor.memory import check_memory, first_that_fits, format_bytes, memory_limit
+from spectral.floor.validation import check_option
 
 __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "circle_pairs", "PathNeed", "choose_path"]
 
@@ -35,8 +35,8 @@ __all__ = ["require_memory", "available_memory_bytes", "largest_that_fits", "cir
 def available_memory_bytes(device: str | None = None) -> int:
     """Memory available now on ``device``: the host's, or the GPU's free memory.
 
-    ``device=None`` or ``"cpu"`` gives :func:`spectral.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
-    headroom), ``"gpu"`` :func:`spectral.memory.device_memory_bytes` (CuPy's free bytes plus its pool's
+    ``device=None`` or ``"cpu"`` gives :func:`spectral.floor.memory.available_memory_bytes` (free memory, ``RLIMIT_AS`` and cgroup
+    headroom), ``"gpu"`` :func:`spectral.floor.memory.device_memory_bytes` (CuPy's free bytes plus its pool's
     unused ones). A check choosing its path by memory reads this, so that on ``--device gpu`` it
     chooses by the device's memory.
     """
@@ -96,10 +96,10 @@ def require_memory(estimate: Callable[[int], float], value: int, *, option: str,
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         The estimate exceeds the memory available now (on the device and, on ``"gpu"``, the host part
         on the host).
-    spectral.validation.UnavailableError
+    spectral.floor.validation.UnavailableError
         ``device="gpu"`` without CuPy or a CUDA device.
     """
     device = "cpu" if device is None else device
@@ -187,7 +187,7 @@ def choose_path(method: str, needs=None, *, device: str | None = None, dense: Pa
 
     ``needs`` maps each path to its :class:`PathNeed`, in the order ``"auto"`` prefers them.
     ``"auto"`` takes the first path (allowed to ``auto``) whose estimate fits
-    (:func:`spectral.memory.first_that_fits`, the rule :func:`spectral.markov_spectrum` follows too).
+    (:func:`spectral.floor.memory.first_that_fits`, the rule :func:`spectral.markov_spectrum` follows too).
     The path taken is then held to its estimate by :func:`require_memory` (refused before anything is
     allocated); a refusal names the other paths of the command that fit now, with what they need,
     then the path's ``other`` options.
@@ -197,8 +197,6 @@ def choose_path(method: str, needs=None, *, device: str | None = None, dense: Pa
     str
         The path to run.
     """
-    from spectral.memory import first_that_fits, format_bytes, memory_limit
-
     if needs is None:  # the two-path form: dense, else matrix-free
         needs = {"dense": dense, "matrix-free": matrix_free}
     device = "cpu" if device is None else device

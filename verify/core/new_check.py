@@ -3,9 +3,10 @@
 Three files change in the checkout: ``verify/NAME.py`` (the check: declaration, calibration table, parameters,
 quantities, measurement, assertions, the command line), ``tests/verify/test_NAME.py`` (its tests: the small
 setting passes, the printed claim fails, each assertion fails on a wrong quantity, a NaN never passes, the JSON
-round trip, bad input refused) and the ledger (a new claim ``P-k`` of paper ``P`` covered by the check, with
-its details). The template is a complete, small check that runs and passes its tests as written: softmax
-attention of random tokens is row-stochastic (the printed statement, "its columns sum to 1 as well", fails).
+round trip, bad input refused) and the ledger module of paper ``P`` (``verify/papers/<p>.py``: a new claim
+``P-k`` that names the check, with its details to fill in; the one place a claim and its check are linked).
+The template is a complete, small check that runs and passes its tests as written: softmax attention of random
+tokens is row-stochastic (the printed statement, "its columns sum to 1 as well", fails).
 Replace its measurement and assertions with the paper's claim, then measure the tolerances again
 (``python -m verify.calibrate NAME``) and regenerate the documents (``python -m verify.core.claims_doc
 --write``). docs/checks.md shows the template and says what each part is for.
@@ -20,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from spectral.validation import InputError
+from spectral.floor.validation import InputError
 from verify.core.claims import PAPERS
 from verify.core.cli import EXIT_PASS, OneLineParser, report_error
 from verify.core.generated_docs import source_root
@@ -46,13 +47,13 @@ import math
 
 import numpy as np
 
-from spectral.validation import child_rng
+from spectral.floor.validation import child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int
 from verify.core.result import Recorder
 
-CHECK = Check("{name}", claims=("{claim_id}",),
+CHECK = Check("{name}",
               printed="the printed statement (here: the columns of A sum to 1 as well), which fails")
 
 #: The measured tolerances (python -m verify.calibrate {name} measures them again over their grids).
@@ -175,23 +176,26 @@ def render_test(name: str, claim_id: str) -> str:
     return _TEST.format(name=name, claim_id=claim_id)
 
 
-def _ledger_path(root: Path) -> Path:
-    return root / "verify" / "core" / "claims.py"
+def _literal(s: str) -> str:
+    """``s`` as a Python string literal in the ledger's quotes (double, single where ``s`` holds double quotes)."""
+    if '"' in s and "'" not in s:
+        return "'" + s.replace("\\", "\\\\") + "'"
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _ledger_nodes(text: str):
-    """The ``LEDGER`` tuple and the ``DETAILS`` dict of the ledger module's source."""
-    ledger = details = None
+def _ledger_path(root: Path, paper: str) -> Path:
+    """The data module of ``paper``'s claims: ``verify/papers/<paper in lower case>.py``."""
+    return root / "verify" / "papers" / f"{paper.lower()}.py"
+
+
+def _claims_node(text: str) -> ast.Tuple:
+    """The ``CLAIMS`` tuple of a paper module's source."""
     for node in ast.parse(text).body:
         target = node.target if isinstance(node, ast.AnnAssign) else (
             node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if isinstance(target, ast.Name) and target.id == "LEDGER":
-            ledger = node.value
-        elif isinstance(target, ast.Name) and target.id == "DETAILS":
-            details = node.value
-    if not isinstance(ledger, ast.Tuple) or not isinstance(details, ast.Dict):
-        raise RuntimeError("the ledger module has no LEDGER tuple and DETAILS dict to add the claim to")
-    return ledger, details
+        if isinstance(target, ast.Name) and target.id == "CLAIMS" and isinstance(node.value, ast.Tuple):
+            return node.value
+    raise RuntimeError("the paper module has no CLAIMS tuple to add the claim to")
 
 
 def _claim_id_of(call) -> str | None:
@@ -200,44 +204,45 @@ def _claim_id_of(call) -> str | None:
     return None
 
 
+def _paper_source(paper: str, root: Path) -> tuple[Path, str]:
+    path = _ledger_path(root, paper)
+    if not path.is_file():
+        raise InputError(f"--paper {paper!r} has no ledger module {path} in the checkout")
+    return path, path.read_text(encoding="utf-8")
+
+
 def next_claim_id(paper: str, root=None) -> str:
-    """The next free ledger id of ``paper`` (``"FNA"`` -> ``"FNA-21"`` after FNA-20) in the ledger at ``root``."""
-    ledger, _ = _ledger_nodes(_ledger_path(source_root(root)).read_text(encoding="utf-8"))
-    numbers = [int(cid.split("-")[1]) for cid in map(_claim_id_of, ledger.elts)
+    """The next free ledger id of ``paper`` (``"FNA"`` -> ``"FNA-21"`` after FNA-20) in ``verify/papers/<paper>.py``
+    of the checkout at ``root``."""
+    _, text = _paper_source(paper, source_root(root))
+    numbers = [int(cid.split("-")[1]) for cid in map(_claim_id_of, _claims_node(text).elts)
                if isinstance(cid, str) and cid.startswith(paper + "-")]
     return f"{paper}-{max(numbers, default=0) + 1}"
 
 
-def add_ledger_entry(claim_id: str, name: str, title: str, root=None) -> None:
-    """Add claim ``claim_id`` covered by check ``name`` to the ledger at ``root``: a ``Claim`` after the paper's
-    last one in ``LEDGER`` and its ``ClaimDetails`` after the paper's last one in ``DETAILS``."""
-    path = _ledger_path(source_root(root))
-    text = path.read_text(encoding="utf-8")
-    ledger, details = _ledger_nodes(text)
+def add_ledger_entry(claim_id: str, name: str, title: str, root=None) -> Path:
+    """Add claim ``claim_id`` covered by check ``name`` to its paper's ledger module at ``root`` (after the
+    paper's last claim in ``CLAIMS``, with its ``ClaimDetails`` to fill in); returns the module's path."""
     paper = claim_id.split("-")[0]
-    claims = [c for c in ledger.elts if str(_claim_id_of(c) or "").startswith(paper + "-")]
-    keys = [(k, v) for k, v in zip(details.keys, details.values)
-            if isinstance(k, ast.Constant) and str(k.value).startswith(paper + "-")]
-    if not claims or not keys:
+    path, text = _paper_source(paper, source_root(root))
+    claims = _claims_node(text).elts
+    if not claims:
         raise InputError(f"paper {paper!r} has no claim in the ledger to add {claim_id} after")
-    quote = title.replace("\\", "\\\\").replace("'", "\\'")
-    claim_line = (f"    Claim('{claim_id}', '{PAPERS[paper]}', '{quote}', 'P2', '{VERDICT}', check='{name}', "
-                  "test=None),\n")
-    dq = title.replace("\\", "\\\\").replace('"', '\\"')
-    detail = (f'    "{claim_id}": D(\n'
-              '        "where the paper makes the claim (section, equation, figure)",\n'
-              f'        "{dq}",\n'
-              '        "what the toolkit asserts instead (the corrected statement); delete it when the claim is '
-              'asserted as printed"),\n')
+    entry = (f"    Claim({_literal(claim_id)}, NAME, {_literal(title)}, \"P2\", {_literal(VERDICT)},\n"
+             f"          check={_literal(name)},\n"
+             "          details=ClaimDetails(\n"
+             "              where=\"where the paper makes the claim (section, equation, figure)\",\n"
+             f"              claim={_literal(title)},\n"
+             "              asserted=\"what the toolkit asserts instead (the corrected statement); delete it when "
+             "the claim is \"\n"
+             "                       \"asserted as printed\")),\n")
     lines = text.splitlines(keepends=True)
-    # insert the later one first so that the earlier line numbers stay valid
-    edits = sorted([(claims[-1].end_lineno, claim_line), (keys[-1][1].end_lineno, detail)], reverse=True)
-    for after, new in edits:
-        end = lines[after - 1]
-        if not end.rstrip().endswith(","):
-            raise RuntimeError(f"the ledger line {after} does not end its entry with a comma")
-        lines.insert(after, new)
+    after = claims[-1].end_lineno
+    if not lines[after - 1].rstrip().endswith(","):
+        raise RuntimeError(f"{path}: line {after} does not end its entry with a comma")
+    lines.insert(after, entry)
     path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 
 def new_check(name: str, paper: str, *, title: str = DEFAULT_TITLE, root=None) -> dict[str, Path]:
@@ -260,8 +265,8 @@ def new_check(name: str, paper: str, *, title: str = DEFAULT_TITLE, root=None) -
     check_path.write_text(render_check(name, claim_id, title), encoding="utf-8")
     test_path.parent.mkdir(parents=True, exist_ok=True)
     test_path.write_text(render_test(name, claim_id), encoding="utf-8")
-    add_ledger_entry(claim_id, name, title, root)
-    return {"check": check_path, "test": test_path, "ledger": _ledger_path(root), "claim": claim_id}
+    ledger = add_ledger_entry(claim_id, name, title, root)
+    return {"check": check_path, "test": test_path, "ledger": ledger, "claim": claim_id}
 
 
 def main(argv=None) -> int:

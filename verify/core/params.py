@@ -12,7 +12,7 @@ A check declares its parameters once, as the fields of a class::
 Each declaration (:class:`Spec`) holds the kind, the constraint (an interval or a set of options, a
 length for sequences), the default, a one-line doc and a unit. From it the skeleton
 (:mod:`verify.core.check`) generates the validation of every call (the same wording for every check,
-through :mod:`spectral.validation`), the command line and its ``--help``, the numpydoc of ``run()``,
+through :mod:`spectral.floor.validation`), the command line and its ``--help``, the numpydoc of ``run()``,
 the validation of a sweep's grid before anything runs, and the JSON description of the parameters
 (:func:`describe`). The class becomes a frozen, keyword-only dataclass: the check's body receives an
 instance (``p.n``, ``p.alpha``), never a dict.
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from spectral.validation import InputError, check_int, check_option, check_real
+from spectral.floor.validation import InputError, check_int, check_option, check_real
 
 __all__ = ["Spec", "Int", "Real", "Choice", "Flag", "Text", "Ints", "Reals", "Options", "spec_of", "specs",
            "RESOLVED", "check_resolved",

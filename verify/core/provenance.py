@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from verify.core.cpu import cpu_class
+
 __all__ = ["toolkit_version", "toolkit_commit", "versions", "source_commit", "write_build_commit",
            "BUILD_COMMIT_FILE"]
 
@@ -124,8 +126,6 @@ def versions() -> dict[str, str]:
     The CPU class (:func:`verify.core.cpu.cpu_class`) is what rounding depends on: a number measured on an
     AVX-512 machine can differ in its last digits from the same run on an AVX2 one.
     """
-    from verify.core.cpu import cpu_class
-
     out = {"attention-limits": toolkit_version(), "python": platform.python_version()}
     out.update(_library_versions())
     out["cpu"] = cpu_class()

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from spectral.floor.backend import array_namespace
+
 __all__ = ["count_bad", "least", "share", "worst"]
 
 _NO_DEFAULT = object()
@@ -119,8 +121,6 @@ def count_bad(values: Any, ok: Any) -> int:
     >>> int(np.sum(err > 1.0)), count_bad(err, err <= 1.0)
     (1, 2)
     """
-    from spectral.backend import array_namespace
-
     xp = array_namespace(values, ok)
     values, ok = xp.asarray(values), xp.asarray(ok)
     if xp.isdtype(values.dtype, "bool") or xp.isdtype(values.dtype, "integral"):
@@ -159,8 +159,6 @@ def share(ok: Any, *values: Any) -> float:
     >>> float(np.mean(a > b)), share(a > b, a, b)
     (0.6666666666666666, nan)
     """
-    from spectral.backend import array_namespace
-
     xp = array_namespace(ok, *values)
     for v in values:
         v = xp.asarray(v)

@@ -26,6 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from verify.core import claims, quantities
+from verify.core.calibration import Tolerance
+from verify.core.plain import jsonable, unjson
+from verify.core.quantities import to_plain
+from verify.core.registry import registered
+
 __all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_value", "jsonable", "timed_into",
            "write_json"]
 
@@ -33,38 +39,6 @@ __all__ = ["Record", "Recorder", "Findings", "CheckResult", "SENSES", "format_va
 #: m <= bound; ``at_least`` m >= bound; ``within`` lo <= m <= hi; ``equal`` m == e exactly;
 #: ``info`` no comparison (informational, never decides).
 SENSES = ("close", "at_most", "at_least", "within", "equal", "info")
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON types from numpy scalars/arrays, tuples and nested mappings (non-finite -> str)."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        v = float(value)
-        return v if math.isfinite(v) else repr(v)  # 'inf', '-inf', 'nan' survive the round trip
-    if isinstance(value, (np.complexfloating, complex)):
-        return {"real": jsonable(value.real), "imag": jsonable(value.imag)}
-    return value
-
-
-def _unjson(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"real", "imag"}:
-            return complex(_unjson(value["real"]), _unjson(value["imag"]))
-        return {k: _unjson(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unjson(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
-    return value
 
 
 def format_value(value: Any) -> str:
@@ -224,7 +198,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Record:
-        data = {k: _unjson(v) for k, v in data.items() if k != "passed"}
+        data = {k: unjson(v) for k, v in data.items() if k != "passed"}
         if data.get("sense") == "within" and data.get("tolerance") is not None:
             data["tolerance"] = tuple(data["tolerance"])
         if isinstance(data.get("measured"), list):  # a tuple of numbers (an interval, local orders)
@@ -274,8 +248,6 @@ class Recorder:
 
     def _tolerance(self, name, value, why, hint):
         """A number, or a calibrated :class:`~verify.core.calibration.Tolerance`: (value, why, hint)."""
-        from verify.core.calibration import Tolerance
-
         if isinstance(value, Tolerance):
             if not value.names(name):
                 raise ValueError(f"record {name!r} asserted with the tolerance of {value.name!r}")
@@ -289,8 +261,6 @@ class Recorder:
 
     def close(self, name, measured, expected, *, rtol=0.0, atol=0.0, why="", label="", hint="") -> Record:
         """Assert ``|measured - expected| <= atol + rtol |expected|`` (either may be a calibrated Tolerance)."""
-        from verify.core.calibration import Tolerance
-
         if isinstance(rtol, Tolerance):
             rtol, why, hint = self._tolerance(name, rtol, why, hint)
         else:
@@ -483,8 +453,6 @@ class CheckResult:
         if self.implementation:
             out["implementation"] = self.implementation
         if self.quantities is not None:
-            from verify.core.quantities import to_plain
-
             out["quantities"] = to_plain(self.quantities)
         return out
 
@@ -508,10 +476,10 @@ class CheckResult:
             claims=tuple(data["claims"]),
             statement=data["statement"],
             records=tuple(Record.from_dict(r) for r in data["records"]),
-            parameters=_unjson(data["parameters"]),
-            timings=_unjson(data.get("timings", {})),
+            parameters=unjson(data["parameters"]),
+            timings=unjson(data.get("timings", {})),
             versions=data.get("versions", {}),
-            arrays={k: np.asarray(_unjson(v)) for k, v in data.get("arrays", {}).items()},
+            arrays={k: np.asarray(unjson(v)) for k, v in data.get("arrays", {}).items()},
             notes=tuple(data.get("notes", ())),
             quantities=quantities,
             implementation=data.get("implementation", ""),
@@ -523,12 +491,10 @@ class CheckResult:
 
         Empty for a run that held a user's implementation to the contract: it says nothing about the paper.
         """
-        from verify.core.claims import paper_reading
-
         if self.implementation or not self.claims:  # a user's code or own claim: no paper to read
             return ""
         try:
-            return paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
+            return claims.paper_reading(self.claims, printed=self.parameters.get("claim") == "printed")
         except ValueError:  # claims not in the ledger (a user's own check)
             return ""
 
@@ -579,20 +545,15 @@ class CheckResult:
 
 def _read_quantities(check: str, data):
     """The typed quantities of check ``check`` from their JSON (plain data when the check is unknown)."""
-    from verify.core.check import registered
-    from verify.core.quantities import from_plain
-
     declared = registered(check)
     if declared is None:
-        from verify.core import claims
-
         try:
             claims.load_check(check)
         except ValueError:
             return data
         declared = registered(check)
     kind = None if declared is None else declared.quantities_type
-    return data if kind is None else from_plain(kind, data)
+    return data if kind is None else quantities.from_plain(kind, data)  # looked up at each call: a test replaces it
 
 
 def _table(rows) -> list[str]:

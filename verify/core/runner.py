@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from spectral.memory import DenseMemoryError
-from spectral.validation import ConvergenceError, InputError, UnavailableError
+from spectral.floor.memory import DenseMemoryError
+from spectral.floor.validation import ConvergenceError, InputError, UnavailableError
 from verify.core.claims import (LEDGER, decided_by, load_check, outcome_category, run_label, setting,
                                 setting_at_defaults, settings)
 from verify.core.progress import progress

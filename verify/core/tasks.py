@@ -32,13 +32,16 @@ import hashlib
 import json
 import os
 import pickle
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from spectral.validation import InputError, UnavailableError
+from spectral.floor.validation import InputError, UnavailableError
 from verify.core.locks import Claims
+from verify.core.plain import jsonable
 from verify.core.progress import FIRST_BEAT, is_silenced, progress, silenced
+from verify.core.provenance import toolkit_commit, toolkit_version
 
 __all__ = ["ResultStore", "current_store", "resume_into", "run_items"]
 
@@ -109,9 +112,6 @@ def current_store() -> ResultStore | None:
 def item_key(context: Any, fn: Callable, key: Any) -> str:
     """The file name of one item: a hash of ``context`` (check, parameters), the function, the item's key and
     the toolkit's version and commit."""
-    from verify.core.provenance import toolkit_commit, toolkit_version
-    from verify.core.result import jsonable
-
     base = fn.func if isinstance(fn, functools.partial) else fn
     text = json.dumps({"context": jsonable(context), "fn": f"{base.__module__}.{base.__qualname__}",
                        "key": jsonable(key), "version": toolkit_version(), "commit": toolkit_commit()},
@@ -283,8 +283,6 @@ def _wait(store, names, waiting, results, desc, quiet):
 
 def client_for_items():
     """The Dask client of an enclosing :func:`spectral.distributed.use_client`, or None."""
-    import sys
-
     module = sys.modules.get("spectral.distributed")
     workers = module.current() if module is not None else None
     return None if workers is None else workers.client
@@ -310,8 +308,6 @@ def check_scheduler(address: str | None):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
         if not is_silenced():
-            import sys
-
             sys.stderr.write(f"dask: {len(client.nthreads())} local workers, dashboard {client.dashboard_link}\n")
 
         def close():

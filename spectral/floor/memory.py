@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 
-from spectral.backend import dtype_name
-from spectral.validation import InputError, UnavailableError, check_int, check_option, check_real
+import numpy as np
+
+from spectral.floor.backend import dtype_name, is_cupy_array, is_cupy_namespace, require_device
+from spectral.floor.validation import InputError, UnavailableError, check_int, check_option, check_real
 
 __all__ = [
     "DenseMemoryError",
@@ -45,8 +47,6 @@ class DenseMemoryError(MemoryError):
 
 def _itemsize(dtype) -> int:
     """Bytes per element of ``dtype`` (a NumPy dtype, its name, or an array-API dtype)."""
-    import numpy as np
-
     try:
         return int(np.dtype(dtype_name(dtype)).itemsize)
     except TypeError as exc:
@@ -157,15 +157,11 @@ def _host_memory_bytes() -> int:
 
 
 def _is_cupy(xp) -> bool:
-    from spectral.backend import is_cupy_namespace
-
     return is_cupy_namespace(xp)
 
 
 def _cupy():
     """The CuPy module of a usable CUDA device, or :class:`UnavailableError` (the message of ``device='gpu'``)."""
-    from spectral.backend import require_device
-
     return require_device("gpu")
 
 
@@ -180,7 +176,7 @@ def device_memory_bytes(xp=None) -> int:
 
     Raises
     ------
-    spectral.validation.UnavailableError
+    spectral.floor.validation.UnavailableError
         ``xp=None`` and CuPy or a CUDA device is missing, or the driver does not answer.
     """
     if xp is not None and not _is_cupy(xp):
@@ -202,8 +198,6 @@ def memory_device(x) -> str:
     >>> memory_device(np.zeros(3))
     'cpu'
     """
-    from spectral.backend import is_cupy_array
-
     return "gpu" if is_cupy_array(x) else "cpu"
 
 
@@ -340,7 +334,7 @@ def check_memory(needed, *, what: str, alternative: str | None = None, max_bytes
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    spectral.memory.DenseMemoryError: the request needs an estimated 1 TiB, over the limit max_bytes = 1 GiB; ...
+    spectral.floor.memory.DenseMemoryError: the request needs an estimated 1 TiB, over the limit max_bytes = 1 GiB; ...
     """
     needed = int(check_real("needed", needed, low=0.0))
     limit, source = _limit(device, max_bytes, limit_name)
@@ -398,7 +392,7 @@ def check_dense_memory(
     DenseMemoryError
         If the estimate exceeds the limit; the message gives the estimate, the limit in GiB and
         the caller's ``alternative``.
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         If ``n``, ``m`` or ``copies`` is not an integer ``>= 1`` or ``max_bytes`` is not ``> 0``.
 
     Examples
@@ -409,7 +403,7 @@ def check_dense_memory(
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    spectral.memory.DenseMemoryError: kernel matrix of shape (2000, 2000) x 1 in float64 needs ... GiB; use a smaller n
+    spectral.floor.memory.DenseMemoryError: kernel matrix of shape (2000, 2000) x 1 in float64 needs ... GiB; use a smaller n
     """
     copies = check_int("copies", copies, low=1)
     needed = copies * dense_bytes(n, m, dtype)

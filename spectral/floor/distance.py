@@ -11,8 +11,8 @@ of about ``BLOCK_ELEMENTS`` pairs (:func:`row_blocks`), so the temporaries stay 
 ``(n, m, d)`` array is built; on NumPy the sums are written in place into the result from contiguous
 coordinate vectors.
 
-This module imports only the floor (:mod:`spectral.backend`, :mod:`spectral.validation`,
-:mod:`spectral.pairwise_memory`), so that :mod:`manifolds` (the exact references, below the attention
+This module imports only the floor (:mod:`spectral.floor.backend`, :mod:`spectral.floor.validation`,
+:mod:`spectral.floor.pairwise_memory`), so that :mod:`manifolds` (the exact references, below the attention
 operators) and :mod:`spectral` (the metric and heat kernels) share it without a cycle;
 ``manifolds.pairwise_sq_distance`` is this function.
 """
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, empty_on
-from spectral.pairwise_memory import check_pairwise_memory
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace, dtype_name, empty_on
+from spectral.floor.pairwise_memory import check_pairwise_memory
+from spectral.floor.validation import InputError
 
 __all__ = ["BLOCK_ELEMENTS", "pairwise_sq_distance", "row_blocks", "sq_distance_tile"]
 
@@ -48,7 +48,7 @@ def row_blocks(x, y, fn):
     # slice past the end of an axis.
     first = fn(x[:rows, ...], y)
     # on the block's device without device= (bare cupy.empty has no device keyword: a TypeError on a CUDA
-    # device; spectral.backend.empty_on allocates under the array's device context instead)
+    # device; spectral.floor.backend.empty_on allocates under the array's device context instead)
     out = empty_on(first, (n, first.shape[1]))
     out[:rows, ...] = first
     del first
@@ -95,7 +95,7 @@ def pairwise_sq_distance(x, y=None, *, sign: float = 1.0, max_bytes=None):
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         Before allocating, when the estimate exceeds the limit.
 
     Notes

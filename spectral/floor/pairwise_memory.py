@@ -10,15 +10,15 @@ Asking the system for the memory available now reads ``/proc`` (about 0.1 ms mea
 at most :data:`SMALL_REQUEST_BYTES` without a caller's limit skips that read, so that a builder
 called on small blocks in a loop (a :class:`spectral.KernelOperator` tile, ``distance(x[i:j], y)``)
 pays microseconds. An explicit ``max_bytes`` is always enforced. This module imports only
-:mod:`spectral.memory` (itself on the floor: :mod:`spectral.backend` and :mod:`spectral.validation`),
+:mod:`spectral.floor.memory` (itself on the floor: :mod:`spectral.floor.backend` and :mod:`spectral.floor.validation`),
 so ``manifolds`` may use it.
 """
 
 from __future__ import annotations
 
-from spectral.backend import is_cupy_array
-from spectral.memory import check_memory
-from spectral.validation import check_int, check_real
+from spectral.floor.backend import is_cupy_array
+from spectral.floor.memory import check_memory
+from spectral.floor.validation import check_int, check_real
 
 __all__ = ["check_pairwise_memory"]
 
@@ -64,7 +64,7 @@ def check_pairwise_memory(n, m, *, bytes_per_pair, extra_bytes=0, max_bytes=None
 
     Raises
     ------
-    spectral.memory.DenseMemoryError
+    spectral.floor.memory.DenseMemoryError
         If the estimate exceeds the limit (the message states both and the ``alternative``).
 
     Examples
@@ -75,7 +75,7 @@ def check_pairwise_memory(n, m, *, bytes_per_pair, extra_bytes=0, max_bytes=None
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    spectral.memory.DenseMemoryError: distances of shape (1000000, 1000000) needs an estimated 14.6 TiB, ...
+    spectral.floor.memory.DenseMemoryError: distances of shape (1000000, 1000000) needs an estimated 14.6 TiB, ...
     """
     n = check_int("n", n, low=0)
     m = check_int("m", m, low=0)

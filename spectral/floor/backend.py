@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from spectral.floor.validation import UnavailableError, check_option
+
 __all__ = [
     "array_namespace",
     "available_devices",
@@ -267,8 +269,6 @@ def eigsh(a: Any, k: int, *, which: str = "LA", v0=None, tol: float = 0.0, maxit
     ``cupy.random.random``, whose state nothing here seeds: results then change from run to run.
     """
     if which not in ("LA", "LM"):
-        from spectral.validation import check_option  # lazy: importing the backend loads nothing else
-
         check_option("which", which, ("LA", "LM"))
     if is_cupy_array(a) or _is_cupyx_operator(a):
         import cupyx.scipy.sparse.linalg as cpsla  # lazy: only with CuPy present
@@ -337,15 +337,13 @@ def require_device(device: str):
 
     Raises
     ------
-    spectral.validation.InputError
+    spectral.floor.validation.InputError
         If ``device`` is not ``"cpu"`` or ``"gpu"``.
-    spectral.validation.UnavailableError
+    spectral.floor.validation.UnavailableError
         If ``device="gpu"`` and CuPy or a CUDA device is missing.
     """
     if device == "cpu":
         return np
-    # lazy: importing the backend loads nothing else of the toolkit
-    from spectral.validation import UnavailableError, check_option
 
     check_option("device", device, ("cpu", "gpu"))
     if "gpu" not in available_devices():

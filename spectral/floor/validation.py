@@ -1,6 +1,6 @@
 """Input validation and the toolkit's error types: one module for the whole toolkit.
 
-This module sits on the floor of the house next to :mod:`spectral.backend`: ``manifolds``,
+This module sits on the floor of the house next to :mod:`spectral.floor.backend`: ``manifolds``,
 ``spectral``, ``graphs``, ``verify`` and ``figures`` all validate through it, and importing it
 loads nothing else of the toolkit.
 
@@ -12,7 +12,7 @@ Error types (the command-line layer maps them to exit codes):
   (a GPU, an optional dependency). CLI exit 2.
 * :class:`ConvergenceError` (a ``RuntimeError``): a numerical method did not converge; the message
   says what did not converge and what to try. CLI exit 1 (the check could not confirm its claim).
-* ``spectral.memory.DenseMemoryError`` (a ``MemoryError``): a request refused before allocation.
+* ``spectral.floor.memory.DenseMemoryError`` (a ``MemoryError``): a request refused before allocation.
   CLI exit 2.
 
 Any other exception is a bug and keeps its traceback.
@@ -88,7 +88,7 @@ def check_real(name: str, value, *, low=None, high=None, low_open: bool = False,
     >>> check_real("alpha", 3.0, low=0, high=2)
     Traceback (most recent call last):
     ...
-    spectral.validation.InputError: alpha must be in [0, 2], got 3.0
+    spectral.floor.validation.InputError: alpha must be in [0, 2], got 3.0
     """
     interval = _interval(low, high, low_open, high_open)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.floating, np.integer)):
@@ -117,7 +117,7 @@ def check_int(name: str, value, *, low=None, high=None) -> int:
     >>> check_int("n", True)
     Traceback (most recent call last):
     ...
-    spectral.validation.InputError: n must be an integer in (-inf, inf), got True
+    spectral.floor.validation.InputError: n must be an integer in (-inf, inf), got True
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
         raise InputError(f"{name} must be an integer in {_interval(low, high, False, False)}, got {value!r}")

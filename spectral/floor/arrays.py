@@ -1,7 +1,7 @@
 """Array inputs of the score builders: real floating arrays, distances, arrays made like another.
 
-Every function takes its namespace from its arguments (:func:`spectral.backend.array_namespace`), so
-CuPy inputs stay on the GPU. Bad input raises :class:`spectral.validation.InputError` naming the
+Every function takes its namespace from its arguments (:func:`spectral.floor.backend.array_namespace`), so
+CuPy inputs stay on the GPU. Bad input raises :class:`spectral.floor.validation.InputError` naming the
 parameter.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import array_namespace, dtype_name, from_numpy
-from spectral.validation import InputError
+from spectral.floor.backend import array_namespace, dtype_name, from_numpy
+from spectral.floor.validation import InputError
 
 __all__ = []  # the input checks of spectral's builders, used inside spectral only
 
@@ -44,7 +44,7 @@ def numpy_dtype(dtype) -> np.dtype:
 def as_float_array(x, name: str, *, ndim: int | None = None, finite: bool = True):
     """``(xp, array)`` with a real floating dtype (integers promoted to float64) and finite entries.
 
-    Non-arrays (lists) become NumPy arrays. Raises :class:`~spectral.validation.InputError` for a
+    Non-arrays (lists) become NumPy arrays. Raises :class:`~spectral.floor.validation.InputError` for a
     boolean, complex or other non-real dtype (``True`` is not 1), a wrong number of dimensions, NaN or
     inf (``finite=False``: no finiteness pass, which on a GPU is a host synchronisation; for callers
     whose arrays are finite by construction).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spectral.backend import dtype_name, to_numpy
+from spectral.floor.backend import dtype_name, to_numpy
 
 __all__ = ["array_summary", "result_repr"]
 
