@@ -220,9 +220,10 @@ def measure(p: Params, ctx: Context) -> Quantities:
         travelled = None
         if c * dt * max(p.steps) < WAVE_NEGATIVE_CT:  # the runs above end before the wave's first negative entry
             t_min = min(p.sizes)
-            a0 = xp.asarray(softmax_attention(child_rng(p.seed, "softmax", t_min), t_min, p.d))
-            travelled = _scalar(xp.min(evolve_attention(a0, pde="wave", steps=math.ceil(WAVE_NEGATIVE_CT / (c * dt)),
-                                                        dt=dt, c=c, boundary="periodic").attention))
+            a0 = xp.asarray(pde_module.softmax_attention(child_rng(p.seed, "softmax", t_min), t_min, p.d))
+            steps = math.ceil(WAVE_NEGATIVE_CT / (c * dt))
+            travelled = _scalar(xp.min(spectral.evolve_attention(a0, pde="wave", steps=steps, dt=dt, c=c,
+                                                                 boundary="periodic").attention))
     return Quantities(row_sum_deviation=sum_dev, min_entry=min_entry, conserving=conserving,
                       wave_min_entry_travelled=travelled,
                       one_step_row_sum_change_error=one_step, reflect_key_trapezoid_sum_change=trapezoid,
