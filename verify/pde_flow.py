@@ -80,7 +80,7 @@ CALIBRATION = Calibration(
                      "layers_time": (1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32)}),
               why="the carried matrix is the explicit scheme itself: its fitted order over the three largest dt with "
                   "x_max <= 1 and second-order fraction rho <= 0.05 (carried_second_order_fraction) is 1 up to "
-                  "~0.6 rho (0.004 at the defaults, worst 0.031 at alpha = 0.03, L dt = 1.5 over the grid, closed "
+                  "~0.6 rho (0.004 at the defaults, the worst at alpha = 0.03, L dt = 1.5 over the grid, closed "
                   "form per mode); a second-order or an O(1) error gives a deviation near 1"),
     Tolerance("recomputed_relative_discrepancy", 0.2, measured=0.504, over=_SEEDS,
               why="every layer starts from its own softmax with its own random W_Q, W_K: an O(1) relative "
@@ -116,7 +116,7 @@ def wave_secular_time(c: float, dt: float) -> float:
 LAYER_DTS = tuple(2.0 ** -k for k in range(8))
 #: the diffusion's order in dt (the global error's and the carried matrix's) is fitted where its second-order
 #: fraction (diffusion_second_order_fraction) at the largest dt is at most this and alpha mu_max dt <= 1: the fitted
-#: order then deviates from 1 by about 0.6 rho (<= 0.031 measured for the carried matrix over alpha and L dt)
+#: order then deviates from 1 by about 0.6 rho (its worst over alpha and L dt: the carried_error_order row)
 DIFFUSION_SLOPE_MAX_RHO = 0.05
 #: alpha t of the diffusion error-versus-t run (t = 1, 3, ..., 1000 at alpha = 0.1): to first order the error per
 #: mode is (alpha mu)^2 t dt e^(-alpha mu t) / 2, a function of alpha t up to the factor alpha dt, so its decay is
