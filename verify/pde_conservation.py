@@ -67,8 +67,10 @@ class Params:
                      low_open=True)
     alpha: float = Real(0.1, "Diffusion coefficient (PDE Table 5: 0.1); r = alpha dt must be <= 1/4 (stable on "
                              "both axes)", low=0.0, low_open=True)
-    c: float = Real(0.15, "Wave speed (PDE Table 11: 0.15); the Courant number c dt must be in [1e-5, 0.7)", low=0.0,
-                    low_open=True)
+    c: float = Real(0.15, "Wave speed (PDE Table 11: 0.15); the Courant number c dt must be in [1e-5, 0.7): the "
+                    "wave's first negative entry appears near c t = 1.3, so a run to c t = 3 takes 3 / (c dt) steps "
+                    "(3e5, ~2.6 s at the floor; more below it); below 0.7 (~1 / sqrt 2) it is stable on both axes",
+                    low=0.0, low_open=True)
     beta_reaction: float = Real(0.02, "Reaction rate of R(A) = beta A (1 - A) (PDE Table 5: 0.02)", low=0.0,
                                 high=1.0, low_open=True)
     beta_advection: float = Real(0.03, "Advection speed (PDE Table 5: 0.03), with |beta| dt / 2 <= r", low=-0.5,

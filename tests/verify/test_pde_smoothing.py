@@ -63,6 +63,24 @@ def test_the_reaction_growth_is_decided_once_beta_t_reaches_6(monkeypatch):
     assert_fails(CHECK, q, p, "reaction_max_consistency_ratio", only=True)
 
 
+def test_the_reaction_growth_is_decided_at_size_128_whatever_the_size_and_a_step_without_it_fails(monkeypatch):
+    """At T = 16 C grows only x0.65 (beta = 0.02, alpha = 0.1: the slowest mode's damping alpha mu_1 = 0.015 nearly
+    cancels beta; a wrong FAIL before): the growth is decided on the T = 128 run and the T = 16 one recorded. A step
+    that drops the reaction term fails at size 16 too."""
+    import spectral
+
+    settings = {"size": 16, "steps": 400, "beta_reaction": (0.02,)}
+    p, q = measured(CHECK, **settings)
+    res = assert_passes(CHECK, q, p)
+    assert res.measured["reaction_max_consistency_ratio_size16_beta0.02"] < 1.0
+    assert res.measured["reaction_max_consistency_ratio"] > 10 and any("decided at T = 128" in n for n in res.notes)
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention", lambda a0, pde="diffusion", beta=0.0, **kw: true_evolve(
+        a0, pde=pde, beta=0.0 if pde == "reaction-diffusion" else beta, **kw))
+    p, q = measured(CHECK, **settings)
+    assert_fails(CHECK, q, p, "reaction_max_consistency_ratio", only=True)
+
+
 def _scaled(curves, factor):
     return dataclasses.replace(curves, consistency=curves.consistency * factor)
 
@@ -72,7 +90,8 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     (lambda q: {"wave_energy": q.wave_energy * np.linspace(1.0, 1.001, q.wave_energy.size)}, "wave_energy_drift"),
     (lambda q: {"linear": {**q.linear, ("wave", "periodic"): _scaled(q.linear[("wave", "periodic")], 0.1)}},
      "wave_late_consistency_fraction"),
-    (lambda q: {"reaction": {**q.reaction, 0.02: _scaled(q.reaction[0.02], 1e-3)}}, "reaction_max_consistency_ratio"),
+    (lambda q: {"reaction_decided": {**q.reaction_decided, 0.02: _scaled(q.reaction_decided[0.02], 1e-3)}},
+     "reaction_max_consistency_ratio"),
     (lambda q: {"wave_energy": np.full_like(q.wave_energy, np.nan)}, "wave_energy_drift"),  # NaN never passes
 ])
 
@@ -91,22 +110,25 @@ test_bad_input = refusals(check.run, [({"alpha": 0.3}, "alpha"), ({"c": 1.0}, "c
 
 def test_computes_in_the_given_namespace(evolve_on_device):
     xp, seen = evolve_on_device  # array_api_strict as strict as bare CuPy (tests/verify/conftest.py)
-    p = CHECK.params(size=32, steps=400)
+    p = CHECK.params(size=32, steps=400, beta_reaction=(1.0,))
     ref = CHECK.measure(p)
     seen.clear()
     got = CHECK.measure(p, xp=xp)
     # every evolution (5 linear runs and the reaction runs, one call per checkpoint) ran in the namespace given
-    assert len(seen) == (5 + len(p.beta_reaction)) * got.steps.size and set(seen) == {"array_api_strict"}
+    # (the reaction runs twice: at size 32 and at 128, where its growth is decided)
+    assert len(seen) == (5 + 2 * len(p.beta_reaction)) * got.steps.size and set(seen) == {"array_api_strict"}
     assert {"asarray", "sum", "var"} <= xp.used
     # the step's whole-array path against NumPy's row-block path: S and C to the round-off of their values at
     # n = 0 (measured <= 5.6e-15 of them; S grows to 100 S(0) for beta = 1), the wave's energy to 2.4e-16 relative
-    for table in ("linear", "reaction"):
+    for table in ("linear", "reaction", "reaction_decided"):
         for key, curves in getattr(ref, table).items():
             other = getattr(got, table)[key]
             assert type(other.smoothness0) is float and type(other.consistency0) is float
-            np.testing.assert_allclose(other.smoothness, curves.smoothness, rtol=0, atol=1e-13 * curves.smoothness0)
+            # (at T = 128 with beta = 1, S grows to 4600 S(0) and C x46: the round-off scales with the largest value)
+            np.testing.assert_allclose(other.smoothness, curves.smoothness, rtol=0,
+                                       atol=1e-13 * max(curves.smoothness0, float(np.max(curves.smoothness))))
             np.testing.assert_allclose(other.consistency, curves.consistency, rtol=0,
-                                       atol=1e-13 * curves.consistency0)
+                                       atol=1e-13 * max(curves.consistency0, float(np.max(curves.consistency))))
     np.testing.assert_allclose(got.wave_energy, ref.wave_energy, rtol=1e-13)
     assert got.rho == ref.rho and got.lambda_min == ref.lambda_min
     assert_same_records(CHECK.assess(ref, p), assert_passes(CHECK, got, p))
