@@ -61,6 +61,7 @@ def _spectral_exports() -> dict[str, str]:
     return {}
 
 
+@cache
 def _is_module(dotted: str) -> bool:
     path = ROOT / Path(*dotted.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
@@ -90,7 +91,9 @@ def _source_of(node: ast.ImportFrom, path: Path) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+@cache
 def _tree(path: Path) -> ast.Module:
+    """The parsed source (read once per session: the scans below walk every file several times)."""
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
