@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from verify.core.provenance import BUILD_COMMIT_FILE, source_commit, toolkit_commit, write_build_commit
+from verify.core.git_commit import BUILD_COMMIT_FILE, source_commit, write_build_commit
+from verify.core.provenance import toolkit_commit
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = source_commit(ROOT)
@@ -71,3 +72,18 @@ def test_a_wheel_installed_outside_the_checkout_records_the_commit(tmp_path):
     assert install.returncode == 0, install.stderr
     versions = _run_json(tmp_path, site, tmp_path / "result.json")
     assert versions["git_commit"] == HEAD and versions["attention-limits"]
+
+
+def test_the_build_hook_needs_only_the_standard_library(tmp_path):
+    """setup.py loads verify/core/git_commit.py by path inside pip's isolated build environment, where neither
+    NumPy nor the toolkit can be imported (an import of verify.core.cpu there broke `pip install .`): loaded with
+    -I -S (no site-packages, no working directory on the path) it still writes the commit."""
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('g', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+            "print(m.write_build_commit(sys.argv[2], sys.argv[3]))")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(ROOT / "verify" / "core" / "git_commit.py"),
+                           str(tmp_path), str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(HEAD)
+

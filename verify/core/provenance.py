@@ -3,8 +3,8 @@
 The commit is found wherever the code runs from: the git checkout this module lives in (a source tree or an
 editable install, whatever the working directory); else the file :data:`BUILD_COMMIT_FILE` that a build of the
 package writes next to this module (``pip install .`` or a wheel built from a checkout: ``setup.py`` calls
-:func:`write_build_commit`); else the commit pip recorded for ``pip install git+URL`` (PEP 610
-``direct_url.json``). This module imports nothing of the toolkit, so ``setup.py`` can load it by path.
+:func:`verify.core.git_commit.write_build_commit`); else the commit pip recorded for ``pip install git+URL``
+(PEP 610 ``direct_url.json``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 
 from verify.core.cpu import cpu_class
+from verify.core.git_commit import BUILD_COMMIT_FILE, source_commit, write_build_commit
 
 __all__ = ["toolkit_version", "toolkit_commit", "versions", "source_commit", "write_build_commit",
            "BUILD_COMMIT_FILE"]
@@ -27,8 +28,6 @@ __all__ = ["toolkit_version", "toolkit_commit", "versions", "source_commit", "wr
 _LIBRARIES = ("numpy", "scipy", "matplotlib", "sympy", "scikit-learn")
 _FALLBACK_VERSION = "0.1.0+source"
 _DISTRIBUTION = "attention-limits"
-#: Written by a build next to this module: the commit of the checkout the package was built from.
-BUILD_COMMIT_FILE = "build_commit.txt"
 
 
 def toolkit_version() -> str:
@@ -37,34 +36,6 @@ def toolkit_version() -> str:
         return metadata.version(_DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return _FALLBACK_VERSION
-
-
-def source_commit(root) -> str | None:
-    """The commit ``git rev-parse HEAD`` of the checkout at ``root``; None when it is not one (or git is missing)."""
-    root = os.fspath(root)
-    if not os.path.exists(os.path.join(root, ".git")):
-        return None
-    try:
-        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and commit else None
-
-
-def write_build_commit(package_dir, root) -> str | None:
-    """Write the commit of the checkout at ``root`` into ``package_dir/verify/core/`` :data:`BUILD_COMMIT_FILE`.
-
-    Called by ``setup.py`` on the built package (``build_lib``), never on the source tree; nothing is written
-    when ``root`` is not a git checkout (an sdist). Returns the commit written, or None.
-    """
-    commit = source_commit(root)
-    if commit is not None:
-        target = Path(package_dir) / "verify" / "core" / BUILD_COMMIT_FILE
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(commit + "\n", encoding="utf-8")
-    return commit
 
 
 def _here() -> Path:
