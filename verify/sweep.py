@@ -484,28 +484,8 @@ class _RunLog:
         """Wait until the runs other sweeps hold are in the log; returns the keys whose claims were dropped or
         went stale meanwhile (their sweep stopped): this sweep runs those."""
         free = []
-
-        def arrivals():
-            pending, pause = list(keys), _POLL
-            while pending:
-                left, now = [], []
-                with self.claims.lock():
-                    self._read()
-                    for key in pending:
-                        if key in self.done:
-                            now.append(key)
-                        elif self.claims.holder(key) is None or self.claims.stale(key):
-                            free.append(key)
-                            now.append(key)
-                        else:
-                            left.append(key)
-                pending = left
-                yield from now
-                if pending:
-                    time.sleep(pause)
-                    pause = min(_POLL_MAX, pause * 1.5)
-
-        for _ in report(arrivals(), total=len(keys), desc=f"{desc}: runs held by another sweep", quiet=not progress):
+        settled = self.claims.arrivals(keys, lambda key: key in self.done, free, before=self._read)
+        for _ in report(settled, total=len(keys), desc=f"{desc}: runs held by another sweep", quiet=not progress):
             pass
         return free
 
@@ -515,7 +495,6 @@ class _RunLog:
 
 
 #: Seconds between two reads of a shared run log while waiting for another sweep's runs (growing).
-_POLL, _POLL_MAX = 0.1, 10.0
 
 
 def _execute(run, points: list[SweepPoint], log: _RunLog, scheduler, progress: bool, desc: str):

@@ -107,7 +107,7 @@ def _measured(claim_entry, report: Mapping) -> str:
 def claims_markdown(report: Mapping | None = None) -> str:
     """``docs/claims.md``: every claim, where, what it says, the verdict, what covers it (and a run's numbers)."""
     out = ["# The claims and their verdicts", "",
-           "Generated from the claims ledger (`verify/core/claims.py`) by `python -m verify.core.claims_doc`; do not edit "
+           "Generated from the claims ledger (`verify/papers/`) by `python -m verify.core.claims_doc`; do not edit "
            "by hand (`python -m verify.core.claims_doc --write` regenerates it).", ""]
     if report is None:
         out += [f"Measured numbers: {_RUN_HINT}.", ""]

@@ -40,12 +40,15 @@ import threading
 import time
 import warnings
 
-__all__ = ["Claims", "REFRESH", "STALE_AFTER", "SharedFileWarning", "locked"]
+__all__ = ["Claims", "POLL", "POLL_MAX", "REFRESH", "STALE_AFTER", "SharedFileWarning", "locked"]
 
 #: Seconds without a refresh after which a claim of another host is stale.
 STALE_AFTER = 600.0
 #: Seconds between two refreshes of a run's own claims.
 REFRESH = 60.0
+#: Seconds between two looks at the work other runs hold (growing by half each time up to :data:`POLL_MAX`).
+POLL = 0.1
+POLL_MAX = 10.0
 
 try:
     import fcntl
@@ -178,6 +181,31 @@ class Claims:
         except FileNotFoundError:
             return False
         return age > self.stale_after
+
+    def arrivals(self, keys, done, free: list, *, before=None):
+        """Wait for the work other runs hold: yields each key of ``keys`` as it is settled, either done by its
+        holder (``done(key)`` true) or free again (its claim dropped or stale: appended to ``free``, for this
+        run to do). ``before()``, if given, runs under the lock ahead of each look (to re-read a shared log).
+        Looks every :data:`POLL` seconds, growing to :data:`POLL_MAX`."""
+        pending, pause = list(keys), POLL
+        while pending:
+            left, now = [], []
+            with self.lock():
+                if before is not None:
+                    before()
+                for key in pending:
+                    if done(key):
+                        now.append(key)
+                    elif self.holder(key) is None or self.stale(key):
+                        free.append(key)
+                        now.append(key)
+                    else:
+                        left.append(key)
+            pending = left
+            yield from now
+            if pending:
+                time.sleep(pause)
+                pause = min(POLL_MAX, pause * 1.5)
 
     def claim(self, key: str, *, take_stale: bool = True) -> bool:
         """Claim ``key``: True when this process holds it now (it was free, stale and taken over, or already

@@ -45,9 +45,6 @@ from verify.core.provenance import toolkit_commit, toolkit_version
 
 __all__ = ["ResultStore", "current_store", "resume_into", "run_items"]
 
-#: Seconds between two looks at the items other runs hold (growing to :data:`POLL_MAX`).
-POLL = 0.1
-POLL_MAX = 10.0
 
 _STORES: list[ResultStore] = []
 
@@ -254,31 +251,19 @@ def _wait(store, names, waiting, results, desc, quiet):
     """Wait for the items other runs hold (progress as they arrive); returns those that became free again
     (their owner stopped or is gone), for this run to do."""
     free = []
+    by_name = {names[i]: i for i in waiting}
 
-    def arrivals():
-        pending, pause = list(waiting), POLL
-        while pending:
-            left, now = [], []
-            with store.claims.lock():
-                for i in pending:
-                    if store.has(names[i]):
-                        results[i] = store.get(names[i])
-                        now.append(i)
-                    elif store.claims.holder(names[i]) is None or store.claims.stale(names[i]):
-                        free.append(i)
-                        now.append(i)
-                    else:
-                        left.append(i)
-            pending = left
-            yield from now
-            if pending:
-                time.sleep(pause)
-                pause = min(POLL_MAX, pause * 1.5)
+    def done(name):
+        if store.has(name):
+            results[by_name[name]] = store.get(name)
+            return True
+        return False
 
-    for _ in progress(arrivals(), total=len(waiting), desc=f"{desc}: held by other runs", quiet=quiet,
+    settled = store.claims.arrivals([names[i] for i in waiting], done, free)
+    for _ in progress(settled, total=len(waiting), desc=f"{desc}: held by other runs", quiet=quiet,
                       after=FIRST_BEAT):
         pass
-    return free
+    return [by_name[name] for name in free]
 
 
 def client_for_items():
