@@ -74,6 +74,26 @@ def test_the_wave_map_exceeds_one_and_a_damped_wave_fails(monkeypatch):
     assert_fails(CHECK, q, p, "wave_map_sup_norm")
 
 
+def test_short_and_unsorted_lengths_pass_and_a_limit_without_the_neumann_correction_fails(monkeypatch):
+    """At N = 16, 64, 256 the finite-N slope is 2 - 0.0035 (r_max = 1/(2 cos^2(pi/2N))): compared with 2 +- 1e-3 it was
+    a wrong FAIL, and so was r_limit_range with the shortest length listed last. A stability limit of 1/2 for every
+    length (the periodic value for Neumann) gives slope 2 exactly and fails the closed-form slope."""
+    import spectral
+
+    lengths = (256, 64, 16)
+    tok, norm = check.neumann_scaling_slopes(lengths)
+    assert tok == pytest.approx(1.99653, abs=1e-5) and norm == pytest.approx(-0.00347, abs=1e-5)
+    settings = {**FAST, "lengths": lengths, "sizes": (8,)}
+    p, q = measured(CHECK, **settings)
+    assert_passes(CHECK, q, p)
+    true_limit = spectral.stability_limit
+    monkeypatch.setattr(spectral, "stability_limit", lambda pde, *, T, boundary="periodic", **kw: (
+        0.5 if (pde, boundary, kw.get("axis", "key")) == ("diffusion", "neumann", "key") and T in lengths
+        else true_limit(pde, T=T, boundary=boundary, **kw)))
+    p, q = measured(CHECK, **settings)
+    assert_fails(CHECK, q, p, {"dt_max_slope_token_units", "dt_max_slope_normalised"})
+
+
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "fast", [
     ({"contraction_norm2_deviation": 1e-6}, "contraction_norm2_deviation"),
     ({"diffusion_growth_below_limit": 1.5}, "diffusion_growth_below_limit"),
@@ -98,7 +118,7 @@ def test_nan_never_passes(fast):
 
 
 test_bad_input = refusals(check.run, [
-    ({"lengths": (64, 128)}, "lengths"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
+    ({"lengths": (64, 128)}, "lengths"), ({"lengths": (64, 64, 128)}, "lengths must hold at least 3 distinct"), ({"growth_size": 4}, "growth_size"), ({"alpha": 0.0}, "alpha"),
     ({"c": 2.0}, "c"), ({"sizes": ()}, "sizes"), ({"norm_steps": 4}, "norm_steps"),
     ({"c": 1e-300}, "c must keep c dt"), ({"alpha": 1e-300}, "alpha must keep r = alpha dt"),  # steps of rounding
     ({"c": 1e-6}, "c must be >= 1e-05"),  # the wave map's excess over norm 1 at rounding
