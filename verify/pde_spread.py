@@ -54,22 +54,23 @@ CHECK = Check("pde_spread",
 
 #: The measured tolerances (the others are exact algebra or bounds computed from theory next to their assertion).
 #: The delta row and the pulse are not random: every row is calibrated over the number of steps instead of the
-#: seed, and holds from 100 steps on.
-_STEPS = {"over": {"steps": (100, 200, 400)}, "valid": {"steps": (100, None)}}
+#: seed, and holds from 32 steps on (the smallest accepted; also measured at 1000, 2000 and 4056 steps, size 8192).
+_STEPS = {"over": {"steps": (32, 100, 200, 400)}, "valid": {"steps": (32, None)}}
 CALIBRATION = Calibration(
-    Tolerance("spread_speed_exponent", 0.02, measured=0.00155, **_STEPS,
+    Tolerance("spread_speed_exponent", 0.02, measured=0.0030, **_STEPS,
               why="d/dt sqrt(2 alpha t) ~ t^(-1/2); finite differences on a geometric grid bias the fitted exponent "
                   "by < 0.01; the printed t^(1/2) is 1 away"),
-    Tolerance("heat_kernel_relative_error", 0.02, measured=0.0117, **_STEPS,
-              why="local CLT for the [r, 1-2r, r] walk: relative error O(s^4 / (n sigma^4) + 1/n) within 3 sigma, "
-                  "r = 1/4; it shrinks as the number of steps grows"),
-    Tolerance("peak_height_exponent", 0.01, measured=0.00344, **_STEPS,
-              why="peak ~ (4 pi alpha t)^(-1/2) (1 + O(1/t)), fitted over t >= 16; a power law other than "
-                  "t^(-1/2) is off by more"),
-    Tolerance("gaussian_over_exponential_r2", 0.01, measured=0.0576, **_STEPS,
+    Tolerance("heat_kernel_second_order", 2.0, measured=1.012, **_STEPS,
+              why="what the first-order lattice term (lattice_kernel_correction) leaves of profile / heat kernel - 1 "
+                  "within 3 sigma is O(n^-2): times steps^2 it was 0.64-1.04 for every n in 16..4056 (r = 1/4, size "
+                  "8192; largest at n = 18, 0.98 from n = 200 on); a step with r 1 % off leaves ~0.04 n^2"),
+    Tolerance("peak_height_exponent", 0.01, measured=0.0053, **_STEPS,
+              why="peak ~ (4 pi alpha t)^(-1/2) (1 - 1/(8t) + ...), fitted over t >= 16 (bias < 0.008); a power law "
+                  "other than t^(-1/2) is off by more"),
+    Tolerance("gaussian_over_exponential_r2", 0.01, measured=0.0549, **_STEPS,
               why="log a is quadratic in s (Gaussian, R^2 = 1.000), a linear (exponential) fit has R^2 0.94; an "
                   "exponential profile would give a negative difference"),
-    Tolerance("linear_extrapolation_overshoot", 2.0, measured=10.0, **_STEPS,
+    Tolerance("linear_extrapolation_overshoot", 2.0, measured=5.66, **_STEPS,
               why="the spread is sqrt(2 alpha t): the early linear rate over-predicts the spread at t = n_max by a "
                   "large factor (r = 0.1, from a delta); a linear range growth would give <= 1"),
 )
@@ -99,7 +100,9 @@ class Params:
                     low=256, high=8192, unit="tokens")
     rates: tuple = Reals((0.1, 0.25, 0.5), "Mesh ratios r = alpha dt / ds^2 (dt = ds = 1)", low=0.0, high=0.5,
                          low_open=True)
-    steps: int = Int(200, "Steps n (pseudo-time t = n), at most size / 2 - 40", low=16, high=8192 // 2 - 40)
+    steps: int = Int(200, "Steps n (pseudo-time t = n), at most size / 2 - 40; at least 32: the peak height's exponent "
+                     "is fitted over t in [16, steps], a factor 2 at least (its lattice bias 1/(8t) < 0.008 there)",
+                     low=32, high=8192 // 2 - 40)
     random_rows: int = Int(4, "Random non-negative rows (support 65 tokens) besides the delta row", low=1, high=64)
     variance_rate: float = Real(2.0, "Claimed coefficient q in Var_n = Var_0 + q alpha n dt (2 is exact; other "
                                      "values are negative controls)", low=0.0, high=8.0, low_open=True)
@@ -109,7 +112,8 @@ class Params:
     def resolve(self):
         """The rule between parameters: the rows stay away from the ends for steps steps."""
         if self.steps > self.size // 2 - 40:
-            raise InputError(f"steps must be an integer in [16, {self.size // 2 - 40}], got {self.steps!r}")
+            raise InputError(f"steps must be an integer in [32, {self.size // 2 - 40}] (at most size / 2 - 40: the rows "
+                             f"stay away from the ends), got {self.steps!r}")
         for r in self.rates:
             check_resolved("rates", r, "each mesh ratio r")
         return self
@@ -140,6 +144,10 @@ class Quantities:
     profile_discrete: np.ndarray
     profile_heat_kernel: np.ndarray
     heat_kernel_relative_error: float
+    #: max |first-order lattice correction| over the window (lattice_kernel_correction), and
+    #: steps^2 max |profile / heat kernel - 1 - that correction|
+    heat_kernel_lattice_term: float
+    heat_kernel_second_order: float
     #: R^2 of log a against s^2 (Gaussian), s (exponential) and log s (power law)
     gaussian_fit_r2: float
     exponential_fit_r2: float
@@ -153,12 +161,26 @@ class Quantities:
     vanilla_log_slope_stderr: float
     #: (spread at t_max from the early linear rate) / (spread at t_max), r = rates[0]
     linear_extrapolation_overshoot: float
-    #: max |support width - (65 + 2 n)| of a random row at n in {10, 50, 100}
+    #: max |support width - (65 + 2 n)| of a random row at n in {10, 50, 100} (those above steps: steps)
     support_width_error: int
     #: the wave's front (argmax of the right pulse) against t, and its fitted speed
     wave_front_times: np.ndarray
     wave_front_positions: np.ndarray
     wave_front_speed: float
+
+
+def lattice_kernel_correction(offsets, r: float, n: int) -> np.ndarray:
+    """The first-order (Edgeworth) relative correction of the n-step ``[r, 1 - 2r, r]`` kernel to the heat kernel.
+
+    One step moves a token by -1, 0, 1 with probabilities r, 1 - 2r, r: variance ``2 r``, fourth cumulant
+    ``2 r - 12 r^2``, odd cumulants 0. After n steps the local limit theorem with its first correction reads
+    ``p_n(s) = phi_sigma(s) (1 + K4 He4(s / sigma) / (24 sigma^4) + O(n^-2))``, ``sigma^2 = 2 r n``,
+    ``K4 = n (2 r - 12 r^2)``, ``He4(x) = x^4 - 6 x^2 + 3``: a relative term ``(1 - 6 r) He4(x) / (48 r n)``
+    (``-He4(x) / (24 n)`` at r = 1/4, 1.25 / n at the window's edge x = 3), whatever the rounding.
+    """
+    sigma2 = 2.0 * r * n
+    x2 = np.asarray(offsets, dtype=float) ** 2 / sigma2
+    return (1.0 - 6.0 * r) / (48.0 * r * n) * (x2 * x2 - 6.0 * x2 + 3.0)
 
 
 #: the distance bins of the vanilla-attention profile
@@ -230,6 +252,8 @@ def measure(p: Params, ctx: Context) -> Quantities:
         window = (s > 0) & (s <= 3 * sigma)
         heat = pde.heat_kernel_1d(s[window], r_shape * n_shape)
         heat_err = float(np.max(np.abs(prof[window] / heat - 1.0)))
+        correction = lattice_kernel_correction(s[window], r_shape, n_shape)
+        heat_residual = float(np.max(np.abs(prof[window] / heat - 1.0 - correction))) * n_shape ** 2
         logp = np.log(prof[window])
         gauss = fit_linear(s[window] ** 2, logp)
         expo = fit_linear(s[window], logp)
@@ -266,12 +290,15 @@ def measure(p: Params, ctx: Context) -> Quantities:
         overshoot = float((std[0] + k_early * (t[-1] - t[0])) / std[-1])
         widths = []
         cur, done = rows0[1:2], 0
-        for n in (10, 50, 100):
+        # at most steps steps: the support (65 + 2 n tokens around the centre) stays off the ends (size 256 and
+        # n = 100 reached them: a wrong FAIL)
+        width_steps = sorted({10, min(50, steps), min(100, steps)})
+        for n in width_steps:
             cur = _evolve_rows(cur, n - done, alpha=0.25)
             done = n
             nz = np.nonzero(cur[0])[0]
             widths.append(int(nz[-1] - nz[0] + 1))
-        width_err = max(abs(wd - (65 + 2 * n)) for wd, n in zip(widths, (10, 50, 100)))
+        width_err = max(abs(wd - (65 + 2 * n)) for wd, n in zip(widths, width_steps))
         pulse = np.exp(-0.5 * ((np.arange(T) - centre) / 8.0) ** 2)[None, :]
 
         fronts, wave_t = [], []
@@ -289,6 +316,7 @@ def measure(p: Params, ctx: Context) -> Quantities:
         spread_slope={r: fit_power_law(ns, spread[r]).slope for r in rates}, spread_speed_slope=speed_slopes,
         saturated_variance=float(var_sat[0]), nonzero_beyond_steps=beyond, profile_offsets=s[window],
         profile_discrete=prof[window], profile_heat_kernel=heat, heat_kernel_relative_error=heat_err,
+        heat_kernel_lattice_term=float(np.max(np.abs(correction))), heat_kernel_second_order=heat_residual,
         gaussian_fit_r2=gauss.r_squared, exponential_fit_r2=expo.r_squared, power_fit_r2=power.r_squared,
         peak_height_exponent=peak_slope, vanilla_bin_means=means, vanilla_max_bin_z=z,
         vanilla_log_slope_per_token=trend.slope, vanilla_log_slope_stderr=trend.slope_stderr,
@@ -336,8 +364,15 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     rec.equal("nonzero_beyond_steps", q.nonzero_beyond_steps, 0,
               why="after N_t steps of a three-point stencil a delta is exactly 0 beyond N_t tokens",
               label="weights appear beyond N_t tokens")
-    rec.at_most("heat_kernel_relative_error", q.heat_kernel_relative_error,
-                CALIBRATION.get("heat_kernel_relative_error", p),
+    second = CALIBRATION.get("heat_kernel_second_order", p)
+    rec.at_most("heat_kernel_second_order", q.heat_kernel_second_order, second,
+                label="the evolved delta differs from the heat kernel by more than the lattice's first-order term "
+                      "(1 - 6r) He4(s/sigma) / (48 r n) + O(n^-2)")
+    heat_bound = q.heat_kernel_lattice_term + second.value / p.steps ** 2
+    rec.at_most("heat_kernel_relative_error", q.heat_kernel_relative_error, heat_bound,
+                why=f"the lattice's first-order term {q.heat_kernel_lattice_term:.3g} (1.25 / n at the window's edge, "
+                    f"r = 1/4; lattice_kernel_correction) plus {second.value:g} / n^2 (heat_kernel_second_order); it "
+                    "shrinks like 1/n; a step with r 1 % off is ~0.04 off at 3 sigma",
                 label="the evolved delta is not the heat kernel exp(-s^2/(4 alpha t)) / sqrt(4 pi alpha t)")
     rec.info("gaussian_fit_r2", q.gaussian_fit_r2)
     rec.info("exponential_fit_r2", q.exponential_fit_r2)

@@ -46,7 +46,19 @@ def test_a_step_with_the_wrong_rate_fails(monkeypatch):
     monkeypatch.setattr(spectral, "evolve_attention",
                         lambda a0, alpha=0.1, **kw: true_evolve(a0, alpha=0.99 * alpha, **kw))
     p, q = measured(CHECK, **{**SMALL, "steps": 32, "size": 256, "rates": (0.25,)})
-    assert_fails(CHECK, q, p, "variance_identity_relative_error")
+    assert_fails(CHECK, q, p, {"variance_identity_relative_error", "heat_kernel_second_order",
+                               "heat_kernel_relative_error"})
+
+
+def test_few_steps_pass_with_the_lattice_term():
+    """At 32 steps the delta is 0.040 off the heat kernel at 3 sigma (the lattice term -He4(x) / (24 n) gives 0.039;
+    against the old 0.02 that was a wrong FAIL); what the term leaves is 1.01 / n^2. At size 256 the support-width
+    test reached the ends at n = 100 (another wrong FAIL): it stops at steps."""
+    p, q = measured(CHECK, **{**SMALL, "steps": 32, "size": 256, "rates": (0.25,)})
+    assert_passes(CHECK, q, p)
+    assert q.heat_kernel_relative_error > 0.03 and q.heat_kernel_second_order < 1.1
+    x = np.array([0.0, 3.0])  # offsets in units of sigma = sqrt(2 r n) = 4 at r = 1/4, n = 32
+    assert check.lattice_kernel_correction(4.0 * x, 0.25, 32) == pytest.approx([-3 / (24 * 32), -30 / (24 * 32)])
 
 
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
@@ -56,6 +68,7 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
     ({"spread_speed_slope": {0.1: -0.4, 0.25: -0.4, 0.5: -0.4}}, "spread_speed_exponent"),
     ({"nonzero_beyond_steps": 2}, "nonzero_beyond_steps"),
     ({"heat_kernel_relative_error": 0.05}, "heat_kernel_relative_error"),
+    ({"heat_kernel_second_order": 4.0}, "heat_kernel_second_order"),
     ({"peak_height_exponent": -0.45}, "peak_height_exponent"),
     ({"exponential_fit_r2": 0.999}, "gaussian_over_exponential_r2"),
     ({"vanilla_max_bin_z": 50.0}, "vanilla_max_bin_z"),
@@ -74,7 +87,7 @@ def test_json_round_trip(small):
     assert_round_trip(CHECK, q, p)  # typed again: the slopes, the variance curves
 
 
-test_bad_input = refusals(check.run, [({"steps": 400, "size": 512}, "steps"), ({"rates": (0.0,)}, "rates"),
+test_bad_input = refusals(check.run, [({"steps": 400, "size": 512}, "steps"), ({"steps": 16}, "steps"), ({"rates": (0.0,)}, "rates"),
                                       ({"variance_rate": 0.0}, "variance_rate"),
                                       ({"softmax_draws": 2}, "softmax_draws"), ({"size": 100}, "size"),
                                       ({"rates": (1e-300,)}, "rates must keep each mesh ratio r >= 1.5e-08")])
