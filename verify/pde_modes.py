@@ -54,6 +54,12 @@ def _tail_series(x: np.ndarray) -> np.ndarray:
 #: The smallest leading term L x^2 / 2 compared: 1e-13 (the rounding allowed in a mode factor) / 1e-3.
 LEAD_RESOLVED = 1e-10
 
+#: The rounding floor of the eq. (21) test, relative to the largest |c_k^(0)|: the evolved coefficients were within
+#: 9.6e-15 of it of their closed form |1 - x|^n |c^(0)| (T = 16..1024, n = 1..64, r = 0.3..0.5). A coefficient counts as
+#: violating when it exceeds the bound by more than this floor, and a mode with x > x* is compared only where its closed
+#: form exceeds the bound by more than twice the floor (below that float64 cannot show the violation).
+EQ21_FLOOR = 1e-13
+
 
 @CHECK.parameters
 class Params:
@@ -103,6 +109,8 @@ class Quantities:
     #: r -> modes where eq. (21) failed on the evolved random error matrix, and the modes with x_k > x*
     eq21_violating_modes: dict[float, tuple[int, ...]]
     eq21_predicted_modes: dict[float, tuple[int, ...]]
+    #: r -> modes with x_k > x* whose violation is below EQ21_FLOOR (not compared)
+    eq21_unresolved_modes: dict[float, tuple[int, ...]]
 
 
 @CHECK.measurement
@@ -172,25 +180,31 @@ def measure(p: Params, ctx: Context) -> Quantities:
         e0 = rng.standard_normal((T, T))
         e0 -= e0.mean(axis=1, keepdims=True)  # difference of two row-stochastic matrices
         c0 = np.abs(np.fft.rfft(e0, axis=1))
+        floor = EQ21_FLOOR * float(np.max(c0))
         e0_on = xp.asarray(e0)
-        violated, predicted = {}, {}
+        violated, predicted, unresolved = {}, {}, {}
         for r in sorted(set(rates) | {0.3}):
             en = to_numpy(spectral.evolve_attention(e0_on, steps=p.bound_steps, alpha=r, boundary="periodic").attention)
             cn = np.abs(np.fft.rfft(en, axis=1))
-            bound = np.exp(-r * mu * p.bound_steps)[None, :] * c0
             x = r * mu
+            bound = np.exp(-x * p.bound_steps)[None, :] * c0 * (1 + 1e-9) + floor
             clear = np.abs(x - x_star) > 1e-6  # modes numerically on the crossing are not decided
+            # a violation shows only where the closed form |1 - x|^n |c^(0)| clears the bound by more than the floor
+            # (bound_steps = 32 at r = 0.45: x = 1.28..1.36 exceed it by ~1e-17, below rounding: a wrong FAIL)
+            excess = np.max(np.abs(1.0 - x)[None, :] ** p.bound_steps * c0 - bound, axis=0)
+            resolved = clear & ((x <= x_star) | (excess > floor))
             # not (cn <= bound): a NaN coefficient violates eq. (21) (cn > bound is false for it)
-            viol = ~(cn <= bound * (1 + 1e-9) + 1e-12) & clear[None, :]
+            viol = ~(cn <= bound) & resolved[None, :]
             violated[r] = tuple(sorted(set(np.nonzero(viol.any(axis=0))[0].tolist())))
-            predicted[r] = tuple(sorted(set(np.nonzero((x > x_star) & clear)[0].tolist())))
+            predicted[r] = tuple(sorted(set(np.nonzero((x > x_star) & resolved)[0].tolist())))
+            unresolved[r] = tuple(sorted(set(np.nonzero(clear & ~resolved)[0].tolist())))
     return Quantities(
         damping_k=k, damping_mu=mu, damping_discrete=discrete, damping_exponential=exponential,
         mode_factor_vs_closed_form=exact_err, ratio_vs_series=series_err, leading_order_error_small_Lx2=lead_small,
         leading_order_median_error_Lx2_above_1=lead_large,
         monotone=monotone, nyquist_factor=nyquist, annihilated_mode_factor=float(g_one), x_star=x_star,
         x_star_lambertw=x_w, grid_points_misclassified=wrong, eq21_violating_modes=violated,
-        eq21_predicted_modes=predicted)
+        eq21_predicted_modes=predicted, eq21_unresolved_modes=unresolved)
 
 
 def _one_step_column(xp, T: int, r: float) -> np.ndarray:
@@ -254,10 +268,13 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
     violated, predicted = q.eq21_violating_modes, q.eq21_predicted_modes
     for r in violated:
         rec.info(f"eq21_violating_modes_r{r:g}", len(violated[r]))
+        if q.eq21_unresolved_modes[r]:
+            rec.info(f"eq21_unresolved_modes_r{r:g}", len(q.eq21_unresolved_modes[r]))
     if p.claim == "corrected":
         mism = [r for r in violated if violated[r] != predicted[r]]
         rec.equal("eq21_violation_set_mismatches", len(mism), 0,
-                  why="per mode |c^(n)| = |1 - x|^n |c^(0)| <= exp(-x n) |c^(0)| iff x <= x* (rounding margin 1e-9)",
+                  why="per mode |c^(n)| = |1 - x|^n |c^(0)| <= exp(-x n) |c^(0)| iff x <= x* (rounding margin 1e-9 "
+                      "relative and EQ21_FLOOR; modes whose violation is below the floor not compared)",
                   label=f"eq. (21) fails on modes other than those with x > x* at r = {mism}")
         rec.equal("eq21_violations_r0.3", len(violated[0.3]), 0,
                   why="r = 0.3 <= x*/4 = 0.3196: every mode obeys eq. (21)",
