@@ -55,6 +55,21 @@ def _worse(table, pick, value):
     return {k: (value if pick(k) else v) for k, v in table.items()}
 
 
+def test_peaked_rows_of_one_head_dimension_pass_and_no_reaction_fails(monkeypatch):
+    """d = 1 makes peaked softmax rows: the least increment beta dt (1 - sum a^2) is 0.21 beta dt at the default sizes,
+    under the old fixed beta dt / 4 (a wrong FAIL; 0.35 beta dt here); the bound is half the closed form of A(0). A
+    reaction term that adds nothing fails."""
+    import spectral
+
+    p, q = measured(CHECK, **SMALL, d=1)
+    assert_passes(CHECK, q, p)
+    assert 0 < q.reaction_min_row_sum_increment_closed_form < 0.5 * p.beta_reaction * p.dt  # 0.66 beta dt at d = 16
+    true_evolve = spectral.evolve_attention
+    monkeypatch.setattr(spectral, "evolve_attention", lambda a0, **kw: true_evolve(a0, **{**kw, "beta": 0.0}))
+    p, q = measured(CHECK, **SMALL, d=1)
+    assert_fails(CHECK, q, p, "reaction_min_row_sum_increment")
+
+
 test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small", [
     ({("row_sum_deviation", ("wave", "key", "periodic")): 1e-9}, "wave_conserving_row_sum_deviation"),
     ({("row_sum_deviation", ("diffusion", "key", "dirichlet")): 1e-14}, "nonconserving_min_row_sum_change"),
