@@ -227,7 +227,7 @@ def _draws(p, ctx, beta, start, n, draws):
             return ks, s, won, np.full(draws, np.nan), np.zeros(draws, dtype=int)
         amp = np.asarray(to_numpy(spectral.circle_modes(flow.tokens, [int(k) for k in ks]).amplitude))
     with ctx.timed("clusters"):
-        counts = _count(flow.tokens[-1], p.tol, p.min_mass)
+        counts = _count(flow.tokens[-1, ...], p.tol, p.min_mass)
     when = np.full(draws, np.nan)
     for d in range(draws):
         hit = np.flatnonzero(amp[:, d, :].max(axis=-1) >= p.level)
