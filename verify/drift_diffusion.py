@@ -56,6 +56,30 @@ _CIRCLE_WHY = "sampling error at N = 8000, eps = 0.04"
 _SPHERE_WHY = "sampling error at N = 4000, eps = 0.04 (vMF kappa = 2)"
 _SEEDS = {"seed": tuple(range(10))}  # a = 0, one random stream per tier; the defaults otherwise
 
+#: circle_grid's deterministic error grows linearly with its bandwidth (the O(eps) term of the kernel expansion):
+#: measured (a = 0, grid_n = 10000, x86-64 AVX-512) at eps = 1e-3, 2e-3, 4e-3, 1e-2, 2e-2: |Laplacian coef - 1| =
+#: 0.48 eps, |drift coef - 1| = 1.85 eps (1.83 eps at 2e-2), relative RMS = 1.44 eps (1.42 eps at 2e-2). The rows
+#: below were calibrated at eps = 1e-3; at a larger eps each becomes GRID_MARGIN times its measured growth when
+#: that is wider (eps = 4e-3 failed the fixed 0.005 with drift 0.9926, a wrong FAIL).
+GRID_BIAS_PER_EPS = {"laplacian_coef": 0.48, "drift_coef": 1.85, "relative_rms": 1.44}
+GRID_MARGIN = 2.5
+
+
+def grid_tolerance(row, p):
+    """The circle_grid row ``row`` at the run's bandwidth: max(its value, GRID_MARGIN x measured growth x eps)."""
+    kind = row.name.removeprefix("circle_grid_")
+    grown = GRID_MARGIN * GRID_BIAS_PER_EPS[kind] * p.circle_grid_eps
+    if grown <= row.value:
+        return row
+    return dataclasses.replace(row, value=grown, why=row.why + f"; at eps = {p.circle_grid_eps:g}: {GRID_MARGIN:g} x "
+                               f"{GRID_BIAS_PER_EPS[kind]:g} eps (its O(eps) bias, measured linear in eps)")
+
+
+def _tolerance(name, p):
+    row = CALIBRATION.get(name, p)
+    return grid_tolerance(row, p) if name.startswith("circle_grid_") else row
+
+
 #: The measured tolerances of each tier (a close record's value is its absolute tolerance).
 #: the eps values of the sphere_continuum tier's remainder (its slope in eps is DRIFT-4's 2)
 CONTINUUM_EPS = (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2)
@@ -113,7 +137,8 @@ class Params:
     full: bool = Flag(False, "Larger i.i.d. tiers (N = 16000 on S^1, 8000 on S^2, 32000 / 16000 for the mixtures; "
                              "slow)")
     circle_grid_eps: float = Real(None, "Kernel bandwidth eps of the circle_grid tier (below 1e-3 the grid would "
-                                        "need N p_min sqrt(eps) >= 2 beyond grid_n's bound)", low=1e-3, high=0.05,
+                                        "need N p_min sqrt(eps) >= 2 beyond grid_n's bound; its tolerances grow with its O(eps) bias "
+                                        "above 1e-3)", low=1e-3, high=0.05,
                                   auto="1e-3")
     circle_iid_n: int = _tier_n("circle_iid", 8000, 16000)
     circle_iid_eps: float = _tier_eps("circle_iid", 0.04)
@@ -343,14 +368,14 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             rec.info(f"{tier}_kept_fraction", t.kept_fraction)
         if t.laplacian_coef is not None:
             name = f"{tier}_laplacian_coef"
-            rec.close(name, t.laplacian_coef, lap_claim, atol=CALIBRATION.get(name, p),
+            rec.close(name, t.laplacian_coef, lap_claim, atol=_tolerance(name, p),
                       label=f"{tier}: Laplacian coefficient differs from the {asserted} limit")
         name = f"{tier}_drift_coef"
-        rec.close(name, t.drift_coef, drift_claim * (1.0 - p.a), atol=CALIBRATION.get(name, p),
+        rec.close(name, t.drift_coef, drift_claim * (1.0 - p.a), atol=_tolerance(name, p),
                   label=f"{tier}: drift coefficient differs from the {asserted} limit")
         if t.relative_rms is not None:
             name = f"{tier}_relative_rms"
-            rec.at_most(name, t.relative_rms[asserted], CALIBRATION.get(name, p),
+            rec.at_most(name, t.relative_rms[asserted], _tolerance(name, p),
                         label=f"{tier}: relative RMS of (1/eps) L f against the {asserted} limit")
         if tier == "circle_grid":
             rec.info("circle_grid_truncation_bound_operator", q.grid.truncation_bound_operator)

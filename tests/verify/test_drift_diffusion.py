@@ -121,3 +121,16 @@ def test_a_nan_point_of_the_kernel_fails(inject_nan):
     q = CHECK.measure(p)
     assert poisoned == [0]
     assert_fails(CHECK, q, p, "mixture_mild_drift_coef", only=True)
+
+
+@pytest.mark.parametrize("eps", [4e-3, 2e-2])
+def test_the_grid_tier_at_a_wider_bandwidth_passes_and_wrong_limits_fail(eps):
+    # circle_grid's O(eps) bias: drift 1 - 1.85 eps (0.9926 at 4e-3 failed the 0.005 calibrated at eps = 1e-3);
+    # its tolerances grow with the measured slope, and the printed and drift-free limits still fail
+    res = check.run(tiers=("circle_grid",), grid_n=1400, circle_grid_eps=eps)
+    assert res.passed, res.failures
+    assert res.record("circle_grid_drift_coef").tolerance == pytest.approx(2.5 * 1.85 * eps)
+    for kw in (dict(claim="printed"), dict(wrong_limit="no_drift")):
+        wrong = check.run(tiers=("circle_grid",), grid_n=1400, circle_grid_eps=eps, **kw)
+        assert not wrong.record("circle_grid_relative_rms").passed, kw
+    assert check.grid_tolerance(check.CALIBRATION.get("circle_grid_drift_coef"), check.CHECK.params()).value == 0.005
