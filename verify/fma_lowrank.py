@@ -30,6 +30,7 @@ from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int, Ints, Real
+from verify.core.reduce import least
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
 
@@ -181,7 +182,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         rec.info(f"tv_block_svd_{kind}_p{rank}", value)
 
     s_max, p_lo, p_hi = p.block_sizes[-1], p.ranks[0], p.ranks[-1]
-    iid_rank = min(q.eps_rank[("iid", s, 1e-3)] / s for s in p.block_sizes)
+    iid_rank = least(q.eps_rank[("iid", s, 1e-3)] / s for s in p.block_sizes)  # a NaN rank must fail
     rec.at_most("smooth_eps_rank_1e-6_largest_block", q.eps_rank[("smooth", s_max, 1e-6)], s_max // 8,
                 why="FMA-11: exp of a smooth kernel is analytic, eps-ranks ~ log(1/eps): seeds 0-9 give 7-9 at "
                     "s = 128, eps = 1e-6 (5-6 at s = 64); bound s/8, i.e. >= 8x compression (i.i.d.: 128)",

@@ -193,7 +193,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
         tol = "GL-1_knn_sampled_vs_continuum" if graph == "knn" else f"{cid}_sampled_vs_continuum"
         value = float(np.max(np.abs(np.mean(dev, axis=0))))
         rec.info(f"deviation {name}", value)
-        if tol not in worst or not value <= worst[tol][0]:  # NaN wins: it must fail
+        if tol not in worst or (not math.isnan(worst[tol][0]) and not value <= worst[tol][0]):  # NaN wins and stays
             worst[tol] = (value, name)
     for tol, (value, name) in worst.items():
         rec.at_most(tol, value, CALIBRATION.get(tol, p),

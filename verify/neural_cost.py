@@ -32,9 +32,10 @@ import tracemalloc
 import numpy as np
 
 import spectral
+import spectral.neural as neural_module
 from manifolds.references.neural import ACTIVATIONS, concat_loop, mlp_score_loop, per_pair_score_loop
 from manifolds.references.neural import activation as sigma_of
-from spectral.floor.validation import child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
@@ -128,15 +129,48 @@ def _toy():
     return idx, -idx
 
 
+#: Largest hidden width per unit of the d' span (d'_max - d'_min) at which a factored form that builds C still fails
+#: factored_peak_growth_with_d_prime with a margin: its growth is about 1 + 0.6 (d'_max - d'_min) / hidden (measured
+#: at memory_n = 128, d' 2 -> 16: 1.97 at h = 8, 1.52 at 16, 1.27 at 32, 1.18 at 48, 1.14 at 64, against the bound 1.1);
+#: 3 keeps it >= 1.2. hidden = 256 passed that wrong form (1.0x growth, a false PASS).
+HIDDEN_PER_D_PRIME_SPAN = 3
+
+
 @CHECK.parameters
 class Params:
     n: int = Int(24, "Sequence length of the tensor/loop comparisons", low=2, high=64, unit="tokens")
     d_prime: tuple = Ints((2, 16), "Down-projected widths d'; the largest is the one whose memory is compared",
                           low=1, high=64)
-    hidden: int = Int(8, "Hidden width h of the score MLP (not stated in the paper)", low=1, high=256)
+    hidden: int = Int(8, "Hidden width h of the score MLP (not stated in the paper); at most 3 (d'_max - d'_min), "
+                      "where a factored form building C still shows", low=1, high=256)
     activation: str = Choice("relu", ACTIVATIONS, "Hidden non-linearity sigma")
-    memory_n: int = Int(256, "Sequence length of the peak-memory measurement (also memory_n / 2 for the exponent)",
+    memory_n: int = Int(256, "Sequence length of the peak-memory measurement (also memory_n / 2 for the exponent); "
+                        "with hidden, 16 memory_n^2 hidden bytes <= the factored form's 64 MiB row-block budget",
                         low=64, high=2048, unit="tokens")
+
+    def resolve(self):
+        """The factored form's (rows, m, h) temporaries must not reach its row-block budget at memory_n, and a
+        factored form that builds C must be able to show its growth with d' over the n^2 h hidden layer."""
+        small, big = min(self.d_prime), max(self.d_prime)
+        if self.hidden > HIDDEN_PER_D_PRIME_SPAN * (big - small):
+            raise InputError(
+                f"hidden = {self.hidden} with d_prime from {small} to {big}: a factored form that builds the (n, n, "
+                f"2 d') tensor C grows its peak by only ~0.6 (d'_max - d'_min) / hidden = "
+                f"{0.6 * (big - small) / self.hidden:.2g} over the n^2 h hidden layer (measured 1.97 at h = 8, 1.27 at "
+                f"32, 1.14 at 64 for d' 2 -> 16), too close to the 1.1 bound to be caught: hidden must be at most "
+                f"{HIDDEN_PER_D_PRIME_SPAN} (d'_max - d'_min) = {HIDDEN_PER_D_PRIME_SPAN * (big - small)}"
+                + (" (give two different d_prime)" if big == small else ""))
+        need = 2 * self.memory_n ** 2 * self.hidden * 8
+        if need > neural_module.BLOCK_BYTES:
+            most = int(math.isqrt(neural_module.BLOCK_BYTES // (16 * self.hidden)))
+            raise InputError(
+                f"memory_n = {self.memory_n} with hidden = {self.hidden}: the factored form's pre-activations and "
+                f"hidden layer (16 memory_n^2 hidden = {need / 2**20:.0f} MiB) exceed its row-block budget "
+                f"({neural_module.BLOCK_BYTES >> 20} MiB), where spectral.neural_scores starts computing query blocks: "
+                f"the peak is then the budget plus the n^2 output and its two-size exponent reads neither n^2 h nor "
+                f"n^2 (measured 1.06 at memory_n = 1024, 0.30 at 2048, 0.01 at hidden = 256); memory_n must be at "
+                f"most {most} for hidden = {self.hidden}")
+        return self
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,6 +38,7 @@ from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.memory import PathNeed
 from verify.core.params import Int, Ints, Real, Reals
+from verify.core.reduce import worst
 from verify.core.result import Recorder
 
 __all__ = ["CHECK", "CALIBRATION", "Params", "Quantities", "run", "main", "WENDEL_CASES"]
@@ -219,7 +220,7 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
             certain_miss += p.mc_draws - c
             continue
         sd = math.sqrt(prob * (1.0 - prob) / p.mc_draws)
-        worst_z = max(worst_z, abs(c / p.mc_draws - prob) / sd)
+        worst_z = worst(worst_z, abs(c / p.mc_draws - prob) / sd)  # a NaN count or probability must fail
         rec.info(f"hemisphere_fraction_n{n}_d{d}", c / p.mc_draws)
         rec.info(f"wendel_probability_n{n}_d{d}", prob)
     rec.equal("hemisphere_misses_when_d_ge_n", certain_miss, 0,

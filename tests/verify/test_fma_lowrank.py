@@ -75,3 +75,11 @@ test_bad_input = refusals(check.run, [
     ({"ranks": (32,)}, "ranks"), ({"block_sizes": (2,)}, "block_sizes"), ({"block_sizes": (512,)}, "block_sizes"),
     ({"noise": -1.0}, "noise"), ({"max_frequency": 0.1}, "max_frequency"), ({"claim": "paper"}, "claim"),
 ])
+
+
+def test_a_nan_iid_rank_fails(small):
+    # min(..., nan) drops a NaN that comes after a finite ratio: the i.i.d. rank record passed with it
+    p, q = small
+    ranks = dict(q.eps_rank)
+    ranks[("iid", 64, 1e-3)] = float("nan")
+    assert_fails(CHECK, q, p, "iid_eps_rank_1e-3_over_block_size", eps_rank=ranks)

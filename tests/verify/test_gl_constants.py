@@ -80,3 +80,13 @@ def test_each_assertion_fails_on_a_wrong_quantity(small, field, change, name):
 
 
 test_bad_input = refusals(check.run, [({"n": 100}, "n"), ({"repeats": 0}, "repeats"), ({"n": True}, "n")])
+
+
+@pytest.mark.parametrize("name", ["eps S^2 unnormalized", "gaussian S^2 random_walk"])
+def test_a_nan_sampled_deviation_fails_whatever_follows_it(small, name):
+    # the worst per tolerance kept a NaN only while no later Laplacian sharing it was finite
+    p, q = small
+    dev = dict(q.sampled_deviation)
+    dev[name] = np.full_like(dev[name], np.nan)
+    res = CHECK.assess(dataclasses.replace(q, sampled_deviation=dev), p)
+    assert not res.passed and any("sampled_vs_continuum" in r for r in failed_records(res))

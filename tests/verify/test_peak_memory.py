@@ -26,7 +26,7 @@ OVERSIZED = [
     ("levy_jumps", dict(circle_n=6000, torus_n=2000, method="dense"), "--circle-n"),
     ("fractional_limit", dict(n=5_000_000), "--n"),
     ("drift_diffusion", dict(grid_n=200_000), "--grid-n"),
-    ("neural_cost", dict(memory_n=2048, hidden=256), "--memory-n"),
+    ("neural_cost", dict(memory_n=2048, hidden=1, d_prime=(2, 64)), "--memory-n"),  # C alone: 4 GiB
     ("pde_cost", dict(sizes=(256, 512, 8192)), "--sizes"),
     ("clusters", dict(cluster_counts=(2, 10), points_per_cluster=500, method="dense"), "--points-per-cluster"),
     ("nearest_point", dict(candidates=5_000_000, dim=16), "--candidates"),
@@ -133,7 +133,7 @@ COMMANDS = [
     ["metric_attention", "--triples", "10000000", "--dim", "256"],
     ["levy", "--n-samples", "1e8"],
     ["drift_diffusion", "--grid-n", "200000"],
-    ["neural_cost", "--memory-n", "2048", "--hidden", "256"],
+    ["neural_cost", "--memory-n", "2048", "--hidden", "1", "--d-prime", "2,64"],
     ["fma_counts", "--max-exponent", "22"],
 ]
 

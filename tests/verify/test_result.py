@@ -45,6 +45,23 @@ def test_senses_pass_and_fail_at_their_bounds():
         rec.info("l", np.ones(3))
 
 
+
+def test_a_non_finite_reference_never_passes():
+    """An overflowed bound or tolerance admits every measurement: it fails like a non-finite measurement."""
+    rec = Recorder()
+    inf, nan = math.inf, math.nan
+    for i, (sense, args) in enumerate([("at_most", (0.5, inf)), ("at_least", (0.5, -inf)), ("at_most", (0.5, nan)),
+                                       ("close", (0.5, 0.5)), ("within", (0.5, (-inf, inf))),
+                                       ("within", (0.5, (nan, 1.0)))]):
+        kw = {"atol": inf} if sense == "close" else {}
+        assert not getattr(rec, sense)(f"r{i}", *args, why="w", **kw).passed, (sense, args)
+    assert not rec.close("nan_expected", 0.5, nan, atol=1.0, why="w").passed
+    assert not rec.close("float32_nan", np.float32("nan"), 0.5, atol=1.0, why="w").passed
+    # a one-sided interval and an infinite bound on the side that excludes are assertions that can fail
+    assert rec.within("half_open", 0.5, (0.0, inf), why="w").passed
+    assert not rec.within("half_open_fails", -0.5, (0.0, inf), why="w").passed
+    assert not rec.at_least("never", 0.5, inf, why="w").passed
+
 def test_verdict_and_failures_derive_from_records():
     r = _result()
     assert r.passed and r.failures == () and r.final_line().startswith("PASS toy [paper:")

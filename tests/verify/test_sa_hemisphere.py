@@ -94,3 +94,10 @@ def test_computes_in_the_given_namespace(strict_xp):
     got = CHECK.assess(CHECK.measure(p, xp=strict_xp), p)
     assert "asarray" in strict_xp.used
     assert_same_records(CHECK.assess(q, p), got)
+
+
+@pytest.mark.parametrize("field", [("mc_count", (6, 2)), ("wendel", (6, 2))])
+def test_a_nan_hemisphere_count_or_probability_fails(small, field):
+    # a running max(worst_z, nan) kept the finite worst: the Wendel z-score passed with a NaN draw count
+    p, q = small
+    assert_nan_fails(CHECK, q, p, field, "wendel_z_score")

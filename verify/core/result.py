@@ -152,6 +152,8 @@ class Record:
                 return None
             if isinstance(m, (float, complex)) and not math.isfinite(abs(m)):
                 return False
+            if self._vacuous():
+                return False
             if self.sense == "equal":
                 return bool(m == self.expected)
             if self.sense == "close":
@@ -164,6 +166,31 @@ class Record:
             return bool(lo <= m <= hi)
         except TypeError:
             return False
+
+    def _vacuous(self) -> bool:
+        """Whether the reference makes the assertion pass whatever was measured (an overflowed bound).
+
+        A tolerance, expected value or bound that is NaN or infinite in the direction that admits
+        everything (``<= inf``, ``>= -inf``, ``+- inf``, ``in [-inf, inf]``) is a deciding number that
+        is not finite: it never passes, like a non-finite measured value.
+        """
+        def bad(v, sign=0):
+            return isinstance(v, float) and (math.isnan(v) or (math.isinf(v) and (sign == 0 or v * sign > 0)))
+
+        if self.sense == "close":
+            return bad(self.expected) or bad(self.tolerance)
+        if self.sense == "at_most":
+            return bad(self.tolerance, +1)
+        if self.sense == "at_least":
+            return bad(self.tolerance, -1)
+        if self.sense == "within":
+            try:
+                lo, hi = self.tolerance
+            except (TypeError, ValueError):
+                return False
+            return (isinstance(lo, float) and math.isnan(lo)) or (isinstance(hi, float) and math.isnan(hi)) or \
+                (bad(lo, -1) and bad(hi, +1))
+        return False
 
     def expectation(self) -> str:
         """The expectation in words: ``1.2 +- 0.02``, ``<= 0.01``, ``in [0.9, 1.1]``, ``== 3``."""
