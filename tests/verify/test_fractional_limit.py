@@ -40,7 +40,23 @@ def test_small_setting_passes(small):
     # i.i.d.: the diagonal shrinks each row by D/(D + 1) (D ~ 7 at n = 1000, s = 0.03; ~27 at n = 4000)
     assert 0.8 < m["iid_diagonal_shrink_cosine"] < 0.99
     assert r.record("iid_rel_l2_cosine").passed
-    assert r.record("iid_rel_l2_cosine").tolerance == pytest.approx(0.6)  # 0.3 sqrt(4000 / iid_n)
+    assert r.record("iid_rel_l2_cosine").tolerance == pytest.approx(0.6)  # 0.3 F, F = sqrt(4000 / iid_n)
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.4, -1.0])
+def test_iid_part_at_a_moved_scale_decides(monkeypatch, gain):
+    # iid_n 2000, iid_scale 0.02: noise factor F = sqrt(2) 1.5^0.7 = 1.88 (near the largest accepted, 2), tolerance
+    # 0.3 F = 0.56; the right operator passes (measured ~0.27) and one with 0.4 of its constant or the wrong sign fails
+    wrong = fl.discrete_operator
+
+    def scaled(*args, **kwargs):
+        return tuple(gain * v for v in wrong(*args, **kwargs))
+
+    monkeypatch.setattr(fl, "discrete_operator", scaled)
+    p, q = measured(CHECK, densities=("cosine",), n=1000, queries=4, iid_n=2000, iid_scale=0.02)
+    record = CHECK.assess(q, p).record("iid_rel_l2_cosine")
+    assert record.tolerance == pytest.approx(0.3 * fl.iid_noise_factor(2000, 0.02, 1.2)) and 1.8 < fl.iid_noise_factor(2000, 0.02, 1.2) < 2
+    assert record.passed == (gain == 1.0), record.measured
 
 
 @pytest.mark.parametrize("claim, operator", [("printed", "eq18"), ("no-density", "no-density"),
@@ -102,7 +118,7 @@ def test_limits_of_a_uniform_density_lose_their_density_terms():
 
 
 def test_computes_in_the_given_namespace(strict_xp):
-    p, ref = measured(CHECK, **dict(CHEAP, iid_n=500, n=20000, scale=2e-3))
+    p, ref = measured(CHECK, **dict(CHEAP, iid_n=500, iid_scale=0.06, n=20000, scale=2e-3))  # F = 1.7
     got = CHECK.measure(p, xp=strict_xp)
     assert {"asarray", "abs", "minimum", "sum", "take", "concat"} <= strict_xp.used
     # array_api_strict wraps numpy: the same kernel rows and products, the same numbers
@@ -133,6 +149,9 @@ test_bad_input = refusals(CHECK.params, [
     (dict(queries=2), "queries"), (dict(n=1000, queries=2000), "queries"), (dict(mode=0), "mode"),
     (dict(densities=("gauss",)), "densities"), (dict(densities=()), "densities"), (dict(claim="theorem2"), "claim"),
     (dict(iid_n=10), "iid_n"), (dict(iid_scale=1.0), "iid_scale"),
+    # the i.i.d. part's noise factor above 2 (measured errors 0.34 / 1.95 / 0.37 at these settings, tolerance 0.3 F)
+    (dict(iid_scale=0.0075), "iid_scale = 0.0075"), (dict(iid_scale=0.001), "iid_scale = 0.001"),
+    (dict(alpha=1.9), "iid_n = 4000 .alpha 1.9. cannot decide"), (dict(iid_n=1000, iid_scale=0.02), "iid_n"),
 ])
 
 
