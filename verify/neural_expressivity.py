@@ -29,13 +29,22 @@ import dataclasses
 import numpy as np
 
 import spectral
-from spectral.floor.validation import child_rng
+from spectral.floor.validation import InputError, child_rng
 from verify.core.calibration import Calibration, Tolerance
 from verify.core.check import Check, Context
 from verify.core.params import Int
 from verify.core.reduce import worst as _worst
 from verify.core.result import Recorder
 from verify.core.threads import single_blas_thread
+
+#: the smallest grid n x n on which the bilinear floors decide: the lowest cos(q.k) residual over seeds 0-199 is
+#: 0.947-0.99 for n >= 32 (d' 4-16 within MAX_BILINEAR_SHARE) but 0.87 at n = 16 (d' 2 and 4) and 0.47 at n = 8
+MIN_GRID = 32
+#: the largest share d'^2 / (n - 1)^2 of the centred values the bilinear fit may span: a target orthogonal to
+#: every q_a k_b keeps the residual sqrt(1 - share) on noise alone; over seeds 0-199 share 0.064-0.067 (n, d' =
+#: 64, 16 and 32, 8) keeps the four floors (lowest 0.946 / 0.763 / 0.125 / 0.313), share 0.27 (32, 16) does not
+#: (cos(q.k) 0.82, -|q - k| 0.098)
+MAX_BILINEAR_SHARE = 0.07
 
 CHECK = Check("neural_expressivity",
               host_only="L-BFGS fits (SciPy) of n^2 h score tensors, n <= 128, on one BLAS thread")
@@ -138,6 +147,21 @@ class Params:
     d_prime: int = Int(4, "Query/key width d' (f2 and f4 use the first two coordinates)", low=2, high=16)
     hidden: int = Int(64, "Hidden width h of the score MLP", low=1, high=256)
     max_iter: int = Int(300, "L-BFGS iterations per target", low=1, high=20000)
+
+    def resolve(self):
+        """The grid must be large enough for the bilinear floors to decide (n >= 32, d'^2 <= 0.07 (n - 1)^2)."""
+        if self.n < MIN_GRID:
+            raise InputError(f"n must be in [{MIN_GRID}, 128] for the bilinear floors to decide, got {self.n}: on "
+                             f"smaller grids a bilinear fit of cos(q.k) picks up sampling structure (lowest residual "
+                             f"over 200 seeds 0.87 at n = 16, 0.47 at n = 8, against the floor 0.9)")
+        if self.d_prime ** 2 > MAX_BILINEAR_SHARE * (self.n - 1) ** 2:
+            most = int((MAX_BILINEAR_SHARE * (self.n - 1) ** 2) ** 0.5)
+            raise InputError(f"d_prime must be in [2, {most}] at n = {self.n}, got {self.d_prime}: the bilinear fit's "
+                             f"d'^2 = {self.d_prime ** 2} weights span {self.d_prime ** 2 / (self.n - 1) ** 2:.2g} of "
+                             f"the (n - 1)^2 centred values (at most {MAX_BILINEAR_SHARE:g}), so it fits noise (at "
+                             f"n = 32, d' = 16 the cos(q.k) residual is 0.82-0.86, against the floor 0.9); "
+                             f"raise n or lower d_prime")
+        return self
 
 
 @dataclasses.dataclass(frozen=True)

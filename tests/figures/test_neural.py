@@ -87,7 +87,7 @@ def test_check_figure_is_saved_from_a_json_round_trip(runs, tmp_path):
     ("neural_rank", dict(n=32, d=8, d_prime=(2,), hidden=(4,))),
     ("neural_geometry", dict(grid=51, surface_grid=21, activation="tanh")),  # no creases
     ("neural_cost", None),
-    ("neural_expressivity", dict(n=8, hidden=4, max_iter=5)),
+    ("neural_expressivity", dict(n=32, hidden=4, max_iter=5)),
 ])
 def test_check_drawers_render_a_json_round_trip(check, kwargs, runs):
     from figures._plotting import pyplot
