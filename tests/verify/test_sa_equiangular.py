@@ -77,6 +77,8 @@ test_each_assertion_fails_on_a_wrong_quantity = negative_controls(CHECK, "small"
 def test_nan_never_passes(small):
     p, q = small
     assert_nan_fails(CHECK, q, p, ("rho_error", (0.0, 4, "softmax")), "rho_relative_error")
+    # 1 - rho is compared at t = 0 in every run (rho0 <= 0.99), so a NaN there is a NaN simulation: it fails
+    assert_nan_fails(CHECK, q, p, ("one_minus_rho_error", (0.0, 4, "softmax")), "one_minus_rho_relative_error")
     assert_fails(CHECK, q, p, "rk4_order", **changed_fields(q, _rates("rk4", [1e-3, float("nan"), 1e-5, 1e-6])))
 
 
