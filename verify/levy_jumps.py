@@ -76,16 +76,19 @@ CALIBRATION = Calibration(
       for a in (1.2, 1.5)),
 )
 
-#: torus_n at which the torus rows were calibrated; below it both are widened by the configuration noise.
+#: torus_n at which the torus rows were calibrated (the default torus_n); below it both are widened by the
+#: configuration noise.
 TORUS_N_CALIBRATED = 2000
 # The torus slope minus the exact continuum slope is the configuration noise of the i.i.d. points; its worst over
 # seeds 0-4 and alpha 1.2, 1.5 (x86-64 AVX-512) falls like 1/torus_n: 0.065 at torus_n = 200, 0.034 at 350,
-# 0.015 at 700, 0.0048 at 2000 (the bin masses average n rows of ~1/sqrt(n) noise). A fixed 0.02 was a wrong FAIL
-# at torus_n = 200 (0.064, seed 0); 0.02 * 2000 / torus_n keeps a margin >= 3 at every measured size.
+# 0.015 at 700 and the row's measured value at TORUS_N_CALIBRATED (the bin masses average n rows of ~1/sqrt(n)
+# noise). A fixed row value was a wrong FAIL at torus_n = 200 (0.064, seed 0); the row's value times
+# TORUS_N_CALIBRATED / torus_n keeps a margin >= 3 at every measured size.
 
 
 def torus_noise_factor(torus_n: int) -> float:
-    """How much wider the torus tolerances are at ``torus_n`` than at 2000 points: max(1, 2000 / torus_n)."""
+    """How much wider the torus tolerances are at ``torus_n`` than at :data:`TORUS_N_CALIBRATED` points (never
+    narrower): max(1, TORUS_N_CALIBRATED / torus_n)."""
     return max(1.0, TORUS_N_CALIBRATED / torus_n)
 
 
@@ -117,8 +120,9 @@ class Params:
     circle_scale: float = Real(0.05, "Kernel scale s on S^1 (grid spacing / s = 2 pi / (n s))", low=1e-3, high=0.3)
     circle_window: tuple = Reals((0.3, 3.0), "Power-law window (r_min, r_max) on S^1 with 5 circle_scale <= r_min < "
                                  "r_max <= pi", low=0, high=math.pi, min_len=2, max_len=2)
-    torus_n: int = Int(2000, "I.i.d. uniform points on the 2-torus [0, 1)^2 (below 2000 the torus "
-                       "tolerances widen by 2000 / torus_n: their configuration noise ~ 1/torus_n)", low=200, high=100_000, unit="points")
+    torus_n: int = Int(TORUS_N_CALIBRATED, f"I.i.d. uniform points on the 2-torus [0, 1)^2 (below "
+                       f"{TORUS_N_CALIBRATED} the torus tolerances widen by {TORUS_N_CALIBRATED} / torus_n: their "
+                       "configuration noise ~ 1/torus_n)", low=200, high=100_000, unit="points")
     torus_scale: float = Real(0.01, "Kernel scale s on the torus", low=1e-3, high=0.1)
     torus_window: tuple = Reals((0.1, 0.45), "Power-law window on the torus with 5 torus_scale <= r_min < r_max <= 1/2 "
                                 "(discs inside the unit cell)", low=0, high=0.5, min_len=2, max_len=2)
