@@ -64,7 +64,7 @@ _BILINEAR_OVER = {"seed": tuple(range(500)), "max_iter": (1,)}
 #: n = 48 at h = 32 (max_iter 300, seeds 0-7)
 _HELD_OUT_OVER = ({"n": (64,), "hidden": (32,), "max_iter": (150,), "seed": tuple(range(6))},
                   {"n": (64,), "hidden": (32,), "max_iter": (300,), "seed": tuple(range(10))},
-                  {"n": (64,), "hidden": (64,), "max_iter": (300,), "seed": tuple(range(7))},
+                  {"n": (64,), "hidden": (64,), "max_iter": (300,), "seed": tuple(range(12))},
                   {"n": (48,), "hidden": (32,), "max_iter": (300,), "seed": tuple(range(8))})
 #: below n = 48 the fit memorises the grid (2 d' h + 2 h weights against n^2 values); below h = 32 or 150 iterations
 #: it was not measured
