@@ -16,10 +16,16 @@ dependent part.
   thread (deterministic per seed). The fitted weights are put into :class:`spectral.ScoreMLP` and
   re-evaluated with ``neural_scores(form="concat")`` to confirm the residual.
 
-Measured: the MLP lowers every residual well below the bilinear floor and fits ``|q_1 - k_2|``
-exactly (one ReLU suffices after the double centring), but at ``h = 64`` it does not reach a 5%
-residual on ``cos(q.k)`` or on the quartic, even with 10^4 iterations (0.32 and 0.10 on a 32 x 32
-grid): the gain over a dot product is real, its size depends on ``h``. The property is that of additive attention in general, not new to Neural Attention.
+The MLP is judged **out of sample**: fitted on one grid, its residual is measured on a fresh grid
+drawn from the same law (``child_rng(seed, "held-out")``). On the training grid alone its ``2 d' h + 2 h``
+weights can memorise ``n^2`` values (640 weights against 1,024 at ``n = 32, h = 64``), so in-sample
+residuals are reported, never asserted. Asserted: the held-out MLP residual of ``-|q - k|`` is well below
+its bilinear floor, and ``|q_1 - k_2|`` is fitted on the fresh grid (one ReLU suffices after the double
+centring). Reported: ``cos(q.k)`` is *not* captured at ``h <= 64`` (held-out residual about 1 or above, no
+better than predicting zero), and the quartic only partly. So the paper's "non-linear dependencies that
+a dot product cannot" holds for some targets (distance-like, piecewise linear) and not for others;
+``claim="printed"`` asserts it for all four and fails on ``cos(q.k)``. The property is that of additive
+attention in general, not new to Neural Attention.
 """
 
 from __future__ import annotations
@@ -47,12 +53,22 @@ MIN_GRID = 32
 MAX_BILINEAR_SHARE = 0.07
 
 CHECK = Check("neural_expressivity",
-              host_only="L-BFGS fits (SciPy) of n^2 h score tensors, n <= 128, on one BLAS thread")
+              host_only="L-BFGS fits (SciPy) of n^2 h score tensors, n <= 128, on one BLAS thread",
+              printed="'captures non-linear dependencies that a dot product cannot' for every target: the MLP's "
+                      "held-out residual below the bilinear floor on all four (fails on cos(q.k))")
 
 #: The bilinear residuals do not depend on hidden or max_iter: their grids run max_iter = 1 to stay cheap
-#: (seeds 0-499); the MLP's over seeds 0-9.
+#: (seeds 0-499); the held-out MLP fits below.
 _BILINEAR_OVER = {"seed": tuple(range(500)), "max_iter": (1,)}
-_MLP_OVER = {"seed": tuple(range(10))}
+#: held-out fits: n = 64 at h = 32 (max_iter 150 over seeds 0-5, 300 over 0-9) and h = 64 (max_iter 300, seeds 0-11),
+#: n = 48 at h = 32 (max_iter 300, seeds 0-7)
+_HELD_OUT_OVER = ({"n": (64,), "hidden": (32,), "max_iter": (150,), "seed": tuple(range(6))},
+                  {"n": (64,), "hidden": (32,), "max_iter": (300,), "seed": tuple(range(10))},
+                  {"n": (64,), "hidden": (64,), "max_iter": (300,), "seed": tuple(range(12))},
+                  {"n": (48,), "hidden": (32,), "max_iter": (300,), "seed": tuple(range(8))})
+#: below n = 48 the fit memorises the grid (2 d' h + 2 h weights against n^2 values); below h = 32 or 150 iterations
+#: it was not measured
+_HELD_OUT_VALID = {"n": (48, 128), "hidden": (32, 256), "max_iter": (150, 20000)}
 CALIBRATION = Calibration(
     Tolerance("bilinear_residual_f3", 0.9, measured=0.957, over=_BILINEAR_OVER,
               why="cos(q.k) is orthogonal to every q_a k_b in expectation (even in q); on the grid the fit only "
@@ -64,12 +80,13 @@ CALIBRATION = Calibration(
               why="-|q - k| is not bilinear"),
     Tolerance("bilinear_residual_f2", 0.1, measured=0.325, over=_BILINEAR_OVER,
               why="|q_1 - k_2| is not bilinear"),
-    Tolerance("mlp_over_bilinear_residual", 0.5, measured=0.424, over=_MLP_OVER,
-              why="largest ratio of MLP to bilinear residual over the four targets (always cos(q.k)); h = 1 gives "
-                  "3.3 (worse than bilinear on -|q - k|)"),
-    Tolerance("mlp_residual_f2", 0.01, measured=5.9e-5, over=_MLP_OVER,
+    Tolerance("mlp_held_out_over_bilinear_f1", 0.85, measured=0.79, over=_HELD_OUT_OVER, valid=_HELD_OUT_VALID,
+              why="held-out MLP residual of -|q - k| over the bilinear (in-sample, so optimistic) residual: the MLP "
+                  "fitted on one grid beats every bilinear form on a fresh grid; the worst ratio is at h = 32 (h = 64: "
+                  "about half of it); a linear 'MLP' (no ReLU) gives 1 / floor, a memorising lookup table > 1"),
+    Tolerance("mlp_held_out_residual_f2", 0.05, measured=0.019, over=_HELD_OUT_OVER, valid=_HELD_OUT_VALID,
               why="relu(q_1 - k_2) = (|q_1 - k_2| + q_1 - k_2) / 2 and the linear part is removed by the double "
-                  "centring: one unit fits it exactly"),
+                  "centring: one unit represents it exactly, so the fit generalises to a fresh grid"),
 )
 
 #: target name -> (formula, function of the query and key arrays)
@@ -95,7 +112,7 @@ def bilinear_residual(q, k, target) -> float:
     return float(np.linalg.norm(tc - qc @ M @ kc.T) / np.linalg.norm(tc))
 
 
-class _AdditiveReLU:
+class AdditiveReLU:
     """``s_ij = w . relu(W_1 q_i + W_2 k_j + b)`` with the loss ``|centre(S) - T_c|^2 / |T_c|^2`` and its gradient."""
 
     def __init__(self, d, h):
@@ -132,7 +149,7 @@ def fit_additive_relu(q, k, target, *, hidden, max_iter, rng):
     from scipy.optimize import minimize
 
     d = q.shape[1]
-    model = _AdditiveReLU(d, hidden)
+    model = AdditiveReLU(d, hidden)
     theta0 = np.concatenate([rng.standard_normal(2 * hidden * d) / np.sqrt(2 * d), rng.standard_normal(hidden),
                              rng.standard_normal(hidden) / np.sqrt(hidden)])
     tc = double_centre(target)
@@ -143,7 +160,7 @@ def fit_additive_relu(q, k, target, *, hidden, max_iter, rng):
 
 @CHECK.parameters
 class Params:
-    n: int = Int(32, "Queries and keys per grid (n x n pairs)", low=8, high=128)
+    n: int = Int(64, "Queries and keys per grid (n x n pairs; a training grid and a held-out grid)", low=8, high=128)
     d_prime: int = Int(4, "Query/key width d' (f2 and f4 use the first two coordinates)", low=2, high=16)
     hidden: int = Int(64, "Hidden width h of the score MLP", low=1, high=256)
     max_iter: int = Int(300, "L-BFGS iterations per target", low=1, high=20000)
@@ -217,9 +234,13 @@ def measure(p: Params, ctx: Context) -> Quantities:
                       mlp_held_out_residual=held_res, lbfgs_iterations=nits, toolkit_evaluation_error=toolkit_err)
 
 
+#: the targets the MLP captures out of sample (asserted); the others are reported (cos(q.k): not captured at h <= 64)
+CAPTURED = ("f1", "f2")
+
+
 @CHECK.assertions
 def assess(q: Quantities, p: Params, rec: Recorder) -> str:
-    """The bilinear floors, the exact fit of -|q - k|^2, and the MLP's gain over the bilinear fit."""
+    """The bilinear floors, the exact fit of -|q - k|^2, and the MLP's held-out gain over the bilinear fit."""
     rec.at_most("bilinear_residual_l2_squared", q.bilinear_residual_l2_squared, 1e-12,
                 why="-|q-k|^2 = 2 q.k - |q|^2 - |k|^2: bilinear plus biases, fitted exactly up to rounding "
                     "(measured <= 1e-15)",
@@ -232,30 +253,49 @@ def assess(q: Quantities, p: Params, rec: Recorder) -> str:
                 why="the fitted additive model re-evaluated by neural_scores(form='concat'), relative to max |T_c|: "
                     "rounding only (the concatenated MLP is the additive one, NEURAL-3)",
                 label="NEURAL-8: the fitted weights give other scores in the concatenated form")
-    worst = float(np.max([q.mlp_residual[name] / q.bilinear_residual[name] for name in TARGETS]))  # NaN propagates
+    # held-out MLP residual over the bilinear floor; NaN propagates
+    ratio = {name: q.mlp_held_out_residual[name] / q.bilinear_residual[name] for name in TARGETS}
     stalled = [name for name in TARGETS if q.lbfgs_iterations[name] >= p.max_iter]
     hint = ""
     if p.hidden < 8:
         hint = f"h = {p.hidden} hidden units are too few for these targets: raise hidden"
+    elif p.n < 48:
+        hint = f"an n = {p.n} grid is memorised by {2 * p.d_prime * p.hidden + 2 * p.hidden} weights: raise n"
     elif stalled:
         hint = f"the fits of {', '.join(stalled)} used all {p.max_iter} iterations: raise max_iter"
-    rec.at_most("mlp_over_bilinear_residual", worst, CALIBRATION.get("mlp_over_bilinear_residual", p),
-                label="NEURAL-8: the MLP does not beat the bilinear fit on every target", hint=hint)
-    rec.at_most("mlp_residual_f2", q.mlp_residual["f2"], CALIBRATION.get("mlp_residual_f2", p),
-                label="NEURAL-8: the MLP does not fit |q_1 - k_2|", hint=hint)
+    ratio_tol = CALIBRATION.get("mlp_held_out_over_bilinear_f1", p)
+    if p.claim == "printed":
+        worst = max(ratio, key=lambda name: (not np.isfinite(ratio[name]), ratio[name]))
+        rec.at_most("printed_mlp_held_out_over_bilinear", float(ratio[worst]), ratio_tol.value,
+                    why=f"the paper's statement read for every non-bilinear target: each held-out MLP residual below "
+                        f"the bilinear floor times the calibrated ratio of -|q - k|; worst target {TARGETS[worst][0]}",
+                    label="printed NEURAL-8: the MLP does not capture every non-bilinear target out of sample",
+                    hint="" if stalled and hint.startswith("the fits") else hint)
+    else:
+        rec.at_most("mlp_held_out_over_bilinear_f1", ratio["f1"], ratio_tol,
+                    label="NEURAL-8: the MLP does not beat the bilinear fit of -|q - k| on a fresh grid", hint=hint)
+        rec.at_most("mlp_held_out_residual_f2", q.mlp_held_out_residual["f2"],
+                    CALIBRATION.get("mlp_held_out_residual_f2", p),
+                    label="NEURAL-8: the MLP does not fit |q_1 - k_2| on a fresh grid", hint=hint)
+    asserted = set() if p.claim == "printed" else {"mlp_held_out_over_bilinear_f1", "mlp_held_out_residual_f2"}
     for name in TARGETS:
-        if name != "f2":  # f2 has its own assertion above
-            rec.info(f"mlp_residual_{name}", q.mlp_residual[name])
-        rec.info(f"mlp_held_out_residual_{name}", q.mlp_held_out_residual[name])
+        for row, value in ((f"mlp_held_out_residual_{name}", q.mlp_held_out_residual[name]),
+                           (f"mlp_held_out_over_bilinear_{name}", ratio[name])):
+            if row not in asserted:
+                rec.info(row, value)
+        rec.info(f"mlp_residual_{name}", q.mlp_residual[name])
         rec.info(f"lbfgs_iterations_{name}", q.lbfgs_iterations[name])
-    below = [name for name in TARGETS if q.mlp_residual[name] < 0.05]
-    rec.info("targets_below_5_percent", ", ".join(below) or "none")
-    rec.note("residuals are |fit - T_c|_F / |T_c|_F on the doubly-centred target; held-out residuals use a fresh "
-             f"{p.n} x {p.n} grid and are not asserted (a fit of {2 * p.d_prime * p.hidden + 2 * p.hidden} weights "
-             f"to {p.n * p.n} values also memorises)")
-    return (f"a bilinear form leaves most of cos(q.k) and q_1 k_1 q_2 k_2 unexplained; a shared-weight "
-            f"ReLU MLP (h = {p.hidden}, = additive attention) at most halves every bilinear residual and "
-            "fits |q_1 - k_2| exactly")
+    missed = [TARGETS[name][0] for name in TARGETS if not ratio[name] <= ratio_tol.value]
+    rec.info("targets_not_captured_held_out", ", ".join(missed) or "none")
+    rec.note("residuals are |fit - T_c|_F / |T_c|_F on the doubly-centred target; the MLP is fitted on one "
+             f"{p.n} x {p.n} grid and judged on a fresh one from the same law (its {2 * p.d_prime * p.hidden + 2 * p.hidden}"
+             " weights can memorise the training grid: the in-sample mlp_residual rows are not evidence); a held-out "
+             "residual near 1 or above is no better than predicting zero")
+    if p.claim == "printed":
+        return "a shared-weight ReLU MLP captures every non-bilinear target out of sample, as printed"
+    return (f"a bilinear form leaves most of cos(q.k) and q_1 k_1 q_2 k_2 unexplained; a shared-weight ReLU MLP "
+            f"(h = {p.hidden}, = additive attention) fitted on one grid beats it on a fresh grid for -|q - k| and "
+            f"fits |q_1 - k_2|; not captured out of sample: {', '.join(missed) or 'none'}")
 
 
 run = CHECK.run
