@@ -57,7 +57,7 @@ from verify.core.locks import Claims
 from verify.core.progress import progress as report, silenced
 from verify.core.provenance import versions
 from verify.core.result import CheckResult, format_value, jsonable, write_json
-from verify.core.tasks import check_scheduler, client_for_items
+from verify.core.tasks import check_scheduler, client_for_items, gather_as_completed
 
 __all__ = ["SweepPoint", "PointResult", "SweepResult", "sweep_points", "sweep", "parse_grid", "main"]
 
@@ -668,7 +668,7 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
         _local_compute(tasks, ids, scheduler, progress, on_done)
         return
     try:
-        from dask.distributed import as_completed  # lazy: optional extra
+        import dask.distributed  # noqa: F401  lazy: optional extra
     except ImportError:
         raise UnavailableError("a scheduler address needs dask.distributed: pip install "
                                "'attention-limits[dask]'") from None
@@ -677,21 +677,9 @@ def _dask_compute(run, points, ids, scheduler, progress, on_done) -> None:
     token = f"sweep-{time.time_ns()}"
     futures = {client.submit(_run_point_quietly, run, point.params, key=f"{token}-{i}", pure=False): i
                for i, point in zip(ids, points)}
-    params = {f.key: points[ids.index(i)].params for f, i in futures.items()}
-    index = {f.key: i for f, i in futures.items()}
-    done = as_completed(list(futures))
-    try:
-        for future in report(done, total=len(index), desc="sweep on dask", quiet=not progress, clock="run",
-                             label=lambda f: _describe(params[f.key])):
-            on_done(index[future.key], future.result())
-            futures.pop(future, None)
-            future.release()
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
-    finally:
-        futures.clear()
+    params = {i: points[ids.index(i)].params for i in futures.values()}
+    gather_as_completed(futures, on_done, desc="sweep on dask", quiet=not progress,
+                        label=lambda i: _describe(params[i]))
 
 
 def _run_point_quietly(run, params) -> PointResult:

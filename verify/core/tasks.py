@@ -43,7 +43,7 @@ from verify.core.plain import jsonable
 from verify.core.progress import FIRST_BEAT, is_silenced, progress, silenced
 from verify.core.provenance import toolkit_commit, toolkit_version
 
-__all__ = ["ResultStore", "current_store", "resume_into", "run_items"]
+__all__ = ["ResultStore", "current_store", "gather_as_completed", "resume_into", "run_items"]
 
 
 _STORES: list[ResultStore] = []
@@ -225,18 +225,26 @@ def _loop(fn, items, todo, names, results, store, desc, label_of, weight_of, qui
 
 def _on_cluster(fn, items, mine, names, results, store, client, desc, label_of, quiet) -> None:
     """The items as tasks on ``client``, gathered (and stored) as they finish."""
-    from dask.distributed import as_completed  # the cluster came from the user: dask is installed
-
     token = f"{desc.replace(' ', '-')}-{time.time_ns()}"
     futures = {client.submit(_quietly, fn, items[i], key=f"{token}-{i}", pure=False): i for i in mine}
+    gather_as_completed(futures, lambda i, result: _record(store, names, results, i, result),
+                        desc=f"{desc} on dask", quiet=quiet, label=label_of, after=FIRST_BEAT)
+
+
+def gather_as_completed(futures: dict, on_done: Callable, *, desc: str, quiet: bool | None = None,
+                        label: Callable | None = None, after: float = 0.0) -> None:
+    """``on_done(index, result)`` for each Dask future of ``futures`` (future -> index) as it completes, with
+    progress (``label(index)`` names an item). Each gathered future is released at once (no other list of
+    them is kept, so the cluster frees its result); on an error or an interrupt every future not yet gathered
+    is cancelled. ``futures`` is emptied."""
+    from dask.distributed import as_completed  # the futures came from a Dask client: dask is installed
+
     index = {f.key: i for f, i in futures.items()}
-    done = as_completed(list(futures))  # no other list of the futures is kept: a gathered one is released
+    done = as_completed(list(futures))
     try:
-        for future in progress(done, total=len(index), desc=f"{desc} on dask", quiet=quiet,
-                               label=(lambda f: label_of(index[f.key])) if label_of is not None else None,
-                               clock="run", after=FIRST_BEAT):
-            i = index[future.key]
-            _record(store, names, results, i, future.result())
+        for future in progress(done, total=len(index), desc=desc, quiet=quiet, clock="run", after=after,
+                               label=(lambda f: label(index[f.key])) if label is not None else None):
+            on_done(index[future.key], future.result())
             futures.pop(future, None)
             future.release()
     except BaseException:
